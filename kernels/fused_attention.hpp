@@ -1,0 +1,32 @@
+// Host API of the fused (FlashAttention-2 style) attention forward kernels. No CUDA headers: the stream
+// is passed as void* and the launch result as the cudaError_t value (0 is success).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/backend.hpp"
+
+namespace ab::kernels {
+
+struct FusedParams {
+  const void* q = nullptr;  // [B,H,S,D]
+  const void* k = nullptr;  // [B,H,S,D] or pool [B*pages slots][H][page_size][D]
+  const void* v = nullptr;
+  void* o = nullptr;        // [B,H,S,D]
+  const std::int32_t* block_table = nullptr;  // [B, pages], paged only
+  std::int64_t batch = 0, heads = 0, seq_len = 0, head_dim = 0, pages = 1, page_size = 0;
+  bool paged = false;
+  bool causal = false;
+  bool bf16 = false;  // else fp16
+  float scale = 1.0f; // 1/sqrt(head_dim)
+};
+
+// Every compiled tile configuration, best default first.
+std::vector<FusedTile> fused_compiled_tiles();
+// Empty when `tile` is compiled and can run `p` (head_dim instantiated, page size accepted, ...), else why not.
+std::string fused_can_implement(const FusedParams& p, const FusedTile& tile);
+// One launch on `stream` (cudaStream_t). Returns the cudaError_t of the launch (cudaGetLastError after it).
+int fused_launch(const FusedParams& p, const FusedTile& tile, void* stream);
+
+}  // namespace ab::kernels

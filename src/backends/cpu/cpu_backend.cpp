@@ -1,0 +1,395 @@
+// CPU backend: host memory, fp64 GEMMs, the softmax/combine/gather primitives, the tiled fused algorithm,
+// a host timer and a primitive-call counter.
+#include "backends/cpu/cpu_backend.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "core/errors.hpp"
+#include "core/parallel.hpp"
+#include "core/reference.hpp"
+
+namespace ab {
+
+namespace {
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+class HostTimer : public DeviceTimer {
+ public:
+  void start() override { t0_ = std::chrono::steady_clock::now(); }
+  void stop() override { t1_ = std::chrono::steady_clock::now(); }
+  double elapsed_ms() override { return std::chrono::duration<double, std::milli>(t1_ - t0_).count(); }
+
+ private:
+  std::chrono::steady_clock::time_point t0_, t1_;
+};
+
+std::string cpu_name() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) {
+      auto pos = line.find(':');
+      if (pos != std::string::npos) return line.substr(pos + 2);
+    }
+  return "host CPU";
+}
+
+// One GEMM of a batch: row-major C = alpha A op(B) + beta C with fp64 accumulation.
+void gemm_one(const GemmShape& g, const void* a, const void* b, void* c, float alpha, float beta) {
+  const std::int64_t M = g.m, N = g.n, K = g.k;
+  std::vector<double> bk(K * N);  // B as [k][n]
+  for (std::int64_t kk = 0; kk < K; ++kk)
+    for (std::int64_t j = 0; j < N; ++j)
+      bk[kk * N + j] = g.b_trans ? load_element(b, j * g.ldb + kk, g.b_type) : load_element(b, kk * g.ldb + j, g.b_type);
+  parallel_for(M, 2.0 * M * N * K, [&](std::int64_t lo, std::int64_t hi) {
+    std::vector<double> row(N), arow(K);
+    for (std::int64_t i = lo; i < hi; ++i) {
+      for (std::int64_t kk = 0; kk < K; ++kk) arow[kk] = load_element(a, i * g.lda + kk, g.a_type);
+      std::fill(row.begin(), row.end(), 0.0);
+      for (std::int64_t kk = 0; kk < K; ++kk) {
+        const double av = arow[kk];
+        const double* br = &bk[kk * N];
+        for (std::int64_t j = 0; j < N; ++j) row[j] += av * br[j];
+      }
+      for (std::int64_t j = 0; j < N; ++j) {
+        double v = alpha * row[j];
+        if (beta != 0.0f) v += beta * load_element(c, i * g.ldc + j, g.c_type);
+        store_element(c, i * g.ldc + j, g.c_type, v);
+      }
+    }
+  });
+}
+
+class CpuBackend : public Backend {
+ public:
+  BackendKind kind() const override { return BackendKind::cpu; }
+
+  DeviceInfo device_info() const override {
+    DeviceInfo d;
+    d.backend = "cpu";
+    d.name = cpu_name();
+    d.sm_count = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    d.memory_bytes = pages > 0 && page > 0 ? static_cast<std::int64_t>(pages) * page : 0;
+    long avail = sysconf(_SC_AVPHYS_PAGES);
+    d.memory_free = avail > 0 && page > 0 ? static_cast<std::int64_t>(avail) * page : d.memory_bytes;
+    return d;
+  }
+
+  void* alloc(std::size_t bytes) override {
+    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!p) throw BackendError(fmt::format("cpu: out of memory allocating {} bytes", bytes));
+    return p;
+  }
+  void free(void* p) override { std::free(p); }
+  void upload(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void download(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void fill_bytes(void* dst, unsigned char value, std::size_t bytes) override { std::memset(dst, value, bytes); }
+  void synchronize() override {}
+
+  GemmPlanId make_gemm_plan(const GemmShape& shape) override {
+    if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.batch <= 0)
+      throw BackendError(fmt::format("cpu gemm: invalid shape {}", shape.key()));
+    plans_.push_back({shape, "heuristic"});
+    if (chooser_) {
+      GemmAlgo algo;
+      if (chooser_(shape, &algo)) plans_.back().source = "cache";
+    }
+    return static_cast<GemmPlanId>(plans_.size() - 1);
+  }
+
+  void gemm(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
+    const GemmShape& g = plan_at(plan).shape;
+    gemm_calls_++;
+    if (g.mode == BatchMode::pointer_array) {
+      auto pa = static_cast<const void* const*>(a);
+      auto pb = static_cast<const void* const*>(b);
+      auto pc = static_cast<void* const*>(c);
+      for (std::int64_t i = 0; i < g.batch; ++i) gemm_one(g, pa[i], pb[i], pc[i], alpha, beta);
+      return;
+    }
+    for (std::int64_t i = 0; i < g.batch; ++i)
+      gemm_one(g, offset_ptr(a, i * g.stride_a, g.a_type), offset_ptr(b, i * g.stride_b, g.b_type),
+               offset_ptr(c, i * g.stride_c, g.c_type), alpha, beta);
+  }
+
+  void release_gemm_plans() override { plans_.clear(); }
+
+  nlohmann::json gemm_plan_report() const override {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& p : plans_)
+      out.push_back({{"shape", p.shape.key()}, {"algo", "cpu-reference fp64"}, {"source", p.source}});
+    return out;
+  }
+  GemmShape gemm_plan_shape(GemmPlanId plan) const override { return plan_at(plan).shape; }
+
+  std::vector<GemmAlgo> gemm_candidates(GemmPlanId plan, int, bool) override {
+    (void)plan_at(plan);
+    GemmAlgo a;
+    a.label = "cpu-reference";
+    a.attrs = {{"ALGO_ID", 0}};
+    a.heuristic_first = true;
+    return {a};
+  }
+  void set_gemm_algo(GemmPlanId plan, const GemmAlgo&, const std::string& source) override {
+    plans_.at(static_cast<std::size_t>(plan)).source = source;
+  }
+  void set_gemm_chooser(GemmAlgoChooser chooser) override { chooser_ = std::move(chooser); }
+
+  void softmax_update(const SoftmaxUpdateArgs& a) override;
+  void page_softmax(const PageSoftmaxArgs& a) override;
+  void combine_pages(const CombineArgs& a) override;
+  void finalize(const FinalizeArgs& a) override;
+  void gather_pages(const GatherArgs& a) override;
+
+  std::vector<FusedTile> fused_tiles() const override {
+    return {{128, 64, 4, 2}, {64, 64, 4, 2}, {128, 128, 8, 2}};
+  }
+  std::string fused_can_implement(const Problem& p, const FusedTile& tile) const override {
+    (void)p;
+    if (tile.block_m <= 0 || tile.block_n <= 0) return "tile sizes must be positive";
+    return "";
+  }
+  void fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile) override {
+    other_kernels_++;
+    cpu_fused_attention(p, io, tile.block_m, tile.block_n);
+  }
+
+  void reference_attention(const Problem& p, const AttentionIO& io, float* out) override {
+    std::vector<double> ref(p.qkv_elements());
+    reference_attention_fp64(p, io.q, io.k, io.v, io.block_table, ref.data());
+    for (std::size_t i = 0; i < ref.size(); ++i) out[i] = static_cast<float>(ref[i]);
+  }
+  std::string reference_name() const override { return "cpu-fp64"; }
+
+  std::unique_ptr<DeviceTimer> make_timer() override { return std::make_unique<HostTimer>(); }
+  void flush_l2() override {}
+  std::unique_ptr<CapturedForward> capture(const std::function<void()>&) override { return nullptr; }
+  void begin_launch_count() override { gemm_calls_ = other_kernels_ = 0; }
+  LaunchRecord end_launch_count() override {
+    LaunchRecord r;
+    r.gemm_calls = gemm_calls_;
+    r.other_kernels = other_kernels_;
+    r.kernels = gemm_calls_ + other_kernels_;
+    r.source = "cpu-counter";
+    return r;
+  }
+
+ private:
+  struct Plan {
+    GemmShape shape;
+    std::string source;
+  };
+  const Plan& plan_at(GemmPlanId id) const {
+    if (id < 0 || static_cast<std::size_t>(id) >= plans_.size())
+      throw BackendError(fmt::format("cpu gemm: unknown plan {}", id));
+    return plans_[static_cast<std::size_t>(id)];
+  }
+  std::vector<Plan> plans_;
+  GemmAlgoChooser chooser_;
+  std::int64_t gemm_calls_ = 0, other_kernels_ = 0;
+
+};
+
+void CpuBackend::softmax_update(const SoftmaxUpdateArgs& a) {
+  other_kernels_++;
+  parallel_for(a.bh_count * a.rows, 4.0 * a.bh_count * a.rows * (a.cols + a.head_dim), [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t idx = lo; idx < hi; ++idx) {
+      std::int64_t bh = idx / a.rows, r = idx % a.rows;
+      const std::int64_t s_base = bh * a.score_bh_stride + r * a.score_ld;
+      const std::int64_t p_base = bh * a.prob_bh_stride + r * a.prob_ld;
+      double m_old = a.first_page ? kNegInf : a.row_max[idx];
+      double l_old = a.first_page ? 0.0 : a.row_sum[idx];
+      double m_page = kNegInf;
+      for (std::int64_t c = 0; c < a.cols; ++c) {
+        bool masked = a.causal && a.col_offset + c > r;
+        if (!masked) m_page = std::max(m_page, load_element(a.scores, s_base + c, a.score_type));
+      }
+      double m_new = std::max(m_old, m_page);
+      double sum = 0;
+      for (std::int64_t c = 0; c < a.cols; ++c) {
+        bool masked = a.causal && a.col_offset + c > r;
+        double pv = masked || m_new == kNegInf ? 0.0 : std::exp(load_element(a.scores, s_base + c, a.score_type) - m_new);
+        // The PV GEMM consumes P in V's dtype; the sum uses the same rounded values.
+        pv = round_to(a.prob_type, pv);
+        sum += pv;
+        store_element(a.probs, p_base + c, a.prob_type, pv);
+      }
+      double alpha = m_old == kNegInf ? 0.0 : std::exp(m_old - m_new);
+      a.row_max[idx] = static_cast<float>(m_new);
+      a.row_sum[idx] = static_cast<float>(l_old * alpha + sum);
+      if (!a.first_page) {
+        float* acc = a.acc + idx * a.head_dim;
+        for (std::int64_t d = 0; d < a.head_dim; ++d) acc[d] = static_cast<float>(acc[d] * alpha);
+      }
+    }
+  });
+}
+
+void CpuBackend::page_softmax(const PageSoftmaxArgs& a) {
+  other_kernels_++;
+  std::int64_t n = a.bh_count * a.pages * a.rows;
+  parallel_for(n, 4.0 * n * a.page_size, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t idx = lo; idx < hi; ++idx) {
+      std::int64_t r = idx % a.rows, bp = idx / a.rows, p = bp % a.pages, bh = bp / a.pages;
+      std::int64_t len = p == a.pages - 1 ? a.last_page_len : a.page_size;
+      std::int64_t col0 = p * a.page_size;
+      std::int64_t s_base = bh * a.score_bh_stride + p * a.score_page_stride + r * a.score_ld;
+      std::int64_t p_base = idx * a.page_size;
+      double m = kNegInf;
+      for (std::int64_t c = 0; c < len; ++c)
+        if (!(a.causal && col0 + c > r)) m = std::max(m, load_element(a.scores, s_base + c, a.score_type));
+      double sum = 0;
+      for (std::int64_t c = 0; c < a.page_size; ++c) {
+        double pv = 0;
+        if (c < len && !(a.causal && col0 + c > r) && m != kNegInf)
+          pv = round_to(a.prob_type, std::exp(load_element(a.scores, s_base + c, a.score_type) - m));
+        sum += pv;
+        store_element(a.probs, p_base + c, a.prob_type, pv);
+      }
+      a.page_max[idx] = static_cast<float>(m);
+      a.page_sum[idx] = static_cast<float>(sum);
+    }
+  });
+}
+
+void CpuBackend::combine_pages(const CombineArgs& a) {
+  other_kernels_++;
+  std::int64_t n = a.bh_count * a.rows;
+  parallel_for(n, 3.0 * n * a.pages * a.head_dim, [&](std::int64_t lo, std::int64_t hi) {
+    std::vector<double> o(a.head_dim);
+    for (std::int64_t idx = lo; idx < hi; ++idx) {
+      std::int64_t bh = idx / a.rows, r = idx % a.rows;
+      double m = kNegInf;
+      for (std::int64_t p = 0; p < a.pages; ++p) m = std::max(m, static_cast<double>(a.page_max[(bh * a.pages + p) * a.rows + r]));
+      double l = 0;
+      std::fill(o.begin(), o.end(), 0.0);
+      for (std::int64_t p = 0; p < a.pages; ++p) {
+        std::int64_t sidx = (bh * a.pages + p) * a.rows + r;
+        double mp = a.page_max[sidx];
+        if (mp == kNegInf) continue;
+        double w = std::exp(mp - m);
+        l += a.page_sum[sidx] * w;
+        const float* part = a.partial + sidx * a.head_dim;
+        for (std::int64_t d = 0; d < a.head_dim; ++d) o[d] += part[d] * w;
+      }
+      for (std::int64_t d = 0; d < a.head_dim; ++d) store_element(a.out, idx * a.head_dim + d, a.out_type, o[d] / l);
+    }
+  });
+}
+
+void CpuBackend::finalize(const FinalizeArgs& a) {
+  other_kernels_++;
+  std::int64_t n = a.bh_count * a.rows;
+  for (std::int64_t idx = 0; idx < n; ++idx) {
+    double l = a.row_sum[idx];
+    for (std::int64_t d = 0; d < a.head_dim; ++d)
+      store_element(a.out, idx * a.head_dim + d, a.out_type, a.acc[idx * a.head_dim + d] / l);
+  }
+}
+
+void CpuBackend::gather_pages(const GatherArgs& a) {
+  other_kernels_++;
+  Problem p;
+  p.batch = a.batch;
+  p.heads = a.heads;
+  p.seq_len = a.seq_len;
+  p.head_dim = a.head_dim;
+  p.pages = a.pages;
+  p.page_size = a.page_size;
+  p.kv_layout = a.paged ? KvLayout::paged : KvLayout::contiguous;
+  p.dtype = a.dtype;
+  const std::int64_t rows = a.pages * a.page_size, D = a.head_dim;
+  std::size_t es = dtype_size(a.dtype);
+  for (std::int64_t b = 0; b < a.batch; ++b)
+    for (std::int64_t h = 0; h < a.heads; ++h)
+      for (std::int64_t s = 0; s < rows; ++s) {
+        std::int64_t dst = (((b * a.heads + h) * rows) + s) * D;
+        char* kd = static_cast<char*>(a.k_dst) + dst * es;
+        char* vd = static_cast<char*>(a.v_dst) + dst * es;
+        if (s >= a.seq_len) {
+          std::memset(kd, 0, D * es);
+          std::memset(vd, 0, D * es);
+          continue;
+        }
+        std::int64_t src = kv_index(p, a.block_table, b, h, s, 0);
+        std::memcpy(kd, static_cast<const char*>(a.k_src) + src * es, D * es);
+        std::memcpy(vd, static_cast<const char*>(a.v_src) + src * es, D * es);
+      }
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+void cpu_fused_attention(const Problem& p, const AttentionIO& io, int block_m, int block_n) {
+  // The GPU kernel's structure: a block of block_m query rows walks K/V tiles of block_n keys, keeping the
+  // running max m, running sum l and an unnormalised accumulator; P is rounded to the input dtype before
+  // the P·V product as the tensor-core kernel does. Causal blocks stop at the diagonal tile.
+  const std::int64_t S = p.seq_len, D = p.head_dim;
+  const double scale = p.scale();
+  std::int64_t m_blocks = (S + block_m - 1) / block_m;
+  parallel_for(p.bh() * m_blocks, 4.0 * p.bh() * S * S * D, [&](std::int64_t lo, std::int64_t hi) {
+    std::vector<double> q(block_m * D), acc(block_m * D), m(block_m), l(block_m), s(block_n);
+    std::vector<double> kt(block_n * D), vt(block_n * D);
+    for (std::int64_t task = lo; task < hi; ++task) {
+      std::int64_t bh = task / m_blocks, mb = task % m_blocks;
+      std::int64_t b = bh / p.heads, h = bh % p.heads;
+      std::int64_t r0 = mb * block_m, rows = std::min<std::int64_t>(block_m, S - r0);
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t d = 0; d < D; ++d) q[r * D + d] = load_element(io.q, (bh * S + r0 + r) * D + d, p.dtype);
+      std::fill(acc.begin(), acc.end(), 0.0);
+      std::fill(m.begin(), m.end(), kNegInf);
+      std::fill(l.begin(), l.end(), 0.0);
+      std::int64_t kv_end = p.causal ? std::min(S, r0 + rows) : S;
+      for (std::int64_t c0 = 0; c0 < kv_end; c0 += block_n) {
+        std::int64_t cols = std::min<std::int64_t>(block_n, kv_end - c0);
+        for (std::int64_t c = 0; c < cols; ++c)
+          for (std::int64_t d = 0; d < D; ++d) {
+            std::int64_t idx = kv_index(p, io.block_table, b, h, c0 + c, d);
+            kt[c * D + d] = load_element(io.k, idx, p.dtype);
+            vt[c * D + d] = load_element(io.v, idx, p.dtype);
+          }
+        for (std::int64_t r = 0; r < rows; ++r) {
+          std::int64_t qi = r0 + r;
+          double m_tile = kNegInf;
+          for (std::int64_t c = 0; c < cols; ++c) {
+            if (p.causal && c0 + c > qi) { s[c] = kNegInf; continue; }
+            double dot = 0;
+            for (std::int64_t d = 0; d < D; ++d) dot += q[r * D + d] * kt[c * D + d];
+            s[c] = dot * scale;
+            m_tile = std::max(m_tile, s[c]);
+          }
+          double m_new = std::max(m[r], m_tile);
+          if (m_new == kNegInf) continue;
+          double alpha = m[r] == kNegInf ? 0.0 : std::exp(m[r] - m_new);
+          double sum = 0;
+          for (std::int64_t d = 0; d < D; ++d) acc[r * D + d] *= alpha;
+          for (std::int64_t c = 0; c < cols; ++c) {
+            if (s[c] == kNegInf) continue;
+            double pv = round_to(p.dtype, std::exp(s[c] - m_new));
+            sum += pv;
+            for (std::int64_t d = 0; d < D; ++d) acc[r * D + d] += pv * vt[c * D + d];
+          }
+          l[r] = l[r] * alpha + sum;
+          m[r] = m_new;
+        }
+      }
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t d = 0; d < D; ++d)
+          store_element(io.o, (bh * S + r0 + r) * D + d, p.dtype, acc[r * D + d] / l[r]);
+    }
+  });
+}
+
+}  // namespace ab

@@ -1,0 +1,132 @@
+// Random inputs, the naive fp64 reference and output comparison.
+#include "core/reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+
+#include "core/parallel.hpp"
+
+namespace ab {
+
+std::int64_t kv_index(const Problem& p, const std::int32_t* block_table, std::int64_t b, std::int64_t h,
+                      std::int64_t s, std::int64_t d) {
+  if (p.kv_layout == KvLayout::contiguous) return ((b * p.heads + h) * p.seq_len + s) * p.head_dim + d;
+  std::int64_t slot = block_table[b * p.pages + s / p.page_size];
+  return ((slot * p.heads + h) * p.page_size + s % p.page_size) * p.head_dim + d;
+}
+
+HostTensors make_random_inputs(const Problem& p, std::uint64_t seed) {
+  HostTensors t;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  auto bits = [&](float f) {
+    return p.dtype == DType::bf16 ? float_to_bf16_bits(f) : float_to_half_bits(f);
+  };
+  std::int64_t n = p.qkv_elements();
+  t.q.resize(n);
+  for (auto& x : t.q) x = bits(dist(rng));
+  if (p.kv_layout == KvLayout::contiguous) {
+    t.k.resize(n);
+    t.v.resize(n);
+    for (auto& x : t.k) x = bits(dist(rng));
+    for (auto& x : t.v) x = bits(dist(rng));
+    return t;
+  }
+  std::int64_t pool = p.pool_slots() * p.heads * p.page_size * p.head_dim;
+  t.k.assign(pool, 0);
+  t.v.assign(pool, 0);
+  std::vector<std::int32_t> slots(p.pool_slots());
+  std::iota(slots.begin(), slots.end(), 0);
+  std::shuffle(slots.begin(), slots.end(), rng);
+  t.block_table = slots;  // [B, P]: (b, page) -> a random slot
+  for (std::int64_t b = 0; b < p.batch; ++b)
+    for (std::int64_t h = 0; h < p.heads; ++h)
+      for (std::int64_t s = 0; s < p.seq_len; ++s)
+        for (std::int64_t d = 0; d < p.head_dim; ++d) {
+          std::int64_t i = kv_index(p, t.block_table.data(), b, h, s, d);
+          t.k[i] = bits(dist(rng));
+          t.v[i] = bits(dist(rng));
+        }
+  return t;
+}
+
+void reference_attention_fp64(const Problem& p, const void* q, const void* k, const void* v,
+                              const std::int32_t* block_table, double* out) {
+  const std::int64_t S = p.seq_len, D = p.head_dim;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  double work = 4.0 * p.bh() * S * S * D;
+  parallel_for(p.bh(), work, [&](std::int64_t lo, std::int64_t hi) {
+    std::vector<double> kk(S * D), vv(S * D), qrow(D), s(S);
+    for (std::int64_t bh = lo; bh < hi; ++bh) {
+      std::int64_t b = bh / p.heads, h = bh % p.heads;
+      for (std::int64_t j = 0; j < S; ++j)
+        for (std::int64_t d = 0; d < D; ++d) {
+          std::int64_t idx = kv_index(p, block_table, b, h, j, d);
+          kk[j * D + d] = load_element(k, idx, p.dtype);
+          vv[j * D + d] = load_element(v, idx, p.dtype);
+        }
+      for (std::int64_t i = 0; i < S; ++i) {
+        for (std::int64_t d = 0; d < D; ++d) qrow[d] = load_element(q, (bh * S + i) * D + d, p.dtype);
+        std::int64_t n = p.causal ? i + 1 : S;
+        double m = -std::numeric_limits<double>::infinity();
+        for (std::int64_t j = 0; j < n; ++j) {
+          double acc = 0;
+          for (std::int64_t d = 0; d < D; ++d) acc += qrow[d] * kk[j * D + d];
+          s[j] = acc * scale;
+          m = std::max(m, s[j]);
+        }
+        double l = 0;
+        for (std::int64_t j = 0; j < n; ++j) {
+          s[j] = std::exp(s[j] - m);
+          l += s[j];
+        }
+        double* o = out + (bh * S + i) * D;
+        for (std::int64_t d = 0; d < D; ++d) o[d] = 0;
+        for (std::int64_t j = 0; j < n; ++j) {
+          double w = s[j] / l;
+          for (std::int64_t d = 0; d < D; ++d) o[d] += w * vv[j * D + d];
+        }
+      }
+    }
+  });
+}
+
+namespace {
+template <class RefAt>
+ErrorStats compare_impl(const Problem& p, const void* out, RefAt ref_at) {
+  ErrorStats e;
+  double num = 0, den = 0;
+  std::int64_t n = p.qkv_elements();
+  e.count = n;
+  for (std::int64_t i = 0; i < n; ++i) {
+    double x = load_element(out, i, p.dtype);
+    double r = ref_at(i);
+    if (!std::isfinite(x)) {
+      e.nonfinite++;
+      continue;
+    }
+    double d = std::fabs(x - r);
+    e.max_abs = std::max(e.max_abs, d);
+    num += d * d;
+    den += r * r;
+  }
+  e.rel_l2 = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  if (e.nonfinite) e.rel_l2 = std::numeric_limits<double>::infinity();
+  return e;
+}
+}  // namespace
+
+ErrorStats compare_output(const Problem& p, const void* out, const double* ref) {
+  return compare_impl(p, out, [&](std::int64_t i) { return ref[i]; });
+}
+
+ErrorStats compare_output(const Problem& p, const void* out, const float* ref) {
+  return compare_impl(p, out, [&](std::int64_t i) { return static_cast<double>(ref[i]); });
+}
+
+double tolerance_for(DType t) { return t == DType::bf16 ? 2e-2 : 5e-3; }
+
+}  // namespace ab

@@ -1,0 +1,41 @@
+// The naive fp64 attention reference on host arrays, the oracle every strategy is checked against.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/problem.hpp"
+
+namespace ab {
+
+// Host copies of a problem's tensors (raw dtype bits), in the layouts described in backend.hpp.
+struct HostTensors {
+  std::vector<std::uint16_t> q, k, v;     // k/v: contiguous [B,H,S,D] or pool [B*P][H][ps][D]
+  std::vector<std::int32_t> block_table;  // [B, P], paged only
+};
+
+// Index of element (b,h,s,d) of K or V in either layout.
+std::int64_t kv_index(const Problem& p, const std::int32_t* block_table, std::int64_t b, std::int64_t h,
+                      std::int64_t s, std::int64_t d);
+
+// Random inputs in [-1, 1) (never zeros), a random page placement for the paged layout, zeros in the
+// unused tail rows of the last pool page.
+HostTensors make_random_inputs(const Problem& p, std::uint64_t seed);
+
+// O in fp64, [B,H,S,D]. Reads k/v through the layout.
+void reference_attention_fp64(const Problem& p, const void* q, const void* k, const void* v,
+                              const std::int32_t* block_table, double* out);
+
+// Comparison of an output (dtype bits) with a reference.
+struct ErrorStats {
+  double max_abs = 0;
+  double rel_l2 = 0;
+  std::int64_t nonfinite = 0;  // NaN/Inf elements (unwritten outputs are poisoned to NaN)
+  std::int64_t count = 0;
+};
+ErrorStats compare_output(const Problem& p, const void* out, const double* ref);
+ErrorStats compare_output(const Problem& p, const void* out, const float* ref);
+
+// Tolerance on relative L2 error for a dtype (fp16 5e-3, bf16 2e-2).
+double tolerance_for(DType t);
+
+}  // namespace ab

@@ -1,0 +1,59 @@
+// The dispatch-strategy interface (cutlass_profiler's can_implement / run split) and launch contracts.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/backend.hpp"
+#include "core/problem.hpp"
+
+namespace ab {
+
+// What a strategy promises to launch for one forward, as a function of (B, H, P).
+struct LaunchContract {
+  std::int64_t gemm_calls = 0;  // library GEMM calls (each one device kernel unless the library splits)
+  std::int64_t kernels = 0;     // our own kernels (softmax, combine, finalize, gather, fused)
+  std::int64_t total() const { return gemm_calls + kernels; }
+  std::string formula;          // e.g. "2·B·H·P gemm + B·H·P + 1 kernels"
+};
+
+// Choices that apply to every strategy of a run.
+struct StrategyOptions {
+  // Precision of the materialised score matrix: fp32, or the input dtype (as PyTorch's unfused path).
+  bool fp32_scores = false;
+  // Fused tile to use; unset means the backend's first tile that can implement the problem.
+  std::optional<FusedTile> fused_tile;
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual std::string name() const = 0;
+  virtual std::string description() const = 0;
+  virtual LaunchContract contract(const Problem& p) const = 0;
+  // Empty string when the strategy can run `p` on `backend`, else the reason it cannot.
+  virtual std::string can_implement(const Problem& p, const Backend& backend,
+                                    const StrategyOptions& opt) const = 0;
+  // Workspace this strategy allocates for `p`, for the memory estimate made before allocating.
+  virtual std::int64_t workspace_bytes(const Problem& p, const StrategyOptions& opt) const = 0;
+  // Allocate workspace, make GEMM plans and pointer arrays. Not timed.
+  virtual void setup(Backend& backend, const Problem& p, const AttentionIO& io, const StrategyOptions& opt) = 0;
+  // One forward into io.o. Must not allocate or synchronize (it is captured into graphs).
+  virtual void run(Backend& backend) = 0;
+  // Free workspace and plans.
+  virtual void teardown(Backend& backend) = 0;
+  // What this strategy chose for the report's "config" (tile, gathered pages, score precision...).
+  virtual nlohmann::json config() const = 0;
+};
+
+// All strategies, in the order they are run and printed.
+std::vector<std::unique_ptr<Strategy>> make_all_strategies();
+std::vector<std::string> strategy_names();
+// Parses "--strategies=a,b" (or "all"); throws UsageError naming an unknown strategy.
+std::vector<std::unique_ptr<Strategy>> make_strategies(const std::string& list);
+
+}  // namespace ab

@@ -1,0 +1,126 @@
+// `head_batched`: per page, one strided-batched GEMM over all B·H heads for Q·K^T and one for P·V, one
+// online-softmax update over all heads, one finalize (seed 001's MVP). Paged KV is first gathered into a
+// contiguous copy, since a strided batch cannot follow a block table.
+#include "strategies/strategy_common.hpp"
+#include "strategies/strategies.hpp"
+
+namespace ab {
+
+namespace {
+
+class HeadBatched : public Strategy {
+ public:
+  std::string name() const override { return "head_batched"; }
+  std::string description() const override { return "per page: strided-batched GEMMs over B·H heads"; }
+  LaunchContract contract(const Problem& p) const override {
+    bool g = p.kv_layout == KvLayout::paged;
+    return {2 * p.pages, p.pages + 1 + (g ? 1 : 0),
+            g ? "2·P gemm + P softmax + 1 finalize + 1 gather" : "2·P gemm + P softmax + 1 finalize"};
+  }
+  std::string can_implement(const Problem&, const Backend&, const StrategyOptions&) const override { return ""; }
+  std::int64_t workspace_bytes(const Problem& p, const StrategyOptions& opt) const override {
+    std::int64_t tile = p.bh() * p.seq_len * p.page_size;
+    std::int64_t w = tile * static_cast<std::int64_t>(dtype_size(score_type(p, opt)) + dtype_size(p.dtype)) +
+                     p.bh() * p.seq_len * (p.head_dim + 2) * 4;
+    return w + (p.kv_layout == KvLayout::paged ? gathered_kv_bytes(p) : 0);
+  }
+  void setup(Backend& be, const Problem& p, const AttentionIO& io, const StrategyOptions& opt) override {
+    p_ = p;
+    io_ = io;
+    st_ = score_type(p, opt);
+    gather_ = p.kv_layout == KvLayout::paged;
+    std::int64_t S = p.seq_len, D = p.head_dim, BH = p.bh();
+    scores_ = ws_.add(be, BH * S * p.page_size * static_cast<std::int64_t>(dtype_size(st_)));
+    probs_ = ws_.add(be, BH * S * p.page_size * static_cast<std::int64_t>(dtype_size(p.dtype)));
+    acc_ = static_cast<float*>(ws_.add(be, BH * S * D * 4));
+    row_max_ = static_cast<float*>(ws_.add(be, BH * S * 4));
+    row_sum_ = static_cast<float*>(ws_.add(be, BH * S * 4));
+    k_ = io.k;
+    v_ = io.v;
+    kv_rows_ = S;
+    if (gather_) {
+      std::int64_t half = gathered_kv_bytes(p) / 2;
+      void* kg = ws_.add(be, half);
+      void* vg = ws_.add(be, half);
+      gather_args_ = make_gather_args(p, io, kg, vg);
+      k_ = kg;
+      v_ = vg;
+      kv_rows_ = p.padded_seq();
+    }
+    for (int last = 0; last < 2; ++last) {
+      std::int64_t len = last ? p.last_page_len() : p.page_size;
+      if (last && len == p.page_size) {
+        qk_plan_[1] = qk_plan_[0];
+        pv_plan_[1] = pv_plan_[0];
+        break;
+      }
+      GemmShape qk;
+      qk.m = S; qk.n = len; qk.k = D; qk.b_trans = true;
+      qk.a_type = qk.b_type = p.dtype; qk.c_type = st_;
+      qk.lda = D; qk.ldb = D; qk.ldc = len;
+      qk.mode = BatchMode::strided; qk.batch = BH;
+      qk.stride_a = S * D; qk.stride_b = kv_rows_ * D; qk.stride_c = S * len;
+      GemmShape pv;
+      pv.m = S; pv.n = D; pv.k = len; pv.b_trans = false;
+      pv.a_type = pv.b_type = p.dtype; pv.c_type = DType::fp32;
+      pv.lda = len; pv.ldb = D; pv.ldc = D;
+      pv.mode = BatchMode::strided; pv.batch = BH;
+      pv.stride_a = S * len; pv.stride_b = kv_rows_ * D; pv.stride_c = S * D;
+      qk_plan_[last] = be.make_gemm_plan(qk);
+      pv_plan_[last] = be.make_gemm_plan(pv);
+    }
+  }
+  void run(Backend& be) override {
+    const Problem& p = p_;
+    std::int64_t S = p.seq_len, D = p.head_dim, BH = p.bh();
+    if (gather_) be.gather_pages(gather_args_);
+    for (std::int64_t pg = 0; pg < p.pages; ++pg) {
+      int last = pg == p.pages - 1 ? 1 : 0;
+      std::int64_t len = p.page_len(pg);
+      std::int64_t row0 = pg * p.page_size;
+      be.gemm(qk_plan_[last], io_.q, offset_ptr(k_, row0 * D, p.dtype), scores_, p.scale(), 0.0f);
+      SoftmaxUpdateArgs s;
+      s.scores = scores_; s.score_type = st_; s.score_ld = len; s.score_bh_stride = S * len;
+      s.probs = probs_; s.prob_type = p.dtype; s.prob_ld = len; s.prob_bh_stride = S * len;
+      s.row_max = row_max_; s.row_sum = row_sum_; s.acc = acc_;
+      s.bh_count = BH; s.rows = S; s.cols = len; s.head_dim = D;
+      s.col_offset = row0; s.first_page = pg == 0; s.causal = p.causal;
+      be.softmax_update(s);
+      be.gemm(pv_plan_[last], probs_, offset_ptr(v_, row0 * D, p.dtype), acc_, 1.0f, pg == 0 ? 0.0f : 1.0f);
+    }
+    FinalizeArgs f;
+    f.acc = acc_; f.row_sum = row_sum_; f.bh_count = BH; f.rows = S; f.head_dim = D;
+    f.out = io_.o; f.out_type = p.dtype;
+    be.finalize(f);
+  }
+  void teardown(Backend& be) override {
+    be.release_gemm_plans();
+    ws_.clear();
+  }
+  nlohmann::json config() const override {
+    return {{"score_dtype", dtype_name(st_)}, {"gathered_pages", gather_}};
+  }
+
+ private:
+  Problem p_;
+  AttentionIO io_;
+  DType st_ = DType::fp32;
+  bool gather_ = false;
+  GatherArgs gather_args_;
+  Workspace ws_;
+  const void* k_ = nullptr;
+  const void* v_ = nullptr;
+  std::int64_t kv_rows_ = 0;
+  void* scores_ = nullptr;
+  void* probs_ = nullptr;
+  float* acc_ = nullptr;
+  float* row_max_ = nullptr;
+  float* row_sum_ = nullptr;
+  GemmPlanId qk_plan_[2] = {-1, -1}, pv_plan_[2] = {-1, -1};
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> make_head_batched() { return std::make_unique<HeadBatched>(); }
+
+}  // namespace ab

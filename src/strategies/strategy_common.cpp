@@ -1,0 +1,32 @@
+// Shared strategy helpers.
+#include "strategies/strategy_common.hpp"
+
+namespace ab {
+
+const void* kv_page_ptr(const Problem& p, const AttentionIO& io, const void* base, std::int64_t b,
+                        std::int64_t h, std::int64_t page) {
+  if (p.kv_layout == KvLayout::contiguous)
+    return offset_ptr(base, ((b * p.heads + h) * p.seq_len + page * p.page_size) * p.head_dim, p.dtype);
+  std::int64_t slot = io.block_table_host[b * p.pages + page];
+  return offset_ptr(base, (slot * p.heads + h) * p.page_size * p.head_dim, p.dtype);
+}
+
+GatherArgs make_gather_args(const Problem& p, const AttentionIO& io, void* k_dst, void* v_dst) {
+  GatherArgs g;
+  g.k_src = io.k;
+  g.v_src = io.v;
+  g.block_table = io.block_table;
+  g.paged = p.kv_layout == KvLayout::paged;
+  g.k_dst = k_dst;
+  g.v_dst = v_dst;
+  g.batch = p.batch;
+  g.heads = p.heads;
+  g.seq_len = p.seq_len;
+  g.pages = p.pages;
+  g.page_size = p.page_size;
+  g.head_dim = p.head_dim;
+  g.dtype = p.dtype;
+  return g;
+}
+
+}  // namespace ab

@@ -1,0 +1,40 @@
+// Pieces shared by the GEMM-based strategies: score precision, page pointers in either KV layout, the
+// gather decision and a workspace that frees itself.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/backend.hpp"
+#include "core/strategy.hpp"
+
+namespace ab {
+
+inline DType score_type(const Problem& p, const StrategyOptions& opt) {
+  return opt.fp32_scores ? DType::fp32 : p.dtype;
+}
+
+// Start of page `page` of head (b, h) in K or V (`base` is io.k or io.v), in either layout.
+const void* kv_page_ptr(const Problem& p, const AttentionIO& io, const void* base, std::int64_t b,
+                        std::int64_t h, std::int64_t page);
+
+// Workspace buffers owned by a strategy between setup and teardown.
+class Workspace {
+ public:
+  void* add(Backend& b, std::int64_t bytes) {
+    bufs_.emplace_back(b, static_cast<std::size_t>(bytes));
+    return bufs_.back().get();
+  }
+  void clear() { bufs_.clear(); }
+
+ private:
+  std::vector<Buffer> bufs_;
+};
+
+// K/V gathered (or padded) into contiguous [B*H, pages*page_size, D]: two tensors.
+inline std::int64_t gathered_kv_bytes(const Problem& p) {
+  return 2 * p.bh() * p.padded_seq() * p.head_dim * static_cast<std::int64_t>(dtype_size(p.dtype));
+}
+
+GatherArgs make_gather_args(const Problem& p, const AttentionIO& io, void* k_dst, void* v_dst);
+
+}  // namespace ab
