@@ -1,3 +1,69 @@
-// attnbench entry point (placeholder while the CLI is written).
+// attnbench entry point: CLI11 front end with the subcommands run (the default), list, tune, compare and
+// report. Bad input prints one line and exits 2.
 #include <cstdio>
-int main() { std::puts("attnbench " ATTNBENCH_VERSION); return 0; }
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/list_command.hpp"
+#include "cli/run_command.hpp"
+#include "core/errors.hpp"
+
+namespace {
+
+std::string join_args(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) {
+    if (i) s += ' ';
+    s += argv[i];
+  }
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"attnbench: benchmark and autotune the GEMMs of multi-head attention on NVIDIA GPUs"};
+  app.set_version_flag("--version", std::string("attnbench ") + ATTNBENCH_VERSION + " (" + ATTNBENCH_GIT + ")");
+  app.require_subcommand(0, 1);
+  ab::RunFlags top_flags, run_flags;
+  ab::add_run_flags(app, top_flags);
+  CLI::App* run = app.add_subcommand("run", "run a problem or grid through every strategy (the default)");
+  ab::add_run_flags(*run, run_flags);
+  CLI::App* list = app.add_subcommand("list", "list strategies, backends and devices");
+  ab::Command tune = ab::add_tune_command(app);
+  ab::Command compare = ab::add_compare_command(app);
+  ab::Command report = ab::add_report_command(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "attnbench: error: %s\n", e.what());
+    return 2;
+  }
+
+  std::string command_line = join_args(argc, argv);
+  try {
+    if (*list) return ab::list_command();
+    if (tune.app && *tune.app) return tune.run();
+    if (compare.app && *compare.app) return compare.run();
+    if (report.app && *report.app) return report.run();
+    return ab::run_command(*run ? run_flags : top_flags, command_line);
+  } catch (const ab::UsageError& e) {
+    std::fprintf(stderr, "attnbench: error: %s\n", e.what());
+    return 2;
+  } catch (const ab::BackendError& e) {
+    std::fprintf(stderr, "attnbench: device error: %s\n", e.what());
+    return 3;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "attnbench: error: %s\n", e.what());
+    return 3;
+  }
+}

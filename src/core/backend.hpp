@@ -291,6 +291,8 @@ class Buffer {
     p_ = nullptr;
     bytes_ = 0;
   }
+  // After the backend rebuilt its context (recover), the old allocation is gone: forget it without freeing.
+  void forget() { p_ = nullptr; bytes_ = 0; }
   void* get() const { return p_; }
   template <class T> T* as() const { return static_cast<T*>(p_); }
   std::size_t bytes() const { return bytes_; }

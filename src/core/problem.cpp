@@ -75,6 +75,7 @@ Problem make_problem(std::int64_t batch, std::int64_t heads, std::int64_t seq_le
   // With page_size = ceil(S/P) some requested counts leave trailing pages empty (S=10, P=6 gives 5
   // pages of 2); the effective count is the number of non-empty pages.
   p.pages = (seq_len + p.page_size - 1) / p.page_size;
+  p.pages_requested = pages > 0 ? pages : 0;
   return p;
 }
 

@@ -22,6 +22,7 @@ struct Problem {
   KvLayout kv_layout = KvLayout::contiguous;
   DType dtype = DType::fp16;
   bool causal = false;
+  std::int64_t pages_requested = 0;  // what the user asked for (0: given as page_size); not part of ==
 
   std::int64_t bh() const { return batch * heads; }
   std::int64_t page_start(std::int64_t p) const { return p * page_size; }

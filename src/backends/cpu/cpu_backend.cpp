@@ -156,7 +156,8 @@ class CpuBackend : public Backend {
     return {{128, 64, 4, 2}, {64, 64, 4, 2}, {128, 128, 8, 2}};
   }
   std::string fused_can_implement(const Problem& p, const FusedTile& tile) const override {
-    (void)p;
+    // The same limit as the GPU kernel, which keeps a block_m x head_dim accumulator in registers.
+    if (p.head_dim > 256) return fmt::format("head_dim={} is over the fused kernel's limit of 256", p.head_dim);
     if (tile.block_m <= 0 || tile.block_n <= 0) return "tile sizes must be positive";
     return "";
   }

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Configures and builds attnbench into build/ (CUDA on when nvcc is found). Extra arguments go to CMake,
+# e.g. scripts/build.sh -DATTNBENCH_CUDA=OFF or -DCMAKE_CUDA_ARCHITECTURES=90a.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [[ -z "${CUDACXX:-}" ]] && ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  export PATH=/usr/local/cuda/bin:$PATH
+fi
+cmake -G Ninja -S . -B "${BUILD_DIR:-build}" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+ninja -C "${BUILD_DIR:-build}"

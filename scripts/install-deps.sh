@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs attnbench's build dependencies from Debian/Ubuntu packages (needs root or sudo). The CUDA
+# Toolkit (nvcc, cuBLASLt, CUPTI, NVTX3 headers) is expected to be installed already; without it the
+# build falls back to the CPU reference backend only.
+set -euo pipefail
+pkgs=(cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libfmt-dev python3)
+missing=()
+for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [[ ${#missing[@]} -gt 0 ]]; then
+  sudo_cmd=""
+  [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo_cmd apt-get update -qq
+  $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,6 @@
+// `attnbench list`.
+#pragma once
+
+namespace ab {
+int list_command();
+}

@@ -1,0 +1,221 @@
+// The run command: flags → grid → backend → runner → JSON report (atomic) + console table.
+#include "cli/run_command.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "cli/backend_factory.hpp"
+#include "core/axis.hpp"
+#include "core/errors.hpp"
+#include "core/grid.hpp"
+#include "report/printers.hpp"
+#include "report/report_io.hpp"
+#include "run/runner.hpp"
+#include "tune/heuristic_cache.hpp"
+
+namespace ab {
+
+void add_run_flags(CLI::App& app, RunFlags& f) {
+  app.add_option("--batch,-b", f.batch, "batch size: value, list (1,8,32) or range (1:64:*2, 64:256:+64)")->capture_default_str();
+  app.add_option("--heads", f.heads, "heads per batch (value, list or range)")->capture_default_str();
+  app.add_option("--seq_len,--seq-len,-s", f.seq_len, "sequence length (value, list or range)")->capture_default_str();
+  app.add_option("--head_dim,--head-dim,-d", f.head_dim, "head dimension (value, list or range)")->capture_default_str();
+  app.add_option("--pages,-p", f.pages, "KV pages per sequence, page_size = ceil(S/P) (default 1)");
+  app.add_option("--page_size,--page-size", f.page_size, "tokens per KV page (alternative to --pages)");
+  app.add_option("--kv_layout,--kv-layout", f.kv_layout, "contiguous | paged (list allowed)")->capture_default_str();
+  app.add_option("--dtype", f.dtype, "fp16 | bf16 (list allowed)")->capture_default_str();
+  app.add_flag("--causal", f.causal, "causal mask");
+  app.add_option("--strategies", f.strategies, "comma list of strategies, or all")->capture_default_str();
+  app.add_option("--backend", f.backend, "auto | cuda | cpu")->capture_default_str();
+  app.add_option("--device", f.device, "CUDA device index")->capture_default_str();
+  app.add_flag("--verify", f.verify, "check every strategy against the reference");
+  app.add_option("--json", f.json_path, "write the report (attnbench.report/1) here");
+  app.add_option("--config", f.config, "a suite from configs/ (name or path) instead of the size flags");
+  app.add_option("--max_memory,--max-memory", f.max_memory, "memory limit (e.g. 8GiB); default: the device's free memory");
+  app.add_option("--warmup", f.warmup, "untimed forwards before sampling (default 3; 1 on cpu)");
+  app.add_option("--min_samples,--min-samples", f.min_samples, "minimum samples (default 10; 3 on cpu)");
+  app.add_option("--max_samples,--max-samples", f.max_samples, "maximum samples")->capture_default_str();
+  app.add_option("--max_noise,--max-noise", f.max_noise, "stop once relative noise is at or under this (2% or 0.02)")->capture_default_str();
+  app.add_option("--max_time,--max-time", f.max_time, "seconds of sampling per point at most (default 1; 1 on cpu)");
+  app.add_flag("--hot", f.hot, "no L2 flush between samples");
+  app.add_option("--timer", f.timer, "events | graph | cupti")->capture_default_str();
+  app.add_flag("--samples", f.keep_samples, "write every sample into the JSON");
+  app.add_flag("--quiet,-q", f.quiet, "no progress line");
+  app.add_option("--seed", f.seed, "random input seed")->capture_default_str();
+  app.add_option("--scores", f.scores, "score matrix precision: input (the input dtype, as PyTorch) | fp32")->capture_default_str();
+  app.add_option("--tile", f.tile, "fused tile, e.g. m128n64w4s2 (see attnbench list)");
+  app.add_option("--cache", f.cache, "heuristic cache from `attnbench tune` to use");
+}
+
+long long parse_bytes(const std::string& flag, const std::string& text) {
+  std::size_t pos = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &pos);
+  } catch (...) {
+    throw UsageError(fmt::format("--{}: '{}' is not a size (e.g. 8GiB, 512MiB, 1e9)", flag, text));
+  }
+  std::string unit = text.substr(pos);
+  double mult = 1;
+  if (unit.empty() || unit == "B") mult = 1;
+  else if (unit == "KiB" || unit == "K") mult = 1024.0;
+  else if (unit == "MiB" || unit == "M") mult = 1024.0 * 1024;
+  else if (unit == "GiB" || unit == "G") mult = 1024.0 * 1024 * 1024;
+  else if (unit == "KB") mult = 1e3;
+  else if (unit == "MB") mult = 1e6;
+  else if (unit == "GB") mult = 1e9;
+  else throw UsageError(fmt::format("--{}: unknown unit in '{}' (B, KiB, MiB, GiB, KB, MB, GB)", flag, text));
+  if (!(v > 0) || !std::isfinite(v)) throw UsageError(fmt::format("--{}: '{}' must be positive", flag, text));
+  return static_cast<long long>(v * mult);
+}
+
+double parse_fraction(const std::string& flag, const std::string& text) {
+  std::size_t pos = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &pos);
+  } catch (...) {
+    throw UsageError(fmt::format("--{}: '{}' is not a number or percentage", flag, text));
+  }
+  std::string rest = text.substr(pos);
+  if (rest == "%") v /= 100;
+  else if (!rest.empty()) throw UsageError(fmt::format("--{}: '{}' is not a number or percentage", flag, text));
+  if (!(v >= 0) || !std::isfinite(v)) throw UsageError(fmt::format("--{}: '{}' must not be negative", flag, text));
+  return v;
+}
+
+namespace {
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+FusedTile parse_tile(const std::string& s) {
+  FusedTile t;
+  if (std::sscanf(s.c_str(), "m%dn%dw%ds%d", &t.block_m, &t.block_n, &t.warps, &t.stages) != 4 ||
+      t.name() != s)
+    throw UsageError(fmt::format("--tile: '{}' is not a tile name like m128n64w4s2", s));
+  return t;
+}
+
+}  // namespace
+
+int run_command(const RunFlags& f, const std::string& command_line) {
+  // Everything the user typed is checked before any device work.
+  RunOptions opt;
+  if (!f.config.empty()) {
+    opt.problems = load_suite(f.config);
+  } else {
+    GridSpec g;
+    g.batch = f.batch;
+    g.heads = f.heads;
+    g.seq_len = f.seq_len;
+    g.head_dim = f.head_dim;
+    if (!f.pages.empty() && !f.page_size.empty()) throw UsageError("give --pages or --page_size, not both");
+    g.pages = f.pages.empty() ? "1" : f.pages;
+    g.page_size = f.page_size;
+    g.kv_layout = f.kv_layout;
+    g.dtype = f.dtype;
+    g.causal = f.causal ? "true" : "false";
+    opt.problems = expand_grid(g);
+  }
+  opt.strategies = f.strategies;
+  (void)make_strategies(f.strategies);  // unknown names fail here
+  opt.verify = f.verify;
+  opt.seed = f.seed;
+  opt.quiet = f.quiet;
+  if (f.scores != "input" && f.scores != "fp32") throw UsageError(fmt::format("--scores: '{}' is not input or fp32", f.scores));
+  opt.strategy.fp32_scores = f.scores == "fp32";
+  if (!f.tile.empty()) opt.strategy.fused_tile = parse_tile(f.tile);
+  if (!parse_timer_kind(f.timer, &opt.measure.timer)) throw UsageError(fmt::format("--timer: unknown timer '{}' (events, graph, cupti)", f.timer));
+  opt.measure.max_noise = parse_fraction("max_noise", f.max_noise);
+  opt.measure.hot = f.hot;
+  opt.measure.keep_samples = f.keep_samples;
+  if (f.max_samples < 1) throw UsageError("--max_samples must be at least 1");
+  if (f.warmup < -1 || f.min_samples == 0 || f.min_samples < -1) throw UsageError("--warmup must be >= 0 and --min_samples >= 1");
+  if (f.max_time != -1 && !(f.max_time > 0)) throw UsageError("--max_time must be positive");
+  if (f.device < 0) throw UsageError("--device must be >= 0");
+  if (!f.max_memory.empty()) opt.max_memory = parse_bytes("max_memory", f.max_memory);
+  if (!f.json_path.empty()) check_writable(f.json_path);
+  std::optional<HeuristicCache> cache;
+  if (!f.cache.empty()) cache = HeuristicCache::load(f.cache);
+
+  auto backend = make_backend(f.backend, f.device, f.quiet);
+  bool cpu = backend->kind() == BackendKind::cpu;
+  opt.measure.warmup = f.warmup >= 0 ? f.warmup : (cpu ? 1 : 3);
+  opt.measure.min_samples = f.min_samples >= 1 ? f.min_samples : (cpu ? 3 : 10);
+  opt.measure.max_samples = f.max_samples;
+  opt.measure.max_time_s = f.max_time > 0 ? f.max_time : 1.0;
+  DeviceInfo dev = backend->device_info();
+
+  // Refuse a run in which no selected strategy can run any problem.
+  {
+    bool any = false;
+    std::string first_reason;
+    auto strategies = make_strategies(opt.strategies);
+    for (const Problem& p : opt.problems)
+      for (const auto& s : strategies) {
+        std::string why = s->can_implement(p, *backend, opt.strategy);
+        if (why.empty()) any = true;
+        else if (first_reason.empty()) first_reason = fmt::format("{} on {}: {}", s->name(), p.label(), why);
+        if (any) break;
+      }
+    if (!any) throw UsageError(fmt::format("no strategy can run any problem of this grid ({})", first_reason));
+  }
+
+  std::vector<std::string> warnings;
+  if (cache) {
+    int skipped = cache->install(*backend);
+    if (skipped > 0) {
+      std::string w = fmt::format("{} cache entries come from another environment and were not applied", skipped);
+      warnings.push_back(w);
+      std::fprintf(stderr, "attnbench: warning: %s\n", w.c_str());
+    }
+    const HeuristicCache* c = &*cache;
+    opt.cached_tile = [c, dev](const Problem& p, FusedTile* t) {
+      auto tile = c->fused_tile(p, dev);
+      if (tile) *t = *tile;
+      return tile.has_value();
+    };
+  }
+  if (cpu) warnings.push_back("CPU reference backend: times are CPU times, not GPU times");
+
+  nlohmann::json results = run_grid(*backend, opt, &warnings);
+
+  nlohmann::json report;
+  report["schema"] = kReportSchema;
+  report["tool"] = {{"name", "attnbench"}, {"version", ATTNBENCH_VERSION}, {"git", ATTNBENCH_GIT}};
+  report["command"] = command_line;
+  report["created"] = utc_now();
+  report["device"] = dev.to_json();
+  nlohmann::json settings = opt.measure.to_json();
+  settings["verify"] = opt.verify;
+  settings["score_dtype"] = f.scores;
+  settings["seed"] = opt.seed;
+  settings["max_memory"] = opt.max_memory;
+  if (!f.cache.empty()) settings["cache"] = f.cache;
+  report["settings"] = settings;
+  report["warnings"] = warnings;
+  report["results"] = results;
+  for (const auto& w : warnings)
+    if (w.find("CPU reference backend") == std::string::npos && !f.quiet)
+      std::fprintf(stderr, "attnbench: warning: %s\n", w.c_str());
+
+  print_console_table(report, stdout);
+  if (!f.json_path.empty()) write_json_atomic(f.json_path, report);
+
+  int bad = 0;
+  for (const auto& r : results) bad += r["status"] == "incorrect" || r["status"] == "failed";
+  return bad ? 1 : 0;
+}
+
+}  // namespace ab

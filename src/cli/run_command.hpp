@@ -1,0 +1,43 @@
+// The run command's options (shared by `attnbench [flags]` and `attnbench run [flags]`) and its action.
+#pragma once
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace ab {
+
+struct RunFlags {
+  std::string batch = "32", heads = "12", seq_len = "512", head_dim = "64", pages, page_size;
+  std::string kv_layout = "contiguous", dtype = "fp16";
+  bool causal = false;
+  std::string strategies = "all";
+  std::string backend = "auto";
+  int device = 0;
+  bool verify = false;
+  std::string json_path;
+  std::string config;
+  std::string max_memory;
+  int warmup = -1, min_samples = -1, max_samples = 100000;
+  std::string max_noise = "2%";
+  double max_time = -1;
+  bool hot = false;
+  std::string timer = "events";
+  bool keep_samples = false;
+  bool quiet = false;
+  unsigned long long seed = 1234;
+  std::string scores = "input";
+  std::string tile;
+  std::string cache;
+};
+
+// Adds every run flag to `app`.
+void add_run_flags(CLI::App& app, RunFlags& f);
+// Executes a run; returns the exit code (0 ok; 1 when any result is incorrect or failed). Throws
+// UsageError on bad input before any work is done.
+int run_command(const RunFlags& f, const std::string& command_line);
+// Parses "8GiB", "512MiB", "1e9", "2000000000" into bytes; throws UsageError.
+long long parse_bytes(const std::string& flag, const std::string& text);
+// Parses "2%" or "0.02" into a fraction; throws UsageError.
+double parse_fraction(const std::string& flag, const std::string& text);
+
+}  // namespace ab

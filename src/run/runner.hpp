@@ -1,0 +1,43 @@
+// The grid runner: for each problem, allocate random inputs once, compute the reference, then put every
+// strategy through can_implement → setup → poisoned, counted, verified forward → timing → teardown,
+// producing one report row each. A failing strategy becomes a `failed` row; the others go on.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/backend.hpp"
+#include "core/strategy.hpp"
+#include "measure/measure.hpp"
+
+namespace ab {
+
+struct RunOptions {
+  std::vector<Problem> problems;
+  std::string strategies = "all";
+  bool verify = false;
+  MeasureSettings measure;
+  StrategyOptions strategy;
+  std::int64_t max_memory = 0;  // bytes; 0 = the device's free memory
+  std::uint64_t seed = 1234;
+  bool quiet = false;
+  // Optional per-problem fused tile (the heuristic cache); returns false when it has none.
+  std::function<bool(const Problem&, FusedTile*)> cached_tile;
+};
+
+// Bytes the problem's inputs, output and reference need on the backend (excluding strategy workspace).
+std::int64_t input_bytes(const Problem& p, bool verify);
+
+// Throws UsageError when a problem's inputs alone exceed the limit (checked before anything is allocated).
+void check_memory_or_throw(const std::vector<Problem>& problems, bool verify, std::int64_t limit);
+
+// Runs the grid; returns the "results" array of the report.
+nlohmann::json run_grid(Backend& backend, const RunOptions& opt, std::vector<std::string>* warnings);
+
+// Problem as report JSON.
+nlohmann::json problem_to_json(const Problem& p);
+
+}  // namespace ab

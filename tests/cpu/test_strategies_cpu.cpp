@@ -1,0 +1,148 @@
+// Every strategy on the CPU backend against the naive fp64 reference, on random data with poisoned
+// outputs, over awkward shapes; and each strategy's launch contract against the calls the backend counted.
+#include <cstring>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.hpp"
+#include "core/reference.hpp"
+#include "core/strategy.hpp"
+#include "testing.hpp"
+
+using namespace ab;
+
+namespace {
+
+struct Outcome {
+  double rel_l2 = 0;
+  std::int64_t nonfinite = 0;
+  LaunchRecord launches;
+  LaunchContract contract;
+};
+
+Outcome run_one(Strategy& st, const Problem& p, const StrategyOptions& opt, std::uint64_t seed) {
+  auto be = make_cpu_backend();
+  HostTensors t = make_random_inputs(p, seed);
+  std::size_t es = dtype_size(p.dtype);
+  std::int64_t kv_extra = p.kv_layout == KvLayout::contiguous ? kv_slack_rows(p) * p.head_dim : 0;
+  Buffer q(*be, t.q.size() * es), k(*be, (t.k.size() + kv_extra) * es), v(*be, (t.v.size() + kv_extra) * es),
+      o(*be, p.qkv_elements() * es), bt(*be, t.block_table.size() * 4 + 4);
+  std::memcpy(q.get(), t.q.data(), t.q.size() * es);
+  be->fill_bytes(k.get(), 0, k.bytes());
+  be->fill_bytes(v.get(), 0, v.bytes());
+  std::memcpy(k.get(), t.k.data(), t.k.size() * es);
+  std::memcpy(v.get(), t.v.data(), t.v.size() * es);
+  std::memcpy(bt.get(), t.block_table.data(), t.block_table.size() * 4);
+  AttentionIO io{q.get(), k.get(), v.get(), o.get(), bt.as<std::int32_t>(),
+                 t.block_table.empty() ? nullptr : t.block_table.data()};
+  std::vector<double> ref(p.qkv_elements());
+  reference_attention_fp64(p, t.q.data(), t.k.data(), t.v.data(), t.block_table.data(), ref.data());
+
+  Outcome out;
+  out.contract = st.contract(p);
+  st.setup(*be, p, io, opt);
+  be->fill_bytes(o.get(), 0xFF, o.bytes());  // poison: any unwritten element stays NaN
+  be->begin_launch_count();
+  st.run(*be);
+  out.launches = be->end_launch_count();
+  st.teardown(*be);
+  ErrorStats e = compare_output(p, o.get(), ref.data());
+  out.rel_l2 = e.rel_l2;
+  out.nonfinite = e.nonfinite;
+  return out;
+}
+
+std::vector<Problem> awkward_problems() {
+  std::vector<Problem> ps;
+  auto add = [&](std::int64_t b, std::int64_t h, std::int64_t s, std::int64_t d, std::int64_t pages, KvLayout l,
+                 DType t, bool causal) { ps.push_back(make_problem(b, h, s, d, pages, 0, l, t, causal)); };
+  for (KvLayout l : {KvLayout::contiguous, KvLayout::paged})
+    for (bool causal : {false, true}) {
+      add(2, 3, 50, 16, 7, l, DType::fp16, causal);   // 50 tokens in 7 pages of 8: short last page of 2
+      add(1, 1, 33, 32, 1, l, DType::bf16, causal);   // B=1, H=1, one page
+      add(1, 2, 19, 8, 19, l, DType::fp16, causal);   // pages = seq_len (page_size 1)
+      add(3, 1, 40, 24, 4, l, DType::bf16, causal);   // seq_len divisible by pages
+      add(1, 2, 21, 7, 3, l, DType::fp16, causal);    // odd head_dim
+    }
+  return ps;
+}
+
+}  // namespace
+
+TEST(every_strategy_matches_fp64_reference_on_awkward_shapes) {
+  std::uint64_t seed = 7;
+  for (const Problem& p : awkward_problems()) {
+    for (auto& st : make_all_strategies()) {
+      for (bool fp32_scores : {false, true}) {
+        StrategyOptions opt;
+        opt.fp32_scores = fp32_scores;
+        auto be = make_cpu_backend();
+        if (!st->can_implement(p, *be, opt).empty()) continue;
+        Outcome o = run_one(*st, p, opt, seed++);
+        bool ok = o.nonfinite == 0 && o.rel_l2 <= tolerance_for(p.dtype);
+        if (!ok)
+          std::fprintf(stderr, "  %s on %s (scores %s): rel_l2 %.3g nonfinite %lld\n", st->name().c_str(),
+                       p.label().c_str(), fp32_scores ? "fp32" : "input", o.rel_l2, (long long)o.nonfinite);
+        CHECK(ok);
+      }
+    }
+  }
+}
+
+TEST(launch_contracts_equal_counted_calls) {
+  for (const Problem& p : awkward_problems()) {
+    for (auto& st : make_all_strategies()) {
+      StrategyOptions opt;
+      Outcome o = run_one(*st, p, opt, 99);
+      CHECK_EQ(o.launches.gemm_calls, o.contract.gemm_calls);
+      CHECK_EQ(o.launches.other_kernels, o.contract.kernels);
+      CHECK_EQ(o.launches.kernels, o.contract.total());
+    }
+  }
+}
+
+TEST(contract_formulas_follow_the_design_table) {
+  Problem p = make_problem(16, 16, 1024, 64, 32, 0, KvLayout::contiguous, DType::fp16, false);
+  auto all = make_all_strategies();
+  REQUIRE(all.size() == 5);
+  CHECK_EQ(all[0]->name(), std::string("nested"));
+  CHECK_EQ(all[0]->contract(p).gemm_calls, 2 * 16 * 16 * 32);
+  CHECK_EQ(all[0]->contract(p).kernels, 16 * 16 * 32 + 1);
+  CHECK_EQ(all[1]->contract(p).gemm_calls, 2 * 32);
+  CHECK_EQ(all[1]->contract(p).kernels, 32 + 1);
+  CHECK_EQ(all[2]->contract(p).gemm_calls, 2);
+  CHECK_EQ(all[2]->contract(p).kernels, 2);
+  CHECK_EQ(all[3]->contract(p).total(), 4);
+  CHECK_EQ(all[4]->contract(p).total(), 1);
+  Problem paged = make_problem(2, 2, 100, 64, 3, 0, KvLayout::paged, DType::fp16, false);
+  CHECK_EQ(all[1]->contract(paged).kernels, 3 + 1 + 1);  // + gather
+  CHECK_EQ(all[2]->contract(paged).kernels, 3);
+  CHECK_EQ(all[3]->contract(paged).kernels, 2);           // reads the pool directly
+}
+
+TEST(poisoned_output_is_caught_when_a_strategy_writes_nothing) {
+  // The check the tests rely on: an output left at the poison value fails comparison.
+  Problem p = make_problem(1, 1, 16, 8, 1, 0, KvLayout::contiguous, DType::fp16, false);
+  std::vector<std::uint16_t> out(p.qkv_elements(), 0xFFFF);
+  std::vector<double> ref(p.qkv_elements(), 0.5);
+  ErrorStats e = compare_output(p, out.data(), ref.data());
+  CHECK_EQ(e.nonfinite, p.qkv_elements());
+  CHECK(!(e.rel_l2 <= 1.0));
+}
+
+TEST(cpu_fused_tiling_matches_reference_for_several_tiles) {
+  Problem p = make_problem(2, 2, 77, 16, 5, 0, KvLayout::paged, DType::fp16, true);
+  HostTensors t = make_random_inputs(p, 3);
+  std::vector<double> ref(p.qkv_elements());
+  reference_attention_fp64(p, t.q.data(), t.k.data(), t.v.data(), t.block_table.data(), ref.data());
+  for (int bm : {16, 64, 128})
+    for (int bn : {8, 32, 64}) {
+      std::vector<std::uint16_t> o(p.qkv_elements(), 0xFFFF);
+      AttentionIO io{t.q.data(), t.k.data(), t.v.data(), o.data(), t.block_table.data(), t.block_table.data()};
+      cpu_fused_attention(p, io, bm, bn);
+      ErrorStats e = compare_output(p, o.data(), ref.data());
+      CHECK_EQ(e.nonfinite, 0);
+      CHECK(e.rel_l2 <= tolerance_for(p.dtype));
+    }
+}
+
+TEST_MAIN()
