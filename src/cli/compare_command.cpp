@@ -1,0 +1,84 @@
+// `attnbench compare BASE.json NEW.json`: the CI perf gate (exit 0 no regression, 1 regression, 2 unusable input).
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/output_file.hpp"
+#include "core/errors.hpp"
+#include "report/compare.hpp"
+#include "report/report_io.hpp"
+
+namespace ab {
+
+namespace {
+
+struct CompareArgs {
+  std::string base, next, threshold = "5%", format = "console", output;
+  double noise_k = 2.0;
+  bool ignore_device = false, fail_on_missing = false;
+};
+
+// "5%" -> 0.05, "0.05" -> 0.05. A bare number must be a fraction below 1, so "5" is refused, not read as 500%.
+double parse_threshold(const std::string& text) {
+  std::size_t pos = 0;
+  double v = NAN;
+  try {
+    v = std::stod(text, &pos);
+  } catch (...) {
+    pos = 0;
+  }
+  std::string rest = pos ? text.substr(pos) : text;
+  bool pct = rest == "%";
+  if (pos == 0 || !(rest.empty() || pct) || !std::isfinite(v) || v < 0)
+    throw UsageError(fmt::format("--threshold: '{}' is not a percentage (5%) or a fraction (0.05)", text));
+  if (pct) return v / 100;
+  if (v >= 1) throw UsageError(fmt::format("--threshold: '{}' would be {:g}%; write {}% or {:g}", text, v * 100, text, v / 100));
+  return v;
+}
+
+}  // namespace
+
+Command add_compare_command(CLI::App& parent) {
+  auto a = std::make_shared<CompareArgs>();
+  CLI::App* app = parent.add_subcommand(
+      "compare",
+      "compare two reports row by row (problem, strategy); exit 0: no regression, 1: a row got slower or its "
+      "status got worse, 2: unusable input");
+  app->add_option("base", a->base, "baseline report JSON")->required();
+  app->add_option("new", a->next, "new report JSON")->required();
+  app->add_option("--threshold", a->threshold,
+                  "smallest relative change of the median that counts, e.g. 5% (default) or 0.05");
+  app->add_option("--noise_k,--noise-k", a->noise_k,
+                  "a change must also exceed k*sqrt(noise_base^2 + noise_new^2) to be faster/slower (default 2)");
+  app->add_option("--format", a->format, "console (default), md, csv or json");
+  app->add_flag("--ignore_device,--ignore-device", a->ignore_device, "compare reports from different devices");
+  app->add_flag("--fail_on_missing,--fail-on-missing", a->fail_on_missing,
+                "a baseline row missing from the new report is a regression (exit 1)");
+  app->add_option("--output,-o", a->output,
+                  "write the --format output to FILE (atomically); the console table still goes to stdout");
+  Command c;
+  c.app = app;
+  c.run = [a]() {
+    check_format(a->format, "console|md|csv|json");
+    CompareOptions opt;
+    opt.threshold = parse_threshold(a->threshold);
+    if (!(a->noise_k >= 0) || !std::isfinite(a->noise_k))
+      throw UsageError(fmt::format("--noise_k: {} must be zero or positive", a->noise_k));
+    opt.noise_k = a->noise_k;
+    opt.ignore_device = a->ignore_device;
+    opt.fail_on_missing = a->fail_on_missing;
+    nlohmann::json base = read_json_document(a->base, kReportSchema);
+    nlohmann::json next = read_json_document(a->next, kReportSchema);
+    CompareResult result = compare_reports(base, next, opt, a->base, a->next);
+    // stdout always gets the console table; --output gets the --format rendering.
+    if (!a->output.empty()) emit_text(a->output, render_compare(result, a->format));
+    emit_text("", render_compare(result, a->output.empty() ? a->format : "console"));
+    return result.exit_code();
+  };
+  return c;
+}
+
+}  // namespace ab

@@ -1,0 +1,77 @@
+// Comparing two attnbench.report/1 documents (a baseline and a new run): rows matched by (problem, strategy),
+// a verdict per row from the threshold and the noise both runs recorded, new/missing rows, status changes,
+// and the exit code a CI perf gate uses.
+#pragma once
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ab {
+
+struct CompareOptions {
+  double threshold = 0.05;     // relative change of the median that matters (5%)
+  double noise_k = 2.0;        // how many combined noise units a change must exceed to be real
+  bool ignore_device = false;  // compare reports from different devices
+  bool fail_on_missing = false;  // a row of the baseline absent from the new run counts as a regression
+};
+
+// faster/slower/same/ambiguous: both runs timed the row. worse/better/changed: the status changed (ranked
+// ok > unsupported > incorrect = failed). n/a: neither run timed it and its status did not change.
+enum class Verdict { faster, slower, same, ambiguous, worse, better, changed, not_applicable };
+const char* verdict_name(Verdict v);
+
+// One side of a row: what one report said about it.
+struct CompareSide {
+  std::string status, reason;
+  double median_ms = NAN, noise = NAN;
+};
+
+struct CompareRow {
+  nlohmann::json problem;
+  std::string label, strategy;
+  CompareSide base, next;  // "next" is the new run
+  double change = NAN;     // (new - base) / base of the median; < 0 is faster
+  double noise = NAN;      // sqrt(noise_base² + noise_new²), missing noise counted as 0
+  double limit = NAN;      // max(threshold, k·noise): what |change| must exceed for faster/slower
+  Verdict verdict = Verdict::not_applicable;
+};
+
+// A row only one of the reports has.
+struct LoneRow {
+  nlohmann::json problem;
+  std::string label, strategy, status;
+  double median_ms = NAN;
+};
+
+struct CompareResult {
+  CompareOptions options;
+  std::string base_name, new_name;        // file names (or any labels) for the header
+  nlohmann::json base_info, new_info;     // {"device", "tool", "created", "command"} of each report
+  std::vector<CompareRow> rows;           // matched rows, in the baseline's order
+  std::vector<LoneRow> missing;           // in the baseline only
+  std::vector<LoneRow> added;             // in the new run only
+  std::vector<std::string> warnings;      // device ignored, settings differ, duplicate rows
+  int count(Verdict v) const;
+  bool regressed() const;                 // any slower or worse row (or missing, with fail_on_missing)
+  int exit_code() const { return regressed() ? 1 : 0; }
+};
+
+// Verdict for one matched row whose medians and noises are known (the rule is in compare.cpp).
+Verdict timing_verdict(double base_ms, double new_ms, double base_noise, double new_noise,
+                       const CompareOptions& opt, double* change = nullptr, double* combined_noise = nullptr,
+                       double* limit = nullptr);
+// Rank of a status for "got worse": ok 3, unsupported 2, incorrect and failed (and anything else) 1.
+int status_rank(const std::string& status);
+
+// Compares two reports that already passed the schema check. Throws UsageError when either has no results
+// array, or when the device names (or backends) differ and !opt.ignore_device.
+CompareResult compare_reports(const nlohmann::json& base, const nlohmann::json& next, const CompareOptions& opt,
+                              const std::string& base_name = "base", const std::string& new_name = "new");
+
+// Renders a comparison as console | md | csv | json; throws UsageError for another format.
+std::string render_compare(const CompareResult& r, const std::string& format);
+nlohmann::json compare_to_json(const CompareResult& r);
+
+}  // namespace ab

@@ -1,0 +1,225 @@
+// Rendering a comparison: console table, markdown, CSV (one line per row, lone rows included) and JSON.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/errors.hpp"
+#include "report/cells.hpp"
+#include "report/compare.hpp"
+#include "report/report_view.hpp"
+
+namespace ab {
+
+using nlohmann::json;
+
+namespace {
+
+bool is_regression(const CompareRow& r) { return r.verdict == Verdict::slower || r.verdict == Verdict::worse; }
+
+std::string status_cell(const CompareRow& r) {
+  return r.base.status == r.next.status ? r.base.status : r.base.status + " -> " + r.next.status;
+}
+
+std::string summary_line(const CompareResult& c) {
+  return fmt::format("{} rows matched: {} slower, {} faster, {} same, {} ambiguous; status {} worse, {} better, "
+                     "{} changed; {} missing, {} new",
+                     c.rows.size(), c.count(Verdict::slower), c.count(Verdict::faster), c.count(Verdict::same),
+                     c.count(Verdict::ambiguous), c.count(Verdict::worse), c.count(Verdict::better),
+                     c.count(Verdict::changed), c.missing.size(), c.added.size());
+}
+
+std::string outcome_line(const CompareResult& c) {
+  return c.regressed() ? "REGRESSION (exit 1)" : "no regression (exit 0)";
+}
+
+std::string rule_line(const CompareResult& c) {
+  return fmt::format("threshold {}, noise factor k={:g}: slower/faster when |change| > max(threshold, "
+                     "k*sqrt(noise_base^2 + noise_new^2)); ambiguous when beyond the threshold but not the noise",
+                     cell_pct(c.options.threshold), c.options.noise_k);
+}
+
+std::string side_line(const std::string& name, const json& info) {
+  json report = info;  // device_line / tool_line read the same keys a report has
+  return fmt::format("{} | {} | {}", name, device_line(report), tool_line(report));
+}
+
+std::string lone_line(const LoneRow& l) {
+  return fmt::format("{}  {}  {}{}", l.label, l.strategy, l.status,
+                     std::isfinite(l.median_ms) ? " " + cell_ms(l.median_ms) + " ms" : "");
+}
+
+// At most kListMax lone rows are listed on the console; csv and json list them all.
+constexpr std::size_t kListMax = 20;
+
+std::string lone_list(const std::vector<LoneRow>& rows) {
+  std::string o;
+  for (std::size_t i = 0; i < rows.size() && i < kListMax; ++i) o += "  " + lone_line(rows[i]) + "\n";
+  if (rows.size() > kListMax) o += fmt::format("  ... and {} more (--format=csv or json lists them all)\n", rows.size() - kListMax);
+  return o;
+}
+
+std::string render_console(const CompareResult& c) {
+  std::string o;
+  o += "base: " + side_line(c.base_name, c.base_info) + "\n";
+  o += "new:  " + side_line(c.new_name, c.new_info) + "\n";
+  o += rule_line(c) + "\n";
+  for (const std::string& w : c.warnings) o += "warning: " + w + "\n";
+  std::size_t lw = 7, sw = 8, tw = 6;
+  for (const CompareRow& r : c.rows) {
+    lw = std::max(lw, r.label.size());
+    sw = std::max(sw, r.strategy.size());
+    tw = std::max(tw, status_cell(r).size());
+  }
+  sw += 2;
+  std::string header = fmt::format("{:<{}}  {:<{}} {:<{}} {:>10} {:>10} {:>8} {:>8}  {}", "problem", lw, "strategy",
+                                   sw, "status", tw, "base ms", "new ms", "change", "noise", "verdict");
+  o += "\n" + header + "\n" + std::string(header.size() + 6, '-') + "\n";
+  std::string prev_label;
+  for (const CompareRow& r : c.rows) {
+    if (!prev_label.empty() && r.label != prev_label) o += "\n";
+    std::string line = fmt::format("{:<{}}  {:<{}} {:<{}} {:>10} {:>10} {:>8} {:>8}  {}",
+                                   r.label == prev_label ? "" : r.label, lw,
+                                   (is_regression(r) ? "! " : "  ") + r.strategy, sw, status_cell(r), tw,
+                                   cell_ms(r.base.median_ms), cell_ms(r.next.median_ms), cell_signed_pct(r.change),
+                                   std::isfinite(r.noise) ? "±" + cell_pct(c.options.noise_k * r.noise) : "-",
+                                   verdict_name(r.verdict));
+    o += line + "\n";
+    prev_label = r.label;
+  }
+  std::vector<const CompareRow*> changed;
+  for (const CompareRow& r : c.rows)
+    if (r.base.status != r.next.status) changed.push_back(&r);
+  if (!changed.empty()) {
+    o += fmt::format("\nstatus changes ({}):\n", changed.size());
+    for (const CompareRow* r : changed)
+      o += fmt::format("  {:<7} {}  {}: {} -> {}{}\n", verdict_name(r->verdict), r->label, r->strategy, r->base.status,
+                       r->next.status, r->next.reason.empty() ? "" : " (" + r->next.reason + ")");
+  }
+  if (!c.missing.empty()) {
+    o += fmt::format("\nmissing from the new run ({}):\n", c.missing.size()) + lone_list(c.missing);
+  }
+  if (!c.added.empty()) {
+    o += fmt::format("\nnew in the new run ({}):\n", c.added.size()) + lone_list(c.added);
+  }
+  o += "\n! marks a regression; change = (new - base) / base of the median time; noise = k*sqrt(noise_base^2 + "
+       "noise_new^2)\n";
+  o += summary_line(c) + "\n" + outcome_line(c) + "\n";
+  return o;
+}
+
+std::string render_markdown(const CompareResult& c) {
+  std::string o = fmt::format("### attnbench compare: {}\n\n", c.regressed() ? "**REGRESSION**" : "no regression");
+  o += "- base: " + md_escape(side_line(c.base_name, c.base_info)) + "\n";
+  o += "- new: " + md_escape(side_line(c.new_name, c.new_info)) + "\n";
+  o += "- " + md_escape(rule_line(c)) + "\n";
+  o += "- " + summary_line(c) + "\n";
+  for (const std::string& w : c.warnings) o += "\n> warning: " + md_escape(w) + "\n";
+  o += "\n| problem | strategy | status | base ms | new ms | change | noise | verdict |\n";
+  o += "|---|---|---|--:|--:|--:|--:|---|\n";
+  std::string prev_label;
+  for (const CompareRow& r : c.rows) {
+    bool bad = is_regression(r);
+    auto b = [&](const std::string& s) { return bad ? "**" + s + "**" : s; };
+    o += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                     r.label == prev_label ? "" : md_escape(r.label), b(md_escape(r.strategy)),
+                     md_escape(status_cell(r)), cell_ms(r.base.median_ms), cell_ms(r.next.median_ms),
+                     b(cell_signed_pct(r.change)),
+                     std::isfinite(r.noise) ? "±" + cell_pct(c.options.noise_k * r.noise) : "-",
+                     b(verdict_name(r.verdict)));
+    prev_label = r.label;
+  }
+  for (const CompareRow& r : c.rows)
+    if (r.base.status != r.next.status && !r.next.reason.empty())
+      o += fmt::format("\n- {} {}: {} -> {}: {}", md_escape(r.label), md_escape(r.strategy), r.base.status,
+                       r.next.status, md_escape(r.next.reason));
+  if (!c.missing.empty()) {
+    o += fmt::format("\n\n**Missing from the new run ({}):**\n", c.missing.size());
+    for (const LoneRow& l : c.missing) o += "- " + md_escape(lone_line(l)) + "\n";
+  }
+  if (!c.added.empty()) {
+    o += fmt::format("\n\n**New in the new run ({}):**\n", c.added.size());
+    for (const LoneRow& l : c.added) o += "- " + md_escape(lone_line(l)) + "\n";
+  }
+  return o + "\n";
+}
+
+std::string problem_csv(const json& p) {
+  std::string s;
+  for (const char* f : {"batch", "heads", "seq_len", "head_dim", "pages", "page_size"}) {
+    std::int64_t v = json_int(p, f);
+    s += (v >= 0 ? std::to_string(v) : std::string()) + ",";
+  }
+  s += csv_field(json_str(p, "kv_layout")) + "," + csv_field(json_str(p, "dtype")) + ",";
+  return s + (p.is_object() && p.value("causal", false) ? "true" : "false");
+}
+
+std::string render_csv(const CompareResult& c) {
+  std::string o = "batch,heads,seq_len,head_dim,pages,page_size,kv_layout,dtype,causal,strategy,base_status,"
+                  "new_status,base_ms,new_ms,change,base_noise,new_noise,limit,verdict,reason\n";
+  for (const CompareRow& r : c.rows)
+    o += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", problem_csv(r.problem), csv_field(r.strategy),
+                     csv_field(r.base.status), csv_field(r.next.status), csv_num(r.base.median_ms),
+                     csv_num(r.next.median_ms), csv_num(r.change), csv_num(r.base.noise), csv_num(r.next.noise),
+                     csv_num(r.limit), verdict_name(r.verdict), csv_field(r.next.reason));
+  for (const LoneRow& l : c.missing)
+    o += fmt::format("{},{},{},,{},,,,,,missing,\n", problem_csv(l.problem), csv_field(l.strategy),
+                     csv_field(l.status), csv_num(l.median_ms));
+  for (const LoneRow& l : c.added)
+    o += fmt::format("{},{},,{},,{},,,,,new,\n", problem_csv(l.problem), csv_field(l.strategy), csv_field(l.status),
+                     csv_num(l.median_ms));
+  return o;
+}
+
+json num_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json lone_json(const LoneRow& l) {
+  return {{"problem", l.problem}, {"strategy", l.strategy}, {"status", l.status}, {"median_ms", num_or_null(l.median_ms)}};
+}
+
+}  // namespace
+
+json compare_to_json(const CompareResult& c) {
+  json rows = json::array(), missing = json::array(), added = json::array();
+  for (const CompareRow& r : c.rows) {
+    auto side = [](const CompareSide& s) {
+      return json{{"status", s.status}, {"reason", s.reason}, {"median_ms", num_or_null(s.median_ms)},
+                  {"noise", num_or_null(s.noise)}};
+    };
+    rows.push_back({{"problem", r.problem}, {"strategy", r.strategy}, {"base", side(r.base)}, {"new", side(r.next)},
+                    {"change", num_or_null(r.change)}, {"combined_noise", num_or_null(r.noise)},
+                    {"limit", num_or_null(r.limit)}, {"verdict", verdict_name(r.verdict)}});
+  }
+  for (const LoneRow& l : c.missing) missing.push_back(lone_json(l));
+  for (const LoneRow& l : c.added) added.push_back(lone_json(l));
+  json counts = json::object();
+  for (Verdict v : {Verdict::faster, Verdict::slower, Verdict::same, Verdict::ambiguous, Verdict::worse,
+                    Verdict::better, Verdict::changed, Verdict::not_applicable})
+    counts[verdict_name(v)] = c.count(v);
+  counts["missing"] = c.missing.size();
+  counts["new"] = c.added.size();
+  return {{"schema", "attnbench.compare/1"},
+          {"base", {{"file", c.base_name}, {"info", c.base_info}}},
+          {"new", {{"file", c.new_name}, {"info", c.new_info}}},
+          {"threshold", c.options.threshold},
+          {"noise_k", c.options.noise_k},
+          {"fail_on_missing", c.options.fail_on_missing},
+          {"rule", "slower/faster when |change| > max(threshold, noise_k*sqrt(noise_base^2+noise_new^2)); same when "
+                   "|change| <= threshold; ambiguous otherwise"},
+          {"warnings", c.warnings},
+          {"rows", rows},
+          {"missing", missing},
+          {"new_rows", added},
+          {"counts", counts},
+          {"regressed", c.regressed()},
+          {"exit_code", c.exit_code()}};
+}
+
+std::string render_compare(const CompareResult& c, const std::string& format) {
+  if (format == "console") return render_console(c);
+  if (format == "md" || format == "markdown") return render_markdown(c);
+  if (format == "csv") return render_csv(c);
+  if (format == "json") return compare_to_json(c).dump(2) + "\n";
+  throw UsageError(fmt::format("--format: '{}' is not one of console, md, csv, json", format));
+}
+
+}  // namespace ab

@@ -1,0 +1,49 @@
+// The markdown printer: a heading with the device, the run's settings, and one GitHub table (fastest in bold).
+#include <fmt/format.h>
+
+#include "report/cells.hpp"
+#include "report/printers.hpp"
+
+namespace ab {
+
+void MarkdownPrinter::do_begin(const nlohmann::json& report, const std::vector<ProblemGroup>& groups) {
+  (void)groups;
+  out_ += fmt::format("### attnbench on {}\n\n", md_escape(device_line(report)));
+  out_ += md_escape(tool_line(report));
+  std::string settings = settings_line(report);
+  if (!settings.empty()) out_ += "; " + md_escape(settings);
+  out_ += "\n";
+  std::string command = json_str(report, "command");
+  if (!command.empty()) out_ += fmt::format("\n`{}`\n", command);
+  if (report.contains("warnings") && report["warnings"].is_array())
+    for (const auto& w : report["warnings"])
+      if (w.is_string()) warnings_.push_back(w.get<std::string>());
+  out_ += "\n| problem | strategy | status | median ms | noise | vs best | TFLOP/s | GB/s | launches | rel-err |\n";
+  out_ += "|---|---|---|--:|--:|--:|--:|--:|--:|--:|\n";
+}
+
+void MarkdownPrinter::do_row(const ProblemGroup& group, const RowView& r) {
+  bool first = &r == &group.rows.front();
+  bool fastest = group.fastest >= 0 && &r == &group.rows[group.fastest];
+  auto bold = [&](const std::string& s) { return fastest ? "**" + s + "**" : s; };
+  std::string status = r.ok() ? "ok" : r.status + ": " + md_escape(cell_reason(r));
+  std::string label = first ? "**" + md_escape(group.label) + "**" : "";
+  if (r.timed()) {
+    out_ += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", label, bold(md_escape(r.strategy)),
+                        status, bold(cell_ms(r.median_ms)), cell_pct(r.noise),
+                        bold(cell_ratio(r.median_ms / group.best_ms())), cell_rate(r.tflops), cell_rate(r.gbps),
+                        cell_launches(r), cell_rel_err(r));
+  } else {
+    out_ += fmt::format("| {} | {} | {} | - | - | - | - | - | {} | {} |\n", label, md_escape(r.strategy), status,
+                        cell_launches(r), cell_rel_err(r));
+  }
+}
+
+void MarkdownPrinter::do_end() {
+  out_ += "\n**Bold**: fastest ok row of its problem. *vs best* = median / fastest median; *noise* = stdev / mean; "
+          "*launches* = measured/expected kernels per forward (! mismatch, ? not measured); *rel-err* = relative "
+          "L2 error against the reference (! failed).\n";
+  for (const std::string& w : warnings_) out_ += "\n> warning: " + md_escape(w) + "\n";
+}
+
+}  // namespace ab

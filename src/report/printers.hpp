@@ -1,0 +1,77 @@
+// Human-readable renderings of an attnbench.report/1 document: an nvbench-style Printer base class with
+// do_* hooks and three printers (console table, markdown, CSV), plus two free entry points.
+#pragma once
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report/report_view.hpp"
+
+namespace ab {
+
+// Drives a report through the hooks: do_begin once (with every group, for column widths), do_group once per problem (rows grouped by problem in
+// first-seen order), do_row once per row of that group, do_end once. Output is appended to a string.
+class Printer {
+ public:
+  virtual ~Printer() = default;
+  std::string print(const nlohmann::json& report);
+
+ protected:
+  virtual void do_begin(const nlohmann::json& report, const std::vector<ProblemGroup>& groups) = 0;
+  virtual void do_group(const ProblemGroup& group) { (void)group; }
+  virtual void do_row(const ProblemGroup& group, const RowView& row) = 0;
+  virtual void do_end() = 0;
+  std::string out_;
+};
+
+// Aligned fixed-width table for a terminal (fmt). One block per problem; '*' marks the fastest ok row.
+class ConsolePrinter : public Printer {
+ public:
+  // `show_warnings`: list report["warnings"] under the table (off when the run already printed them).
+  explicit ConsolePrinter(bool show_warnings = true) : show_warnings_(show_warnings) {}
+
+ protected:
+  void do_begin(const nlohmann::json& report, const std::vector<ProblemGroup>& groups) override;
+  void do_group(const ProblemGroup& group) override;
+  void do_row(const ProblemGroup& group, const RowView& row) override;
+  void do_end() override;
+
+ private:
+  std::size_t label_width_ = 0, strategy_width_ = 0;
+  std::vector<std::string> warnings_;
+  bool show_warnings_ = true, first_group_ = true, any_peer_ = false;
+};
+
+// GitHub-flavoured markdown, for a PR or a wiki: a header with the device and one table.
+class MarkdownPrinter : public Printer {
+ protected:
+  void do_begin(const nlohmann::json& report, const std::vector<ProblemGroup>& groups) override;
+  void do_row(const ProblemGroup& group, const RowView& row) override;
+  void do_end() override;
+
+ private:
+  std::vector<std::string> warnings_;
+};
+
+// RFC 4180 CSV: a header line, then one line per row with every problem field in its own column.
+class CsvPrinter : public Printer {
+ protected:
+  void do_begin(const nlohmann::json& report, const std::vector<ProblemGroup>& groups) override;
+  void do_row(const ProblemGroup& group, const RowView& row) override;
+  void do_end() override {}
+
+ private:
+  std::string device_;
+};
+
+// Makes the printer for "console", "md" (or "markdown") or "csv"; throws UsageError for anything else.
+std::unique_ptr<Printer> make_printer(const std::string& format);
+// Renders `report` in `format` (console | md | csv); throws UsageError for an unknown format.
+std::string render_report(const nlohmann::json& report, const std::string& format);
+// The console table, written to `out` (what `attnbench run` prints after a run).
+void print_console_table(const nlohmann::json& report, std::FILE* out);
+
+}  // namespace ab

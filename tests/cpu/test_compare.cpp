@@ -1,0 +1,178 @@
+// Unit tests of the compare logic on documents built here in the documented attnbench.report/1 schema:
+// the verdict rule at its edges, status ranking, lone rows, device checks, regression decision.
+#include "report/compare.hpp"
+
+#include "core/errors.hpp"
+#include "testing.hpp"
+
+using nlohmann::json;
+using namespace ab;
+
+static json problem(int seq_len, bool causal = false) {
+  return {{"batch", 2},          {"heads", 4},         {"seq_len", seq_len}, {"head_dim", 64},
+          {"pages", 1},          {"page_size", seq_len}, {"pages_requested", 1}, {"kv_layout", "contiguous"},
+          {"dtype", "fp16"},     {"causal", causal}};
+}
+
+static json row(int seq_len, const std::string& strategy, double median, double noise, const std::string& status = "ok") {
+  json r = {{"problem", problem(seq_len)}, {"strategy", strategy}, {"status", status}, {"reason", ""}};
+  if (status == "ok") r["time_ms"] = {{"median", median}, {"mean", median}, {"noise", noise}, {"samples", 50}};
+  else r["reason"] = "because";
+  return r;
+}
+
+static json report(const std::string& device, json rows) {
+  return {{"schema", "attnbench.report/1"},
+          {"tool", {{"name", "attnbench"}, {"version", "0.1.0"}, {"git", "abc"}}},
+          {"device", {{"backend", "cuda"}, {"name", device}}},
+          {"settings", {{"hot", false}, {"timer", "events"}}},
+          {"results", rows}};
+}
+
+static Verdict verdict(double base, double next, double na, double nb, double threshold = 0.05, double k = 2) {
+  CompareOptions o;
+  o.threshold = threshold;
+  o.noise_k = k;
+  return timing_verdict(base, next, na, nb, o);
+}
+
+TEST(verdict_rule_edges) {
+  CHECK(verdict(1.0, 1.04, 0.001, 0.001) == Verdict::same);       // within threshold, certain: still same
+  CHECK(verdict(1.0, 1.10, 0.001, 0.001) == Verdict::slower);     // beyond both
+  CHECK(verdict(1.0, 0.90, 0.001, 0.001) == Verdict::faster);
+  CHECK(verdict(1.0, 1.10, 0.04, 0.04) == Verdict::ambiguous);    // 10% < 2*sqrt(2)*4% = 11.3%
+  CHECK(verdict(1.0, 1.12, 0.04, 0.04) == Verdict::slower);       // 12% > 11.3%
+  CHECK(verdict(1.0, 0.85, 0.10, 0.00) == Verdict::ambiguous);    // -15% inside 2*10%
+  CHECK(verdict(1.0, 1.03, 0.0, 0.0, 0.02) == Verdict::slower);   // --threshold=2%
+  CHECK(verdict(1.0, 1.10, NAN, NAN) == Verdict::slower);         // missing noise counts as 0
+  CHECK(verdict(1.0, 1.10, 0.04, 0.04, 0.05, 1.0) == Verdict::slower);  // k=1: 10% > 5.7%
+  double change = 0, noise = 0, limit = 0;
+  CompareOptions o;
+  timing_verdict(2.0, 2.5, 0.03, 0.04, o, &change, &noise, &limit);
+  CHECK_NEAR(change, 0.25, 1e-12);
+  CHECK_NEAR(noise, 0.05, 1e-12);
+  CHECK_NEAR(limit, 0.10, 1e-12);
+}
+
+TEST(status_ranks) {
+  CHECK(status_rank("ok") > status_rank("unsupported"));
+  CHECK(status_rank("unsupported") > status_rank("incorrect"));
+  CHECK_EQ(status_rank("incorrect"), status_rank("failed"));
+}
+
+TEST(matches_rows_and_decides) {
+  json base = report("H200", {row(512, "fused", 1.0, 0.01), row(512, "nested", 5.0, 0.01), row(1024, "fused", 2.0, 0.01),
+                              row(1024, "nested", 9.0, 0.01, "failed"), row(2048, "fused", 3.0, 0.01)});
+  json next = report("H200", {row(1024, "fused", 2.01, 0.01), row(512, "nested", 5.0, 0.01), row(512, "fused", 1.3, 0.01),
+                              row(1024, "nested", 8.0, 0.01), row(4096, "fused", 4.0, 0.01)});
+  next["results"][0]["problem"]["pages_requested"] = 0;  // spelled as page_size: still the same problem
+  CompareResult c = compare_reports(base, next, CompareOptions{});
+  REQUIRE(c.rows.size() == 4u);
+  CHECK_EQ(c.rows[0].strategy, std::string("fused"));
+  CHECK(c.rows[0].verdict == Verdict::slower);  // 512 fused +30%
+  CHECK(c.rows[1].verdict == Verdict::same);
+  CHECK(c.rows[2].verdict == Verdict::same);    // 1024 fused +0.5%
+  CHECK(c.rows[3].verdict == Verdict::better);  // failed -> ok
+  REQUIRE(c.missing.size() == 1u);
+  CHECK_EQ(c.missing[0].label, std::string("B=2 H=4 S=2048 D=64 P=1 contiguous fp16"));
+  REQUIRE(c.added.size() == 1u);
+  CHECK_EQ(c.added[0].problem["seq_len"].get<int>(), 4096);
+  CHECK(c.regressed());
+  CHECK_EQ(c.exit_code(), 1);
+  json j = compare_to_json(c);
+  CHECK_EQ(j["counts"]["slower"].get<int>(), 1);
+  CHECK_EQ(j["counts"]["missing"].get<int>(), 1);
+  CHECK_EQ(j["exit_code"].get<int>(), 1);
+}
+
+TEST(status_worse_is_a_regression_without_any_time) {
+  json base = report("H200", {row(512, "fused", 1.0, 0.01)});
+  json next = report("H200", {row(512, "fused", 0, 0, "incorrect")});
+  CompareResult c = compare_reports(base, next, CompareOptions{});
+  REQUIRE(c.rows.size() == 1u);
+  CHECK(c.rows[0].verdict == Verdict::worse);
+  CHECK_EQ(c.exit_code(), 1);
+  std::string text = render_compare(c, "console");
+  CHECK(text.find("ok -> incorrect") != std::string::npos);
+  CHECK(text.find("REGRESSION") != std::string::npos);
+  // ok -> unsupported is a coverage regression too; incorrect -> failed is a change, not worse.
+  next["results"][0]["status"] = "unsupported";
+  CHECK_EQ(compare_reports(base, next, CompareOptions{}).exit_code(), 1);
+  json b2 = report("H200", {row(512, "fused", 0, 0, "incorrect")});
+  json n2 = report("H200", {row(512, "fused", 0, 0, "failed")});
+  CompareResult c2 = compare_reports(b2, n2, CompareOptions{});
+  CHECK(c2.rows[0].verdict == Verdict::changed);
+  CHECK_EQ(c2.exit_code(), 0);
+}
+
+TEST(noise_never_fails_the_gate) {
+  json base = report("H200", {row(512, "fused", 1.0, 0.3)});
+  json next = report("H200", {row(512, "fused", 1.5, 0.3)});
+  CompareResult c = compare_reports(base, next, CompareOptions{});
+  CHECK(c.rows[0].verdict == Verdict::ambiguous);
+  CHECK_EQ(c.exit_code(), 0);
+}
+
+TEST(missing_rows_fail_only_when_asked) {
+  json base = report("H200", {row(512, "fused", 1.0, 0.01), row(512, "nested", 2.0, 0.01)});
+  json next = report("H200", {row(512, "fused", 1.0, 0.01)});
+  CompareOptions o;
+  CHECK_EQ(compare_reports(base, next, o).exit_code(), 0);
+  o.fail_on_missing = true;
+  CHECK_EQ(compare_reports(base, next, o).exit_code(), 1);
+}
+
+TEST(device_mismatch_is_unusable_unless_ignored) {
+  json base = report("NVIDIA H200", {row(512, "fused", 1.0, 0.01)});
+  json next = report("NVIDIA H100 80GB HBM3", {row(512, "fused", 1.0, 0.01)});
+  CHECK_THROWS(compare_reports(base, next, CompareOptions{}));
+  CompareOptions o;
+  o.ignore_device = true;
+  CompareResult c = compare_reports(base, next, o);
+  CHECK_EQ(c.exit_code(), 0);
+  CHECK(!c.warnings.empty());
+  json cpu = report("NVIDIA H200", {row(512, "fused", 1.0, 0.01)});
+  cpu["device"]["backend"] = "cpu";
+  CHECK_THROWS(compare_reports(base, cpu, CompareOptions{}));
+}
+
+TEST(no_results_is_unusable) {
+  json base = report("H200", {row(512, "fused", 1.0, 0.01)});
+  json next = base;
+  next.erase("results");
+  bool usage = false;
+  try {
+    compare_reports(base, next, CompareOptions{});
+  } catch (const UsageError&) {
+    usage = true;
+  }
+  CHECK(usage);
+}
+
+TEST(duplicate_rows_warn_and_keep_the_first) {
+  json base = report("H200", {row(512, "fused", 1.0, 0.01), row(512, "fused", 9.0, 0.01)});
+  json next = report("H200", {row(512, "fused", 1.0, 0.01)});
+  CompareResult c = compare_reports(base, next, CompareOptions{});
+  REQUIRE(c.rows.size() == 1u);
+  CHECK(c.rows[0].verdict == Verdict::same);
+  CHECK(!c.warnings.empty());
+}
+
+TEST(renders_every_format) {
+  json base = report("H200", {row(512, "fused", 1.0, 0.01), row(512, "peer:torch-flash", 1.2, 0.01)});
+  json next = report("H200", {row(512, "fused", 1.2, 0.01), row(1024, "fused", 1.2, 0.01)});
+  CompareResult c = compare_reports(base, next, CompareOptions{});
+  std::string md = render_compare(c, "md");
+  CHECK(md.find("| problem | strategy |") != std::string::npos);
+  CHECK(md.find("**slower**") != std::string::npos);
+  std::string csv = render_compare(c, "csv");
+  CHECK(csv.find(",slower,") != std::string::npos);
+  CHECK(csv.find(",missing,") != std::string::npos);
+  CHECK(csv.find(",new,") != std::string::npos);
+  json j = json::parse(render_compare(c, "json"));
+  CHECK_EQ(j["schema"].get<std::string>(), std::string("attnbench.compare/1"));
+  CHECK_EQ(j["rows"].size(), 1u);
+  CHECK_THROWS(render_compare(c, "html"));
+}
+
+TEST_MAIN()

@@ -1,0 +1,133 @@
+// Unit tests of the report printers on a document built here: grouping, the fastest mark, reasons of
+// rows that did not run, launch mismatches, markdown and CSV escaping, unknown formats.
+#include "report/printers.hpp"
+
+#include <sstream>
+
+#include "testing.hpp"
+
+using nlohmann::json;
+using namespace ab;
+
+static json row(int seq_len, const std::string& strategy, const std::string& status, double median, std::string reason = "") {
+  json r = {{"problem", {{"batch", 32}, {"heads", 12}, {"seq_len", seq_len}, {"head_dim", 64}, {"pages", 1},
+                         {"page_size", seq_len}, {"kv_layout", "contiguous"}, {"dtype", "fp16"}, {"causal", false}}},
+            {"strategy", strategy}, {"status", status}, {"reason", reason}};
+  if (median > 0) {
+    r["time_ms"] = {{"median", median}, {"mean", median}, {"min", median}, {"max", median}, {"stdev", 0.0},
+                    {"noise", 0.012}, {"samples", 40}};
+    r["tflops"] = 12.0 / median;
+    r["gbps"] = 400.0;
+  }
+  r["launches"] = {{"expected", {{"gemm", 2}, {"kernels", 2}, {"total", 4}}}, {"measured", {{"kernels", 4}}}};
+  r["verify"] = {{"rel_l2_err", 0.0009}, {"passed", true}, {"tolerance", 0.005}};
+  return r;
+}
+
+static json sample_report() {
+  json rows = {row(512, "head_batched", "ok", 0.31), row(512, "fused", "ok", 0.086),
+               row(512, "nested", "unsupported", 0, "head_dim 64 needs | pages, \"quoted\""),
+               row(512, "peer:torch-flash", "ok", 0.118), row(1024, "head_batched", "ok", 1.2),
+               row(1024, "fused", "failed", 0, "CUDA error: illegal address")};
+  rows[4]["launches"]["measured"]["kernels"] = 5;  // a contract mismatch
+  rows[4]["verify"]["passed"] = false;
+  return {{"schema", "attnbench.report/1"},
+          {"tool", {{"name", "attnbench"}, {"version", "0.1.0"}, {"git", "abc1234"}}},
+          {"command", "attnbench --seq_len=512,1024"},
+          {"device", {{"backend", "cuda"}, {"name", "NVIDIA H200"}, {"cc", "9.0"}, {"sm_count", 132}}},
+          {"settings", {{"hot", false}, {"timer", "events"}, {"warmup", 3}, {"min_samples", 10}, {"max_noise", 0.02}}},
+          {"warnings", {"clock throttled"}},
+          {"results", rows}};
+}
+
+static std::vector<std::string> lines(const std::string& s) {
+  std::vector<std::string> v;
+  std::stringstream ss(s);
+  for (std::string l; std::getline(ss, l);) v.push_back(l);
+  return v;
+}
+
+static std::string line_with(const std::string& text, const std::string& needle) {
+  for (const auto& l : lines(text))
+    if (l.find(needle) != std::string::npos) return l;
+  return "";
+}
+
+TEST(console_groups_marks_and_explains) {
+  std::string t = render_report(sample_report(), "console");
+  CHECK(t.find("NVIDIA H200") != std::string::npos);
+  CHECK(line_with(t, " fused ").find("* fused") != std::string::npos);             // fastest of S=512
+  CHECK(line_with(t, "peer:torch-flash").find("* ") == std::string::npos);
+  CHECK(line_with(t, "peer:torch-flash").find("1.37x") != std::string::npos);      // 0.118 / 0.086
+  CHECK(line_with(t, "nested").find("head_dim 64 needs") != std::string::npos);    // reason shown
+  CHECK(line_with(t, "illegal address").find("failed") != std::string::npos);
+  CHECK(line_with(t, "S=1024").find("* head_batched") != std::string::npos);      // the only ok row
+  CHECK(line_with(t, "S=1024").find("5/4!") != std::string::npos);                // mismatch marked
+  CHECK(line_with(t, "S=1024").find("9.0e-04!") != std::string::npos);            // failed verify marked
+  CHECK(t.find("warning: clock throttled") != std::string::npos);
+  // The problem label appears once per group, and every data line of a table is equally aligned.
+  int labels = 0;
+  for (const auto& l : lines(t)) labels += l.rfind("B=32 H=12 S=512", 0) == 0;
+  CHECK_EQ(labels, 1);
+  CHECK_EQ(line_with(t, "head_batched").find("ok"), line_with(t, "peer:torch-flash").find("ok"));
+}
+
+TEST(print_console_table_omits_warnings) {
+  std::FILE* f = std::tmpfile();
+  REQUIRE(f != nullptr);
+  print_console_table(sample_report(), f);
+  std::rewind(f);
+  std::string s;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) s.append(buf, n);
+  std::fclose(f);
+  CHECK(s.find("* fused") != std::string::npos);
+  CHECK(s.find("clock throttled") == std::string::npos);
+}
+
+TEST(markdown_is_one_table_with_escaped_cells) {
+  std::string t = render_report(sample_report(), "md");
+  CHECK(t.find("### attnbench on NVIDIA H200") != std::string::npos);
+  CHECK(t.find("|---|---|---|--:|") != std::string::npos);
+  CHECK(t.find("**fused**") != std::string::npos);
+  CHECK(t.find("needs \\| pages") != std::string::npos);
+  // Every table line has the same number of unescaped pipes.
+  int want = -1;
+  for (const auto& l : lines(t)) {
+    if (l.empty() || l[0] != '|') continue;
+    int n = 0;
+    for (std::size_t i = 0; i < l.size(); ++i) n += l[i] == '|' && (i == 0 || l[i - 1] != '\\');
+    if (want < 0) want = n;
+    CHECK_EQ(n, want);
+  }
+  CHECK_EQ(want, 11);
+}
+
+TEST(csv_has_one_line_per_row_and_quotes) {
+  std::string t = render_report(sample_report(), "csv");
+  auto ls = lines(t);
+  REQUIRE(ls.size() == 7u);
+  CHECK(ls[0].rfind("batch,heads,seq_len,", 0) == 0);
+  CHECK(t.find("\"head_dim 64 needs | pages, \"\"quoted\"\"\"") != std::string::npos);
+  CHECK(line_with(t, ",fused,ok,").find(",true,") != std::string::npos);  // fastest column
+  CHECK(line_with(t, ",fused,ok,").find(",0.086,") != std::string::npos);
+}
+
+TEST(unknown_format_and_bad_document_throw) {
+  CHECK_THROWS(render_report(sample_report(), "html"));
+  json bad = sample_report();
+  bad["results"] = "nope";
+  CHECK_THROWS(render_report(bad, "console"));
+}
+
+TEST(tolerates_sparse_peer_rows) {
+  json r = sample_report();
+  r["results"] = json::array({{{"problem", {{"batch", 1}, {"seq_len", 64}}}, {"strategy", "peer:torch-cudnn"},
+                               {"status", "ok"}, {"time_ms", {{"median", 0.5}}}}});
+  for (const char* f : {"console", "md", "csv"}) {
+    std::string t = render_report(r, f);
+    CHECK(t.find("peer:torch-cudnn") != std::string::npos);
+  }
+}
+
+TEST_MAIN()
