@@ -20,7 +20,7 @@ struct MeasureSettings {
   int warmup = 3;              // untimed forwards first
   int min_samples = 10;        // at least this many samples
   int max_samples = 100000;    // never more than this many
-  double max_noise = 0.02;     // stop once relative noise (stdev/mean... see stats.hpp) is at or under this
+  double max_noise = 0.02;     // stop once relative noise (Stats::noise, stdev/mean) is at or under this
   double max_time_s = 3.0;     // per point, wall clock, after warm-up
   bool hot = false;            // false: flush L2 before every sample, outside the timed region
   TimerKind timer = TimerKind::events;
@@ -30,17 +30,29 @@ struct MeasureSettings {
 
 struct Stats {
   double median = 0, mean = 0, min = 0, max = 0, stdev = 0;
-  double noise = 0;  // relative noise, stdev / mean
+  // Relative noise: sample stdev / mean of the series (the coefficient of variation; nvbench's "Noise"
+  // column). A dispersion of the samples, not a standard error: it does not shrink as samples are added,
+  // so a genuinely noisy forward never meets max_noise and runs to max_time. 0 with fewer than 2 samples
+  // or a zero mean.
+  double noise = 0;
   std::int64_t samples = 0;
   nlohmann::json to_json() const;
 };
 
-// Pure statistics over a series of times (ms). Empty input gives all zeros.
+// Pure statistics over a series of times (ms). Empty input gives all zeros. median: the middle element,
+// or the mean of the two middle ones for an even count; stdev: sample standard deviation (n-1), 0 for n < 2.
 Stats compute_stats(const std::vector<double>& xs);
+
+// Throws UsageError when settings cannot run: warmup < 0, min_samples < 1, max_samples < 1, max_noise < 0
+// or not finite, max_time_s <= 0 or not finite. min_samples > max_samples is allowed (max_samples caps).
+void validate_measure_settings(const MeasureSettings& s);
 
 struct Measurement {
   Stats gpu;                  // device time per forward (ms)
-  Stats host;                 // host wall time per forward (ms): launch/enqueue cost, see measure.cpp
+  // Host wall time per sample (ms), steady_clock around the one call that enqueues the timed work
+  // (forward() for events and cupti, replay() for graph), with no synchronize inside it: the launch/enqueue
+  // cost. For a launch-bound forward host ~= gpu; for a GPU-bound one host << gpu. See timing_loop.cpp.
+  Stats host;
   std::string timer;          // the timer that actually ran
   std::string stop_reason;    // "noise", "max_time", "max_samples"
   std::vector<double> samples;  // every GPU sample when keep_samples
@@ -48,7 +60,18 @@ struct Measurement {
   std::vector<std::string> warnings;
 };
 
-// Time `forward` on `backend`. Throws BackendError on device failures.
+// Time `forward` on `backend`. Throws BackendError on device failures, UsageError on invalid settings.
+// Prints nothing: the caller shows Measurement::warnings (Progress::message keeps the progress line intact).
 Measurement measure_forward(Backend& backend, const std::function<void()>& forward, const MeasureSettings& s);
+
+// A monotonic clock in seconds. measure_forward above uses std::chrono::steady_clock; tests pass a scripted
+// one. It times host_ms and the max_time budget.
+using MonotonicClock = std::function<double()>;
+Measurement measure_forward(Backend& backend, const std::function<void()>& forward, const MeasureSettings& s,
+                            const MonotonicClock& clock);
+
+// The result-row fields of docs/report-format.md: time_ms, host_ms, timer, stop_reason, sm_clock_mhz, and
+// samples_ms when samples were kept. Warnings are not included (they go to the report's "warnings").
+nlohmann::json measurement_to_json(const Measurement& m);
 
 }  // namespace ab

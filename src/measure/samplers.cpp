@@ -1,0 +1,143 @@
+// The events, graph and cupti samplers, and the choice between them with fallback to events.
+#include "measure/samplers.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/errors.hpp"
+
+namespace ab {
+
+namespace {
+
+double checked_ms(double ms, const char* what) {
+  if (!std::isfinite(ms) || ms < 0) throw BackendError(fmt::format("{} timer returned {} ms", what, ms));
+  return ms;
+}
+
+// The DeviceTimer (CUDA events) around one call: forward() or a graph replay().
+class TimerSampler : public Sampler {
+ public:
+  TimerSampler(TimerKind kind, Backend& b, std::function<void()> call, const MonotonicClock& clock)
+      : kind_(kind), timer_(b.make_timer()), call_(std::move(call)), clock_(clock) {}
+  TimerKind kind() const override { return kind_; }
+  Sample take(const std::function<void()>& while_running) override {
+    Sample s;
+    timer_->start();
+    double t0 = clock_();
+    call_();
+    double t1 = clock_();
+    timer_->stop();
+    s.host_ms = (t1 - t0) * 1e3;
+    if (while_running) while_running();
+    s.gpu_ms = checked_ms(timer_->elapsed_ms(), timer_kind_name(kind_));
+    return s;
+  }
+
+ private:
+  TimerKind kind_;
+  std::unique_ptr<DeviceTimer> timer_;
+  std::function<void()> call_;
+  const MonotonicClock& clock_;
+};
+
+// Sum of the kernels' durations from the launch counter (CUPTI activity records).
+class CuptiSampler : public Sampler {
+ public:
+  CuptiSampler(Backend& b, const std::function<void()>& forward, const MonotonicClock& clock)
+      : b_(b), forward_(forward), clock_(clock) {}
+  TimerKind kind() const override { return TimerKind::cupti; }
+  Sample take(const std::function<void()>& while_running) override {
+    Sample s;
+    b_.begin_launch_count();
+    LaunchRecord rec;
+    try {
+      double t0 = clock_();
+      forward_();
+      double t1 = clock_();
+      s.host_ms = (t1 - t0) * 1e3;
+      if (while_running) while_running();
+    } catch (...) {
+      try {
+        b_.end_launch_count();
+      } catch (...) {
+      }
+      throw;
+    }
+    rec = b_.end_launch_count();
+    if (!(rec.kernel_time_ms > 0))
+      throw BackendError(fmt::format("cupti timer: no kernel time for a sample (record source '{}')", rec.source));
+    s.gpu_ms = checked_ms(rec.kernel_time_ms, "cupti");
+    return s;
+  }
+
+ private:
+  Backend& b_;
+  const std::function<void()>& forward_;
+  const MonotonicClock& clock_;
+};
+
+std::unique_ptr<Sampler> events_sampler(Backend& b, const std::function<void()>& forward, const MonotonicClock& clock) {
+  return std::make_unique<TimerSampler>(TimerKind::events, b, [&forward] { forward(); }, clock);
+}
+
+std::unique_ptr<Sampler> graph_sampler(Backend& b, const std::function<void()>& forward, const MeasureSettings& s,
+                                       const MonotonicClock& clock, std::vector<std::string>& warnings) {
+  const char* backend_name = backend_kind_name(b.kind());
+  if (s.warmup == 0) {
+    forward();
+    b.synchronize();
+  }
+  std::shared_ptr<CapturedForward> graph;
+  std::string why;
+  try {
+    graph = b.capture(forward);
+  } catch (const BackendError& e) {
+    if (e.sticky) throw;
+    why = fmt::format(" ({})", e.what());
+  }
+  if (!graph) {
+    warnings.push_back(fmt::format("graph capture unavailable on {}{}: timed with events", backend_name, why));
+    return events_sampler(b, forward, clock);
+  }
+  graph->replay();
+  b.synchronize();
+  return std::make_unique<TimerSampler>(TimerKind::graph, b, [graph] { graph->replay(); }, clock);
+}
+
+std::unique_ptr<Sampler> cupti_sampler(Backend& b, const std::function<void()>& forward, const MonotonicClock& clock,
+                                       std::vector<std::string>& warnings) {
+  b.begin_launch_count();
+  try {
+    forward();
+  } catch (...) {
+    try {
+      b.end_launch_count();
+    } catch (...) {
+    }
+    throw;
+  }
+  LaunchRecord probe = b.end_launch_count();
+  if (!(probe.kernel_time_ms > 0)) {
+    warnings.push_back(
+        fmt::format("cupti kernel time unavailable on {}: timed with events", backend_kind_name(b.kind())));
+    return events_sampler(b, forward, clock);
+  }
+  return std::make_unique<CuptiSampler>(b, forward, clock);
+}
+
+}  // namespace
+
+std::unique_ptr<Sampler> make_sampler(Backend& backend, const std::function<void()>& forward,
+                                      const MeasureSettings& s, const MonotonicClock& clock,
+                                      std::vector<std::string>& warnings) {
+  switch (s.timer) {
+    case TimerKind::graph: return graph_sampler(backend, forward, s, clock, warnings);
+    case TimerKind::cupti: return cupti_sampler(backend, forward, clock, warnings);
+    case TimerKind::events: break;
+  }
+  return events_sampler(backend, forward, clock);
+}
+
+}  // namespace ab

@@ -1,0 +1,78 @@
+// measure_forward: warm-up, timer choice, the sampling loop with L2 flushes, clock reads and the stopping rule.
+//
+// One sample, in order:
+//   cold (default): backend.flush_l2(); backend.synchronize();   <- outside the timed region. The synchronize
+//                   makes the GPU idle when the timed region starts, as it is in hot mode, so hot and cold
+//                   differ only in what is in L2 (not in whether the flush hides the first launch's latency).
+//   hot:            nothing (the previous sample already waited for the GPU).
+//   timed:          events: timer.start; forward(); timer.stop; wait   -> gpu_ms = event time
+//                   graph:  timer.start; replay();  timer.stop; wait   -> gpu_ms = event time of one replay
+//                   cupti:  begin_launch_count; forward(); end_launch_count -> gpu_ms = summed kernel durations
+//   host_ms:        steady_clock around the forward()/replay() call alone: the host time to enqueue one
+//                   forward (API calls, launches, and any blocking inside them, e.g. a full launch queue), with
+//                   no synchronize inside it. Events time includes launch gaps on the GPU; for a launch-bound
+//                   strategy host_ms ~= gpu_ms, and graph timing removes most of those gaps.
+// Warm-up: s.warmup eager forwards, then a synchronize; then the timer's own preparation (samplers.hpp).
+// The max_time budget starts after all of that and counts everything in the loop (flushes included).
+#include <chrono>
+
+#include "measure/clock_monitor.hpp"
+#include "measure/measure.hpp"
+#include "measure/samplers.hpp"
+#include "measure/stats.hpp"
+#include "measure/stopping_rule.hpp"
+
+namespace ab {
+
+Measurement measure_forward(Backend& backend, const std::function<void()>& forward, const MeasureSettings& s,
+                            const MonotonicClock& clock) {
+  validate_measure_settings(s);
+  Measurement m;
+
+  for (int i = 0; i < s.warmup; ++i) forward();
+  backend.synchronize();
+
+  std::unique_ptr<Sampler> sampler = make_sampler(backend, forward, s, clock, m.warnings);
+  m.timer = timer_kind_name(sampler->kind());
+
+  std::vector<double> gpu, host;
+  RunningStats running;
+  ClockMonitor clocks;
+  const double t_start = clock();
+  StopDecision decision;
+  while (!decision.stop) {
+    if (!s.hot) {
+      backend.flush_l2();
+      backend.synchronize();
+    }
+    const std::int64_t sample_no = running.count() + 1;
+    Sample x = sampler->take([&] {
+      double now = clock() - t_start;
+      if (clocks.due(sample_no, now)) clocks.record(backend.current_sm_clock_mhz(), now);
+    });
+    gpu.push_back(x.gpu_ms);
+    host.push_back(x.host_ms);
+    running.add(x.gpu_ms);
+    decision = decide_stop(running.count(), running.noise(), clock() - t_start, s);
+  }
+
+  m.stop_reason = decision.reason;
+  m.gpu = compute_stats(gpu);
+  m.host = compute_stats(host);
+  if (s.keep_samples) m.samples = std::move(gpu);
+  m.sm_clock_mhz = clocks.observed_mhz();
+  if (m.sm_clock_mhz > 0) {
+    std::string w = throttle_warning(m.sm_clock_mhz, backend.device_info().clock_mhz_max);
+    if (!w.empty()) m.warnings.push_back(std::move(w));
+  }
+  return m;
+}
+
+Measurement measure_forward(Backend& backend, const std::function<void()>& forward, const MeasureSettings& s) {
+  static const MonotonicClock steady = [] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  };
+  return measure_forward(backend, forward, s, steady);
+}
+
+}  // namespace ab

@@ -1,0 +1,409 @@
+// Measurement engine, the timing loop: a fake backend with a scripted timer and clock drives measure_forward.
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/errors.hpp"
+#include "measure/measure.hpp"
+#include "testing.hpp"
+
+using namespace ab;
+
+namespace {
+
+// Everything a run did, in order, plus a fake clock (seconds) that the scripted GPU times advance.
+struct World {
+  std::vector<std::string> log;  // "fwd", "flush", "sync", "start", "stop", "replay", "count+", "count-", "clock"
+  double now = 0;
+  std::vector<double> gpu_script{1.0};  // ms per timed sample, cycled
+  std::size_t next = 0;
+  double host_ms_per_forward = 0;       // the forward advances the clock by this much
+  double timer_call_ms = 0;             // and so does each timer start/stop (recording an event)
+  bool can_capture = false;
+  bool capture_throws = false;
+  double cupti_ms = 0;                  // kernel_time_ms per counted forward (0: unavailable)
+  int sm_clock = 0, max_clock = 1980;
+  double take_script() {
+    double ms = gpu_script[next++ % gpu_script.size()];
+    now += ms * 1e-3;
+    return ms;
+  }
+  int count(const std::string& what) const { return static_cast<int>(std::count(log.begin(), log.end(), what)); }
+};
+
+class FakeTimer : public DeviceTimer {
+ public:
+  explicit FakeTimer(World& w) : w_(w) {}
+  void start() override {
+    w_.log.push_back("start");
+    w_.now += w_.timer_call_ms * 1e-3;
+  }
+  void stop() override {
+    w_.log.push_back("stop");
+    w_.now += w_.timer_call_ms * 1e-3;
+  }
+  double elapsed_ms() override { return w_.take_script(); }
+
+ private:
+  World& w_;
+};
+
+class FakeGraph : public CapturedForward {
+ public:
+  explicit FakeGraph(World& w) : w_(w) {}
+  void replay() override {
+    w_.log.push_back("replay");
+    w_.now += w_.host_ms_per_forward * 1e-3;
+  }
+
+ private:
+  World& w_;
+};
+
+[[noreturn]] void unused() { throw std::logic_error("not used by the measurement engine"); }
+
+class FakeBackend : public Backend {
+ public:
+  explicit FakeBackend(World& w) : w_(w) {}
+  BackendKind kind() const override { return BackendKind::cpu; }
+  DeviceInfo device_info() const override {
+    DeviceInfo d;
+    d.backend = "fake";
+    d.clock_mhz_max = w_.max_clock;
+    return d;
+  }
+  void* alloc(std::size_t) override { unused(); }
+  void free(void*) override {}
+  void upload(void*, const void*, std::size_t) override { unused(); }
+  void download(void*, const void*, std::size_t) override { unused(); }
+  void fill_bytes(void*, unsigned char, std::size_t) override { unused(); }
+  void synchronize() override { w_.log.push_back("sync"); }
+  GemmPlanId make_gemm_plan(const GemmShape&) override { unused(); }
+  void gemm(GemmPlanId, const void*, const void*, void*, float, float) override { unused(); }
+  void release_gemm_plans() override {}
+  nlohmann::json gemm_plan_report() const override { return nlohmann::json::array(); }
+  GemmShape gemm_plan_shape(GemmPlanId) const override { unused(); }
+  std::vector<GemmAlgo> gemm_candidates(GemmPlanId, int, bool) override { unused(); }
+  void set_gemm_algo(GemmPlanId, const GemmAlgo&, const std::string&) override { unused(); }
+  void set_gemm_chooser(GemmAlgoChooser) override {}
+  void softmax_update(const SoftmaxUpdateArgs&) override { unused(); }
+  void page_softmax(const PageSoftmaxArgs&) override { unused(); }
+  void combine_pages(const CombineArgs&) override { unused(); }
+  void finalize(const FinalizeArgs&) override { unused(); }
+  void gather_pages(const GatherArgs&) override { unused(); }
+  std::vector<FusedTile> fused_tiles() const override { return {}; }
+  std::string fused_can_implement(const Problem&, const FusedTile&) const override { return "fake"; }
+  void fused_attention(const Problem&, const AttentionIO&, const FusedTile&) override { unused(); }
+  void reference_attention(const Problem&, const AttentionIO&, float*) override { unused(); }
+  std::string reference_name() const override { return "fake"; }
+
+  std::unique_ptr<DeviceTimer> make_timer() override { return std::make_unique<FakeTimer>(w_); }
+  void flush_l2() override { w_.log.push_back("flush"); }
+  std::unique_ptr<CapturedForward> capture(const std::function<void()>&) override {
+    if (w_.capture_throws) throw BackendError("cudaStreamBeginCapture: operation not permitted");
+    if (!w_.can_capture) return nullptr;
+    return std::make_unique<FakeGraph>(w_);
+  }
+  void begin_launch_count() override { w_.log.push_back("count+"); }
+  LaunchRecord end_launch_count() override {
+    w_.log.push_back("count-");
+    LaunchRecord r;
+    r.kernel_time_ms = w_.cupti_ms;
+    r.source = w_.cupti_ms > 0 ? "cupti" : "cpu-counter";
+    return r;
+  }
+  int current_sm_clock_mhz() override {
+    w_.log.push_back("clock");
+    return w_.sm_clock;
+  }
+
+ private:
+  World& w_;
+};
+
+struct Run {
+  World w;
+  FakeBackend be{w};
+  Measurement m;
+  Measurement go(const MeasureSettings& s) {
+    MonotonicClock clock = [this] { return w.now; };
+    m = measure_forward(
+        be,
+        [this] {
+          w.log.push_back("fwd");
+          w.now += w.host_ms_per_forward * 1e-3;
+        },
+        s, clock);
+    return m;
+  }
+  // Forwards issued before the first timed region opened.
+  int forwards_before_first_sample() const {
+    auto first = std::find_if(w.log.begin(), w.log.end(), [](const std::string& e) { return e == "start" || e == "count+"; });
+    return static_cast<int>(std::count(w.log.begin(), first, std::string("fwd")));
+  }
+};
+
+MeasureSettings settings(int min_samples, double max_noise, double max_time_s) {
+  MeasureSettings s;
+  s.warmup = 3;
+  s.min_samples = min_samples;
+  s.max_noise = max_noise;
+  s.max_time_s = max_time_s;
+  return s;
+}
+
+bool has_warning(const Measurement& m, const std::string& text) {
+  return std::find(m.warnings.begin(), m.warnings.end(), text) != m.warnings.end();
+}
+
+}  // namespace
+
+TEST(noisy_series_stops_at_max_time) {
+  Run r;
+  r.w.gpu_script = {1.0, 2.0};  // noise ~0.33, never under 2%
+  r.go(settings(5, 0.02, 0.1));
+  CHECK_EQ(r.m.stop_reason, std::string("max_time"));
+  // The clock advances only by the GPU samples: 1+2+1+... reaches 100 ms at the 67th sample.
+  CHECK_EQ(r.m.gpu.samples, 67);
+  std::vector<double> expected;
+  for (int i = 0; i < 67; ++i) expected.push_back(i % 2 ? 2.0 : 1.0);  // 34 ones, 33 twos
+  Stats e = compute_stats(expected);
+  CHECK_NEAR(r.m.gpu.noise, e.noise, 1e-12);
+  CHECK(r.m.gpu.noise > 0.3);
+  CHECK_NEAR(r.m.gpu.median, 1.0, 1e-12);
+  CHECK_NEAR(r.m.gpu.mean, 100.0 / 67.0, 1e-12);
+}
+
+TEST(quiet_series_stops_exactly_at_min_samples) {
+  Run r;
+  r.w.gpu_script = {1.0, 1.001};
+  r.go(settings(10, 0.02, 100.0));
+  CHECK_EQ(r.m.stop_reason, std::string("noise"));
+  CHECK_EQ(r.m.gpu.samples, 10);
+  CHECK_EQ(r.w.count("start"), 10);
+  CHECK_NEAR(r.m.gpu.median, 1.0005, 1e-12);
+  CHECK(r.m.gpu.noise < 0.001);
+}
+
+TEST(max_noise_below_the_series_noise_keeps_sampling) {
+  Run r;
+  r.w.gpu_script = {1.0, 1.001};  // noise ~0.0005
+  r.go(settings(10, 0.0001, 0.5));
+  CHECK_EQ(r.m.stop_reason, std::string("max_time"));
+  CHECK(r.m.gpu.samples > 10);
+}
+
+TEST(max_samples_caps) {
+  Run r;
+  r.w.gpu_script = {1.0, 3.0};
+  MeasureSettings s = settings(5, 0.02, 1000.0);
+  s.max_samples = 25;
+  r.go(s);
+  CHECK_EQ(r.m.stop_reason, std::string("max_samples"));
+  CHECK_EQ(r.m.gpu.samples, 25);
+  CHECK_EQ(r.m.host.samples, 25);
+}
+
+TEST(cold_flushes_once_per_sample_outside_the_timed_region) {
+  Run r;
+  r.go(settings(7, 0.02, 100.0));
+  CHECK_EQ(r.m.gpu.samples, 7);
+  CHECK_EQ(r.w.count("flush"), 7);
+  CHECK_EQ(r.forwards_before_first_sample(), 3);  // warm-up honoured
+  CHECK_EQ(r.w.count("fwd"), 3 + 7);
+  // Every timed region (start..stop) holds exactly one forward and no flush; a flush precedes every start.
+  // The GPU is idle again (synchronize) between the flush and the start, as in hot mode.
+  bool inside = false, synced_since_flush = false;
+  int fwd_inside = 0, flush_since_stop = 0;
+  for (const auto& e : r.w.log) {
+    if (e == "sync") synced_since_flush = true;
+    if (e == "start") {
+      CHECK(!inside);
+      CHECK_EQ(flush_since_stop, 1);
+      CHECK(synced_since_flush);
+      inside = true;
+      fwd_inside = 0;
+    } else if (e == "stop") {
+      CHECK_EQ(fwd_inside, 1);
+      inside = false;
+      flush_since_stop = 0;
+    } else if (e == "fwd") {
+      if (inside) ++fwd_inside;
+    } else if (e == "flush") {
+      CHECK(!inside);
+      ++flush_since_stop;
+      synced_since_flush = false;
+    }
+  }
+}
+
+TEST(hot_never_flushes) {
+  Run r;
+  MeasureSettings s = settings(7, 0.02, 100.0);
+  s.hot = true;
+  s.warmup = 5;
+  r.go(s);
+  CHECK_EQ(r.m.gpu.samples, 7);
+  CHECK_EQ(r.w.count("flush"), 0);
+  CHECK_EQ(r.forwards_before_first_sample(), 5);
+  CHECK_EQ(r.w.count("fwd"), 5 + 7);
+}
+
+TEST(zero_warmup) {
+  Run r;
+  MeasureSettings s = settings(4, 0.02, 100.0);
+  s.warmup = 0;
+  r.go(s);
+  CHECK_EQ(r.forwards_before_first_sample(), 0);
+  CHECK_EQ(r.w.count("fwd"), 4);
+}
+
+TEST(graph_falls_back_to_events_when_capture_is_unavailable) {
+  Run r;
+  MeasureSettings s = settings(5, 0.02, 100.0);
+  s.timer = TimerKind::graph;
+  r.go(s);
+  CHECK_EQ(r.m.timer, std::string("events"));
+  CHECK(has_warning(r.m, "graph capture unavailable on cpu: timed with events"));
+  CHECK_EQ(r.w.count("fwd"), 3 + 5);
+  CHECK_EQ(r.w.count("replay"), 0);
+}
+
+TEST(graph_falls_back_when_capture_throws) {
+  Run r;
+  r.w.capture_throws = true;
+  MeasureSettings s = settings(5, 0.02, 100.0);
+  s.timer = TimerKind::graph;
+  r.go(s);
+  CHECK_EQ(r.m.timer, std::string("events"));
+  REQUIRE(r.m.warnings.size() == 1);
+  CHECK(r.m.warnings[0].find("graph capture unavailable on cpu (") == 0);
+  CHECK(r.m.warnings[0].find("timed with events") != std::string::npos);
+}
+
+TEST(graph_times_replays) {
+  Run r;
+  r.w.can_capture = true;
+  r.w.host_ms_per_forward = 0.5;
+  MeasureSettings s = settings(6, 0.02, 100.0);
+  s.timer = TimerKind::graph;
+  r.go(s);
+  CHECK_EQ(r.m.timer, std::string("graph"));
+  CHECK(r.m.warnings.empty());
+  CHECK_EQ(r.w.count("fwd"), 3);         // warm-up only: samples replay the graph
+  CHECK_EQ(r.w.count("replay"), 1 + 6);  // one untimed upload replay, then one per sample
+  CHECK_NEAR(r.m.host.median, 0.5, 1e-9);
+}
+
+TEST(graph_with_zero_warmup_primes_one_eager_forward) {
+  Run r;
+  r.w.can_capture = true;
+  MeasureSettings s = settings(3, 0.02, 100.0);
+  s.timer = TimerKind::graph;
+  s.warmup = 0;
+  r.go(s);
+  CHECK_EQ(r.m.timer, std::string("graph"));
+  CHECK_EQ(r.w.count("fwd"), 1);
+}
+
+TEST(cupti_uses_kernel_time) {
+  Run r;
+  r.w.cupti_ms = 0.25;
+  r.w.gpu_script = {9.0};  // the event timer's value must not be what is reported
+  MeasureSettings s = settings(5, 0.02, 100.0);
+  s.timer = TimerKind::cupti;
+  r.go(s);
+  CHECK_EQ(r.m.timer, std::string("cupti"));
+  CHECK_NEAR(r.m.gpu.median, 0.25, 1e-12);
+  CHECK_EQ(r.m.gpu.samples, 5);
+  CHECK_EQ(r.w.count("count+"), 1 + 5);  // probe + samples
+  CHECK_EQ(r.w.count("start"), 0);
+}
+
+TEST(cupti_falls_back_to_events_without_kernel_time) {
+  Run r;
+  r.w.cupti_ms = 0;
+  r.w.gpu_script = {2.0};
+  MeasureSettings s = settings(5, 0.02, 100.0);
+  s.timer = TimerKind::cupti;
+  r.go(s);
+  CHECK_EQ(r.m.timer, std::string("events"));
+  CHECK(has_warning(r.m, "cupti kernel time unavailable on cpu: timed with events"));
+  CHECK_NEAR(r.m.gpu.median, 2.0, 1e-12);
+}
+
+TEST(host_time_is_the_enqueue_alone) {
+  Run r;
+  r.w.host_ms_per_forward = 0.3;
+  r.w.timer_call_ms = 0.05;  // the timer's own calls are not in host_ms either
+  r.w.gpu_script = {1.0};
+  r.go(settings(5, 0.02, 100.0));
+  CHECK_NEAR(r.m.host.median, 0.3, 1e-9);
+  CHECK_NEAR(r.m.host.max, 0.3, 1e-9);  // the GPU wait (1 ms on the fake clock) is not in it
+  CHECK_NEAR(r.m.gpu.median, 1.0, 1e-12);
+}
+
+TEST(throttling_warning_when_clock_is_low) {
+  Run r;
+  r.w.sm_clock = 1100;
+  r.go(settings(5, 0.02, 100.0));
+  CHECK_EQ(r.m.sm_clock_mhz, 1100);
+  CHECK(has_warning(r.m, "SM clock 1100 MHz is 56% of its 1980 MHz maximum: the GPU may be throttling"));
+  CHECK(r.w.count("clock") >= 1);
+  // Clock reads happen inside the sample, after the stop event, not inside the timed region.
+  bool inside = false;
+  for (const auto& e : r.w.log) {
+    if (e == "start") inside = true;
+    if (e == "stop") inside = false;
+    if (e == "clock") CHECK(!inside);
+  }
+}
+
+TEST(no_throttling_warning_at_full_clock) {
+  Run r;
+  r.w.sm_clock = 1950;
+  r.go(settings(5, 0.02, 100.0));
+  CHECK_EQ(r.m.sm_clock_mhz, 1950);
+  CHECK(r.m.warnings.empty());
+  Run unknown;  // clock 0: unknown, no reading, no warning
+  unknown.go(settings(5, 0.02, 100.0));
+  CHECK_EQ(unknown.m.sm_clock_mhz, 0);
+  CHECK(unknown.m.warnings.empty());
+}
+
+TEST(keep_samples_in_order) {
+  Run r;
+  r.w.gpu_script = {1.0, 1.001, 1.002};
+  MeasureSettings s = settings(4, 0.02, 100.0);
+  s.keep_samples = true;
+  r.go(s);
+  CHECK(r.m.samples == (std::vector<double>{1.0, 1.001, 1.002, 1.0}));
+  nlohmann::json j = measurement_to_json(r.m);
+  CHECK_EQ(j["samples_ms"].size(), std::size_t(4));
+  CHECK_EQ(j["stop_reason"].get<std::string>(), std::string("noise"));
+  CHECK_EQ(j["timer"].get<std::string>(), std::string("events"));
+  CHECK(j["time_ms"].contains("noise"));
+  Run r2;
+  r2.go(settings(4, 0.02, 100.0));
+  CHECK(r2.m.samples.empty());
+  CHECK(!measurement_to_json(r2.m).contains("samples_ms"));
+}
+
+TEST(invalid_settings_throw_before_running) {
+  Run r;
+  MeasureSettings s = settings(0, 0.02, 1.0);
+  CHECK_THROWS(r.go(s));
+  CHECK(r.w.log.empty());
+}
+
+TEST(a_slow_forward_gets_one_sample_then_max_time) {
+  Run r;
+  r.w.gpu_script = {5000.0};  // 5 s per forward, budget 1 s
+  r.go(settings(10, 0.02, 1.0));
+  CHECK_EQ(r.m.gpu.samples, 1);
+  CHECK_EQ(r.m.stop_reason, std::string("max_time"));
+}
+
+TEST_MAIN()
