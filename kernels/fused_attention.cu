@@ -1,0 +1,198 @@
+// Host API of the fused attention forward (kernels/fused_attention.hpp): the compiled tile list, which
+// shapes each tile takes, and the launch. Two kernels: fused_kernel.cuh (mma.sync, any sm_80+ GPU) and
+// fused_kernel_wg.cuh (Hopper wgmma). This file also instantiates the head_dim 64 mma.sync
+// configurations; the others live in fused_attention_{d128,dother,wg}.cu so a build compiles them in
+// parallel.
+#include "fused_attention.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "fused_dev_hooks.cuh"
+#include "fused_kernel.cuh"
+
+namespace ab::kernels {
+
+namespace fused_detail {
+
+const Entry* entries_d64(int* count) {
+  static const Entry e[] = {
+      make_entry<64, 128, 128, 4, 2, false>(), make_entry<64, 128, 128, 4, 2, true>(),
+      make_entry<64, 128, 64, 4, 2, false>(),  make_entry<64, 128, 64, 4, 2, true>(),
+      make_entry<64, 128, 64, 4, 3, false>(),  make_entry<64, 128, 64, 4, 3, true>(),
+      make_entry<64, 64, 64, 4, 2, false>(),   make_entry<64, 64, 64, 4, 2, true>(),
+      make_entry<64, 64, 128, 4, 2, false>(),  make_entry<64, 64, 128, 4, 2, true>(),
+  };
+  *count = static_cast<int>(sizeof(e) / sizeof(e[0]));
+  return e;
+}
+
+namespace {
+
+std::vector<Entry> all_entries() {
+  std::vector<Entry> v;
+  for (auto fn : {&entries_wg, &entries_d64, &entries_d128, &entries_dother}) {
+    int n = 0;
+    const Entry* e = fn(&n);
+    v.insert(v.end(), e, e + n);
+  }
+  return v;
+}
+
+const std::vector<Entry>& entries() {
+  static const std::vector<Entry> v = all_entries();
+  return v;
+}
+
+const Entry* find_entry(int head_dim, const FusedTile& t, bool bf16) {
+  for (const Entry& e : entries())
+    if (e.head_dim == head_dim && e.block_m == t.block_m && e.block_n == t.block_n && e.warps == t.warps &&
+        e.stages == t.stages && e.bf16 == bf16)
+      return &e;
+  return nullptr;
+}
+
+bool tile_compiled(const FusedTile& t) {
+  for (const Entry& e : entries())
+    if (e.block_m == t.block_m && e.block_n == t.block_n && e.warps == t.warps && e.stages == t.stages)
+      return true;
+  return false;
+}
+
+std::string tile_label(const FusedTile& t) {
+  return "m" + std::to_string(t.block_m) + "n" + std::to_string(t.block_n) + "w" + std::to_string(t.warps) +
+         "s" + std::to_string(t.stages);
+}
+
+bool device_is_sm90() {
+  int dev = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return major == 9 && minor == 0;
+}
+
+int max_smem_optin() {
+  int dev = 0, v = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) {
+    cudaGetLastError();  // clear; assume Hopper's limit
+    return 227 * 1024;
+  }
+  return v;
+}
+
+}  // namespace
+}  // namespace fused_detail
+
+// Best default first: for each head_dim the first tile in this list that is compiled for it (and that
+// fused_can_implement accepts on the device) is the default. The w8 tiles are the Hopper wgmma kernel
+// (two warpgroups, head_dim 64 and 128, compute capability 9.0 only); the w4 tiles are the mma.sync
+// kernel that runs on sm_80 and later (m128n128 for D<=64, m128n64 for D=96/128, m64n32 for D=256).
+std::vector<FusedTile> fused_compiled_tiles() {
+  static const int order[][4] = {
+      {128, 128, 8, 2}, {128, 64, 8, 2}, {192, 64, 12, 2}, {256, 64, 16, 2}, {128, 128, 4, 2},
+      {128, 64, 4, 2},  {64, 32, 4, 2},  {128, 64, 4, 3},  {64, 64, 4, 2},   {128, 32, 4, 2},
+      {64, 128, 4, 2},
+  };
+  std::vector<FusedTile> out;
+  for (const auto& o : order) {
+    FusedTile t;
+    t.block_m = o[0];
+    t.block_n = o[1];
+    t.warps = o[2];
+    t.stages = o[3];
+    if (fused_detail::tile_compiled(t)) out.push_back(t);
+  }
+  return out;
+}
+
+std::string fused_can_implement(const FusedParams& p, const FusedTile& tile) {
+  using namespace fused_detail;
+  const std::string name = tile_label(tile);
+  if (!tile_compiled(tile)) return "tile " + name + " is not compiled";
+  const Entry* e = find_entry(static_cast<int>(p.head_dim), tile, p.bf16);
+  if (!e) {
+    std::string dims;
+    for (const Entry& x : entries())
+      if (x.block_m == tile.block_m && x.block_n == tile.block_n && x.warps == tile.warps &&
+          x.stages == tile.stages && !x.bf16)
+        dims += (dims.empty() ? "" : ",") + std::to_string(x.head_dim);
+    return "tile " + name + " is not instantiated for head_dim " + std::to_string(p.head_dim) +
+           " (it has head_dim " + dims + ")";
+  }
+  if (p.batch < 1 || p.heads < 1 || p.seq_len < 1) return "batch, heads and seq_len must be positive";
+  if (p.seq_len > (1ll << 30)) return "seq_len above 2^30 is not supported (32-bit row indices)";
+  const long long m_blocks = (p.seq_len + tile.block_m - 1) / tile.block_m;
+  if (m_blocks * p.batch * p.heads > 0x7fffffffll) return "grid too large (query blocks x batch x heads > 2^31-1)";
+  if (p.batch * p.heads > 0x7fffffffll) return "batch*heads too large";
+  if (p.paged) {
+    if (p.page_size < 1) return "paged KV needs page_size >= 1";
+    if (p.pages < 1 || p.pages * p.page_size < p.seq_len) return "pages * page_size must cover seq_len";
+    if (p.page_size > (1ll << 30) || p.pages > (1ll << 30)) return "page geometry above 2^30";
+  }
+  if (e->sm90a && !device_is_sm90())
+    return "tile " + name + " uses Hopper wgmma (built for sm_90a) and needs a compute capability 9.0 device";
+  if (e->smem_bytes > max_smem_optin())
+    return "tile " + name + " needs " + std::to_string(e->smem_bytes) + " bytes of shared memory, device allows " +
+           std::to_string(max_smem_optin());
+  auto misaligned = [](const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15u) != 0; };
+  if (misaligned(p.q) || misaligned(p.k) || misaligned(p.v) || misaligned(p.o))
+    return "Q, K, V and O must be 16-byte aligned";
+  return {};
+}
+
+int fused_launch(const FusedParams& p, const FusedTile& tile, void* stream) {
+  using namespace fused_detail;
+  if (!fused_can_implement(p, tile).empty()) return static_cast<int>(cudaErrorInvalidValue);
+  if (p.paged && !p.block_table) return static_cast<int>(cudaErrorInvalidValue);
+  const Entry* e = find_entry(static_cast<int>(p.head_dim), tile, p.bf16);
+  KParams kp{};
+  kp.q = static_cast<const std::uint16_t*>(p.q);
+  kp.k = static_cast<const std::uint16_t*>(p.k);
+  kp.v = static_cast<const std::uint16_t*>(p.v);
+  kp.o = static_cast<std::uint16_t*>(p.o);
+  kp.block_table = p.paged ? p.block_table : nullptr;
+  kp.batch = static_cast<int>(p.batch);
+  kp.heads = static_cast<int>(p.heads);
+  kp.seq_len = static_cast<int>(p.seq_len);
+  kp.pages = p.paged ? static_cast<int>(p.pages) : 1;
+  kp.page_size = p.paged ? static_cast<int>(p.page_size) : 1;
+  kp.m_blocks = static_cast<int>((p.seq_len + tile.block_m - 1) / tile.block_m);
+  kp.scale_log2 = p.scale * 1.4426950408889634f;
+  kp.causal = p.causal ? 1 : 0;
+  kp.paged = p.paged ? 1 : 0;
+  return e->launch(kp, stream);
+}
+
+std::vector<FusedKernelInfo> fused_kernel_infos() {
+  std::vector<FusedKernelInfo> out;
+  for (const auto& e : fused_detail::entries()) {
+    FusedKernelInfo i;
+    i.head_dim = e.head_dim;
+    i.block_m = e.block_m;
+    i.block_n = e.block_n;
+    i.warps = e.warps;
+    i.stages = e.stages;
+    i.bf16 = e.bf16;
+    i.smem_bytes = e.smem_bytes;
+    i.q_in_regs = e.q_in_regs;
+    i.wgmma = e.sm90a;
+    cudaFuncAttributes a{};
+    if (e.attrs(&a) == 0) {
+      i.regs = a.numRegs;
+      i.local_bytes = static_cast<int>(a.localSizeBytes);
+    } else {
+      cudaGetLastError();
+    }
+    out.push_back(i);
+  }
+  return out;
+}
+
+}  // namespace ab::kernels

@@ -1,0 +1,20 @@
+// Fused attention kernels on Hopper's warpgroup MMA (see fused_kernel_wg.cuh), head_dim 64 and 128.
+#include "fused_kernel_wg.cuh"
+
+namespace ab::kernels::fused_detail {
+
+const Entry* entries_wg(int* count) {
+  static const Entry e[] = {
+      make_entry_wg<64, 128, 2, false>(),  make_entry_wg<64, 128, 2, true>(),
+      make_entry_wg<64, 64, 2, false>(),   make_entry_wg<64, 64, 2, true>(),
+      make_entry_wg<64, 64, 3, false>(),   make_entry_wg<64, 64, 3, true>(),
+      make_entry_wg<64, 64, 4, false>(),   make_entry_wg<64, 64, 4, true>(),
+      make_entry_wg<128, 128, 2, false>(), make_entry_wg<128, 128, 2, true>(),
+      make_entry_wg<128, 64, 2, false>(),  make_entry_wg<128, 64, 2, true>(),
+      make_entry_wg<128, 64, 3, false>(),  make_entry_wg<128, 64, 3, true>(),
+  };
+  *count = static_cast<int>(sizeof(e) / sizeof(e[0]));
+  return e;
+}
+
+}  // namespace ab::kernels::fused_detail

@@ -1,0 +1,22 @@
+// Developer hooks of the fused attention kernels (scripts/fused_dev): no CUDA headers, host code only.
+// Not part of the backend interface (kernels/fused_attention.hpp).
+#pragma once
+#include <string>
+#include <vector>
+
+namespace ab::kernels {
+
+struct FusedKernelInfo {
+  int head_dim = 0, block_m = 0, block_n = 0, warps = 0, stages = 0;
+  bool bf16 = false;
+  int smem_bytes = 0;     // dynamic shared memory per CTA
+  bool q_in_regs = false; // Q fragments held in registers across the KV loop
+  bool wgmma = false;     // Hopper warpgroup-MMA kernel (else mma.sync)
+  int regs = -1;          // from cudaFuncGetAttributes (-1 when it failed)
+  int local_bytes = -1;   // spill / stack bytes per thread
+};
+
+// Every compiled kernel instantiation with its resource use (needs a CUDA device for regs/local).
+std::vector<FusedKernelInfo> fused_kernel_infos();
+
+}  // namespace ab::kernels

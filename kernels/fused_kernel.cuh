@@ -1,0 +1,522 @@
+// The fused attention forward kernel (FlashAttention-2 class) as a template, and its launcher.
+// Included by kernels/fused_attention*.cu only; each of those instantiates a set of configurations.
+//
+// One CTA computes BLOCK_M query rows of one (batch, head); WARPS warps each own BLOCK_M/WARPS rows
+// (16*MT, MT m16 slices). Per KV tile of BLOCK_N keys:
+//   S = Q K^T       mma.sync m16n8k16 (fp32 accumulate), A = Q fragments (registers, or ldmatrix from
+//                   shared memory when registers are short), B = K via ldmatrix (non-transposed)
+//   online softmax  in registers: row max over the quad (2 shuffles), p = ex2(s*scale*log2e - m*scale*log2e)
+//                   (one FFMA + one MUFU.EX2), per-thread partial row sums reduced once at the end
+//   O += P V        P re-packed from the S accumulators into A fragments (fp16/bf16), V via ldmatrix.trans
+// K/V tiles stream through a STAGES-deep ring of shared-memory buffers filled with 16-byte cp.async
+// (one commit group per tile, one __syncthreads per tile). Shared-memory rows are padded by 16 bytes,
+// which makes every 8-row ldmatrix phase and the fragment stores of the epilogue bank-conflict free.
+// Paged K/V: each row's address goes through the block table; the slot of the tile after next is read
+// from global memory one iteration ahead and parked in shared memory as a 64-bit row offset, so the
+// block-table load latency never sits in front of the cp.async issue. Any page size >= 1 works.
+// Causal: the KV loop stops at the diagonal, only tiles that cross the diagonal (or the end of the
+// sequence) are masked, warps whose rows all lie before a tile skip it, and CTAs are scheduled
+// heaviest query block first.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace ab::kernels::fused_detail {
+
+struct KParams {
+  const std::uint16_t* q;
+  const std::uint16_t* k;
+  const std::uint16_t* v;
+  std::uint16_t* o;
+  const std::int32_t* block_table;
+  int batch, heads, seq_len, pages, page_size;
+  int m_blocks;
+  float scale_log2;  // scale * log2(e)
+  int causal, paged;
+};
+
+// ---- PTX wrappers ------------------------------------------------------------------------------------
+
+__device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16-byte async copy global -> shared; with valid == false nothing is read and the 16 bytes are zeroed.
+__device__ __forceinline__ void cp_async16(std::uint32_t dst, const void* src, bool valid) {
+  const int src_size = valid ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_size)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+__device__ __forceinline__ void ldsm_x4(std::uint32_t (&r)[4], std::uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldsm_x4_t(std::uint32_t (&r)[4], std::uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+template <bool BF16>
+__device__ __forceinline__ void mma16816(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
+                                         std::uint32_t b1) {
+  if constexpr (BF16) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+
+__device__ __forceinline__ float ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// Two floats to a packed pair (lo = a, the lower column), rounded to nearest.
+template <bool BF16>
+__device__ __forceinline__ std::uint32_t pack2(float a, float b) {
+  std::uint32_t r;
+  if constexpr (BF16) {
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(b), "f"(a));
+  } else {
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(b), "f"(a));
+  }
+  return r;
+}
+
+// ---- configuration -------------------------------------------------------------------------------------
+
+template <int D_, int BM_, int BN_, int WARPS_, int STAGES_>
+struct Cfg {
+  static constexpr int D = D_, BM = BM_, BN = BN_, WARPS = WARPS_, STAGES = STAGES_;
+  static constexpr int THREADS = WARPS * 32;
+  static constexpr int MW = BM / WARPS;  // query rows per warp
+  static constexpr int MT = MW / 16;     // m16 slices per warp
+  static constexpr int LD = D + 8;       // padded shared-memory row, in 16-bit elements
+  static constexpr int NT = BN / 8;      // n8 tiles of S per slice
+  static constexpr int DT = D / 8;       // n8 tiles of O per slice
+  static constexpr int KD = D / 16;      // k16 steps of Q K^T
+  static constexpr int KN = BN / 16;     // k16 steps of P V
+  static constexpr int CPR = D / 8;      // 16-byte chunks per row
+  // Register budget: accumulators of O and S per thread decide how many warps an SM can hold
+  // (16 warps: <= 128 registers, 12: <= 168, 8: <= 255). Q's A fragments stay in registers for the
+  // whole KV loop when they fit in that budget next to the accumulators; otherwise they are re-read
+  // from shared memory (ldmatrix) at every k step.
+  static constexpr int ACC_REGS = MT * DT * 4 + MT * NT * 4;
+  static constexpr int Q_FRAG_REGS = MT * KD * 4;
+  static constexpr int WARPS_PER_SM = ACC_REGS <= 64 ? 16 : (ACC_REGS <= 100 ? 12 : 8);
+  static constexpr int Q_LIMIT = WARPS_PER_SM == 16 ? 80 : (WARPS_PER_SM == 12 ? 120 : 192);
+  static constexpr bool Q_REGS = ACC_REGS + Q_FRAG_REGS <= Q_LIMIT;
+  static constexpr int Q_BYTES = BM * LD * 2;
+  static constexpr int TILE_BYTES = BN * LD * 2;
+  static constexpr int OFF_BYTES = 2 * BN * 8;  // row-offset table (paged), two tiles
+  static constexpr int SMEM = Q_BYTES + 2 * STAGES * TILE_BYTES + OFF_BYTES;
+  static constexpr int MIN_BLOCKS = WARPS_PER_SM / WARPS > 0 ? WARPS_PER_SM / WARPS : 1;
+
+  static_assert(D % 16 == 0, "head_dim must be a multiple of 16");
+  static_assert(MW % 16 == 0 && MT >= 1, "BLOCK_M / WARPS must be a multiple of 16");
+  static_assert(BN % 16 == 0, "BLOCK_N must be a multiple of 16");
+  static_assert(BN <= THREADS, "one thread per row of the block-table prefetch");
+  static_assert((BN * CPR) % THREADS == 0 && (BM * CPR) % THREADS == 0, "tile loads must split evenly");
+  static_assert(STAGES >= 2, "at least double buffering");
+};
+
+// ---- the kernel ------------------------------------------------------------------------------------------
+
+template <class C, bool BF16>
+__global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd(const KParams p) {
+  constexpr int D = C::D, BM = C::BM, BN = C::BN, STAGES = C::STAGES, THREADS = C::THREADS;
+  constexpr int MW = C::MW, MT = C::MT, LD = C::LD, NT = C::NT, DT = C::DT, KD = C::KD, KN = C::KN;
+  constexpr int CPR = C::CPR;
+
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  std::uint16_t* sQ = reinterpret_cast<std::uint16_t*>(smem_raw);
+  std::uint16_t* sK = reinterpret_cast<std::uint16_t*>(smem_raw + C::Q_BYTES);
+  std::int64_t* sOff = reinterpret_cast<std::int64_t*>(smem_raw + C::Q_BYTES + 2 * STAGES * C::TILE_BYTES);
+
+  const int tid = threadIdx.x;
+  const int warp = tid >> 5;
+  const int lane = tid & 31;
+  const int S = p.seq_len;
+  const int bh_count = p.batch * p.heads;
+
+  // Block -> (query block, batch*head). Non-causal: query blocks of one head side by side (they share
+  // K/V in L2). Causal: heaviest query blocks (those nearest the end of the sequence) first.
+  int m_block, bh;
+  {
+    const int idx = blockIdx.x;
+    if (p.causal) {
+      bh = idx % bh_count;
+      m_block = p.m_blocks - 1 - idx / bh_count;
+    } else {
+      m_block = idx % p.m_blocks;
+      bh = idx / p.m_blocks;
+    }
+  }
+  const int b = bh / p.heads;
+  const int h = bh - b * p.heads;
+  const int q_row0 = m_block * BM;
+  const std::int64_t bh_rows = static_cast<std::int64_t>(bh) * S;  // row index of (b,h,0) in [B,H,S,D]
+
+  const int kv_end = p.causal ? min(S, q_row0 + BM) : S;
+  const int n_tiles = (kv_end + BN - 1) / BN;
+
+  const std::uint16_t* __restrict__ gK = p.k;
+  const std::uint16_t* __restrict__ gV = p.v;
+  const std::int32_t* __restrict__ bt = p.block_table + static_cast<std::int64_t>(b) * p.pages;
+  const int ps = p.page_size;
+  const bool paged = p.paged != 0;
+
+  // Element offset of key/value row s (s < S) in K/V, computed directly (prologue) ...
+  auto row_off_direct = [&](int s) -> std::int64_t {
+    if (!paged) return (bh_rows + s) * D;
+    const int page = s / ps;
+    const int slot = __ldg(bt + page);
+    return ((static_cast<std::int64_t>(slot) * p.heads + h) * ps + (s - page * ps)) * D;
+  };
+
+  // ... and the 16-byte cp.async issue of one K/V tile into ring slot `slot`. When the chunks of a row
+  // divide the CTA evenly, every pass of a thread covers the same chunk column, RPP rows further down:
+  // one base pointer per thread and compile-time offsets per pass.
+  constexpr int RPP = THREADS / CPR;  // rows per pass
+  const int ld_row0 = tid / CPR;
+  const int ld_ch = tid % CPR;
+  const std::int64_t kv_thr = (bh_rows + ld_row0) * D + ld_ch * 8;  // contiguous: row ld_row0 of tile 0
+  const std::uint32_t sK_thr = smem_u32(sK + ld_row0 * LD + ld_ch * 8);
+  constexpr std::uint32_t V_MINUS_K = STAGES * C::TILE_BYTES;
+  auto issue_tile = [&](int t, int slot, bool from_table) {
+    const int n0 = t * BN;
+    if constexpr (THREADS % CPR == 0) {
+      static_assert(BN % RPP == 0, "whole passes per tile");
+      const std::uint32_t dK = sK_thr + slot * C::TILE_BYTES;
+      const int rows_left = S - n0 - ld_row0;  // pass i is valid when i*RPP < rows_left
+#pragma unroll
+      for (int i = 0; i < BN / RPP; ++i) {
+        const bool valid = i * RPP < rows_left;
+        std::int64_t off;
+        if (from_table)
+          off = sOff[(t & 1) * BN + ld_row0 + i * RPP] + ld_ch * 8;
+        else if (paged)
+          off = valid ? row_off_direct(n0 + ld_row0 + i * RPP) + ld_ch * 8 : 0;
+        else
+          off = kv_thr + static_cast<std::int64_t>(n0 + i * RPP) * D;
+        const std::uint32_t so = i * RPP * LD * 2;
+        cp_async16(dK + so, valid ? gK + off : gK, valid);
+        cp_async16(dK + V_MINUS_K + so, valid ? gV + off : gV, valid);
+      }
+    } else {
+      const std::uint32_t dK = smem_u32(sK + slot * BN * LD);
+#pragma unroll
+      for (int i = 0; i < (BN * CPR) / THREADS; ++i) {
+        const int c = tid + i * THREADS;
+        const int row = c / CPR;
+        const int ch = c % CPR;
+        const int s = n0 + row;
+        const bool valid = s < S;
+        std::int64_t off = 0;
+        if (valid) off = from_table ? sOff[(t & 1) * BN + row] : row_off_direct(s);
+        off += ch * 8;
+        const std::uint32_t so = (row * LD + ch * 8) * 2;
+        cp_async16(dK + so, valid ? gK + off : gK, valid);
+        cp_async16(dK + V_MINUS_K + so, valid ? gV + off : gV, valid);
+      }
+    }
+  };
+
+  // ---- prologue: Q + tile 0 as group 0, tiles 1..STAGES-2 as one group each ----
+  {
+    const std::uint32_t dQ = smem_u32(sQ);
+#pragma unroll
+    for (int i = 0; i < (BM * CPR) / THREADS; ++i) {
+      const int c = tid + i * THREADS;
+      const int row = c / CPR;
+      const int ch = c % CPR;
+      const int s = q_row0 + row;
+      const bool valid = s < S;
+      const std::uint16_t* src = valid ? p.q + (bh_rows + s) * D + ch * 8 : p.q;
+      cp_async16(dQ + (row * LD + ch * 8) * 2, src, valid);
+    }
+  }
+#pragma unroll
+  for (int t = 0; t < STAGES - 1; ++t) {
+    if (t < n_tiles) issue_tile(t, t, false);
+    cp_async_commit();
+  }
+  // Row offsets of tile STAGES-1 (issued in iteration 0) into the table.
+  if (paged && tid < BN) {
+    const int s = (STAGES - 1) * BN + tid;
+    if (STAGES - 1 < n_tiles && s < S) sOff[((STAGES - 1) & 1) * BN + tid] = row_off_direct(s);
+  }
+
+  // ---- per-thread fragment geometry ----
+  const int g = lane >> 2;  // row within an m16 slice (and +8)
+  const int tq = lane & 3;  // column pair within an n8 tile
+  const int warp_row0 = q_row0 + warp * MW;        // first query row of this warp
+  const int warp_row_last = warp_row0 + MW - 1;
+  // ldmatrix lane addressing: A (Q) and V^T use rows (lane%8) + 8*((lane/8)%2), cols 8*(lane/16);
+  // K (B operand, non-transposed) uses rows (lane%8) + 8*(lane/16), cols 8*((lane/8)%2).
+  const int a_row = (lane & 7) + ((lane >> 3) & 1) * 8;
+  const int a_col = (lane >> 4) * 8;
+  const int k_row = (lane & 7) + (lane >> 4) * 8;
+  const int k_col = ((lane >> 3) & 1) * 8;
+  const std::uint32_t sQ_warp = smem_u32(sQ + (warp * MW + a_row) * LD + a_col);
+
+  float acc_o[MT][DT][4];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int dt = 0; dt < DT; ++dt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc_o[mt][dt][e] = 0.f;
+  float row_max[MT][2], row_sum[MT][2];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      row_max[mt][r] = -INFINITY;
+      row_sum[mt][r] = 0.f;
+    }
+
+  const float sl2 = p.scale_log2;
+
+  // Q fragments stay in registers when there is room (loaded after group 0 lands).
+  std::uint32_t q_frag[C::Q_REGS ? MT : 1][C::Q_REGS ? KD : 1][4];
+  if constexpr (C::Q_REGS) {
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int kk = 0; kk < KD; ++kk) ldsm_x4(q_frag[mt][kk], sQ_warp + (mt * 16 * LD + kk * 16) * 2);
+  }
+
+  for (int n = 0; n < n_tiles; ++n) {
+    cp_async_wait<STAGES - 2>();  // tile n landed (this thread's copies) ...
+    __syncthreads();              // ... everyone's; and everyone is done with tile n-1's slot
+
+    // Refill the slot tile n-1 used with tile n+STAGES-1.
+    {
+      const int t = n + STAGES - 1;
+      if (t < n_tiles) issue_tile(t, t % STAGES, paged);
+      cp_async_commit();
+    }
+    // Block-table prefetch for tile n+STAGES (stored into the table at the end of this iteration).
+    const int t_pf = n + STAGES;
+    const int s_pf = t_pf * BN + tid;
+    const bool do_pf = paged && tid < BN && t_pf < n_tiles && s_pf < S;
+    int slot_pf = 0;
+    if (do_pf) slot_pf = __ldg(bt + s_pf / ps);
+
+    const int n0 = n * BN;
+    const int stage = n % STAGES;
+    if (!p.causal || n0 <= warp_row_last) {
+      // ---- S = Q K^T ----
+      float acc_s[MT][NT][4];
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc_s[mt][nt][e] = 0.f;
+
+      const std::uint32_t sK_lane = smem_u32(sK + (stage * BN + k_row) * LD + k_col);
+#pragma unroll
+      for (int kk = 0; kk < KD; ++kk) {
+        std::uint32_t qa[MT][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          if constexpr (C::Q_REGS) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) qa[mt][e] = q_frag[mt][kk][e];
+          } else {
+            ldsm_x4(qa[mt], sQ_warp + (mt * 16 * LD + kk * 16) * 2);
+          }
+        }
+#pragma unroll
+        for (int np = 0; np < NT / 2; ++np) {
+          std::uint32_t kb[4];
+          ldsm_x4(kb, sK_lane + (np * 16 * LD + kk * 16) * 2);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) {
+            mma16816<BF16>(acc_s[mt][2 * np], qa[mt], kb[0], kb[1]);
+            mma16816<BF16>(acc_s[mt][2 * np + 1], qa[mt], kb[2], kb[3]);
+          }
+        }
+      }
+
+      // ---- mask: keys past the sequence end, and above the diagonal (only tiles that need it) ----
+      const bool need_mask = (n0 + BN > S) || (p.causal && n0 + BN - 1 > warp_row0);
+      if (need_mask) {
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int col = n0 + nt * 8 + tq * 2 + (e & 1);
+              const int row = warp_row0 + mt * 16 + g + (e >> 1) * 8;
+              if (col >= S || (p.causal && col > row)) acc_s[mt][nt][e] = -INFINITY;
+            }
+      }
+
+      // ---- online softmax (scale folded into exp2) ----
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          float mx = row_max[mt][r];
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt) mx = fmaxf(mx, fmaxf(acc_s[mt][nt][2 * r], acc_s[mt][nt][2 * r + 1]));
+          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+          const float m_use = (mx == -INFINITY) ? 0.f : mx;
+          const float mb = m_use * sl2;
+          const float alpha = ex2(row_max[mt][r] * sl2 - mb);  // 0 when the old max was -inf
+          row_max[mt][r] = mx;
+          float sum = 0.f;
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const float pv = ex2(fmaf(acc_s[mt][nt][2 * r + e], sl2, -mb));
+              acc_s[mt][nt][2 * r + e] = pv;
+              sum += pv;
+            }
+          row_sum[mt][r] = row_sum[mt][r] * alpha + sum;
+#pragma unroll
+          for (int dt = 0; dt < DT; ++dt) {
+            acc_o[mt][dt][2 * r] *= alpha;
+            acc_o[mt][dt][2 * r + 1] *= alpha;
+          }
+        }
+
+      // ---- O += P V  (P from the S accumulators, V^T through ldmatrix.trans) ----
+      const std::uint32_t sV_lane = smem_u32(sK + ((STAGES + stage) * BN + a_row) * LD + a_col);  // V ring follows K
+#pragma unroll
+      for (int kk = 0; kk < KN; ++kk) {
+        std::uint32_t pa[MT][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          pa[mt][0] = pack2<BF16>(acc_s[mt][2 * kk][0], acc_s[mt][2 * kk][1]);
+          pa[mt][1] = pack2<BF16>(acc_s[mt][2 * kk][2], acc_s[mt][2 * kk][3]);
+          pa[mt][2] = pack2<BF16>(acc_s[mt][2 * kk + 1][0], acc_s[mt][2 * kk + 1][1]);
+          pa[mt][3] = pack2<BF16>(acc_s[mt][2 * kk + 1][2], acc_s[mt][2 * kk + 1][3]);
+        }
+#pragma unroll
+        for (int dp = 0; dp < DT / 2; ++dp) {
+          std::uint32_t vb[4];
+          ldsm_x4_t(vb, sV_lane + (kk * 16 * LD + dp * 16) * 2);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) {
+            mma16816<BF16>(acc_o[mt][2 * dp], pa[mt], vb[0], vb[1]);
+            mma16816<BF16>(acc_o[mt][2 * dp + 1], pa[mt], vb[2], vb[3]);
+          }
+        }
+      }
+    }
+
+    if (do_pf) {
+      const int page = s_pf / ps;
+      sOff[(t_pf & 1) * BN + tid] =
+          ((static_cast<std::int64_t>(slot_pf) * p.heads + h) * ps + (s_pf - page * ps)) * D;
+    }
+  }
+  cp_async_wait<0>();
+
+  // ---- epilogue: O / l, through this warp's own rows of sQ, 16-byte coalesced stores ----
+  __syncwarp();
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float l = row_sum[mt][r];
+      l += __shfl_xor_sync(0xffffffffu, l, 1);
+      l += __shfl_xor_sync(0xffffffffu, l, 2);
+      const float inv = l > 0.f ? 1.f / l : 0.f;
+      std::uint16_t* dst = sQ + (warp * MW + mt * 16 + g + r * 8) * LD + tq * 2;
+#pragma unroll
+      for (int dt = 0; dt < DT; ++dt)
+        *reinterpret_cast<std::uint32_t*>(dst + dt * 8) =
+            pack2<BF16>(acc_o[mt][dt][2 * r] * inv, acc_o[mt][dt][2 * r + 1] * inv);
+    }
+  __syncwarp();
+#pragma unroll
+  for (int i = 0; i < (MW * CPR + 31) / 32; ++i) {
+    const int c = lane + i * 32;
+    if ((MW * CPR) % 32 == 0 || c < MW * CPR) {
+      const int row = c / CPR;
+      const int ch = c % CPR;
+      const int s = warp_row0 + row;
+      if (s < S) {
+        const uint4 val = *reinterpret_cast<const uint4*>(sQ + (warp * MW + row) * LD + ch * 8);
+        *reinterpret_cast<uint4*>(p.o + (bh_rows + s) * D + ch * 8) = val;
+      }
+    }
+  }
+}
+
+// ---- host side: one compiled configuration ------------------------------------------------------------
+
+using LaunchFn = int (*)(const KParams&, void* stream);
+using AttrFn = int (*)(cudaFuncAttributes*);
+
+struct Entry {
+  int head_dim, block_m, block_n, warps, stages;
+  bool bf16;
+  int smem_bytes;
+  bool q_in_regs;
+  LaunchFn launch;
+  AttrFn attrs;
+  bool sm90a = false;  // wgmma kernel: needs compute capability 9.0 (built for sm_90a)
+};
+
+template <class C, bool BF16>
+int launch_cfg(const KParams& kp, void* stream) {
+  auto kern = fused_attention_fwd<C, BF16>;
+  if (C::SMEM > 48 * 1024) {
+    // Per device; cheap enough to repeat, and always right after a device switch.
+    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
+    if (e != cudaSuccess) return static_cast<int>(e);
+  }
+  const long long blocks = static_cast<long long>(kp.m_blocks) * kp.batch * kp.heads;
+  kern<<<static_cast<unsigned>(blocks), C::THREADS, C::SMEM, static_cast<cudaStream_t>(stream)>>>(kp);
+  return static_cast<int>(cudaGetLastError());
+}
+
+template <class C, bool BF16>
+int attrs_cfg(cudaFuncAttributes* a) {
+  return static_cast<int>(cudaFuncGetAttributes(a, fused_attention_fwd<C, BF16>));
+}
+
+template <int D, int BM, int BN, int W, int ST, bool BF16>
+constexpr Entry make_entry() {
+  using C = Cfg<D, BM, BN, W, ST>;
+  return Entry{D, BM, BN, W, ST, BF16, C::SMEM, C::Q_REGS, &launch_cfg<C, BF16>, &attrs_cfg<C, BF16>, false};
+}
+
+// Per-translation-unit tables (kernels/fused_attention*.cu).
+const Entry* entries_d64(int* count);
+const Entry* entries_d128(int* count);
+const Entry* entries_dother(int* count);
+const Entry* entries_wg(int* count);
+
+}  // namespace ab::kernels::fused_detail

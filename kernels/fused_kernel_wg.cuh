@@ -1,0 +1,454 @@
+// The Hopper (sm_90a) variant of the fused attention forward: wgmma instead of mma.sync.
+// Included by kernels/fused_attention_wg.cu only.
+//
+// A CTA has NWG warpgroups; each owns 64 query rows (BLOCK_M = 64*NWG) and every warp of it 16 rows, so
+// a thread holds rows g and g+8 of its warp's slice, exactly as in the mma.sync kernel with MT = 1.
+// Per KV tile j (BLOCK_N keys):
+//   S_j = Q K_j^T         wgmma m64nBNk16, A = Q and B = K from shared memory (K-major, 128-byte swizzle)
+//   O  += P_{j-1} V_{j-1} wgmma m64nDk16, A = P from registers (the previous tile's probabilities, packed
+//                         from the S accumulators), B = V from shared memory (N-major, same swizzle)
+//   softmax of S_j        runs on the CUDA cores while the tensor cores still do P_{j-1} V_{j-1}
+//                         (wgmma.wait_group 1 waits only for S_j), then O is rescaled once that lands.
+// The two GEMMs of an iteration are issued back to back, the probabilities of a tile are multiplied in
+// the next iteration, and the last tile's P V runs after the loop. Every wgmma operand (descriptors, P
+// registers) is defined before the batch's first MMA and the issue sits in block-uniform control flow,
+// which is what keeps ptxas from serializing the asynchronous MMAs (check -Xptxas -v for C7513/C7514). Tiles arrive by 16-byte cp.async
+// from all threads (K of tile j+1 and V of tile j in iteration j, two-slot rings for each, one barrier
+// and one fence.proxy.async per tile); shared memory uses the 128-byte swizzle that wgmma descriptors
+// read (16-byte chunk c of row r lands at chunk c ^ (r % 8)), which also keeps the cp.async stores and
+// the epilogue's fragment stores free of bank conflicts. Paged K/V, causal skipping/masking and the
+// grid order are those of the mma.sync kernel (fused_kernel.cuh).
+#pragma once
+#include "fused_kernel.cuh"
+#include "fused_wgmma_ops.cuh"
+
+namespace ab::kernels::fused_detail {
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define AB_FUSED_WGMMA 1
+#endif
+
+__device__ __forceinline__ void wg_fence() {
+#ifdef AB_FUSED_WGMMA
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wg_commit() {
+#ifdef AB_FUSED_WGMMA
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+template <int N>
+__device__ __forceinline__ void wg_wait() {
+#ifdef AB_FUSED_WGMMA
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+#endif
+}
+__device__ __forceinline__ void fence_proxy_async() {
+#ifdef AB_FUSED_WGMMA
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+// Pin registers that an in-flight wgmma reads or writes (the compiler must neither move nor reuse them
+// between the issue and the wait).
+template <int R, int C>
+__device__ __forceinline__ void pin(float (&x)[R][C]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i)
+#pragma unroll
+    for (int j = 0; j < C; ++j) asm volatile("" : "+f"(x[i][j])::"memory");
+}
+template <int R, int C>
+__device__ __forceinline__ void pin(std::uint32_t (&x)[R][C]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i)
+#pragma unroll
+    for (int j = 0; j < C; ++j) asm volatile("" : "+r"(x[i][j])::"memory");
+}
+
+// Shared-memory matrix descriptor, 128-byte swizzle (layout type 1 in bits 62-63), base offset 0 (every
+// swizzle atom is 1024-byte aligned). lbo/sbo in bytes.
+__device__ __forceinline__ std::uint64_t sw128_desc(std::uint32_t smem_addr, std::uint32_t lbo, std::uint32_t sbo) {
+  return static_cast<std::uint64_t>((smem_addr & 0x3FFFFu) >> 4) |
+         (static_cast<std::uint64_t>((lbo >> 4) & 0x3FFFu) << 16) |
+         (static_cast<std::uint64_t>((sbo >> 4) & 0x3FFFu) << 32) | (1ull << 62);
+}
+
+template <int D_, int BN_, int NWG_, int MINB_ = 0>
+struct WgCfg {
+  static constexpr int D = D_, BN = BN_, NWG = NWG_;
+  static constexpr int THREADS = NWG * 128;
+  static constexpr int BM = NWG * 64;
+  static constexpr int NT = BN / 8, DT = D / 8, KD = D / 16, KN = BN / 16, CPR = D / 8;
+  static constexpr int ATOMS = D / 64;  // 64-element (128-byte) column blocks of a row
+  static constexpr int Q_BYTES = BM * D * 2;
+  static constexpr int TILE_BYTES = BN * D * 2;
+  static constexpr int OFF_BYTES = 3 * BN * 8;  // row-offset table (paged), three tiles
+  static constexpr int SMEM = 1024 /*alignment slack*/ + Q_BYTES + 4 * TILE_BYTES + OFF_BYTES;
+  // Registers per thread held across the loop: S (BN/2), two P buffers (BN/4 each), O (D/2).
+  static constexpr int ACC_REGS = BN / 2 + BN / 2 + D / 2;
+  static constexpr int MIN_BLOCKS = MINB_ > 0 ? MINB_ : (ACC_REGS <= 96 && NWG <= 2 ? 2 : 1);
+  static constexpr int RPP = THREADS / CPR;  // rows per load pass (the last pass may be partial)
+
+  static_assert(D % 64 == 0, "wgmma kernel: head_dim must be a multiple of 64");
+  static_assert(BN % 16 == 0 && BN <= 256, "wgmma kernel: BLOCK_N multiple of 16, at most 256");
+  static_assert(D <= 256, "wgmma N is at most 256");
+  static_assert(RPP % 8 == 0, "load passes keep the swizzle phase");
+  static_assert(BN <= THREADS, "one thread per row of the block-table prefetch");
+};
+
+// Byte offset of 16-byte chunk c of row r in a swizzled tile of `rows` rows.
+__device__ __forceinline__ std::uint32_t sw_off(int rows, int r, int c) {
+  return static_cast<std::uint32_t>(((c >> 3) * rows + r) * 128 + (((c & 7) ^ (r & 7)) << 4));
+}
+
+template <class C, bool BF16>
+__global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd_wg(const KParams p) {
+#ifdef AB_FUSED_WGMMA
+  constexpr int D = C::D, BM = C::BM, BN = C::BN;
+  constexpr int NT = C::NT, DT = C::DT, KD = C::KD, KN = C::KN, CPR = C::CPR, RPP = C::RPP;
+
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  unsigned char* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);
+  unsigned char* sQ = smem;
+  unsigned char* sK = smem + C::Q_BYTES;             // 2 slots
+  unsigned char* sV = sK + 2 * C::TILE_BYTES;        // 2 slots
+  std::int64_t* sOff = reinterpret_cast<std::int64_t*>(sV + 2 * C::TILE_BYTES);  // 3 tiles
+  const std::uint32_t sQ_a = smem_u32(sQ), sK_a = smem_u32(sK), sV_a = smem_u32(sV);
+
+  const int tid = threadIdx.x;
+  // Warp and warpgroup indices through a shuffle, so the compiler knows they are warp-uniform and keeps
+  // the wgmma descriptors in uniform registers (else it serializes the asynchronous MMAs).
+  const int warp = __shfl_sync(0xffffffffu, tid >> 5, 0);
+  const int lane = tid & 31;
+  const int wg = __shfl_sync(0xffffffffu, tid >> 7, 0);
+  const int S = p.seq_len;
+  const int bh_count = p.batch * p.heads;
+
+  int m_block, bh;
+  {
+    const int idx = blockIdx.x;
+    if (p.causal) {
+      bh = idx % bh_count;
+      m_block = p.m_blocks - 1 - idx / bh_count;
+    } else {
+      m_block = idx % p.m_blocks;
+      bh = idx / p.m_blocks;
+    }
+  }
+  const int b = bh / p.heads;
+  const int h = bh - b * p.heads;
+  const int q_row0 = m_block * BM;
+  const std::int64_t bh_rows = static_cast<std::int64_t>(bh) * S;
+  const int kv_end = p.causal ? min(S, q_row0 + BM) : S;
+  const int n_tiles = (kv_end + BN - 1) / BN;
+  // Both warpgroups run every tile of the CTA (a warpgroup whose rows all precede a causal tile gets
+  // all-masked scores there, p = 0, alpha = 1): keeping the wgmma issue in block-uniform control flow is
+  // what lets ptxas leave the asynchronous MMAs unserialized.
+
+  const std::uint16_t* __restrict__ gK = p.k;
+  const std::uint16_t* __restrict__ gV = p.v;
+  const std::int32_t* __restrict__ bt = p.block_table + static_cast<std::int64_t>(b) * p.pages;
+  const int ps = p.page_size;
+  const bool paged = p.paged != 0;
+
+  auto row_off_direct = [&](int s) -> std::int64_t {
+    if (!paged) return (bh_rows + s) * D;
+    const int page = s / ps;
+    const int slot = __ldg(bt + page);
+    return ((static_cast<std::int64_t>(slot) * p.heads + h) * ps + (s - page * ps)) * D;
+  };
+
+  // Load geometry: thread covers chunk ld_ch of rows ld_row0 + i*RPP (RPP is a multiple of 8, so the
+  // swizzled chunk is the same for every pass).
+  const int ld_row0 = tid / CPR;
+  const int ld_ch = tid % CPR;
+  const std::int64_t kv_thr = (bh_rows + ld_row0) * D + ld_ch * 8;
+  const std::uint32_t ld_sw = sw_off(BN, ld_row0, ld_ch);  // pass 0 offset within a K/V tile
+
+  // One operand (K or V) of tile t into ring slot t&1; offsets of paged rows from table slot t%3.
+  auto issue = [&](bool is_v, int t, bool from_table) {
+    const int n0 = t * BN;
+    const std::uint16_t* g = is_v ? gV : gK;
+    const std::uint32_t dst = (is_v ? sV_a : sK_a) + (t & 1) * C::TILE_BYTES + ld_sw;
+    const int rows_left = S - n0 - ld_row0;
+#pragma unroll
+    for (int i = 0; i < (BN + RPP - 1) / RPP; ++i) {
+      if (BN % RPP != 0 && ld_row0 + i * RPP >= BN) break;  // partial last pass
+      const bool valid = i * RPP < rows_left;
+      std::int64_t off;
+      if (from_table)
+        off = sOff[(t % 3) * BN + ld_row0 + i * RPP] + ld_ch * 8;
+      else if (paged)
+        off = valid ? row_off_direct(n0 + ld_row0 + i * RPP) + ld_ch * 8 : 0;
+      else
+        off = kv_thr + static_cast<std::int64_t>(n0 + i * RPP) * D;
+      cp_async16(dst + i * RPP * 128, valid ? g + off : g, valid);
+    }
+  };
+
+  // ---- prologue: Q and K_0 (group 0); paged offsets of tiles 0 and 1 into the table ----
+  {
+    const std::int64_t q_thr = (bh_rows + q_row0 + ld_row0) * D + ld_ch * 8;
+    const std::uint32_t dst = sQ_a + sw_off(BM, ld_row0, ld_ch);
+#pragma unroll
+    for (int i = 0; i < (BM + RPP - 1) / RPP; ++i) {
+      if (BM % RPP != 0 && ld_row0 + i * RPP >= BM) break;
+      const bool valid = q_row0 + ld_row0 + i * RPP < S;
+      cp_async16(dst + i * RPP * 128, valid ? p.q + q_thr + static_cast<std::int64_t>(i) * RPP * D : p.q, valid);
+    }
+  }
+  issue(false, 0, false);
+  cp_async_commit();
+  if (paged && tid < BN) {
+#pragma unroll
+    for (int t = 0; t < 2; ++t) {
+      const int s = t * BN + tid;
+      if (t < n_tiles && s < S) sOff[t * BN + tid] = row_off_direct(s);
+    }
+  }
+
+  // ---- per-thread fragment geometry ----
+  const int g = lane >> 2, tq = lane & 3;
+  const int warp_row0 = q_row0 + warp * 16;  // this warp's 16 rows (wg*64 + (warp&3)*16)
+  const float sl2 = p.scale_log2;
+
+  float acc_o[DT][4];
+#pragma unroll
+  for (int dt = 0; dt < DT; ++dt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc_o[dt][e] = 0.f;
+  float acc_s[NT][4];
+  std::uint32_t pa_prev[KN][4], pa_cur[KN][4];  // probabilities of the previous / current tile
+#pragma unroll
+  for (int kk = 0; kk < KN; ++kk)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) pa_prev[kk][e] = 0u;
+  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
+
+  // Descriptor bases. Q (A, K-major): rows of this warpgroup, 8-row groups 1024 bytes apart.
+  // K (B, K-major): BN rows. V (B, N-major): 8-key groups 1024 bytes apart (SBO), 64-column blocks
+  // BN*128 bytes apart (LBO).
+  const std::uint32_t q_base = sQ_a + wg * 64 * 128;
+
+  // Start of iteration j: tile j's K (and V of tile j-1) landed and visible to the async proxy, every
+  // thread is done with K_{j-1} and V_{j-2}; refill those slots with K_{j+1} and V_j; block-table
+  // prefetch for tile j+2 (stored into the table at the end of the iteration).
+  int slot_pf = 0;
+  bool do_pf = false;
+  auto top = [&](int j) {
+    cp_async_wait<0>();
+    fence_proxy_async();
+    __syncthreads();
+    if (j + 1 < n_tiles) issue(false, j + 1, paged);
+    if (j < n_tiles) issue(true, j, paged);
+    cp_async_commit();
+    const int t_pf = j + 2;
+    const int s_pf = t_pf * BN + tid;
+    do_pf = paged && tid < BN && t_pf < n_tiles && s_pf < S;
+    if (do_pf) slot_pf = __ldg(bt + s_pf / ps);
+  };
+  auto bottom = [&](int j) {
+    if (do_pf) {
+      const int t_pf = j + 2;
+      const int s_pf = t_pf * BN + tid;
+      const int page = s_pf / ps;
+      sOff[(t_pf % 3) * BN + tid] =
+          ((static_cast<std::int64_t>(slot_pf) * p.heads + h) * ps + (s_pf - page * ps)) * D;
+    }
+  };
+  // Descriptors: bases built once (loop invariant), then per k step a constant is added to the
+  // start-address field (byte offset / 16). Every descriptor of a batch is computed and pinned before
+  // the batch's first MMA: an operand register defined while MMAs of its batch are in flight makes
+  // ptxas serialize the whole batch.
+  const std::uint64_t dq = sw128_desc(q_base, 16, 1024);
+  const std::uint64_t dk0 = sw128_desc(sK_a, 16, 1024), dk1 = sw128_desc(sK_a + C::TILE_BYTES, 16, 1024);
+  const std::uint64_t dv0 = sw128_desc(sV_a, BN * 128, 1024);
+  const std::uint64_t dv1 = sw128_desc(sV_a + C::TILE_BYTES, BN * 128, 1024);
+  std::uint64_t desc_a[KD], desc_b[KD], desc_v[KN];
+  auto make_s_descs = [&](int j) {
+    const std::uint64_t kb = (j & 1) ? dk1 : dk0;
+#pragma unroll
+    for (int kk = 0; kk < KD; ++kk) {
+      // k16 step kk: 64-column block kk/4, 32 bytes per step inside it
+      desc_a[kk] = dq + static_cast<std::uint64_t>(((kk >> 2) * BM * 128 + (kk & 3) * 32) >> 4);
+      desc_b[kk] = kb + static_cast<std::uint64_t>(((kk >> 2) * BN * 128 + (kk & 3) * 32) >> 4);
+      asm volatile("" : "+l"(desc_a[kk]), "+l"(desc_b[kk]));
+    }
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc_s[nt][e] = 0.f;
+  };
+  auto make_v_descs = [&](int t) {
+    const std::uint64_t vb = (t & 1) ? dv1 : dv0;
+#pragma unroll
+    for (int kk = 0; kk < KN; ++kk) {
+      desc_v[kk] = vb + static_cast<std::uint64_t>((kk * 16 * 128) >> 4);  // 16 keys per step
+      asm volatile("" : "+l"(desc_v[kk]));
+    }
+  };
+  auto issue_s = [&]() {
+#pragma unroll
+    for (int kk = 0; kk < KD; ++kk) Wgmma<BN, BF16>::ss(acc_s, desc_a[kk], desc_b[kk]);
+    wg_commit();
+  };
+  auto issue_pv = [&]() {  // O += P V, P in pa_prev
+#pragma unroll
+    for (int kk = 0; kk < KN; ++kk) Wgmma<D, BF16>::rs(acc_o, pa_prev[kk], desc_v[kk]);
+    wg_commit();
+  };
+  // Mask and online softmax of S_j (already landed) into pa_cur; returns the O rescale factors.
+  auto softmax = [&](int j, float (&alpha)[2]) {
+    const int n0 = j * BN;
+    const bool need_mask = (n0 + BN > S) || (p.causal && n0 + BN - 1 > warp_row0);
+    if (need_mask) {
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int col = n0 + nt * 8 + tq * 2 + (e & 1);
+          const int row = warp_row0 + g + (e >> 1) * 8;
+          if (col >= S || (p.causal && col > row)) acc_s[nt][e] = -INFINITY;
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float mx = row_max[r];
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) mx = fmaxf(mx, fmaxf(acc_s[nt][2 * r], acc_s[nt][2 * r + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float m_use = (mx == -INFINITY) ? 0.f : mx;
+      const float mb = m_use * sl2;
+      alpha[r] = ex2(row_max[r] * sl2 - mb);  // 0 while the old max is -inf
+      row_max[r] = mx;
+      float sum = 0.f;
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const float pv = ex2(fmaf(acc_s[nt][2 * r + e], sl2, -mb));
+          acc_s[nt][2 * r + e] = pv;
+          sum += pv;
+        }
+      row_sum[r] = row_sum[r] * alpha[r] + sum;
+    }
+#pragma unroll
+    for (int kk = 0; kk < KN; ++kk) {
+      pa_cur[kk][0] = pack2<BF16>(acc_s[2 * kk][0], acc_s[2 * kk][1]);
+      pa_cur[kk][1] = pack2<BF16>(acc_s[2 * kk][2], acc_s[2 * kk][3]);
+      pa_cur[kk][2] = pack2<BF16>(acc_s[2 * kk + 1][0], acc_s[2 * kk + 1][1]);
+      pa_cur[kk][3] = pack2<BF16>(acc_s[2 * kk + 1][2], acc_s[2 * kk + 1][3]);
+    }
+  };
+  auto rescale_and_shift = [&](const float (&alpha)[2]) {
+#pragma unroll
+    for (int dt = 0; dt < DT; ++dt) {
+      acc_o[dt][0] *= alpha[0];
+      acc_o[dt][1] *= alpha[0];
+      acc_o[dt][2] *= alpha[1];
+      acc_o[dt][3] *= alpha[1];
+    }
+#pragma unroll
+    for (int kk = 0; kk < KN; ++kk)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) pa_prev[kk][e] = pa_cur[kk][e];
+  };
+
+  // ---- iterations j = 0..n_tiles-1: S_j, and from j = 1 on P_{j-1} V_{j-1} in flight with it ----
+  int j = 0;
+  do {
+    top(j);
+    const bool has_pv = j > 0;
+    make_s_descs(j);
+    if (has_pv) make_v_descs(j - 1);
+    pin(acc_s);
+    pin(acc_o);
+    pin(pa_prev);
+    wg_fence();
+    issue_s();
+    if (has_pv) {
+      issue_pv();
+      wg_wait<1>();  // S_j landed; P_{j-1} V_{j-1} may still run
+    } else {
+      wg_wait<0>();
+    }
+    pin(acc_s);
+    float alpha[2];
+    softmax(j, alpha);
+    wg_wait<0>();
+    pin(acc_o);
+    pin(pa_prev);  // P_{j-1} stays in its registers until its MMA is done
+    rescale_and_shift(alpha);
+    bottom(j);
+  } while (++j < n_tiles);
+  // ---- the last tile's P V ----
+  {
+    top(n_tiles);
+    make_v_descs(n_tiles - 1);
+    pin(acc_o);
+    pin(pa_prev);
+    wg_fence();
+    issue_pv();
+    wg_wait<0>();
+    pin(acc_o);
+    pin(pa_prev);
+  }
+  cp_async_wait<0>();
+
+  // ---- epilogue: O / l into this warp's 16 rows of sQ (same swizzle), then 16-byte stores ----
+  __syncwarp();
+  const int lrow0 = warp * 16;  // local row of this warp in the CTA tile
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float l = row_sum[r];
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l += __shfl_xor_sync(0xffffffffu, l, 2);
+    const float inv = l > 0.f ? 1.f / l : 0.f;
+    const int lr = lrow0 + g + 8 * r;
+#pragma unroll
+    for (int dt = 0; dt < DT; ++dt)
+      *reinterpret_cast<std::uint32_t*>(sQ + sw_off(BM, lr, dt) + tq * 4) =
+          pack2<BF16>(acc_o[dt][2 * r] * inv, acc_o[dt][2 * r + 1] * inv);
+  }
+  __syncwarp();
+#pragma unroll
+  for (int i = 0; i < (16 * CPR) / 32; ++i) {
+    const int c = lane + i * 32;
+    const int row = c / CPR;
+    const int ch = c % CPR;
+    const int s = warp_row0 + row;
+    if (s < S) {
+      const uint4 val = *reinterpret_cast<const uint4*>(sQ + sw_off(BM, lrow0 + row, ch));
+      *reinterpret_cast<uint4*>(p.o + (bh_rows + s) * D + ch * 8) = val;
+    }
+  }
+#else
+  (void)p;
+  __trap();  // built without sm_90a; fused_can_implement refuses these tiles on such devices
+#endif
+}
+
+template <class C, bool BF16>
+int launch_wg(const KParams& kp, void* stream) {
+  auto kern = fused_attention_fwd_wg<C, BF16>;
+  cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
+  if (e != cudaSuccess) return static_cast<int>(e);
+  const long long blocks = static_cast<long long>(kp.m_blocks) * kp.batch * kp.heads;
+  kern<<<static_cast<unsigned>(blocks), C::THREADS, C::SMEM, static_cast<cudaStream_t>(stream)>>>(kp);
+  return static_cast<int>(cudaGetLastError());
+}
+
+template <class C, bool BF16>
+int attrs_wg(cudaFuncAttributes* a) {
+  return static_cast<int>(cudaFuncGetAttributes(a, fused_attention_fwd_wg<C, BF16>));
+}
+
+template <int D, int BN, int NWG, bool BF16, int MINB = 0>
+constexpr Entry make_entry_wg() {
+  using C = WgCfg<D, BN, NWG, MINB>;
+  return Entry{D, C::BM, BN, NWG * 4, 2, BF16, C::SMEM, true, &launch_wg<C, BF16>, &attrs_wg<C, BF16>, true};
+}
+
+}  // namespace ab::kernels::fused_detail
