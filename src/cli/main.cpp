@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
   CLI::App app{"attnbench: benchmark and autotune the GEMMs of multi-head attention on NVIDIA GPUs"};
   app.set_version_flag("--version", std::string("attnbench ") + ATTNBENCH_VERSION + " (" + ATTNBENCH_GIT + ")");
   app.require_subcommand(0, 1);
+  // A flag given twice takes its last value (scripts append overrides), as most CLIs do.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   ab::RunFlags top_flags, run_flags;
   ab::add_run_flags(app, top_flags);
   CLI::App* run = app.add_subcommand("run", "run a problem or grid through every strategy (the default)");

@@ -48,7 +48,7 @@ expect_error "cannot open" --config=does_not_exist.json
 echo '{ "grids": [ {"batch": 1,' >broken.json
 expect_error "malformed JSON" --config=broken.json
 expect_error "refused before allocating" --batch=64 --heads=64 --seq_len=65536 --head_dim=128
-expect_error "refused before allocating" "${small[@]}" --seq_len=4096 --max_memory=1MiB
+expect_error "refused before allocating" "${small[@]}" --seq_len=65536 --head_dim=64 --max_memory=1MiB
 expect_error "max_memory" "${small[@]}" --max_memory=lots
 expect_error "timer" "${small[@]}" --timer=sundial
 expect_error "tile" "${small[@]}" --tile=big

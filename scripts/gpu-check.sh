@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# GPU check, for a machine with an NVIDIA GPU: build with CMake + Ninja for sm_90a, run the `gpu`-labelled
+# tests, then the benchmarks (default command, the issue shapes, timers, cold/hot, the PyTorch peer), and
+# write every report and log into OUTDIR. A summary table is printed last.
+#   scripts/gpu-check.sh OUTDIR [STAGES]   STAGES: comma list of build,tests,bench,timers,peer,tune,slow (default all)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: gpu-check.sh OUTDIR [STAGES]}
+stages=${2:-build,tests,bench,timers,peer,tune,slow}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+export PATH=/usr/local/cuda/bin:$PATH
+build=${BUILD_DIR:-/tmp/attnbench-build}
+bin=$build/attnbench
+has() { [[ ",$stages," == *",$1,"* ]]; }
+log() { echo "== $*" | tee -a "$out/summary.txt"; }
+timed() {  # timed NAME CMD...: run, keep its output, record wall time
+  local name=$1; shift
+  local t0=$(date +%s%N)
+  "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  printf '%-28s rc=%d  %d.%03ds\n' "$name" "$rc" $((ms / 1000)) $((ms % 1000)) | tee -a "$out/summary.txt"
+  return $rc
+}
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv >"$out/nvidia-smi.txt" 2>&1
+if has build; then
+  timed build env BUILD_DIR="$build" scripts/build.sh -DCMAKE_CUDA_ARCHITECTURES=90a || { tail -40 "$out/build.log"; exit 1; }
+fi
+if has tests; then
+  timed ctest-gpu ctest --test-dir "$build" -L gpu --output-on-failure -j 1 --timeout 300
+  timed ctest-cpu ctest --test-dir "$build" -L cpu -j 8 --timeout 600
+  grep -E "tests passed|tests failed|Not Run|Failed|\*\*\*" "$out/ctest-gpu.log" "$out/ctest-cpu.log" | tee -a "$out/summary.txt"
+fi
+if has bench; then
+  timed default $bin --batch=32 --heads=12 --seq_len=512 --verify --json="$out/default.json" --quiet
+  timed default-again $bin --batch=32 --heads=12 --seq_len=512 --verify --json="$out/default2.json" --quiet
+  timed pages8 $bin --batch=32 --heads=12 --seq_len=512 --pages=8 --verify --json="$out/pages8.json" --quiet
+  timed long-d128 $bin --batch=8 --heads=16 --seq_len=2048 --head_dim=128 --verify --json="$out/long.json" --quiet
+  timed awkward $bin --batch=3 --heads=5 --seq_len=1000 --pages=7 --head_dim=64,128 --kv_layout=contiguous,paged --dtype=fp16,bf16 --causal --verify --json="$out/awkward.json" --quiet --max_time=0.2
+  timed fused-long $bin --batch=2 --heads=16 --seq_len=8192 --head_dim=128 --strategies=fused,fully_batched --verify --json="$out/fused-long.json" --quiet
+  timed causal $bin --batch=32 --heads=12 --seq_len=512 --causal --verify --json="$out/causal.json" --quiet
+fi
+if has timers; then
+  timed nested-events $bin --strategies=nested --timer=events --json="$out/nested-events.json" --quiet
+  timed nested-graph $bin --strategies=nested --timer=graph --json="$out/nested-graph.json" --quiet
+  timed nested-cupti $bin --strategies=nested --timer=cupti --json="$out/nested-cupti.json" --quiet
+  timed hot $bin --hot --json="$out/hot.json" --quiet
+fi
+if has peer; then
+  timed peer python3 scripts/peer_torch.py --batch=32 --heads=12 --seq_len=512 --head_dim=64 --json "$out/peer-default.json"
+  timed peer-pages8 python3 scripts/peer_torch.py --batch=32 --heads=12 --seq_len=512 --head_dim=64 --causal --json "$out/peer-causal.json"
+  timed peer-long python3 scripts/peer_torch.py --batch=8 --heads=16 --seq_len=2048 --head_dim=128 --json "$out/peer-long.json"
+  timed peer-8k python3 scripts/peer_torch.py --batch=2 --heads=16 --seq_len=8192 --head_dim=128 --json "$out/peer-8k.json"
+fi
+if has tune; then
+  timed tune-ci $bin tune --config=ci --cache="$out/cache.json" --quiet
+  timed tune-default $bin tune --batch=32 --heads=12 --seq_len=512 --pages=1,8 --cache="$out/cache.json" --quiet
+  timed tune-default-exh $bin tune --batch=32 --heads=12 --seq_len=512 --pages=1,8 --search=exhaustive --cache="$out/cache-exh.json" --quiet
+  timed cached-run $bin --batch=32 --heads=12 --seq_len=512 --pages=1,8 --cache="$out/cache.json" --verify --json="$out/cached.json" --quiet
+fi
+if has slow; then
+  timed slowed $bin --batch=32 --heads=12 --seq_len=512 --tile=m64n64w4s2 --json="$out/slowed.json" --quiet
+  timed compare $bin compare "$out/default.json" "$out/slowed.json"
+fi
+log "tables"
+for f in default pages8 long causal fused-long; do
+  [[ -f "$out/$f.json" ]] && $bin report "$out/$f.json" 2>&1 | tee -a "$out/summary.txt"
+done
+exit 0
