@@ -5,6 +5,7 @@
 // parallel.
 #include "fused_attention.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -91,9 +92,11 @@ int max_smem_optin() {
 }  // namespace fused_detail
 
 // Best default first: for each head_dim the first tile in this list that is compiled for it (and that
-// fused_can_implement accepts on the device) is the default. The w8 tiles are the Hopper wgmma kernel
-// (two warpgroups, head_dim 64 and 128, compute capability 9.0 only); the w4 tiles are the mma.sync
-// kernel that runs on sm_80 and later (m128n128 for D<=64, m128n64 for D=96/128, m64n32 for D=256).
+// fused_can_implement accepts on the device) is the default. Tiles with 8+ warps are the Hopper wgmma
+// kernel (2-4 warpgroups, head_dim 64 and 128, compute capability 9.0 only); defaults m128n128w8 for
+// head_dim 128 and m128n64w8 for 64 (fastest in the H200 runs of docs/perf-notes.md). The w4 tiles are
+// the mma.sync kernel that also runs on sm_80+ and is the fallback: m128n128w4 for D<=64, m128n64w4
+// for D=96/128, m64n32w4 for D=256.
 std::vector<FusedTile> fused_compiled_tiles() {
   static const int order[][4] = {
       {128, 128, 8, 2}, {128, 64, 8, 2}, {192, 64, 12, 2}, {256, 64, 16, 2}, {128, 128, 4, 2},
@@ -118,11 +121,14 @@ std::string fused_can_implement(const FusedParams& p, const FusedTile& tile) {
   if (!tile_compiled(tile)) return "tile " + name + " is not compiled";
   const Entry* e = find_entry(static_cast<int>(p.head_dim), tile, p.bf16);
   if (!e) {
-    std::string dims;
+    std::vector<int> ds;
     for (const Entry& x : entries())
       if (x.block_m == tile.block_m && x.block_n == tile.block_n && x.warps == tile.warps &&
           x.stages == tile.stages && !x.bf16)
-        dims += (dims.empty() ? "" : ",") + std::to_string(x.head_dim);
+        ds.push_back(x.head_dim);
+    std::sort(ds.begin(), ds.end());
+    std::string dims;
+    for (int d : ds) dims += (dims.empty() ? "" : ",") + std::to_string(d);
     return "tile " + name + " is not instantiated for head_dim " + std::to_string(p.head_dim) +
            " (it has head_dim " + dims + ")";
   }

@@ -171,6 +171,16 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
     const int n0 = t * BN;
     const std::uint16_t* g = is_v ? gV : gK;
     const std::uint32_t dst = (is_v ? sV_a : sK_a) + (t & 1) * C::TILE_BYTES + ld_sw;
+    if (!from_table && !paged && n0 + BN <= S) {
+      // Whole tile inside the sequence, contiguous K/V: one base pointer, constant offsets per pass.
+      const std::uint16_t* src = g + kv_thr + static_cast<std::int64_t>(n0) * D;
+#pragma unroll
+      for (int i = 0; i < (BN + RPP - 1) / RPP; ++i) {
+        if (BN % RPP != 0 && ld_row0 + i * RPP >= BN) break;
+        cp_async16(dst + i * RPP * 128, src + i * RPP * D, true);
+      }
+      return;
+    }
     const int rows_left = S - n0 - ld_row0;
 #pragma unroll
     for (int i = 0; i < (BN + RPP - 1) / RPP; ++i) {
@@ -314,25 +324,28 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
     }
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      float mx = row_max[r];
+      // Four independent partial maxima / sums per row: short dependency chains (two warps per
+      // scheduler leave little else to hide them).
+      float m4[4] = {row_max[r], -INFINITY, -INFINITY, -INFINITY};
 #pragma unroll
-      for (int nt = 0; nt < NT; ++nt) mx = fmaxf(mx, fmaxf(acc_s[nt][2 * r], acc_s[nt][2 * r + 1]));
+      for (int nt = 0; nt < NT; ++nt) m4[nt & 3] = fmaxf(m4[nt & 3], fmaxf(acc_s[nt][2 * r], acc_s[nt][2 * r + 1]));
+      float mx = fmaxf(fmaxf(m4[0], m4[1]), fmaxf(m4[2], m4[3]));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
       const float m_use = (mx == -INFINITY) ? 0.f : mx;
       const float mb = m_use * sl2;
       alpha[r] = ex2(row_max[r] * sl2 - mb);  // 0 while the old max is -inf
       row_max[r] = mx;
-      float sum = 0.f;
+      float s4[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const float pv = ex2(fmaf(acc_s[nt][2 * r + e], sl2, -mb));
           acc_s[nt][2 * r + e] = pv;
-          sum += pv;
+          s4[nt & 3] += pv;
         }
-      row_sum[r] = row_sum[r] * alpha[r] + sum;
+      row_sum[r] = row_sum[r] * alpha[r] + ((s4[0] + s4[1]) + (s4[2] + s4[3]));
     }
 #pragma unroll
     for (int kk = 0; kk < KN; ++kk) {
@@ -343,12 +356,16 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
     }
   };
   auto rescale_and_shift = [&](const float (&alpha)[2]) {
+    // Once a row's maximum settles alpha is exactly 1; skip the multiply when that holds for every row
+    // of the warp (exact either way).
+    if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
 #pragma unroll
-    for (int dt = 0; dt < DT; ++dt) {
-      acc_o[dt][0] *= alpha[0];
-      acc_o[dt][1] *= alpha[0];
-      acc_o[dt][2] *= alpha[1];
-      acc_o[dt][3] *= alpha[1];
+      for (int dt = 0; dt < DT; ++dt) {
+        acc_o[dt][0] *= alpha[0];
+        acc_o[dt][1] *= alpha[0];
+        acc_o[dt][2] *= alpha[1];
+        acc_o[dt][3] *= alpha[1];
+      }
     }
 #pragma unroll
     for (int kk = 0; kk < KN; ++kk)
