@@ -62,9 +62,10 @@ for fam in mma wg; do
   FUSED_DEV_FAMILY=$fam timeout 120 "$BUILD/fused_dev" bench "$OUT/results.csv" 2>&1 | tee -a "$OUT/bench.txt"
 done
 # Profile of the default wgmma tiles at the two target shapes (hardware counters; clocks left alone).
+# Run 4 profiled m192n64w12s2 here; m128n128w8s2 became the D=128 default from that run.
 if [ -n "${FUSED_DEV_NCU:-}" ]; then
   NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-  for spec in "128 192 64 12 2 0" "64 128 64 8 2 0"; do
+  for spec in "128 128 128 8 2 0" "64 128 64 8 2 0"; do
     timeout 90 $NCU --clock-control none --launch-skip 1 --launch-count 1 -k regex:fused_attention_fwd \
       --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
       --section SchedulerStats --section WarpStateStats --section Occupancy --section InstructionStats \
