@@ -1,0 +1,148 @@
+// Page combine (O = sum_p e^(m_p - m) acc_p / sum_p e^(m_p - m) l_p over a row's pages) and finalize
+// (O = acc / l): fp32 partials in, the output dtype out, float4 loads where the head dim allows.
+#include "primitive_device.cuh"
+#include "primitives.hpp"
+
+namespace ab::kernels {
+
+namespace {
+
+using namespace dev;
+
+// 4 consecutive outputs; p aligned to 4 elements.
+template <class T> __device__ __forceinline__ void store4(T* p, float4 v) {
+  __align__(8) T e[4] = {from_f<T>(v.x), from_f<T>(v.y), from_f<T>(v.z), from_f<T>(v.w)};
+  *reinterpret_cast<uint2*>(p) = *reinterpret_cast<const uint2*>(e);
+}
+template <> __device__ __forceinline__ void store4<float>(float* p, float4 v) { *reinterpret_cast<float4*>(p) = v; }
+
+struct CombineParams {
+  const float* partial;
+  const float* page_max;
+  const float* page_sum;
+  void* out;
+  std::int64_t total_rows, pages, rows, head_dim;
+  int tpr;  // threads a row
+};
+
+template <class TO, bool VEC4>
+__global__ void combine_pages_kernel(CombineParams p) {
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x / p.tpr) + threadIdx.x / p.tpr;
+  const int lane = threadIdx.x % p.tpr;
+  if (row >= p.total_rows) return;
+  const std::int64_t bh = row / p.rows, r = row % p.rows;
+  const std::int64_t stat0 = bh * p.pages * p.rows + r;  // (bh, page 0, r); page stride = rows
+  float m = -INFINITY;
+  for (std::int64_t pg = 0; pg < p.pages; ++pg) m = fmaxf(m, p.page_max[stat0 + pg * p.rows]);
+  float l = 0.0f;
+  for (std::int64_t pg = 0; pg < p.pages; ++pg) {
+    const float mp = p.page_max[stat0 + pg * p.rows];
+    if (mp != -INFINITY) l += p.page_sum[stat0 + pg * p.rows] * expf(mp - m);
+  }
+  TO* out = static_cast<TO*>(p.out) + row * p.head_dim;
+  const std::int64_t pstride = p.rows * p.head_dim;  // partial page stride
+  const float* part0 = p.partial + stat0 * p.head_dim;
+  if (VEC4) {
+    for (std::int64_t d = static_cast<std::int64_t>(lane) * 4; d < p.head_dim; d += 4 * p.tpr) {
+      float4 o = make_float4(0.f, 0.f, 0.f, 0.f);
+      for (std::int64_t pg = 0; pg < p.pages; ++pg) {
+        const float mp = p.page_max[stat0 + pg * p.rows];
+        if (mp == -INFINITY) continue;
+        const float w = expf(mp - m);
+        const float4 x = __ldg(reinterpret_cast<const float4*>(part0 + pg * pstride + d));
+        o.x += x.x * w; o.y += x.y * w; o.z += x.z * w; o.w += x.w * w;
+      }
+      store4<TO>(out + d, make_float4(o.x / l, o.y / l, o.z / l, o.w / l));
+    }
+  } else {
+    for (std::int64_t d = lane; d < p.head_dim; d += p.tpr) {
+      float o = 0.0f;
+      for (std::int64_t pg = 0; pg < p.pages; ++pg) {
+        const float mp = p.page_max[stat0 + pg * p.rows];
+        if (mp == -INFINITY) continue;
+        o += part0[pg * pstride + d] * expf(mp - m);
+      }
+      out[d] = from_f<TO>(o / l);
+    }
+  }
+}
+
+template <class TO>
+int launch_combine_typed(const CombineArgs& a, cudaStream_t stream) {
+  CombineParams p{a.partial, a.page_max, a.page_sum, a.out, a.bh_count * a.rows, a.pages, a.rows, a.head_dim, 1};
+  if (p.total_rows <= 0 || p.head_dim <= 0 || p.pages <= 0) return 0;
+  const bool vec4 = a.head_dim % 4 == 0 && aligned16(a.partial) &&
+                    (reinterpret_cast<std::uintptr_t>(a.out) % (4 * sizeof(TO))) == 0;
+  const std::int64_t units = vec4 ? a.head_dim / 4 : a.head_dim;
+  int tpr = 1;
+  while (tpr < units && tpr < 64) tpr <<= 1;
+  p.tpr = tpr;
+  const int block = 256, rows_per_block = block / tpr;
+  const std::int64_t blocks = (p.total_rows + rows_per_block - 1) / rows_per_block;
+  if (blocks > 0x7fffffff) return static_cast<int>(cudaErrorInvalidConfiguration);
+  if (vec4) combine_pages_kernel<TO, true><<<static_cast<unsigned>(blocks), block, 0, stream>>>(p);
+  else combine_pages_kernel<TO, false><<<static_cast<unsigned>(blocks), block, 0, stream>>>(p);
+  return static_cast<int>(cudaGetLastError());
+}
+
+struct FinalizeParams {
+  const float* acc;
+  const float* row_sum;
+  void* out;
+  std::int64_t total, head_dim;  // total = rows * head_dim elements
+};
+
+template <class TO, bool VEC4>
+__global__ void finalize_kernel(FinalizeParams p) {
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x * (VEC4 ? 4 : 1);
+  TO* out = static_cast<TO*>(p.out);
+  for (std::int64_t i = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * (VEC4 ? 4 : 1);
+       i < p.total; i += step) {
+    const float l = p.row_sum[i / p.head_dim];
+    if (VEC4) {
+      const float4 x = __ldg(reinterpret_cast<const float4*>(p.acc + i));
+      store4<TO>(out + i, make_float4(x.x / l, x.y / l, x.z / l, x.w / l));
+    } else {
+      out[i] = from_f<TO>(p.acc[i] / l);
+    }
+  }
+}
+
+template <class TO>
+int launch_finalize_typed(const FinalizeArgs& a, cudaStream_t stream) {
+  FinalizeParams p{a.acc, a.row_sum, a.out, a.bh_count * a.rows * a.head_dim, a.head_dim};
+  if (p.total <= 0) return 0;
+  const bool vec4 = a.head_dim % 4 == 0 && aligned16(a.acc) &&
+                    (reinterpret_cast<std::uintptr_t>(a.out) % (4 * sizeof(TO))) == 0;
+  const int block = 256;
+  std::int64_t threads = vec4 ? p.total / 4 : p.total;
+  std::int64_t blocks = (threads + block - 1) / block;
+  if (blocks > 65536) blocks = 65536;
+  if (vec4) finalize_kernel<TO, true><<<static_cast<unsigned>(blocks), block, 0, stream>>>(p);
+  else finalize_kernel<TO, false><<<static_cast<unsigned>(blocks), block, 0, stream>>>(p);
+  return static_cast<int>(cudaGetLastError());
+}
+
+}  // namespace
+
+int launch_combine_pages(const CombineArgs& a, void* stream) {
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  switch (a.out_type) {
+    case DType::fp16: return launch_combine_typed<__half>(a, s);
+    case DType::bf16: return launch_combine_typed<__nv_bfloat16>(a, s);
+    case DType::fp32: return launch_combine_typed<float>(a, s);
+  }
+  return static_cast<int>(cudaErrorInvalidValue);
+}
+
+int launch_finalize(const FinalizeArgs& a, void* stream) {
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  switch (a.out_type) {
+    case DType::fp16: return launch_finalize_typed<__half>(a, s);
+    case DType::bf16: return launch_finalize_typed<__nv_bfloat16>(a, s);
+    case DType::fp32: return launch_finalize_typed<float>(a, s);
+  }
+  return static_cast<int>(cudaErrorInvalidValue);
+}
+
+}  // namespace ab::kernels

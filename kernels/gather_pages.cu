@@ -1,0 +1,77 @@
+// Page gather: K and V pages (contiguous [B,H,S,D] or the paged pool through the block table) copied into
+// contiguous padded [B*H, pages*page_size, D] tensors, rows past seq_len zeroed; 16-byte units where aligned.
+#include "primitive_device.cuh"
+#include "primitives.hpp"
+
+namespace ab::kernels {
+
+namespace {
+
+using namespace dev;
+
+struct GatherParams {
+  const void* k_src;
+  const void* v_src;
+  const std::int32_t* block_table;
+  void* k_dst;
+  void* v_dst;
+  std::int64_t heads, seq_len, pages, page_size, padded_rows;
+  std::int64_t row_units;  // copy units per row of D elements
+  std::int64_t total;      // units in one destination tensor
+  bool paged;
+};
+
+template <class U>
+__global__ void gather_pages_kernel(GatherParams p) {
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; t < p.total; t += step) {
+    const std::int64_t row = t / p.row_units, u = t % p.row_units;
+    const std::int64_t bh = row / p.padded_rows, s = row % p.padded_rows;
+    U kv = {}, vv = {};
+    if (s < p.seq_len) {
+      std::int64_t src_row;
+      if (p.paged) {
+        const std::int64_t b = bh / p.heads, h = bh % p.heads;
+        const std::int64_t slot = p.block_table[b * p.pages + s / p.page_size];
+        src_row = (slot * p.heads + h) * p.page_size + s % p.page_size;
+      } else {
+        src_row = bh * p.seq_len + s;
+      }
+      kv = static_cast<const U*>(p.k_src)[src_row * p.row_units + u];
+      vv = static_cast<const U*>(p.v_src)[src_row * p.row_units + u];
+    }
+    static_cast<U*>(p.k_dst)[t] = kv;
+    static_cast<U*>(p.v_dst)[t] = vv;
+  }
+}
+
+template <class U>
+int launch_typed(GatherParams p, std::int64_t row_bytes, cudaStream_t stream) {
+  p.row_units = row_bytes / static_cast<std::int64_t>(sizeof(U));
+  p.total *= p.row_units;
+  const int block = 256;
+  std::int64_t blocks = (p.total + block - 1) / block;
+  if (blocks > 65536) blocks = 65536;
+  gather_pages_kernel<U><<<static_cast<unsigned>(blocks), block, 0, stream>>>(p);
+  return static_cast<int>(cudaGetLastError());
+}
+
+}  // namespace
+
+int launch_gather_pages(const GatherArgs& a, void* stream) {
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (a.dtype != DType::fp16 && a.dtype != DType::bf16 && a.dtype != DType::fp32) return static_cast<int>(cudaErrorInvalidValue);
+  if (a.paged && !a.block_table) return static_cast<int>(cudaErrorInvalidValue);
+  const std::int64_t es = a.dtype == DType::fp32 ? 4 : 2;
+  const std::int64_t row_bytes = a.head_dim * es;
+  GatherParams p{a.k_src, a.v_src, a.block_table, a.k_dst, a.v_dst, a.heads, a.seq_len, a.pages, a.page_size,
+                 a.pages * a.page_size, 0, a.batch * a.heads * a.pages * a.page_size, a.paged};
+  if (p.total <= 0 || row_bytes <= 0) return 0;
+  const bool vec = row_bytes % 16 == 0 && aligned16(a.k_src) && aligned16(a.v_src) && aligned16(a.k_dst) &&
+                   aligned16(a.v_dst);
+  if (vec) return launch_typed<uint4>(p, row_bytes, s);
+  if (es == 4) return launch_typed<std::uint32_t>(p, row_bytes, s);
+  return launch_typed<std::uint16_t>(p, row_bytes, s);
+}
+
+}  // namespace ab::kernels

@@ -1,0 +1,105 @@
+// Page-local softmax over every (head, page, query row) at once, for fully_batched and ptr_array: one
+// group of threads a row, scores read once into registers, page-major probabilities written once.
+#include "primitive_device.cuh"
+#include "primitives.hpp"
+
+namespace ab::kernels {
+
+namespace {
+
+using namespace dev;
+
+struct PageSoftmaxParams {
+  const void* scores;
+  void* probs;
+  float* page_max;
+  float* page_sum;
+  std::int64_t score_bh_stride, score_page_stride, score_ld;
+  std::int64_t total_rows, pages, rows, page_size, last_page_len;
+  int G;
+  bool causal;
+};
+
+template <class TS, class TP, int CHUNKS, bool VEC>
+__global__ void page_softmax_kernel(PageSoftmaxParams p) {
+  __shared__ float smem[32];
+  const int G = CHUNKS > 0 ? p.G : static_cast<int>(blockDim.x);
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x / G) + threadIdx.x / G;
+  const int lane = threadIdx.x % G;
+  const bool active = row < p.total_rows;
+  int nvalid = 0, out_len = 0;
+  const TS* srow = static_cast<const TS*>(p.scores);
+  TP* prow = static_cast<TP*>(p.probs);
+  if (active) {
+    const std::int64_t r = row % p.rows, bp = row / p.rows, pg = bp % p.pages, bh = bp / p.pages;
+    const std::int64_t len = pg == p.pages - 1 ? p.last_page_len : p.page_size;
+    std::int64_t nv = len;
+    if (p.causal) {
+      nv = r - pg * p.page_size + 1;
+      nv = nv < 0 ? 0 : (nv > len ? len : nv);
+    }
+    nvalid = static_cast<int>(nv);
+    out_len = static_cast<int>(p.page_size);
+    srow += bh * p.score_bh_stride + pg * p.score_page_stride + r * p.score_ld;
+    prow += row * p.page_size;
+  }
+  float m, sum;
+  if constexpr (CHUNKS > 0)
+    row_softmax<TS, TP, CHUNKS, VEC>(srow, nvalid, prow, out_len, G, lane, smem, -INFINITY, &m, &sum);
+  else
+    row_softmax_long<TS, TP>(srow, nvalid, prow, out_len, smem, -INFINITY, &m, &sum);
+  if (active && lane == 0) {
+    p.page_max[row] = m;
+    p.page_sum[row] = sum;
+  }
+}
+
+template <class TS, class TP>
+int launch_typed(const PageSoftmaxArgs& a, cudaStream_t stream) {
+  PageSoftmaxParams p{a.scores, a.probs, a.page_max, a.page_sum, a.score_bh_stride, a.score_page_stride,
+                      a.score_ld, a.bh_count * a.pages * a.rows, a.pages, a.rows, a.page_size,
+                      a.last_page_len, 4, a.causal};
+  if (p.total_rows <= 0 || p.page_size <= 0) return 0;
+  RowConfig rc = row_config(a.page_size);
+  p.G = rc.G;
+  const bool vec = aligned16(a.scores) && aligned16(a.probs) && stride_aligned16(a.score_bh_stride, sizeof(TS)) &&
+                   stride_aligned16(a.score_page_stride, sizeof(TS)) && stride_aligned16(a.score_ld, sizeof(TS)) &&
+                   stride_aligned16(a.page_size, sizeof(TP));
+  const std::int64_t blocks = (p.total_rows + rc.rows_per_block - 1) / rc.rows_per_block;
+  if (blocks > 0x7fffffff) return static_cast<int>(cudaErrorInvalidConfiguration);
+  dim3 grid(static_cast<unsigned>(blocks)), block(rc.block);
+  if (rc.long_rows) {
+    page_softmax_kernel<TS, TP, 0, false><<<grid, block, 0, stream>>>(p);
+  } else {
+#define AB_PS_CASE(C)                                                                  \
+  case C:                                                                              \
+    if (vec) page_softmax_kernel<TS, TP, C, true><<<grid, block, 0, stream>>>(p);      \
+    else page_softmax_kernel<TS, TP, C, false><<<grid, block, 0, stream>>>(p);         \
+    break;
+    switch (rc.chunks) {
+      AB_PS_CASE(1)
+      AB_PS_CASE(2)
+      AB_PS_CASE(3)
+      AB_PS_CASE(4)
+      default: return static_cast<int>(cudaErrorInvalidConfiguration);
+    }
+#undef AB_PS_CASE
+  }
+  return static_cast<int>(cudaGetLastError());
+}
+
+}  // namespace
+
+int launch_page_softmax(const PageSoftmaxArgs& a, void* stream) {
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (a.prob_type == DType::fp16) {
+    if (a.score_type == DType::fp16) return launch_typed<__half, __half>(a, s);
+    if (a.score_type == DType::fp32) return launch_typed<float, __half>(a, s);
+  } else if (a.prob_type == DType::bf16) {
+    if (a.score_type == DType::bf16) return launch_typed<__nv_bfloat16, __nv_bfloat16>(a, s);
+    if (a.score_type == DType::fp32) return launch_typed<float, __nv_bfloat16>(a, s);
+  }
+  return static_cast<int>(cudaErrorInvalidValue);
+}
+
+}  // namespace ab::kernels

@@ -1,0 +1,24 @@
+// Host launcher of the simple fp32 reference attention kernel (the GPU oracle). No CUDA headers.
+#pragma once
+#include <cstdint>
+
+namespace ab::kernels {
+
+struct ReferenceParams {
+  const void* q = nullptr;  // [B,H,S,D]
+  const void* k = nullptr;  // [B,H,S,D] or the pool [B*pages][H][page_size][D]
+  const void* v = nullptr;
+  const std::int32_t* block_table = nullptr;  // [B, pages], paged only (device memory)
+  float* out = nullptr;                       // [B,H,S,D] fp32
+  std::int64_t batch = 0, heads = 0, seq_len = 0, head_dim = 0, pages = 1, page_size = 0;
+  bool paged = false, causal = false, bf16 = false;  // inputs bf16, else fp16
+  float scale = 1.0f;
+};
+
+// Largest head_dim the reference kernel takes.
+constexpr std::int64_t kReferenceMaxHeadDim = 512;
+
+// One launch on `stream` (cudaStream_t); returns the cudaError_t of the launch.
+int launch_reference_attention(const ReferenceParams& p, void* stream);
+
+}  // namespace ab::kernels

@@ -1,0 +1,126 @@
+// Online-softmax update over one page for a batch of heads (nested, head_batched): per query row, the
+// page's scores are read once, probabilities written once, the running max/sum updated and the fp32
+// accumulator rescaled by e^(m_old - m_new).
+#include "primitive_device.cuh"
+#include "primitives.hpp"
+
+namespace ab::kernels {
+
+namespace {
+
+using namespace dev;
+
+struct SoftmaxUpdateParams {
+  const void* scores;
+  void* probs;
+  float* row_max;
+  float* row_sum;
+  float* acc;
+  std::int64_t score_ld, score_bh_stride, prob_ld, prob_bh_stride;
+  std::int64_t total_rows, rows, cols, head_dim, col_offset;
+  int G;
+  bool first_page, causal, acc_vec4;
+};
+
+template <class TS, class TP, int CHUNKS, bool VEC>
+__global__ void softmax_update_kernel(SoftmaxUpdateParams p) {
+  __shared__ float smem[32];
+  const int G = CHUNKS > 0 ? p.G : static_cast<int>(blockDim.x);
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x / G) + threadIdx.x / G;
+  const int lane = threadIdx.x % G;
+  const bool active = row < p.total_rows;
+  int nvalid = 0, out_len = 0;
+  float m_old = -INFINITY, l_old = 0.0f;
+  const TS* srow = static_cast<const TS*>(p.scores);
+  TP* prow = static_cast<TP*>(p.probs);
+  if (active) {
+    const std::int64_t bh = row / p.rows, r = row % p.rows;
+    std::int64_t nv = p.cols;
+    if (p.causal) {
+      nv = r - p.col_offset + 1;
+      nv = nv < 0 ? 0 : (nv > p.cols ? p.cols : nv);
+    }
+    nvalid = static_cast<int>(nv);
+    out_len = static_cast<int>(p.cols);
+    srow += bh * p.score_bh_stride + r * p.score_ld;
+    prow += bh * p.prob_bh_stride + r * p.prob_ld;
+    if (!p.first_page) {
+      m_old = p.row_max[row];
+      l_old = p.row_sum[row];
+    }
+  }
+  float m, sum;
+  if constexpr (CHUNKS > 0)
+    row_softmax<TS, TP, CHUNKS, VEC>(srow, nvalid, prow, out_len, G, lane, smem, m_old, &m, &sum);
+  else
+    row_softmax_long<TS, TP>(srow, nvalid, prow, out_len, smem, m_old, &m, &sum);
+  if (!active) return;
+  const float alpha = m_old == -INFINITY ? 0.0f : expf(m_old - m);
+  if (lane == 0) {
+    p.row_max[row] = m;
+    p.row_sum[row] = l_old * alpha + sum;
+  }
+  if (p.first_page) return;
+  float* acc = p.acc + row * p.head_dim;
+  if (p.acc_vec4) {
+    float4* a4 = reinterpret_cast<float4*>(acc);
+    for (std::int64_t d = lane; d < p.head_dim / 4; d += G) {
+      float4 x = a4[d];
+      x.x *= alpha; x.y *= alpha; x.z *= alpha; x.w *= alpha;
+      a4[d] = x;
+    }
+  } else {
+    for (std::int64_t d = lane; d < p.head_dim; d += G) acc[d] *= alpha;
+  }
+}
+
+template <class TS, class TP>
+int launch_typed(const SoftmaxUpdateArgs& a, cudaStream_t stream) {
+  SoftmaxUpdateParams p{a.scores, a.probs, a.row_max, a.row_sum, a.acc, a.score_ld, a.score_bh_stride,
+                        a.prob_ld, a.prob_bh_stride, a.bh_count * a.rows, a.rows, a.cols, a.head_dim,
+                        a.col_offset, 4, a.first_page, a.causal, false};
+  if (p.total_rows <= 0 || p.cols <= 0) return 0;
+  p.acc_vec4 = a.head_dim % 4 == 0 && aligned16(a.acc);
+  RowConfig rc = row_config(a.cols);
+  p.G = rc.G;
+  const bool vec = aligned16(a.scores) && aligned16(a.probs) && stride_aligned16(a.score_bh_stride, sizeof(TS)) &&
+                   stride_aligned16(a.score_ld, sizeof(TS)) && stride_aligned16(a.prob_bh_stride, sizeof(TP)) &&
+                   stride_aligned16(a.prob_ld, sizeof(TP));
+  const std::int64_t blocks = (p.total_rows + rc.rows_per_block - 1) / rc.rows_per_block;
+  if (blocks > 0x7fffffff) return static_cast<int>(cudaErrorInvalidConfiguration);
+  dim3 grid(static_cast<unsigned>(blocks)), block(rc.block);
+  if (rc.long_rows) {
+    softmax_update_kernel<TS, TP, 0, false><<<grid, block, 0, stream>>>(p);
+  } else {
+#define AB_SU_CASE(C)                                                                  \
+  case C:                                                                              \
+    if (vec) softmax_update_kernel<TS, TP, C, true><<<grid, block, 0, stream>>>(p);    \
+    else softmax_update_kernel<TS, TP, C, false><<<grid, block, 0, stream>>>(p);       \
+    break;
+    switch (rc.chunks) {
+      AB_SU_CASE(1)
+      AB_SU_CASE(2)
+      AB_SU_CASE(3)
+      AB_SU_CASE(4)
+      default: return static_cast<int>(cudaErrorInvalidConfiguration);
+    }
+#undef AB_SU_CASE
+  }
+  return static_cast<int>(cudaGetLastError());
+}
+
+}  // namespace
+
+int launch_softmax_update(const SoftmaxUpdateArgs& a, void* stream) {
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (a.prob_type == DType::fp16) {
+    if (a.score_type == DType::fp16) return launch_typed<__half, __half>(a, s);
+    if (a.score_type == DType::fp32) return launch_typed<float, __half>(a, s);
+  } else if (a.prob_type == DType::bf16) {
+    if (a.score_type == DType::bf16) return launch_typed<__nv_bfloat16, __nv_bfloat16>(a, s);
+    if (a.score_type == DType::fp32) return launch_typed<float, __nv_bfloat16>(a, s);
+  }
+  return static_cast<int>(cudaErrorInvalidValue);
+}
+
+}  // namespace ab::kernels

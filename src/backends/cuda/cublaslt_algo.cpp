@@ -1,0 +1,280 @@
+// Decode, rebuild, check and enumerate cuBLASLt matmul algorithms (after the cuBLASLt LtMatmulCustomFind
+// sample's search).
+#include "backends/cuda/cublaslt_algo.hpp"
+
+#include <cstring>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "backends/cuda/cublaslt_names.hpp"
+#include "backends/cuda/cuda_check.hpp"
+
+namespace ab::cuda {
+
+namespace {
+
+template <class T>
+bool get_config(const cublasLtMatmulAlgo_t& a, cublasLtMatmulAlgoConfigAttributes_t attr, T* v) {
+  std::size_t written = 0;
+  return cublasLtMatmulAlgoConfigGetAttribute(&a, attr, v, sizeof(T), &written) == CUBLAS_STATUS_SUCCESS &&
+         written == sizeof(T);
+}
+
+template <class T>
+bool set_config(cublasLtMatmulAlgo_t* a, cublasLtMatmulAlgoConfigAttributes_t attr, T v) {
+  return cublasLtMatmulAlgoConfigSetAttribute(a, attr, &v, sizeof(T)) == CUBLAS_STATUS_SUCCESS;
+}
+
+template <class T>
+bool get_cap(const cublasLtMatmulAlgo_t& a, cublasLtMatmulAlgoCapAttributes_t attr, T* v) {
+  std::size_t written = 0;
+  return cublasLtMatmulAlgoCapGetAttribute(&a, attr, v, sizeof(T), &written) == CUBLAS_STATUS_SUCCESS &&
+         written == sizeof(T);
+}
+
+// A list-valued capability (tile ids, stages ids).
+std::vector<std::uint32_t> get_cap_list(const cublasLtMatmulAlgo_t& a, cublasLtMatmulAlgoCapAttributes_t attr) {
+  std::size_t need = 0;
+  if (cublasLtMatmulAlgoCapGetAttribute(&a, attr, nullptr, 0, &need) != CUBLAS_STATUS_SUCCESS || need == 0) return {};
+  std::vector<std::uint32_t> v(need / sizeof(std::uint32_t));
+  std::size_t written = 0;
+  if (cublasLtMatmulAlgoCapGetAttribute(&a, attr, v.data(), v.size() * sizeof(std::uint32_t), &written) != CUBLAS_STATUS_SUCCESS)
+    return {};
+  v.resize(written / sizeof(std::uint32_t));
+  return v;
+}
+
+const char* reduction_name(std::uint32_t r) {
+  switch (r) {
+    case CUBLASLT_REDUCTION_SCHEME_NONE: return "none";
+    case CUBLASLT_REDUCTION_SCHEME_INPLACE: return "inplace";
+    case CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE: return "compute-type";
+    case CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE: return "output-type";
+    default: return "?";
+  }
+}
+
+std::string blob_key(const cublasLtMatmulAlgo_t& a) {
+  return std::string(reinterpret_cast<const char*>(&a), sizeof a);
+}
+
+}  // namespace
+
+GemmAlgo decode_algo(const cublasLtMatmulAlgo_t& algo) {
+  GemmAlgo g;
+  std::int32_t id = -1, splitk = 1;
+  std::uint32_t tile = 0, stages = 0, red = 0, swizzle = 0, custom = 0;
+  std::uint16_t inner = 0, cluster = 0;
+  nlohmann::json& a = g.attrs;
+  a = nlohmann::json::object();
+  if (get_config(algo, CUBLASLT_ALGO_CONFIG_ID, &id)) a["ALGO_ID"] = id;
+  if (get_config(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile)) a["TILE_ID"] = tile;
+  if (get_config(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages)) a["STAGES_ID"] = stages;
+  if (get_config(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk)) a["SPLITK_NUM"] = splitk;
+  if (get_config(algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &red)) a["REDUCTION_SCHEME"] = red;
+  if (get_config(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swizzle)) a["CTA_SWIZZLING"] = swizzle;
+  if (get_config(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom)) a["CUSTOM_OPTION"] = custom;
+  if (get_config(algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &inner)) a["INNER_SHAPE_ID"] = inner;
+  if (get_config(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &cluster)) a["CLUSTER_SHAPE_ID"] = cluster;
+  g.blob.resize(sizeof algo);
+  std::memcpy(g.blob.data(), &algo, sizeof algo);
+  std::string label = fmt::format("algo {} tile {} stages {}", id, tile_name(static_cast<int>(tile)),
+                                  stages_name(static_cast<int>(stages)));
+  if (splitk > 1) label += fmt::format(" splitK {} ({})", splitk, reduction_name(red));
+  if (swizzle) label += fmt::format(" swizzle {}", swizzle);
+  if (custom) label += fmt::format(" custom {}", custom);
+  if (inner) label += fmt::format(" inner {}", inner_shape_name(inner));
+  if (cluster) label += fmt::format(" cluster {}", cluster_shape_name(cluster));
+  g.label = label;
+  return g;
+}
+
+bool check_algo(cublasLtHandle_t h, const LtPlan& p, const cublasLtMatmulAlgo_t& algo, std::size_t workspace_bytes,
+                std::size_t* workspace_needed, std::string* why) {
+  std::uint32_t need = 0;
+  struct A { cublasLtMatmulAlgoCapAttributes_t cap; std::uint32_t have; const char* name; } aligns[] = {
+      {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES, p.align_a(), "B"},  // cuBLASLt's A is our B
+      {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES, p.align_b(), "A"},
+      {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES, p.align_c(), "C"},
+      {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_D_BYTES, p.align_c(), "D"}};
+  for (const A& x : aligns)
+    if (get_cap(algo, x.cap, &need) && need > x.have) {
+      *why = fmt::format("needs {}-byte alignment of {}, the shape guarantees {}", need, x.name, x.have);
+      return false;
+    }
+  std::int32_t support = 1;
+  if (p.shape().mode == BatchMode::pointer_array && get_cap(algo, CUBLASLT_ALGO_CAP_POINTER_ARRAY_BATCH_SUPPORT, &support) && !support) {
+    *why = "no pointer-array batch support";
+    return false;
+  }
+  if (p.shape().mode == BatchMode::strided && get_cap(algo, CUBLASLT_ALGO_CAP_STRIDED_BATCH_SUPPORT, &support) && !support) {
+    *why = "no strided batch support";
+    return false;
+  }
+  cublasLtMatmulHeuristicResult_t r{};
+  cublasStatus_t s = cublasLtMatmulAlgoCheck(h, p.op(), p.lt_a(), p.lt_b(), p.lt_c(), p.lt_c(), &algo, &r);
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    *why = fmt::format("cublasLtMatmulAlgoCheck: {}", cublas_status_name(s));
+    return false;
+  }
+  if (r.workspaceSize > workspace_bytes) {
+    *why = fmt::format("needs {} bytes of workspace, {} available", r.workspaceSize, workspace_bytes);
+    return false;
+  }
+  if (workspace_needed) *workspace_needed = r.workspaceSize;
+  return true;
+}
+
+bool rebuild_algo(cublasLtHandle_t h, const LtPlan& p, const GemmAlgo& in, std::size_t workspace_bytes,
+                  cublasLtMatmulAlgo_t* out, std::size_t* workspace_needed, std::string* why) {
+  std::string blob_why;
+  if (in.blob.size() == sizeof(cublasLtMatmulAlgo_t)) {
+    cublasLtMatmulAlgo_t a{};
+    std::memcpy(&a, in.blob.data(), sizeof a);
+    if (check_algo(h, p, a, workspace_bytes, workspace_needed, &blob_why)) {
+      *out = a;
+      return true;
+    }
+    blob_why = "from its blob: " + blob_why;
+  } else if (!in.blob.empty()) {
+    blob_why = fmt::format("blob has {} bytes, not {}", in.blob.size(), sizeof(cublasLtMatmulAlgo_t));
+  }
+  const nlohmann::json& at = in.attrs;
+  if (!at.is_object() || !at.contains("ALGO_ID") || !at["ALGO_ID"].is_number_integer()) {
+    *why = blob_why.empty() ? "neither a 64-byte blob nor an ALGO_ID attribute" : blob_why + "; no ALGO_ID to rebuild from";
+    return false;
+  }
+  cublasLtMatmulAlgo_t a{};
+  cublasStatus_t s = cublasLtMatmulAlgoInit(h, CUBLAS_COMPUTE_32F, CUDA_R_32F, p.type_a(), p.type_b(), p.type_c(),
+                                            p.type_c(), at["ALGO_ID"].get<int>(), &a);
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    *why = fmt::format("{}{}cublasLtMatmulAlgoInit(ALGO_ID {}): {}", blob_why, blob_why.empty() ? "" : "; ",
+                       at["ALGO_ID"].get<int>(), cublas_status_name(s));
+    return false;
+  }
+  auto u32 = [&](const char* k, cublasLtMatmulAlgoConfigAttributes_t attr) {
+    if (at.contains(k) && at[k].is_number_integer()) set_config<std::uint32_t>(&a, attr, at[k].get<std::uint32_t>());
+  };
+  auto u16 = [&](const char* k, cublasLtMatmulAlgoConfigAttributes_t attr) {
+    if (at.contains(k) && at[k].is_number_integer()) set_config<std::uint16_t>(&a, attr, at[k].get<std::uint16_t>());
+  };
+  u32("TILE_ID", CUBLASLT_ALGO_CONFIG_TILE_ID);
+  u32("STAGES_ID", CUBLASLT_ALGO_CONFIG_STAGES_ID);
+  if (at.contains("SPLITK_NUM") && at["SPLITK_NUM"].is_number_integer())
+    set_config<std::int32_t>(&a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, at["SPLITK_NUM"].get<std::int32_t>());
+  u32("REDUCTION_SCHEME", CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME);
+  u32("CTA_SWIZZLING", CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING);
+  u32("CUSTOM_OPTION", CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION);
+  u16("INNER_SHAPE_ID", CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID);
+  u16("CLUSTER_SHAPE_ID", CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID);
+  std::string attr_why;
+  if (!check_algo(h, p, a, workspace_bytes, workspace_needed, &attr_why)) {
+    *why = fmt::format("{}{}from its attributes: {}", blob_why, blob_why.empty() ? "" : "; ", attr_why);
+    return false;
+  }
+  *out = a;
+  return true;
+}
+
+std::vector<GemmAlgo> heuristic_candidates(cublasLtHandle_t h, const LtPlan& p, int top, std::size_t workspace_bytes) {
+  std::vector<GemmAlgo> out;
+  for (const auto& r : lt_heuristic(h, p, top < 1 ? 1 : top, workspace_bytes)) {
+    out.push_back(decode_algo(r.algo));
+    if (out.size() == 1) out.back().heuristic_first = true;
+  }
+  return out;
+}
+
+std::vector<GemmAlgo> exhaustive_candidates(cublasLtHandle_t h, const LtPlan& p, std::size_t workspace_bytes, int cap) {
+  std::vector<GemmAlgo> out;
+  std::set<std::string> seen;
+  auto first = lt_heuristic(h, p, 1, workspace_bytes);
+  if (!first.empty()) {
+    out.push_back(decode_algo(first[0].algo));
+    out.back().heuristic_first = true;
+    seen.insert(blob_key(first[0].algo));
+  }
+  // Every algorithm id for the type combination, and each one's capabilities.
+  int ids[256];
+  int n_ids = 0;
+  if (cublasLtMatmulAlgoGetIds(h, CUBLAS_COMPUTE_32F, CUDA_R_32F, p.type_a(), p.type_b(), p.type_c(), p.type_c(), 256,
+                               ids, &n_ids) != CUBLAS_STATUS_SUCCESS)
+    return out;
+  struct Caps {
+    int id;
+    std::vector<std::uint32_t> tiles, stages;
+    std::int32_t splitk = 0, swizzle = 0, custom_max = 0;
+    std::uint32_t red_mask = 0;
+  };
+  std::vector<Caps> caps;
+  std::int32_t custom_max_all = 0, swizzle_all = 0;
+  for (int i = 0; i < n_ids; ++i) {
+    cublasLtMatmulAlgo_t a{};
+    if (cublasLtMatmulAlgoInit(h, CUBLAS_COMPUTE_32F, CUDA_R_32F, p.type_a(), p.type_b(), p.type_c(), p.type_c(), ids[i],
+                               &a) != CUBLAS_STATUS_SUCCESS)
+      continue;
+    Caps c;
+    c.id = ids[i];
+    c.tiles = get_cap_list(a, CUBLASLT_ALGO_CAP_TILE_IDS);
+    c.stages = get_cap_list(a, CUBLASLT_ALGO_CAP_STAGES_IDS);
+    if (c.tiles.empty()) c.tiles.push_back(CUBLASLT_MATMUL_TILE_UNDEFINED);
+    if (c.stages.empty()) c.stages.push_back(CUBLASLT_MATMUL_STAGES_UNDEFINED);
+    get_cap(a, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, &c.splitk);
+    get_cap(a, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK, &c.red_mask);
+    get_cap(a, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT, &c.swizzle);
+    get_cap(a, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX, &c.custom_max);
+    custom_max_all = std::max(custom_max_all, c.custom_max);
+    swizzle_all = std::max(swizzle_all, c.swizzle);
+    caps.push_back(std::move(c));
+  }
+  // Outer loops go from the default configuration outwards, so the cap trims exotic variants first.
+  const std::int32_t splits[] = {1, 2, 4, 8, 16, 3, 6, 12, 32};
+  const std::uint16_t clusters[] = {CUBLASLT_CLUSTER_SHAPE_AUTO, CUBLASLT_CLUSTER_SHAPE_1x1x1, CUBLASLT_CLUSTER_SHAPE_2x1x1,
+                                    CUBLASLT_CLUSTER_SHAPE_1x2x1, CUBLASLT_CLUSTER_SHAPE_2x2x1};
+  const std::uint32_t schemes[] = {CUBLASLT_REDUCTION_SCHEME_INPLACE, CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE,
+                                   CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE};
+  long checks = 0;
+  const long max_checks = 200000;
+  auto full = [&] { return static_cast<int>(out.size()) >= cap || checks >= max_checks; };
+  for (std::int32_t sk : splits) {
+    if (sk > 1 && sk > p.shape().k / 8) continue;
+    for (std::uint32_t red : schemes) {
+      const std::uint32_t scheme = sk == 1 ? static_cast<std::uint32_t>(CUBLASLT_REDUCTION_SCHEME_NONE) : red;
+      for (std::uint16_t cluster : clusters)
+        for (std::int32_t swz = 0; swz <= swizzle_all; ++swz)
+          for (std::int32_t custom = 0; custom <= custom_max_all; ++custom)
+            for (const Caps& c : caps) {
+              if (swz > c.swizzle || custom > c.custom_max) continue;
+              if (sk > 1 && (!c.splitk || !(c.red_mask & scheme))) continue;
+              for (std::uint32_t tile : c.tiles)
+                for (std::uint32_t st : c.stages) {
+                  if (full()) return out;
+                  cublasLtMatmulAlgo_t a{};
+                  if (cublasLtMatmulAlgoInit(h, CUBLAS_COMPUTE_32F, CUDA_R_32F, p.type_a(), p.type_b(), p.type_c(),
+                                             p.type_c(), c.id, &a) != CUBLAS_STATUS_SUCCESS)
+                    continue;
+                  bool ok = set_config<std::uint32_t>(&a, CUBLASLT_ALGO_CONFIG_TILE_ID, tile) &&
+                            set_config<std::uint32_t>(&a, CUBLASLT_ALGO_CONFIG_STAGES_ID, st) &&
+                            set_config<std::int32_t>(&a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, sk) &&
+                            set_config<std::uint32_t>(&a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, scheme) &&
+                            set_config<std::uint32_t>(&a, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, static_cast<std::uint32_t>(swz)) &&
+                            set_config<std::uint32_t>(&a, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, static_cast<std::uint32_t>(custom));
+                  if (!ok) continue;
+                  if (cluster != CUBLASLT_CLUSTER_SHAPE_AUTO &&
+                      !set_config<std::uint16_t>(&a, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, cluster))
+                    continue;
+                  ++checks;
+                  std::string why;
+                  if (!check_algo(h, p, a, workspace_bytes, nullptr, &why)) continue;
+                  if (!seen.insert(blob_key(a)).second) continue;
+                  out.push_back(decode_algo(a));
+                }
+            }
+      if (sk == 1) break;  // one pass for the unsplit scheme
+    }
+  }
+  return out;
+}
+
+}  // namespace ab::cuda

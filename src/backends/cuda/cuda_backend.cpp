@@ -1,0 +1,142 @@
+// The CUDA backend's lifetime (device, stream, cuBLASLt handle, workspace), device info, measurement
+// hooks (events, L2 flush, graph capture, CUPTI window, NVTX, clocks) and recovery after sticky errors.
+#include "backends/cuda/cuda_backend.hpp"
+
+#include <fmt/format.h>
+
+#include "backends/cuda/cuda_backend_impl.hpp"
+#include "backends/cuda/cuda_check.hpp"
+#include "backends/cuda/cuda_device.hpp"
+#include "backends/cuda/cuda_graph.hpp"
+#include "backends/cuda/cuda_timer.hpp"
+#include "backends/cuda/nvtx_ranges.hpp"
+#include "core/errors.hpp"
+
+namespace ab {
+
+int cuda_device_count() { return cuda::device_count_noexcept(); }
+
+std::unique_ptr<Backend> make_cuda_backend(int device) {
+  int n = cuda::device_count_noexcept();
+  if (device < 0 || device >= n) throw BackendError(fmt::format("CUDA device {} does not exist ({} visible)", device, n));
+  return std::make_unique<cuda::CudaBackend>(device);
+}
+
+namespace cuda {
+
+CudaBackend::CudaBackend(int device) : device_(device), nvml_(device) {
+  AB_CUDA_CHECK(cudaSetDevice(device_));
+  int l2 = 0;
+  AB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device_));
+  l2_bytes_ = l2;
+  try {
+    create_context_objects();
+  } catch (...) {
+    destroy_context_objects(false);
+    throw;
+  }
+}
+
+CudaBackend::~CudaBackend() {
+  plans_.clear();
+  if (stream_) cudaStreamSynchronize(stream_);
+  destroy_context_objects(false);
+}
+
+void CudaBackend::create_context_objects() {
+  AB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  AB_CUBLAS_CHECK(cublasLtCreate(&lt_));
+  cudaError_t e = cudaMalloc(&workspace_, kWorkspaceBytes);
+  if (e != cudaSuccess) {
+    workspace_ = nullptr;
+    throw_cuda_error(e, fmt::format("cudaMalloc of the {}-byte cuBLASLt workspace", kWorkspaceBytes));
+  }
+}
+
+void CudaBackend::destroy_context_objects(bool after_reset) noexcept {
+  flusher_.release(after_reset);
+  if (!after_reset) {
+    if (workspace_) cudaFree(workspace_);
+    if (lt_) cublasLtDestroy(lt_);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+  workspace_ = nullptr;
+  lt_ = nullptr;
+  stream_ = nullptr;
+  (void)cudaGetLastError();
+}
+
+DeviceInfo CudaBackend::device_info() const { return query_device_info(device_); }
+
+void CudaBackend::synchronize() { AB_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+std::unique_ptr<DeviceTimer> CudaBackend::make_timer() { return make_event_timer(stream_); }
+
+void CudaBackend::flush_l2() {
+  if (flusher_.bytes() == 0) flusher_.init(l2_bytes_);  // once, on first use
+  flusher_.flush(stream_);
+}
+
+std::unique_ptr<CapturedForward> CudaBackend::capture(const std::function<void()>& forward) {
+  capture_error_.clear();
+  auto g = capture_graph(stream_, forward, &capture_error_);
+  return g;
+}
+
+void CudaBackend::begin_launch_count() {
+  gemm_calls_ = 0;
+  other_kernels_ = 0;
+  cupti_.begin();
+}
+
+LaunchRecord CudaBackend::end_launch_count() {
+  synchronize();
+  KernelWindow w = cupti_.end();
+  LaunchRecord r;
+  r.gemm_calls = gemm_calls_;
+  r.other_kernels = other_kernels_;
+  if (w.available) {
+    r.kernels = w.kernels;
+    r.kernel_names = std::move(w.names);
+    if (w.dropped > 0) r.kernel_names.push_back(fmt::format("({} CUPTI records dropped)", w.dropped));
+    r.kernel_time_ms = w.kernel_time_ms;
+    r.source = "cupti";
+  } else {
+    r.kernels = -1;
+    r.kernel_names = {"CUPTI unavailable: " + w.error};
+    r.source = "unavailable";
+  }
+  return r;
+}
+
+void CudaBackend::range_push(const std::string& name) { nvtx_push(name); }
+void CudaBackend::range_pop() { nvtx_pop(); }
+
+bool CudaBackend::recover() {
+  plans_.clear();  // descriptors are host objects; the algorithms must be chosen again anyway
+  if (lt_) cublasLtDestroy(lt_);
+  lt_ = nullptr;
+  cudaError_t e = cudaDeviceReset();
+  mem_.forget_all();
+  destroy_context_objects(true);
+  if (e != cudaSuccess) return false;
+  try {
+    AB_CUDA_CHECK(cudaSetDevice(device_));
+    create_context_objects();
+    // Prove the device works: a write and a read back.
+    int* probe = nullptr;
+    AB_CUDA_CHECK(cudaMalloc(&probe, sizeof(int)));
+    int v = 0;
+    cudaError_t e1 = cudaMemsetAsync(probe, 0x5a, sizeof(int), stream_);
+    cudaError_t e2 = e1 == cudaSuccess ? cudaMemcpyAsync(&v, probe, sizeof(int), cudaMemcpyDeviceToHost, stream_) : e1;
+    cudaError_t e3 = e2 == cudaSuccess ? cudaStreamSynchronize(stream_) : e2;
+    cudaFree(probe);
+    return e3 == cudaSuccess && v == 0x5a5a5a5a;
+  } catch (const std::exception&) {
+    (void)cudaGetLastError();
+    return false;
+  }
+}
+
+}  // namespace cuda
+}  // namespace ab

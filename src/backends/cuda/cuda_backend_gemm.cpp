@@ -1,0 +1,88 @@
+// The CUDA backend's GEMM plans: made once in setup (descriptors, algorithm from the chooser or the
+// heuristic), run with one cublasLtMatmul each, reported, and re-pointed at tuning candidates.
+#include <fmt/format.h>
+
+#include "backends/cuda/cublaslt_algo.hpp"
+#include "backends/cuda/cuda_backend_impl.hpp"
+#include "backends/cuda/cuda_check.hpp"
+#include "core/errors.hpp"
+
+namespace ab::cuda {
+
+LtPlan& CudaBackend::plan_at(GemmPlanId id) const {
+  if (id < 0 || static_cast<std::size_t>(id) >= plans_.size())
+    throw BackendError(fmt::format("cuda gemm: unknown plan {} ({} plans live)", id, plans_.size()));
+  return *plans_[static_cast<std::size_t>(id)];
+}
+
+GemmPlanId CudaBackend::make_gemm_plan(const GemmShape& shape) {
+  auto plan = std::make_unique<LtPlan>(shape);
+  bool chosen = false;
+  if (chooser_) {
+    GemmAlgo want;
+    if (chooser_(shape, &want)) {
+      std::string why;
+      if (rebuild_algo(lt_, *plan, want, kWorkspaceBytes, &plan->algo, &plan->algo_workspace, &why)) {
+        plan->chosen = decode_algo(plan->algo);
+        plan->source = "cache";
+        chosen = true;
+      } else {
+        plan->note = fmt::format("cached algorithm '{}' rejected ({}); using the heuristic", want.label, why);
+      }
+    }
+  }
+  if (!chosen) {
+    auto res = lt_heuristic(lt_, *plan, 1, kWorkspaceBytes);
+    if (res.empty())
+      throw BackendError(fmt::format("cuBLASLt heuristic found no algorithm for gemm {}", shape.key()));
+    plan->algo = res[0].algo;
+    plan->algo_workspace = res[0].workspaceSize;
+    plan->chosen = decode_algo(plan->algo);
+    plan->chosen.heuristic_first = true;
+    plan->source = "heuristic";
+  }
+  plans_.push_back(std::move(plan));
+  return static_cast<GemmPlanId>(plans_.size() - 1);
+}
+
+void CudaBackend::gemm(GemmPlanId id, const void* a, const void* b, void* c, float alpha, float beta) {
+  const LtPlan& p = plan_at(id);
+  gemm_calls_++;
+  lt_matmul(lt_, p, a, b, c, alpha, beta, workspace_, kWorkspaceBytes, stream_);
+}
+
+nlohmann::json CudaBackend::gemm_plan_report() const {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& p : plans_) {
+    nlohmann::json j = {{"shape", p->shape().key()},
+                        {"algo", p->chosen.label},
+                        {"attrs", p->chosen.attrs},
+                        {"source", p->source},
+                        {"workspace_bytes", p->algo_workspace}};
+    if (!p->note.empty()) j["note"] = p->note;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+std::vector<GemmAlgo> CudaBackend::gemm_candidates(GemmPlanId id, int top, bool exhaustive) {
+  const LtPlan& p = plan_at(id);
+  return exhaustive ? exhaustive_candidates(lt_, p, kWorkspaceBytes) : heuristic_candidates(lt_, p, top, kWorkspaceBytes);
+}
+
+void CudaBackend::set_gemm_algo(GemmPlanId id, const GemmAlgo& algo, const std::string& source) {
+  LtPlan& p = plan_at(id);
+  cublasLtMatmulAlgo_t a{};
+  std::size_t ws = 0;
+  std::string why;
+  if (!rebuild_algo(lt_, p, algo, kWorkspaceBytes, &a, &ws, &why))
+    throw BackendError(fmt::format("cuBLASLt algorithm '{}' cannot run gemm {}: {}", algo.label, p.shape().key(), why));
+  p.algo = a;
+  p.algo_workspace = ws;
+  p.chosen = decode_algo(a);
+  p.chosen.heuristic_first = algo.heuristic_first;
+  p.source = source;
+  p.note.clear();
+}
+
+}  // namespace ab::cuda

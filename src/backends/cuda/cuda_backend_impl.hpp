@@ -1,0 +1,97 @@
+// The CUDA backend class: one device, one non-blocking stream, a cuBLASLt handle with a shared 32 MiB
+// workspace, GEMM plans, the primitive kernels, CUPTI counting, NVTX, graph capture, L2 flush.
+// Internal to src/backends/cuda (it includes CUDA headers); the CLI sees only cuda_backend.hpp.
+#pragma once
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <vector>
+
+#include "backends/cuda/cublaslt_plan.hpp"
+#include "backends/cuda/cuda_memory.hpp"
+#include "backends/cuda/cupti_counter.hpp"
+#include "backends/cuda/l2_flush.hpp"
+#include "backends/cuda/nvml_clock.hpp"
+#include "core/backend.hpp"
+
+namespace ab::cuda {
+
+class CudaBackend final : public Backend {
+ public:
+  static constexpr std::size_t kWorkspaceBytes = 32u << 20;
+
+  explicit CudaBackend(int device);
+  ~CudaBackend() override;
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  BackendKind kind() const override { return BackendKind::cuda; }
+  DeviceInfo device_info() const override;
+
+  void* alloc(std::size_t bytes) override { return mem_.alloc(bytes); }
+  void free(void* p) override { mem_.free(p); }
+  void upload(void* dst, const void* src, std::size_t bytes) override { cuda::upload(dst, src, bytes, stream_); }
+  void download(void* dst, const void* src, std::size_t bytes) override { cuda::download(dst, src, bytes, stream_); }
+  void fill_bytes(void* dst, unsigned char value, std::size_t bytes) override { cuda::fill(dst, value, bytes, stream_); }
+  void synchronize() override;
+
+  // cublaslt GEMMs (cuda_backend_gemm.cpp)
+  GemmPlanId make_gemm_plan(const GemmShape& shape) override;
+  void gemm(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override;
+  void release_gemm_plans() override { plans_.clear(); }
+  nlohmann::json gemm_plan_report() const override;
+  GemmShape gemm_plan_shape(GemmPlanId plan) const override { return plan_at(plan).shape(); }
+  std::vector<GemmAlgo> gemm_candidates(GemmPlanId plan, int top, bool exhaustive) override;
+  void set_gemm_algo(GemmPlanId plan, const GemmAlgo& algo, const std::string& source) override;
+  void set_gemm_chooser(GemmAlgoChooser chooser) override { chooser_ = std::move(chooser); }
+
+  // kernels (cuda_backend_kernels.cpp)
+  void softmax_update(const SoftmaxUpdateArgs& a) override;
+  void page_softmax(const PageSoftmaxArgs& a) override;
+  void combine_pages(const CombineArgs& a) override;
+  void finalize(const FinalizeArgs& a) override;
+  void gather_pages(const GatherArgs& a) override;
+  std::vector<FusedTile> fused_tiles() const override;
+  std::string fused_can_implement(const Problem& p, const FusedTile& tile) const override;
+  void fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile) override;
+  void reference_attention(const Problem& p, const AttentionIO& io, float* out) override;
+  std::string reference_name() const override { return "cuda-fp32"; }
+
+  // measurement (cuda_backend.cpp)
+  std::unique_ptr<DeviceTimer> make_timer() override;
+  void flush_l2() override;
+  std::unique_ptr<CapturedForward> capture(const std::function<void()>& forward) override;
+  void begin_launch_count() override;
+  LaunchRecord end_launch_count() override;
+  int current_sm_clock_mhz() override { return nvml_.sm_clock_mhz(); }
+  void range_push(const std::string& name) override;
+  void range_pop() override;
+  bool recover() override;
+
+  // Why the last capture() returned nullptr (empty after a successful one).
+  const std::string& last_capture_error() const { return capture_error_; }
+  void* stream() const { return stream_; }
+
+ private:
+  void create_context_objects();
+  void destroy_context_objects(bool after_reset) noexcept;
+  LtPlan& plan_at(GemmPlanId id) const;
+  void count_kernel() { other_kernels_++; }
+
+  int device_;
+  cudaStream_t stream_ = nullptr;
+  cublasLtHandle_t lt_ = nullptr;
+  void* workspace_ = nullptr;
+  DeviceMemory mem_;
+  L2Flusher flusher_;
+  std::int64_t l2_bytes_ = 0;
+  std::vector<std::unique_ptr<LtPlan>> plans_;
+  GemmAlgoChooser chooser_;
+  CuptiCounter cupti_;
+  NvmlClock nvml_;
+  std::int64_t gemm_calls_ = 0, other_kernels_ = 0;
+  std::string capture_error_;
+};
+
+}  // namespace ab::cuda

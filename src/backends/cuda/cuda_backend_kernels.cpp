@@ -1,0 +1,111 @@
+// The CUDA backend's kernel primitives: argument checks, then the kernels/ launchers on the backend's
+// stream, each launch checked (BackendError naming the kernel) and counted.
+#include <fmt/format.h>
+
+#include "backends/cuda/cuda_backend_impl.hpp"
+#include "backends/cuda/cuda_check.hpp"
+#include "core/errors.hpp"
+#include "fused_attention.hpp"
+#include "primitives.hpp"
+#include "reference_attention.hpp"
+
+namespace ab::cuda {
+
+namespace {
+
+void check_softmax_types(const char* what, DType score, DType prob) {
+  bool ok = (prob == DType::fp16 || prob == DType::bf16) && (score == prob || score == DType::fp32);
+  if (!ok)
+    throw BackendError(fmt::format("{}: scores in {} with probabilities in {} are not supported (scores must be fp32 "
+                                   "or the probability type, probabilities fp16 or bf16)",
+                                   what, dtype_name(score), dtype_name(prob)));
+}
+
+kernels::FusedParams fused_params(const Problem& p, const AttentionIO& io) {
+  kernels::FusedParams f;
+  f.q = io.q;
+  f.k = io.k;
+  f.v = io.v;
+  f.o = io.o;
+  f.block_table = io.block_table;
+  f.batch = p.batch;
+  f.heads = p.heads;
+  f.seq_len = p.seq_len;
+  f.head_dim = p.head_dim;
+  f.pages = p.pages;
+  f.page_size = p.page_size;
+  f.paged = p.kv_layout == KvLayout::paged;
+  f.causal = p.causal;
+  f.bf16 = p.dtype == DType::bf16;
+  f.scale = p.scale();
+  return f;
+}
+
+}  // namespace
+
+void CudaBackend::softmax_update(const SoftmaxUpdateArgs& a) {
+  check_softmax_types("softmax_update", a.score_type, a.prob_type);
+  count_kernel();
+  check_launch(kernels::launch_softmax_update(a, stream_), "softmax_update_kernel");
+}
+
+void CudaBackend::page_softmax(const PageSoftmaxArgs& a) {
+  check_softmax_types("page_softmax", a.score_type, a.prob_type);
+  count_kernel();
+  check_launch(kernels::launch_page_softmax(a, stream_), "page_softmax_kernel");
+}
+
+void CudaBackend::combine_pages(const CombineArgs& a) {
+  count_kernel();
+  check_launch(kernels::launch_combine_pages(a, stream_), "combine_pages_kernel");
+}
+
+void CudaBackend::finalize(const FinalizeArgs& a) {
+  count_kernel();
+  check_launch(kernels::launch_finalize(a, stream_), "finalize_kernel");
+}
+
+void CudaBackend::gather_pages(const GatherArgs& a) {
+  count_kernel();
+  check_launch(kernels::launch_gather_pages(a, stream_), "gather_pages_kernel");
+}
+
+std::vector<FusedTile> CudaBackend::fused_tiles() const { return kernels::fused_compiled_tiles(); }
+
+std::string CudaBackend::fused_can_implement(const Problem& p, const FusedTile& tile) const {
+  return kernels::fused_can_implement(fused_params(p, AttentionIO{}), tile);
+}
+
+void CudaBackend::fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile) {
+  count_kernel();
+  int err = kernels::fused_launch(fused_params(p, io), tile, stream_);
+  if (err != 0) check_launch(err, fmt::format("fused_attention [{}] for {}", tile.name(), p.label()).c_str());
+}
+
+void CudaBackend::reference_attention(const Problem& p, const AttentionIO& io, float* out) {
+  if (p.head_dim > kernels::kReferenceMaxHeadDim)
+    throw BackendError(fmt::format("cuda reference attention: head_dim {} is over its limit of {}", p.head_dim,
+                                   kernels::kReferenceMaxHeadDim));
+  if (p.dtype != DType::fp16 && p.dtype != DType::bf16)
+    throw BackendError(fmt::format("cuda reference attention: dtype {} is not supported", dtype_name(p.dtype)));
+  kernels::ReferenceParams r;
+  r.q = io.q;
+  r.k = io.k;
+  r.v = io.v;
+  r.block_table = io.block_table;
+  r.out = out;
+  r.batch = p.batch;
+  r.heads = p.heads;
+  r.seq_len = p.seq_len;
+  r.head_dim = p.head_dim;
+  r.pages = p.pages;
+  r.page_size = p.page_size;
+  r.paged = p.kv_layout == KvLayout::paged;
+  r.causal = p.causal;
+  r.bf16 = p.dtype == DType::bf16;
+  r.scale = p.scale();
+  count_kernel();
+  check_launch(kernels::launch_reference_attention(r, stream_), "reference_attention_kernel");
+}
+
+}  // namespace ab::cuda

@@ -1,0 +1,16 @@
+// The current SM clock through NVML, loaded with dlopen so the build needs no NVML; 0 when unavailable.
+#pragma once
+
+namespace ab::cuda {
+
+class NvmlClock {
+ public:
+  explicit NvmlClock(int cuda_device);
+  // Current SM clock in MHz, 0 when NVML or the device cannot be read.
+  int sm_clock_mhz() const;
+
+ private:
+  void* device_ = nullptr;  // nvmlDevice_t
+};
+
+}  // namespace ab::cuda

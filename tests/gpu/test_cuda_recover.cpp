@@ -1,0 +1,65 @@
+// A sticky device error (a GEMM reading an unmapped address) becomes a BackendError marked sticky, and
+// recover() rebuilds the context so that allocation, kernels and GEMMs work again.
+#include <cstdio>
+
+#include "backends/cuda/cuda_backend.hpp"
+#include "core/errors.hpp"
+#include "testing.hpp"
+
+using namespace ab;
+
+namespace {
+std::unique_ptr<Backend>& gpu() {
+  static std::unique_ptr<Backend> b = make_cuda_backend(0);
+  return b;
+}
+GemmShape shape() {
+  GemmShape g;
+  g.m = 256; g.n = 256; g.k = 64; g.b_trans = true;
+  g.a_type = g.b_type = DType::fp16; g.c_type = DType::fp32;
+  g.lda = 64; g.ldb = 64; g.ldc = 256;
+  return g;
+}
+}  // namespace
+
+TEST(sticky_error_then_recover) {
+  Backend& be = *gpu();
+  Buffer b(be, 256 * 64 * 2), c(be, 256 * 256 * 4);
+  be.fill_bytes(b.get(), 0, b.bytes());
+  GemmPlanId plan = be.make_gemm_plan(shape());
+  bool sticky = false;
+  try {
+    be.gemm(plan, reinterpret_cast<const void*>(std::uintptr_t(0x100000)), b.get(), c.get(), 1.0f, 0.0f);
+    be.synchronize();
+  } catch (const BackendError& e) {
+    sticky = e.sticky;
+    std::printf("  error: %s (sticky %d)\n", e.what(), e.sticky);
+  }
+  CHECK(sticky);
+  REQUIRE(be.recover());
+  b.forget();
+  c.forget();
+  Buffer b2(be, 256 * 64 * 2), a2(be, 256 * 64 * 2), c2(be, 256 * 256 * 4);
+  std::vector<std::uint16_t> ones(256 * 64, float_to_half_bits(1.0f));
+  be.upload(a2.get(), ones.data(), ones.size() * 2);
+  be.upload(b2.get(), ones.data(), ones.size() * 2);
+  GemmPlanId p2 = be.make_gemm_plan(shape());
+  be.gemm(p2, a2.get(), b2.get(), c2.get(), 1.0f, 0.0f);
+  be.synchronize();
+  std::vector<float> out(256 * 256);
+  be.download(out.data(), c2.get(), out.size() * 4);
+  CHECK_EQ(out[0], 64.0f);
+  CHECK_EQ(out.back(), 64.0f);
+  be.release_gemm_plans();
+}
+
+#define main test_main
+TEST_MAIN()
+#undef main
+
+int main() {
+  if (ab::cuda_device_count() == 0) testing::skip_test_program("no CUDA device");
+  int rc = test_main();
+  gpu().reset();
+  return rc;
+}

@@ -1,0 +1,135 @@
+// The CUDA backend's fp32 reference attention against the CPU fp64 reference on small random problems
+// (fp16/bf16, causal or not, contiguous or paged, D=64/128), and its speed at the default shape.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "backends/cuda/cuda_backend.hpp"
+#include "core/reference.hpp"
+#include "testing.hpp"
+
+using namespace ab;
+
+namespace {
+
+std::unique_ptr<Backend>& gpu() {
+  static std::unique_ptr<Backend> b = make_cuda_backend(0);
+  return b;
+}
+
+struct DeviceInputs {
+  Buffer q, k, v, bt;
+  std::vector<std::int32_t> bt_host;
+  AttentionIO io() const {
+    AttentionIO a;
+    a.q = q.get();
+    a.k = k.get();
+    a.v = v.get();
+    a.block_table = bt.as<std::int32_t>();
+    a.block_table_host = bt_host.empty() ? nullptr : bt_host.data();
+    return a;
+  }
+};
+
+DeviceInputs upload(Backend& be, const Problem& p, const HostTensors& t) {
+  DeviceInputs d;
+  std::size_t kv = p.kv_layout == KvLayout::paged ? t.k.size() : t.k.size() + kv_slack_rows(p) * p.head_dim;
+  d.q = Buffer(be, t.q.size() * 2);
+  d.k = Buffer(be, kv * 2);
+  d.v = Buffer(be, kv * 2);
+  be.fill_bytes(d.k.get(), 0, kv * 2);
+  be.fill_bytes(d.v.get(), 0, kv * 2);
+  be.upload(d.q.get(), t.q.data(), t.q.size() * 2);
+  be.upload(d.k.get(), t.k.data(), t.k.size() * 2);
+  be.upload(d.v.get(), t.v.data(), t.v.size() * 2);
+  d.bt_host = t.block_table;
+  if (!t.block_table.empty()) {
+    d.bt = Buffer(be, t.block_table.size() * 4);
+    be.upload(d.bt.get(), t.block_table.data(), t.block_table.size() * 4);
+  }
+  return d;
+}
+
+void check_against_fp64(const Problem& p, std::uint64_t seed) {
+  Backend& be = *gpu();
+  HostTensors t = make_random_inputs(p, seed);
+  DeviceInputs d = upload(be, p, t);
+  Buffer out(be, p.qkv_elements() * 4);
+  be.fill_bytes(out.get(), 0xFF, out.bytes());
+  be.reference_attention(p, d.io(), out.as<float>());
+  be.synchronize();
+  std::vector<float> got(p.qkv_elements());
+  be.download(got.data(), out.get(), got.size() * 4);
+  std::vector<double> ref(p.qkv_elements());
+  reference_attention_fp64(p, t.q.data(), t.k.data(), t.v.data(), t.block_table.empty() ? nullptr : t.block_table.data(),
+                           ref.data());
+  double num = 0, den = 0, max_abs = 0;
+  std::int64_t bad = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    if (!std::isfinite(got[i])) {
+      bad++;
+      continue;
+    }
+    double e = got[i] - ref[i];
+    num += e * e;
+    den += ref[i] * ref[i];
+    max_abs = std::max(max_abs, std::fabs(e));
+  }
+  double rel = std::sqrt(num / den);
+  std::printf("  %-60s rel_l2 %.2e max_abs %.2e\n", p.label().c_str(), rel, max_abs);
+  CHECK_EQ(bad, 0);
+  CHECK(rel < 1e-5);
+  CHECK(max_abs < 1e-5);
+}
+
+}  // namespace
+
+TEST(reference_matches_cpu_fp64_small_shapes) {
+  std::uint64_t seed = 1;
+  for (DType dt : {DType::fp16, DType::bf16})
+    for (bool causal : {false, true})
+      for (KvLayout layout : {KvLayout::contiguous, KvLayout::paged})
+        for (std::int64_t D : {64, 128}) check_against_fp64(make_problem(1, 1, 37, D, 5, 0, layout, dt, causal), seed++);
+}
+
+TEST(reference_matches_cpu_fp64_multi_head) {
+  check_against_fp64(make_problem(2, 3, 53, 64, 4, 0, KvLayout::paged, DType::fp16, true), 100);
+  check_against_fp64(make_problem(2, 3, 130, 128, 1, 0, KvLayout::contiguous, DType::bf16, false), 101);
+  check_against_fp64(make_problem(1, 2, 200, 32, 0, 64, KvLayout::paged, DType::bf16, false), 102);
+}
+
+TEST(reference_runs_default_shape_quickly) {
+  Backend& be = *gpu();
+  Problem p = make_problem(32, 12, 512, 64, 1, 0, KvLayout::contiguous, DType::fp16, false);
+  std::size_t n = static_cast<std::size_t>(p.qkv_elements());
+  Buffer q(be, n * 2), k(be, (n + kv_slack_rows(p) * 64) * 2), v(be, (n + kv_slack_rows(p) * 64) * 2), out(be, n * 4);
+  be.fill_bytes(q.get(), 0x3c, n * 2);  // 0x3c3c: a small fp16 value everywhere
+  be.fill_bytes(k.get(), 0x3c, k.bytes());
+  be.fill_bytes(v.get(), 0x3c, v.bytes());
+  AttentionIO io;
+  io.q = q.get();
+  io.k = k.get();
+  io.v = v.get();
+  be.reference_attention(p, io, out.as<float>());  // warm-up (module load)
+  be.synchronize();
+  auto t0 = std::chrono::steady_clock::now();
+  be.reference_attention(p, io, out.as<float>());
+  be.synchronize();
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("  reference at %s: %.1f ms\n", p.label().c_str(), ms);
+  CHECK(ms < 1000.0);
+  float first = 0;
+  be.download(&first, out.get(), 4);
+  CHECK_NEAR(first, 1.05859375, 1e-6);  // equal scores average equal values: V itself (fp16 0x3c3c)
+}
+
+#define main test_main
+TEST_MAIN()
+#undef main
+
+int main() {
+  if (ab::cuda_device_count() == 0) testing::skip_test_program("no CUDA device");
+  int rc = test_main();
+  gpu().reset();
+  return rc;
+}

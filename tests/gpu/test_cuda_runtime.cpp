@@ -1,0 +1,223 @@
+// The CUDA backend's runtime hooks: device info, CUPTI launch counting (one known kernel counted exactly,
+// GEMM calls and kernel names), CUDA-graph capture and replay, capture failure, event timer, L2 flush,
+// clocks, NVTX ranges and out-of-memory errors.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "backends/cuda/cuda_backend.hpp"
+#include "core/errors.hpp"
+#include "testing.hpp"
+
+using namespace ab;
+
+namespace {
+
+std::unique_ptr<Backend>& gpu() {
+  static std::unique_ptr<Backend> b = make_cuda_backend(0);
+  return b;
+}
+
+// A finalize over `rows` x `d`: out = acc / row_sum, with acc = i and row_sum = 2.
+struct FinalizeJob {
+  std::int64_t rows = 256, d = 64;
+  Buffer acc, sum, out;
+  FinalizeArgs args;
+  FinalizeJob() {
+    Backend& be = *gpu();
+    std::vector<float> a(rows * d), s(rows, 2.0f);
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 1000);
+    acc = Buffer(be, a.size() * 4);
+    sum = Buffer(be, s.size() * 4);
+    out = Buffer(be, a.size() * 4);
+    be.upload(acc.get(), a.data(), a.size() * 4);
+    be.upload(sum.get(), s.data(), s.size() * 4);
+    args.acc = acc.as<float>();
+    args.row_sum = sum.as<float>();
+    args.bh_count = 1;
+    args.rows = rows;
+    args.head_dim = d;
+    args.out = out.get();
+    args.out_type = DType::fp32;
+  }
+  bool output_ok() {
+    std::vector<float> o(rows * d);
+    gpu()->download(o.data(), out.get(), o.size() * 4);
+    for (std::size_t i = 0; i < o.size(); ++i)
+      if (o[i] != static_cast<float>(i % 1000) / 2.0f) return false;
+    return true;
+  }
+};
+
+GemmShape small_gemm() {
+  GemmShape g;
+  g.m = 128; g.n = 128; g.k = 64; g.b_trans = true;
+  g.a_type = g.b_type = DType::fp16; g.c_type = DType::fp32;
+  g.lda = 64; g.ldb = 64; g.ldc = 128;
+  return g;
+}
+
+}  // namespace
+
+TEST(device_info_is_filled) {
+  DeviceInfo d = gpu()->device_info();
+  std::printf("  %s\n", d.to_json().dump().c_str());
+  CHECK_EQ(d.backend, std::string("cuda"));
+  CHECK(!d.name.empty());
+  CHECK(d.cc_major >= 7);
+  CHECK(d.sm_count > 0);
+  CHECK(d.l2_bytes > 0);
+  CHECK(d.memory_bytes > 0 && d.memory_free > 0 && d.memory_free <= d.memory_bytes);
+  CHECK(!d.driver.empty() && !d.cuda_runtime.empty() && !d.cublaslt.empty());
+  CHECK(d.clock_mhz_max > 0);
+  CHECK_EQ(gpu()->reference_name(), std::string("cuda-fp32"));
+  int clk = gpu()->current_sm_clock_mhz();
+  std::printf("  current SM clock %d MHz (0: NVML unavailable)\n", clk);
+  CHECK(clk >= 0);
+}
+
+TEST(cupti_counts_one_kernel_exactly) {
+  FinalizeJob job;
+  gpu()->synchronize();
+  gpu()->begin_launch_count();
+  gpu()->finalize(job.args);
+  LaunchRecord r = gpu()->end_launch_count();
+  std::printf("  source %s, kernels %lld, names:", r.source.c_str(), static_cast<long long>(r.kernels));
+  for (const auto& n : r.kernel_names) std::printf(" [%s]", n.c_str());
+  std::printf(", %.4f ms\n", r.kernel_time_ms);
+  CHECK_EQ(r.source, std::string("cupti"));
+  CHECK_EQ(r.kernels, std::int64_t(1));
+  CHECK_EQ(r.other_kernels, std::int64_t(1));
+  CHECK_EQ(r.gemm_calls, std::int64_t(0));
+  REQUIRE(r.kernel_names.size() == 1);
+  CHECK(r.kernel_names[0].find("finalize_kernel") != std::string::npos);
+  CHECK(r.kernel_names[0].size() > 3 && r.kernel_names[0].substr(r.kernel_names[0].size() - 3) == " x1");
+  CHECK(r.kernel_time_ms > 0);
+  CHECK(job.output_ok());
+}
+
+TEST(cupti_windows_are_independent) {
+  FinalizeJob job;
+  Buffer a(*gpu(), 128 * 64 * 2), b(*gpu(), 128 * 64 * 2), c(*gpu(), 128 * 128 * 4);
+  gpu()->fill_bytes(a.get(), 0, a.bytes());
+  gpu()->fill_bytes(b.get(), 0, b.bytes());
+  GemmPlanId plan = gpu()->make_gemm_plan(small_gemm());
+  gpu()->finalize(job.args);  // outside any window: not counted
+  gpu()->begin_launch_count();
+  for (int i = 0; i < 3; ++i) gpu()->finalize(job.args);
+  gpu()->gemm(plan, a.get(), b.get(), c.get(), 1.0f, 0.0f);
+  gpu()->flush_l2();  // a memset: no kernel
+  LaunchRecord r = gpu()->end_launch_count();
+  std::printf("  kernels %lld:", static_cast<long long>(r.kernels));
+  for (const auto& n : r.kernel_names) std::printf(" [%s]", n.c_str());
+  std::printf("\n");
+  CHECK_EQ(r.gemm_calls, std::int64_t(1));
+  CHECK_EQ(r.other_kernels, std::int64_t(3));
+  CHECK(r.kernels >= 4);
+  bool found = false;
+  for (const auto& n : r.kernel_names)
+    if (n.find("finalize_kernel") != std::string::npos) found = n.substr(n.size() - 3) == " x3";
+  CHECK(found);
+  gpu()->begin_launch_count();
+  LaunchRecord empty = gpu()->end_launch_count();
+  CHECK_EQ(empty.kernels, std::int64_t(0));
+  CHECK_EQ(empty.gemm_calls, std::int64_t(0));
+  gpu()->release_gemm_plans();
+}
+
+TEST(graph_capture_replays_the_forward) {
+  FinalizeJob job;
+  Backend& be = *gpu();
+  std::vector<std::uint16_t> ha(128 * 64), hb(128 * 64);
+  for (std::size_t i = 0; i < ha.size(); ++i) {
+    ha[i] = float_to_half_bits(static_cast<float>(i % 7) * 0.25f);
+    hb[i] = float_to_half_bits(static_cast<float>(i % 5) * 0.5f);
+  }
+  Buffer a(be, ha.size() * 2), b(be, hb.size() * 2), c(be, 128 * 128 * 4);
+  be.upload(a.get(), ha.data(), ha.size() * 2);
+  be.upload(b.get(), hb.data(), hb.size() * 2);
+  GemmPlanId plan = be.make_gemm_plan(small_gemm());
+  auto forward = [&] {
+    be.finalize(job.args);
+    be.gemm(plan, a.get(), b.get(), c.get(), 1.0f, 0.0f);
+  };
+  forward();
+  be.synchronize();
+  std::vector<float> eager(128 * 128);
+  be.download(eager.data(), c.get(), eager.size() * 4);
+  auto graph = be.capture(forward);
+  REQUIRE(graph != nullptr);
+  for (int rep = 0; rep < 2; ++rep) {
+    be.fill_bytes(c.get(), 0xFF, c.bytes());
+    be.fill_bytes(job.out.get(), 0xFF, job.out.bytes());
+    be.begin_launch_count();
+    graph->replay();
+    LaunchRecord r = be.end_launch_count();
+    std::vector<float> replayed(128 * 128);
+    be.download(replayed.data(), c.get(), replayed.size() * 4);
+    CHECK(std::memcmp(eager.data(), replayed.data(), eager.size() * 4) == 0);
+    CHECK(job.output_ok());
+    CHECK(r.kernels >= 2);  // the graph's kernels are seen by CUPTI
+    CHECK_EQ(r.gemm_calls, std::int64_t(0));  // ...but no backend calls were made
+  }
+  graph.reset();
+  be.release_gemm_plans();
+}
+
+TEST(capture_failure_returns_null_and_leaves_the_backend_usable) {
+  FinalizeJob job;
+  Backend& be = *gpu();
+  auto graph = be.capture([&] {
+    be.finalize(job.args);
+    be.synchronize();  // not allowed while capturing
+  });
+  CHECK(graph == nullptr);
+  be.fill_bytes(job.out.get(), 0, job.out.bytes());
+  be.finalize(job.args);
+  be.synchronize();
+  CHECK(job.output_ok());
+}
+
+TEST(event_timer_measures_device_work) {
+  FinalizeJob job;
+  auto t = gpu()->make_timer();
+  t->start();
+  for (int i = 0; i < 20; ++i) gpu()->finalize(job.args);
+  t->stop();
+  double ms = t->elapsed_ms();
+  std::printf("  20 finalize launches: %.4f ms\n", ms);
+  CHECK(ms > 0 && ms < 1000);
+  gpu()->flush_l2();
+  gpu()->flush_l2();
+  gpu()->synchronize();
+  gpu()->range_push("test range");
+  gpu()->range_pop();
+}
+
+TEST(out_of_memory_is_a_clear_error) {
+  bool thrown = false, sticky = true;
+  try {
+    gpu()->alloc(std::size_t(1) << 50);
+  } catch (const BackendError& e) {
+    thrown = std::string(e.what()).find("out of memory") != std::string::npos;
+    sticky = e.sticky;
+    std::printf("  %s\n", e.what());
+  }
+  CHECK(thrown);
+  CHECK(!sticky);
+  void* p = gpu()->alloc(1024);  // the device is still fine
+  CHECK(p != nullptr);
+  gpu()->free(p);
+  gpu()->free(p);  // a second free of the same pointer is ignored
+}
+
+#define main test_main
+TEST_MAIN()
+#undef main
+
+int main() {
+  if (ab::cuda_device_count() == 0) testing::skip_test_program("no CUDA device");
+  int rc = test_main();
+  gpu().reset();
+  return rc;
+}
