@@ -12,7 +12,7 @@ std::string cell_pct(double fraction);     // 0.013 -> "1.3%", 0.0004 -> "0.04%"
 std::string cell_signed_pct(double frac);  // 0.071 -> "+7.1%", -0.2 -> "-20.0%"
 std::string cell_rate(double v);           // TFLOP/s or GB/s: "299.2", "12.40"
 std::string cell_ratio(double r);          // "1.00x", "3.61x"
-std::string cell_launches(const RowView& r);  // measured/expected: "4/4", "5/4!" (mismatch), "?/4"
+std::string cell_launches(const RowView& r);  // measured/expected: "4/4", "5/4!" (mismatch), "?/4"; "1" (no contract)
 std::string cell_rel_err(const RowView& r);   // "9.1e-04", "3.1e-01!" (failed verification), "-"
 // What a non-ok row shows instead of numbers: the reason, plus the verification error when present.
 std::string cell_reason(const RowView& r);

@@ -40,9 +40,11 @@ int status_rank(const std::string& s) {
 //   |Δ| >  threshold and |Δ| >  N    → slower (Δ > 0) or faster (Δ < 0)
 //   |Δ| >  threshold and |Δ| <= N    → ambiguous  big enough to matter, but inside what the runs' noise explains
 // i.e. faster/slower exactly when |Δ| > max(threshold, N). Only `slower` fails the gate, so noise never does.
+// A row timed with fewer than kMinSamplesForNoise samples in either run has an unknown noise (N = +inf): it
+// can be `same` or `ambiguous`, never `slower`.
 Verdict timing_verdict(double base_ms, double new_ms, double base_noise, double new_noise, const CompareOptions& opt,
                        double* change, double* combined_noise, double* limit) {
-  double a = std::isfinite(base_noise) ? base_noise : 0, b = std::isfinite(new_noise) ? new_noise : 0;
+  double a = std::isnan(base_noise) ? 0 : base_noise, b = std::isnan(new_noise) ? 0 : new_noise;  // inf stays inf
   double d = (new_ms - base_ms) / base_ms;
   double n = std::sqrt(a * a + b * b);
   double lim = std::max(opt.threshold, opt.noise_k * n);
@@ -69,7 +71,10 @@ static json info_of(const json& report) {
   return info;
 }
 
-static CompareSide side_of(const RowView& v) { return {v.status, v.reason, v.median_ms, v.noise}; }
+static CompareSide side_of(const RowView& v) {
+  bool too_few = v.samples >= 0 && v.samples < kMinSamplesForNoise;
+  return {v.status, v.reason, v.median_ms, too_few ? INFINITY : v.noise, v.samples};
+}
 
 static LoneRow lone_of(const RowView& v) {
   return {v.row->value("problem", json::object()), v.label, v.strategy, v.status, v.median_ms};
@@ -151,7 +156,8 @@ CompareResult compare_reports(const json& base, const json& next, const CompareO
       int rb = status_rank(b.status), rn = status_rank(n.status);
       row.verdict = rn < rb ? Verdict::worse : rn > rb ? Verdict::better : Verdict::changed;
     } else if (b.timed() && n.timed()) {
-      row.verdict = timing_verdict(b.median_ms, n.median_ms, b.noise, n.noise, opt, &row.change, &row.noise, &row.limit);
+      row.verdict = timing_verdict(b.median_ms, n.median_ms, row.base.noise, row.next.noise, opt, &row.change,
+                                   &row.noise, &row.limit);
     }
     r.rows.push_back(std::move(row));
   }

@@ -3,6 +3,7 @@
 // and the exit code a CI perf gate uses.
 #pragma once
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ const char* verdict_name(Verdict v);
 struct CompareSide {
   std::string status, reason;
   double median_ms = NAN, noise = NAN;
+  std::int64_t samples = -1;  // -1 when the report does not say
 };
 
 struct CompareRow {
@@ -33,7 +35,7 @@ struct CompareRow {
   std::string label, strategy;
   CompareSide base, next;  // "next" is the new run
   double change = NAN;     // (new - base) / base of the median; < 0 is faster
-  double noise = NAN;      // sqrt(noise_base² + noise_new²), missing noise counted as 0
+  double noise = NAN;      // sqrt(noise_base² + noise_new²), missing noise counted as 0; +inf: too few samples
   double limit = NAN;      // max(threshold, k·noise): what |change| must exceed for faster/slower
   Verdict verdict = Verdict::not_applicable;
 };
@@ -58,7 +60,11 @@ struct CompareResult {
   int exit_code() const { return regressed() ? 1 : 0; }
 };
 
-// Verdict for one matched row whose medians and noises are known (the rule is in compare.cpp).
+// Fewer samples than this in either run: its stdev says nothing, so the row's noise is unknown (+inf).
+inline constexpr std::int64_t kMinSamplesForNoise = 3;
+
+// Verdict for one matched row whose medians are known (the rule is in compare.cpp). A NaN noise counts as 0,
+// an infinite one (unknown) makes any change beyond the threshold ambiguous.
 Verdict timing_verdict(double base_ms, double new_ms, double base_noise, double new_noise,
                        const CompareOptions& opt, double* change = nullptr, double* combined_noise = nullptr,
                        double* limit = nullptr);

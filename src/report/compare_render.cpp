@@ -20,6 +20,12 @@ std::string status_cell(const CompareRow& r) {
   return r.base.status == r.next.status ? r.base.status : r.base.status + " -> " + r.next.status;
 }
 
+// The noise column: ±k·N, or "n<3" when a run had too few samples to know its noise.
+std::string noise_cell(const CompareResult& c, const CompareRow& r) {
+  if (std::isinf(r.noise)) return fmt::format("n<{}", kMinSamplesForNoise);
+  return std::isfinite(r.noise) ? "±" + cell_pct(c.options.noise_k * r.noise) : "-";
+}
+
 std::string summary_line(const CompareResult& c) {
   return fmt::format("{} rows matched: {} slower, {} faster, {} same, {} ambiguous; status {} worse, {} better, "
                      "{} changed; {} missing, {} new",
@@ -81,8 +87,7 @@ std::string render_console(const CompareResult& c) {
                                    r.label == prev_label ? "" : r.label, lw,
                                    (is_regression(r) ? "! " : "  ") + r.strategy, sw, status_cell(r), tw,
                                    cell_ms(r.base.median_ms), cell_ms(r.next.median_ms), cell_signed_pct(r.change),
-                                   std::isfinite(r.noise) ? "±" + cell_pct(c.options.noise_k * r.noise) : "-",
-                                   verdict_name(r.verdict));
+                                   noise_cell(c, r), verdict_name(r.verdict));
     o += line + "\n";
     prev_label = r.label;
   }
@@ -107,6 +112,13 @@ std::string render_console(const CompareResult& c) {
   return o;
 }
 
+std::string md_list(const std::vector<LoneRow>& rows) {
+  std::string o;
+  for (std::size_t i = 0; i < rows.size() && i < kListMax; ++i) o += "- " + md_escape(lone_line(rows[i])) + "\n";
+  if (rows.size() > kListMax) o += fmt::format("- ... and {} more\n", rows.size() - kListMax);
+  return o;
+}
+
 std::string render_markdown(const CompareResult& c) {
   std::string o = fmt::format("### attnbench compare: {}\n\n", c.regressed() ? "**REGRESSION**" : "no regression");
   o += "- base: " + md_escape(side_line(c.base_name, c.base_info)) + "\n";
@@ -124,8 +136,7 @@ std::string render_markdown(const CompareResult& c) {
                      r.label == prev_label ? "" : md_escape(r.label), b(md_escape(r.strategy)),
                      md_escape(status_cell(r)), cell_ms(r.base.median_ms), cell_ms(r.next.median_ms),
                      b(cell_signed_pct(r.change)),
-                     std::isfinite(r.noise) ? "±" + cell_pct(c.options.noise_k * r.noise) : "-",
-                     b(verdict_name(r.verdict)));
+                     noise_cell(c, r), b(verdict_name(r.verdict)));
     prev_label = r.label;
   }
   for (const CompareRow& r : c.rows)
@@ -133,12 +144,10 @@ std::string render_markdown(const CompareResult& c) {
       o += fmt::format("\n- {} {}: {} -> {}: {}", md_escape(r.label), md_escape(r.strategy), r.base.status,
                        r.next.status, md_escape(r.next.reason));
   if (!c.missing.empty()) {
-    o += fmt::format("\n\n**Missing from the new run ({}):**\n", c.missing.size());
-    for (const LoneRow& l : c.missing) o += "- " + md_escape(lone_line(l)) + "\n";
+    o += fmt::format("\n\n**Missing from the new run ({}):**\n", c.missing.size()) + md_list(c.missing);
   }
   if (!c.added.empty()) {
-    o += fmt::format("\n\n**New in the new run ({}):**\n", c.added.size());
-    for (const LoneRow& l : c.added) o += "- " + md_escape(lone_line(l)) + "\n";
+    o += fmt::format("\n\n**New in the new run ({}):**\n", c.added.size()) + md_list(c.added);
   }
   return o + "\n";
 }
@@ -183,7 +192,7 @@ json compare_to_json(const CompareResult& c) {
   for (const CompareRow& r : c.rows) {
     auto side = [](const CompareSide& s) {
       return json{{"status", s.status}, {"reason", s.reason}, {"median_ms", num_or_null(s.median_ms)},
-                  {"noise", num_or_null(s.noise)}};
+                  {"noise", num_or_null(s.noise)}, {"samples", s.samples}};
     };
     rows.push_back({{"problem", r.problem}, {"strategy", r.strategy}, {"base", side(r.base)}, {"new", side(r.next)},
                     {"change", num_or_null(r.change)}, {"combined_noise", num_or_null(r.noise)},

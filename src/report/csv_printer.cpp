@@ -12,7 +12,7 @@ void CsvPrinter::do_begin(const nlohmann::json& report, const std::vector<Proble
   (void)report;
   (void)groups;
   out_ += "batch,heads,seq_len,head_dim,pages,page_size,kv_layout,dtype,causal,strategy,status,reason,"
-          "median_ms,mean_ms,min_ms,max_ms,stdev_ms,noise,samples,tflops,gbps,vs_best,fastest,"
+          "median_ms,mean_ms,min_ms,max_ms,stdev_ms,noise,samples,tflops,gbps,vs_best,fastest,fastest_own,"
           "launches_expected,launches_measured,launches_match,rel_l2_err,max_abs_err,verify_passed,device\n";
   device_ = csv_field(json_str(report.value("device", nlohmann::json::object()), "name"));
 }
@@ -33,7 +33,8 @@ void CsvPrinter::do_row(const ProblemGroup& group, const RowView& r) {
   line += csv_num(r.tflops) + "," + csv_num(r.gbps) + ",";
   bool fastest = group.fastest >= 0 && &r == &group.rows[group.fastest];
   line += (r.timed() ? csv_num(r.median_ms / group.best_ms()) : std::string()) + ",";
-  line += std::string(fastest ? "true" : "false") + ",";
+  bool fastest_own = group.fastest_own >= 0 ? &r == &group.rows[group.fastest_own] : fastest && !r.peer;
+  line += std::string(fastest ? "true" : "false") + "," + (fastest_own ? "true" : "false") + ",";
   line += (r.launches_expected >= 0 ? std::to_string(r.launches_expected) : std::string()) + ",";
   line += (r.launches_measured >= 0 ? std::to_string(r.launches_measured) : std::string()) + ",";
   line += std::string(r.launches_expected >= 0 && r.launches_measured >= 0 ? (r.launches_mismatch ? "false" : "true")

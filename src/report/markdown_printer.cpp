@@ -25,7 +25,8 @@ void MarkdownPrinter::do_begin(const nlohmann::json& report, const std::vector<P
 void MarkdownPrinter::do_row(const ProblemGroup& group, const RowView& r) {
   bool first = &r == &group.rows.front();
   bool fastest = group.fastest >= 0 && &r == &group.rows[group.fastest];
-  auto bold = [&](const std::string& s) { return fastest ? "**" + s + "**" : s; };
+  bool fastest_own = group.fastest_own >= 0 && &r == &group.rows[group.fastest_own];
+  auto bold = [&](const std::string& s) { return fastest ? "**" + s + "**" : fastest_own ? "*" + s + "*" : s; };
   std::string status = r.ok() ? "ok" : r.status + ": " + md_escape(cell_reason(r));
   std::string label = first ? "**" + md_escape(group.label) + "**" : "";
   if (r.timed()) {
@@ -40,7 +41,8 @@ void MarkdownPrinter::do_row(const ProblemGroup& group, const RowView& r) {
 }
 
 void MarkdownPrinter::do_end() {
-  out_ += "\n**Bold**: fastest ok row of its problem. *vs best* = median / fastest median; *noise* = stdev / mean; "
+  out_ += "\n**Bold**: fastest ok row of its problem; *italic*: fastest attnbench strategy when a peer is faster. "
+          "*vs best* = median / fastest median; *noise* = stdev / mean; "
           "*launches* = measured/expected kernels per forward (! mismatch, ? not measured); *rel-err* = relative "
           "L2 error against the reference (! failed).\n";
   for (const std::string& w : warnings_) out_ += "\n> warning: " + md_escape(w) + "\n";

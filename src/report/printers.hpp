@@ -40,7 +40,7 @@ class ConsolePrinter : public Printer {
   void do_end() override;
 
  private:
-  std::size_t label_width_ = 0, strategy_width_ = 0;
+  std::size_t label_width_ = 0, strategy_width_ = 0, launches_width_ = 0;
   std::vector<std::string> warnings_;
   bool show_warnings_ = true, first_group_ = true, any_peer_ = false;
 };

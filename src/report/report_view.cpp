@@ -106,9 +106,16 @@ std::vector<ProblemGroup> group_rows(const json& report) {
     }
     groups[it->second].rows.push_back(view_row(row));
   }
-  for (ProblemGroup& g : groups)
-    for (int i = 0; i < static_cast<int>(g.rows.size()); ++i)
-      if (g.rows[i].timed() && (g.fastest < 0 || g.rows[i].median_ms < g.rows[g.fastest].median_ms)) g.fastest = i;
+  for (ProblemGroup& g : groups) {
+    int own = -1;
+    for (int i = 0; i < static_cast<int>(g.rows.size()); ++i) {
+      const RowView& r = g.rows[i];
+      if (!r.timed()) continue;
+      if (g.fastest < 0 || r.median_ms < g.rows[g.fastest].median_ms) g.fastest = i;
+      if (!r.peer && (own < 0 || r.median_ms < g.rows[own].median_ms)) own = i;
+    }
+    if (g.fastest >= 0 && g.rows[g.fastest].peer) g.fastest_own = own;
+  }
   return groups;
 }
 

@@ -35,6 +35,7 @@ struct ProblemGroup {
   nlohmann::json problem;
   std::vector<RowView> rows;
   int fastest = -1;
+  int fastest_own = -1;  // the fastest timed attnbench (non-peer) row, when a peer row is faster; else -1
   double best_ms() const { return fastest >= 0 ? rows[fastest].median_ms : NAN; }
 };
 

@@ -113,6 +113,20 @@ TEST(noise_never_fails_the_gate) {
   CHECK_EQ(c.exit_code(), 0);
 }
 
+TEST(too_few_samples_is_never_slower) {
+  json base = report("H200", {row(512, "fused", 1.0, 0.0), row(512, "nested", 1.0, 0.0)});
+  json next = report("H200", {row(512, "fused", 1.5, 0.0), row(512, "nested", 1.02, 0.0)});
+  base["results"][0]["time_ms"]["samples"] = 1;  // one sample: stdev 0 says nothing
+  next["results"][1]["time_ms"]["samples"] = 2;
+  CompareResult c = compare_reports(base, next, CompareOptions{});
+  CHECK(c.rows[0].verdict == Verdict::ambiguous);
+  CHECK(c.rows[1].verdict == Verdict::same);
+  CHECK_EQ(c.exit_code(), 0);
+  CHECK(render_compare(c, "console").find("n<3") != std::string::npos);
+  base["results"][0]["time_ms"]["samples"] = 3;
+  CHECK(compare_reports(base, next, CompareOptions{}).rows[0].verdict == Verdict::slower);
+}
+
 TEST(missing_rows_fail_only_when_asked) {
   json base = report("H200", {row(512, "fused", 1.0, 0.01), row(512, "nested", 2.0, 0.01)});
   json next = report("H200", {row(512, "fused", 1.0, 0.01)});

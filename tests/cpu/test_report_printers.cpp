@@ -72,6 +72,17 @@ TEST(console_groups_marks_and_explains) {
   CHECK_EQ(line_with(t, "head_batched").find("ok"), line_with(t, "peer:torch-flash").find("ok"));
 }
 
+TEST(a_faster_peer_gets_the_star_and_the_best_own_row_a_plus) {
+  json r = sample_report();
+  r["results"][3]["time_ms"]["median"] = 0.05;  // peer:torch-flash now beats fused (0.086)
+  std::string t = render_report(r, "console");
+  CHECK(line_with(t, "peer:torch-flash").find("* peer:torch-flash") != std::string::npos);
+  CHECK(line_with(t, " fused ").find("+ fused") != std::string::npos);
+  CHECK(line_with(t, " fused ").find("1.72x") != std::string::npos);  // 0.086 / 0.05
+  CHECK(line_with(render_report(r, "csv"), ",fused,ok,").find(",false,true,") != std::string::npos);
+  CHECK(render_report(r, "md").find("*fused*") != std::string::npos);
+}
+
 TEST(print_console_table_omits_warnings) {
   std::FILE* f = std::tmpfile();
   REQUIRE(f != nullptr);

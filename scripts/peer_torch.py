@@ -1,0 +1,596 @@
+#!/usr/bin/env python3
+"""Peer benchmark: PyTorch SDPA (flash, cuDNN, memory-efficient backends) and the unfused
+matmul -> softmax -> matmul, timed the way attnbench times its strategies, written as attnbench.report/1
+rows named peer:torch-flash, peer:torch-cudnn, peer:torch-efficient, peer:torch-unfused, so they sit beside
+attnbench's rows in `attnbench report`, `attnbench compare` and scripts/plot_report.py.
+
+Run it on the GPU machine with that machine's PyTorch (Python 3.12; only torch and the standard library):
+
+  python3 scripts/peer_torch.py --batch=32 --heads=12 --seq_len=512 --head_dim=64 --json peer.json
+  python3 scripts/peer_torch.py --batch=2 --heads=16 --seq_len=8192 --head_dim=128 --causal=false,true --json long.json
+  python3 scripts/peer_torch.py --config=gpt2 --json gpt2-peer.json         # a suite from configs/
+  python3 scripts/peer_torch.py --merge out.json     # peers for every shape of an attnbench report, appended to it
+  python3 scripts/peer_torch.py --dry-run --json p.json   # no GPU needed: rows with status unsupported
+
+Sizes take a value, a list (1,8,32) or a range (128:4096:*2 geometric, 64:256:+64 arithmetic), as the CLI.
+Timing: CUDA events around one forward, a spin kernel queued first so host-side dispatch is not timed,
+L2 flushed before every sample unless --hot, warm-up, then samples until the relative noise (stdev / mean)
+is at or under --max-noise (after --min-samples) or --max-time runs out; the median is reported.
+Inputs are random normal (never zeros). Peers use contiguous K/V, pages=1, page_size=seq_len.
+Exit codes: 0 ok, 1 some row failed or failed verification, 2 bad arguments or an unusable --merge file.
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import shlex
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+
+SCHEMA = "attnbench.report/1"
+BACKENDS = ("flash", "cudnn", "efficient", "unfused")
+SDPA_ENUM = {"flash": "FLASH_ATTENTION", "cudnn": "CUDNN_ATTENTION", "efficient": "EFFICIENT_ATTENTION"}
+TOLERANCE = {"fp16": 5e-3, "bf16": 2e-2}  # relative L2 error, as attnbench's reference check
+ELEMENT_BYTES = {"fp16": 2, "bf16": 2}
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class UsageError(Exception):
+    pass
+
+
+# ---- grid --------------------------------------------------------------------------------------------
+
+def parse_sizes(flag, text):
+    """'32' -> [32]; '1,8,32' -> [1, 8, 32]; '128:4096:*2' and '64:256:+64' -> ranges (inclusive)."""
+    text = str(text).strip()
+    if not text:
+        raise UsageError(f"--{flag}: empty value")
+    values = []
+    for part in text.split(","):
+        part = part.strip()
+        if ":" in part:
+            fields = part.split(":")
+            if len(fields) != 3 or len(fields[2]) < 2 or fields[2][0] not in "*+":
+                raise UsageError(f"--{flag}: malformed range '{part}' (use 128:4096:*2 or 64:256:+64)")
+            lo, hi, step = _positive(flag, fields[0]), _positive(flag, fields[1]), _positive(flag, fields[2][1:])
+            if lo > hi or (fields[2][0] == "*" and step < 2):
+                raise UsageError(f"--{flag}: empty or endless range '{part}'")
+            v = lo
+            while v <= hi:
+                values.append(v)
+                v = v * step if fields[2][0] == "*" else v + step
+        else:
+            values.append(_positive(flag, part))
+    return values
+
+
+def _positive(flag, s):
+    try:
+        v = int(s)
+    except ValueError:
+        raise UsageError(f"--{flag}: '{s}' is not a whole number") from None
+    if v <= 0:
+        raise UsageError(f"--{flag}: '{s}' must be positive")
+    return v
+
+
+def parse_bools(flag, text):
+    out = []
+    for part in str(text).split(","):
+        p = part.strip().lower()
+        if p in ("1", "true", "yes", "on"):
+            out.append(True)
+        elif p in ("0", "false", "no", "off"):
+            out.append(False)
+        else:
+            raise UsageError(f"--{flag}: '{part}' is not true or false")
+    return out
+
+
+def parse_dtypes(text):
+    out = [d.strip() for d in str(text).split(",")]
+    for d in out:
+        if d not in ELEMENT_BYTES:
+            raise UsageError(f"--dtype: '{d}' is not fp16 or bf16")
+    return out
+
+
+def make_problem(b, h, s, d, dtype, causal):
+    return {"batch": b, "heads": h, "seq_len": s, "head_dim": d, "pages": 1, "page_size": s,
+            "pages_requested": 1, "kv_layout": "contiguous", "dtype": dtype, "causal": causal}
+
+
+def problem_key(p):
+    """Identity of a problem as attnbench compares it (every field but pages_requested)."""
+    return json.dumps({k: v for k, v in p.items() if k != "pages_requested"}, sort_keys=True)
+
+
+def grid_from_flags(a):
+    problems = []
+    for b in parse_sizes("batch", a.batch):
+        for h in parse_sizes("heads", a.heads):
+            for s in parse_sizes("seq_len", a.seq_len):
+                for d in parse_sizes("head_dim", a.head_dim):
+                    for dt in parse_dtypes(a.dtype):
+                        for c in parse_bools("causal", a.causal):
+                            problems.append(make_problem(b, h, s, d, dt, c))
+    return problems
+
+
+def _as_list(flag, v, parse):
+    if isinstance(v, list):
+        return [x for item in v for x in parse(flag, str(item).lower() if isinstance(item, bool) else str(item))]
+    return parse(flag, str(v).lower() if isinstance(v, bool) else str(v))
+
+
+def grid_from_config(name):
+    """Shapes of an attnbench suite (configs/NAME.json or a path); pages and layout are dropped."""
+    path = name if os.path.isfile(name) else os.path.join(REPO, "configs", name + ".json")
+    try:
+        with open(path) as f:
+            cfg = json.load(f)
+        grids = cfg["grids"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise UsageError(f"--config: cannot read suite '{name}' ({path}): {e}") from None
+    problems = []
+    for g in grids:
+        dtypes = g.get("dtype", "fp16")
+        dtypes = parse_dtypes(",".join(dtypes) if isinstance(dtypes, list) else dtypes)
+        for b in _as_list("batch", g.get("batch", 1), parse_sizes):
+            for h in _as_list("heads", g.get("heads", 1), parse_sizes):
+                for s in _as_list("seq_len", g.get("seq_len", 1), parse_sizes):
+                    for d in _as_list("head_dim", g.get("head_dim", 64), parse_sizes):
+                        for dt in dtypes:
+                            for c in _as_list("causal", g.get("causal", False), parse_bools):
+                                problems.append(make_problem(b, h, s, d, dt, c))
+    return problems
+
+
+def grid_from_report(report):
+    """The distinct shapes of an attnbench report's rows, as contiguous single-page problems."""
+    problems = []
+    for row in report.get("results", []):
+        p = row.get("problem", {})
+        try:
+            problems.append(make_problem(int(p["batch"]), int(p["heads"]), int(p["seq_len"]), int(p["head_dim"]),
+                                         p.get("dtype", "fp16"), bool(p.get("causal", False))))
+        except (KeyError, TypeError, ValueError):
+            continue
+    return problems
+
+
+def unique(problems):
+    seen, out = set(), []
+    for p in problems:
+        k = problem_key(p)
+        if k not in seen:
+            seen.add(k)
+            out.append(p)
+    return out
+
+
+def flops(p):
+    f = 4.0 * p["batch"] * p["heads"] * p["seq_len"] ** 2 * p["head_dim"]
+    return f / 2 if p["causal"] else f
+
+
+def bytes_moved(p):
+    return 4.0 * p["batch"] * p["heads"] * p["seq_len"] * p["head_dim"] * ELEMENT_BYTES[p["dtype"]]
+
+
+# ---- reports -----------------------------------------------------------------------------------------
+
+def write_json_atomic(path, doc):
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp.", dir=directory)
+    except OSError as e:
+        raise UsageError(f"cannot write '{path}': {e.strerror}") from None
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(doc, f, indent=2)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def read_report(path):
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except OSError as e:
+        raise UsageError(f"'{path}': cannot open file ({e.strerror})") from None
+    except ValueError as e:
+        raise UsageError(f"'{path}': malformed JSON ({e})") from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        got = doc.get("schema") if isinstance(doc, dict) else None
+        raise UsageError(f"'{path}': schema is '{got}', expected '{SCHEMA}'")
+    if not isinstance(doc.get("results"), list):
+        raise UsageError(f"'{path}': report has no 'results' array")
+    return doc
+
+
+def unsupported_row(p, backend, reason):
+    return {"problem": p, "strategy": "peer:torch-" + backend, "status": "unsupported", "reason": reason}
+
+
+def merge_into(report, peer):
+    """Appends the peer rows to an attnbench report, replacing earlier rows of the same (problem, strategy)."""
+    new_keys = {(problem_key(r["problem"]), r["strategy"]) for r in peer["results"]}
+    kept = [r for r in report["results"]
+            if (problem_key(r.get("problem", {})), r.get("strategy")) not in new_keys]
+    report["results"] = kept + peer["results"]
+    report.setdefault("peers", [])
+    report["peers"] = [x for x in report["peers"] if x.get("tool") != "peer_torch"] + [
+        {"tool": "peer_torch", "torch": peer["tool"]["version"], "command": peer["command"],
+         "created": peer["created"], "settings": peer["settings"]}]
+    report.setdefault("warnings", [])
+    report["warnings"] += [w for w in peer.get("warnings", []) if w not in report["warnings"]]
+    return report
+
+
+def now():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def settings_of(a):
+    return {"warmup": a.warmup, "min_samples": a.min_samples, "max_samples": a.max_samples,
+            "max_noise": a.max_noise, "max_time_s": a.max_time, "hot": a.hot, "l2_flush": not a.hot,
+            "timer": "events", "verify": a.verify, "score_dtype": "input", "seed": a.seed}
+
+
+# ---- statistics (same definitions as attnbench: noise = stdev / mean) ---------------------------------
+
+def stats(xs):
+    mean = statistics.fmean(xs)
+    stdev = statistics.stdev(xs) if len(xs) > 1 else 0.0
+    return {"median": statistics.median(xs), "mean": mean, "min": min(xs), "max": max(xs), "stdev": stdev,
+            "noise": stdev / mean if mean > 0 else 0.0, "samples": len(xs)}
+
+
+# ---- GPU side ----------------------------------------------------------------------------------------
+
+class Gpu:
+    """Everything that needs torch and a CUDA device."""
+
+    def __init__(self, a):
+        import torch  # imported here so --dry-run and --help work without torch
+        import torch.nn.functional as F
+        self.torch, self.F, self.a = torch, F, a
+        torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = True  # PyTorch's default
+        self.dev = torch.device("cuda", a.device)
+        torch.cuda.set_device(self.dev)
+        props = torch.cuda.get_device_properties(self.dev)
+        self.props = props
+        l2 = int(getattr(props, "L2_cache_size", 50 << 20))
+        self.flush_buf = torch.empty(max(2 * l2, 8 << 20), dtype=torch.uint8, device=self.dev)
+        self.spin_cycles = self._calibrate_spin()
+        self.warnings = []
+
+    def device_json(self):
+        t, p = self.torch, self.props
+        cudnn = t.backends.cudnn.version() if t.backends.cudnn.is_available() else None
+        return {"backend": "cuda", "name": t.cuda.get_device_name(self.dev), "cc": f"{p.major}.{p.minor}",
+                "sm_count": p.multi_processor_count, "l2_bytes": int(getattr(p, "L2_cache_size", 0)),
+                "memory_bytes": int(p.total_memory), "cuda_runtime": t.version.cuda or "",
+                "cudnn": str(cudnn) if cudnn else "", "torch": t.__version__}
+
+    def _calibrate_spin(self):
+        """Cycles of torch.cuda._sleep that keep the GPU busy ~0.2 ms, so the timed forward is already queued
+        when the start event runs (host dispatch never inside the timed region). 0 when unavailable."""
+        t = self.torch
+        if not hasattr(t.cuda, "_sleep"):
+            return 0
+        s, e = t.cuda.Event(enable_timing=True), t.cuda.Event(enable_timing=True)
+        t.cuda._sleep(1000)
+        s.record()
+        t.cuda._sleep(1_000_000)
+        e.record()
+        e.synchronize()
+        ms = s.elapsed_time(e)
+        return int(1_000_000 * 0.2 / ms) if ms > 0 else 0
+
+    def inputs(self, p):
+        t = self.torch
+        dtype = t.float16 if p["dtype"] == "fp16" else t.bfloat16
+        g = t.Generator(device=self.dev)
+        g.manual_seed(self.a.seed)
+        shape = (p["batch"], p["heads"], p["seq_len"], p["head_dim"])
+        return [t.randn(shape, generator=g, device=self.dev, dtype=t.float32).to(dtype) for _ in range(3)]
+
+    def forward(self, backend, p, q, k, v):
+        """A callable running one forward of `backend`, or raises with the reason it cannot."""
+        t, F = self.torch, self.F
+        causal = p["causal"]
+        if backend == "unfused":
+            s = p["seq_len"]
+            need = 2 * p["batch"] * p["heads"] * s * s * ELEMENT_BYTES[p["dtype"]]
+            free, _ = t.cuda.mem_get_info(self.dev)
+            if need > 0.8 * free:
+                raise Unsupported(f"the S x S score and probability matrices need {need / 2**30:.1f} GiB, "
+                                  f"{free / 2**30:.1f} GiB free")
+            scale = 1.0 / math.sqrt(p["head_dim"])
+            mask = t.ones(s, s, dtype=t.bool, device=self.dev).triu_(1) if causal else None
+
+            def unfused():
+                scores = t.matmul(q * scale, k.transpose(-2, -1))  # scores in the input dtype, as PyTorch does it
+                if mask is not None:
+                    scores.masked_fill_(mask, float("-inf"))
+                return t.matmul(t.softmax(scores, dim=-1), v)
+            return unfused, None
+        from torch.nn.attention import SDPBackend
+        enum_name = SDPA_ENUM[backend]
+        if not hasattr(SDPBackend, enum_name):
+            raise Unsupported(f"PyTorch {t.__version__} has no SDPBackend.{enum_name}")
+        return (lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)), getattr(SDPBackend, enum_name)
+
+    def run_row(self, backend, p):
+        t = self.torch
+        row = {"problem": p, "strategy": "peer:torch-" + backend, "status": "ok", "reason": ""}
+        try:
+            q, k, v = self.inputs(p)
+            fn, sdpa = self.forward(backend, p, q, k, v)
+            ctx = self._sdpa_context(sdpa)
+            with ctx:
+                out = self._first_call(fn)
+                if self.a.verify:
+                    row["verify"] = self.verify(out, p, q, k, v)
+                    if not row["verify"]["passed"]:
+                        row["status"], row["reason"] = "incorrect", (
+                            f"rel_l2_err {row['verify']['rel_l2_err']:.3g} > tolerance {row['verify']['tolerance']:g}")
+                        return row
+                del out
+                times, stop = self.sample(fn)
+                launches = self.launches(fn) if self.a.launches else None
+        except Unsupported as e:
+            return unsupported_row(p, backend, str(e))
+        except t.cuda.OutOfMemoryError as e:
+            t.cuda.empty_cache()
+            return unsupported_row(p, backend, "out of memory: " + str(e).splitlines()[0])
+        except Exception as e:  # a backend that broke on a shape it accepted
+            t.cuda.empty_cache()
+            row.update(status="failed", reason=f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+            return row
+        st = stats(times)
+        row.update(time_ms=st, timer="events", stop_reason=stop,
+                   tflops=flops(p) / (st["median"] * 1e-3) / 1e12, gbps=bytes_moved(p) / (st["median"] * 1e-3) / 1e9,
+                   config={"source": "peer", "torch": t.__version__, "sdpa_backend": SDPA_ENUM.get(backend, "none")})
+        if launches:
+            row["launches"] = {"measured": launches}
+        return row
+
+    def _sdpa_context(self, sdpa):
+        import contextlib
+        if sdpa is None:
+            return contextlib.nullcontext()
+        from torch.nn.attention import sdpa_kernel
+        return sdpa_kernel([sdpa])
+
+    def _first_call(self, fn):
+        """The first forward; a backend refusing the shape raises 'No available kernel' after warnings
+        saying why, which become the unsupported reason."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                out = fn()
+                self.torch.cuda.synchronize()
+                return out
+            except RuntimeError as e:
+                if "No available kernel" not in str(e) and "not supported" not in str(e).lower():
+                    raise
+                why = [str(w.message).strip().replace("\n", " ") for w in caught]
+                raise Unsupported("; ".join(why) or str(e).splitlines()[0]) from None
+
+    def verify(self, out, p, q, k, v):
+        """Relative L2 error against an fp32 reference, computed per (batch, head) slab to bound memory."""
+        t = self.torch
+        num = den = 0.0
+        scale = 1.0 / math.sqrt(p["head_dim"])
+        s = p["seq_len"]
+        mask = t.ones(s, s, dtype=t.bool, device=self.dev).triu_(1) if p["causal"] else None
+        nonfinite = int((~t.isfinite(out)).sum().item())
+        for b in range(p["batch"]):
+            for h in range(p["heads"]):
+                sc = (q[b, h].float() @ k[b, h].float().T) * scale
+                if mask is not None:
+                    sc.masked_fill_(mask, float("-inf"))
+                ref = t.softmax(sc, dim=-1) @ v[b, h].float()
+                num += float(((out[b, h].float() - ref) ** 2).sum())
+                den += float((ref ** 2).sum())
+        rel = math.sqrt(num / den) if den > 0 else float("inf")
+        tol = TOLERANCE[p["dtype"]]
+        return {"reference": "torch-fp32", "rel_l2_err": rel, "tolerance": tol, "nonfinite": nonfinite,
+                "passed": bool(rel <= tol and nonfinite == 0)}
+
+    def sample(self, fn):
+        t, a = self.torch, self.a
+        for _ in range(a.warmup):
+            fn()
+        t.cuda.synchronize()
+        start, end = t.cuda.Event(enable_timing=True), t.cuda.Event(enable_timing=True)
+        times, t0 = [], time.perf_counter()
+        total = total_sq = 0.0  # running sums: the noise check costs O(1) per sample
+        while True:
+            if not a.hot:
+                self.flush_buf.zero_()  # evicts L2: the forward reads Q, K, V from HBM
+            if self.spin_cycles:
+                t.cuda._sleep(self.spin_cycles)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            x = start.elapsed_time(end)
+            times.append(x)
+            total, total_sq = total + x, total_sq + x * x
+            n = len(times)
+            mean = total / n
+            var = max(total_sq - n * mean * mean, 0.0) / (n - 1) if n > 1 else 0.0
+            if n >= a.min_samples and mean > 0 and math.sqrt(var) / mean <= a.max_noise:
+                return times, "noise"
+            if n >= a.max_samples:
+                return times, "max_samples"
+            if n >= a.min_samples and time.perf_counter() - t0 > a.max_time:
+                return times, "max_time"
+
+    def launches(self, fn):
+        """Kernels one forward launches, counted with torch.profiler (None when the profiler fails)."""
+        t = self.torch
+        try:
+            from torch.profiler import ProfilerActivity, profile
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the profiler's notes about event cycles
+                with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                    fn()
+                    t.cuda.synchronize()
+            counts = {}
+            for e in prof.events():
+                if str(getattr(e, "device_type", "")).endswith("CUDA") and not e.name.startswith(("Memcpy", "Memset")):
+                    counts[e.name] = counts.get(e.name, 0) + 1
+            if not counts:
+                return None
+            names = [f"{n[:80]} x{c}" for n, c in sorted(counts.items(), key=lambda kv: -kv[1])]
+            return {"kernels": sum(counts.values()), "kernel_names": names, "source": "torch.profiler"}
+        except Exception as e:  # profiler missing or CUPTI busy: the row still has its time
+            self.warnings.append(f"peer_torch: kernel count unavailable ({type(e).__name__}: {e})")
+            return None
+
+
+class Unsupported(Exception):
+    pass
+
+
+# ---- main --------------------------------------------------------------------------------------------
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    ap.add_argument("--batch", "-b", default=None, help="value, list or range (default 32)")
+    ap.add_argument("--heads", default=None, help="default 12")
+    ap.add_argument("--seq_len", "--seq-len", "-s", dest="seq_len", default=None, help="default 512")
+    ap.add_argument("--head_dim", "--head-dim", "-d", dest="head_dim", default=None, help="default 64")
+    ap.add_argument("--dtype", default=None, help="fp16 | bf16 | fp16,bf16 (default fp16)")
+    ap.add_argument("--causal", nargs="?", const="true", default=None,
+                    help="--causal alone: causal; --causal=false,true: both (default false)")
+    ap.add_argument("--config", help="an attnbench suite (configs/NAME.json or a path) instead of the size flags")
+    ap.add_argument("--backends", default=",".join(BACKENDS), help="subset of " + ",".join(BACKENDS))
+    ap.add_argument("--json", help="write the peer report (attnbench.report/1) here, atomically")
+    ap.add_argument("--merge", metavar="REPORT.json",
+                    help="append the peer rows to this attnbench report (in place, atomically); without size "
+                         "flags the shapes are taken from the report")
+    ap.add_argument("--device", type=int, default=0)
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--min-samples", "--min_samples", dest="min_samples", type=int, default=50)
+    ap.add_argument("--max-samples", "--max_samples", dest="max_samples", type=int, default=100000)
+    ap.add_argument("--max-noise", "--max_noise", dest="max_noise", default="2%", help="e.g. 2%% or 0.02")
+    ap.add_argument("--max-time", "--max_time", dest="max_time", type=float, default=1.0, help="seconds per row")
+    ap.add_argument("--hot", action="store_true", help="no L2 flush between samples")
+    ap.add_argument("--verify", action="store_true", help="check each output against an fp32 reference")
+    ap.add_argument("--no-launches", dest="launches", action="store_false", help="skip the torch.profiler kernel count")
+    ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--dry-run", action="store_true", help="touch no GPU: every row unsupported 'no CUDA device'")
+    ap.add_argument("--ignore-device", "--ignore_device", dest="ignore_device", action="store_true",
+                    help="--merge into a report from another device")
+    ap.add_argument("-q", "--quiet", action="store_true")
+    a = ap.parse_args(argv)
+    text = a.max_noise.strip()
+    try:
+        a.max_noise = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise UsageError(f"--max-noise: '{text}' is not a percentage or fraction") from None
+    a.backends = [b.strip() for b in a.backends.split(",") if b.strip()]
+    for b in a.backends:
+        if b not in BACKENDS:
+            raise UsageError(f"--backends: unknown backend '{b}' (choose from {', '.join(BACKENDS)})")
+    if a.min_samples < 1 or a.max_samples < a.min_samples or a.warmup < 0 or a.max_time <= 0:
+        raise UsageError("need warmup >= 0, 1 <= min-samples <= max-samples, max-time > 0")
+    if not a.json and not a.merge:
+        raise UsageError("nothing to write: give --json PATH and/or --merge REPORT.json")
+    return a
+
+
+def build_grid(a, merge_doc):
+    sized = any(x is not None for x in (a.batch, a.heads, a.seq_len, a.head_dim, a.dtype, a.causal))
+    if a.config and sized:
+        raise UsageError("--config and size flags are exclusive")
+    if a.config:
+        return unique(grid_from_config(a.config))
+    if merge_doc is not None and not sized:
+        problems = unique(grid_from_report(merge_doc))
+        if not problems:
+            raise UsageError(f"'{a.merge}': no problems to take shapes from")
+        return problems
+    a.batch, a.heads, a.seq_len = a.batch or "32", a.heads or "12", a.seq_len or "512"
+    a.head_dim, a.dtype, a.causal = a.head_dim or "64", a.dtype or "fp16", a.causal or "false"
+    return unique(grid_from_flags(a))
+
+
+def main(argv):
+    a = parse_args(argv)
+    merge_doc = read_report(a.merge) if a.merge else None
+    problems = build_grid(a, merge_doc)
+    report = {"schema": SCHEMA, "tool": {"name": "peer_torch", "version": "unknown", "git": ""},
+              "command": " ".join(shlex.quote(x) for x in [sys.argv[0]] + argv), "created": now(),
+              "device": {"backend": "none", "name": "no CUDA device"}, "settings": settings_of(a),
+              "warnings": [], "results": []}
+    gpu, why_not = None, ""
+    if a.dry_run:
+        why_not = "no CUDA device (--dry-run)"
+    else:
+        try:
+            import torch
+            report["tool"]["version"] = torch.__version__
+            if not torch.cuda.is_available():
+                why_not = "no CUDA device"
+            else:
+                gpu = Gpu(a)
+                report["device"] = gpu.device_json()
+        except ImportError:
+            why_not = "PyTorch is not installed"
+    if merge_doc is not None:
+        mine, theirs = report["device"].get("name"), merge_doc.get("device", {}).get("name")
+        if gpu is None:
+            report["device"] = merge_doc.get("device", report["device"])  # rows say why nothing ran
+        elif mine != theirs and not a.ignore_device:
+            raise UsageError(f"'{a.merge}' was measured on '{theirs}', this is '{mine}' (--ignore-device to merge anyway)")
+    if why_not:
+        report["warnings"].append(f"peer_torch: nothing timed: {why_not}")
+    for i, p in enumerate(problems):
+        for backend in a.backends:
+            if gpu is None:
+                row = unsupported_row(p, backend, why_not)
+            else:
+                row = gpu.run_row(backend, p)
+            report["results"].append(row)
+            if not a.quiet:
+                t = row.get("time_ms", {}).get("median")
+                shown = f"{t:.4f} ms  {row['tflops']:.1f} TFLOP/s" if t else f"{row['status']}: {row['reason']}"
+                print(f"[{i + 1}/{len(problems)}] {label(p)}  {row['strategy']:<22} {shown}", file=sys.stderr)
+    if gpu is not None:
+        report["warnings"] += gpu.warnings
+    if a.json:
+        write_json_atomic(a.json, report)
+    if merge_doc is not None:
+        write_json_atomic(a.merge, merge_into(merge_doc, report))
+    bad = sum(r["status"] in ("failed", "incorrect") for r in report["results"])
+    return 1 if bad else 0
+
+
+def label(p):
+    return (f"B={p['batch']} H={p['heads']} S={p['seq_len']} D={p['head_dim']} {p['dtype']}"
+            + (" causal" if p["causal"] else ""))
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except UsageError as e:
+        print(f"peer_torch: error: {e}", file=sys.stderr)
+        sys.exit(2)

@@ -1,0 +1,418 @@
+#!/usr/bin/env python3
+"""Plots of attnbench reports (attnbench.report/1, peer rows included), as PNG and SVG:
+
+  1. <prefix>_tflops   TFLOP/s against seq_len, one line per strategy (peers dashed), one panel per group of
+                       the other problem fields (batch, heads, head_dim, dtype, causal, layout, pages);
+  2. <prefix>_launches kernels launched per forward by each strategy, measured vs expected, log scale,
+                       at the chosen shape (one panel per matching problem, up to four);
+  3. <prefix>_time     median time per strategy at the chosen shape, with TFLOP/s and the ratio to the fastest.
+
+Needs matplotlib:  pip install matplotlib
+Usage:
+  python3 scripts/plot_report.py out.json                                  # -> plots/out_*.png, .svg
+  python3 scripts/plot_report.py base.json slowed.json --out=plots --prefix=ci
+  python3 scripts/plot_report.py out.json --shape "B=32 H=12 S=512 D=64"   # the shape of plots 2 and 3
+Shape tokens: B= H= S= D= P= ps= dtype (fp16|bf16), layout (contiguous|paged), causal / noncausal; rows
+matching every token are chosen (default: the first problem of the first report). When several reports hold
+the same (problem, strategy), each line or bar is labelled with its report's file name.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+SCHEMA = "attnbench.report/1"
+ORDER = ["nested", "head_batched", "fully_batched", "ptr_array", "fused",
+         "peer:torch-flash", "peer:torch-cudnn", "peer:torch-efficient", "peer:torch-unfused"]
+SHAPE_KEYS = {"B": "batch", "H": "heads", "S": "seq_len", "D": "head_dim", "P": "pages", "ps": "page_size"}
+MAX_PANELS = 12
+
+
+class UsageError(Exception):
+    pass
+
+
+# ---- data ---------------------------------------------------------------------------------------------
+
+def load(paths):
+    """Rows of every report, each with 'series' (strategy, or 'strategy (file)' when reports overlap)."""
+    docs = []
+    for path in paths:
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as e:
+            raise UsageError(f"'{path}': cannot read ({e})") from None
+        if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("results"), list):
+            raise UsageError(f"'{path}': not an {SCHEMA} report")
+        docs.append((path, doc))
+    seen, overlap = {}, False
+    for path, doc in docs:
+        for r in doc["results"]:
+            k = (problem_key(r.get("problem", {})), r.get("strategy"))
+            overlap |= k in seen and seen[k] != path
+            seen.setdefault(k, path)
+    rows = []
+    for path, doc in docs:
+        name = os.path.splitext(os.path.basename(path))[0]
+        for r in doc["results"]:
+            r = dict(r)
+            r["series"] = f"{r.get('strategy', '?')} ({name})" if overlap else r.get("strategy", "?")
+            r["report"] = name
+            rows.append(r)
+    return docs, rows
+
+
+def problem_key(p):
+    return json.dumps({k: v for k, v in p.items() if k != "pages_requested"}, sort_keys=True)
+
+
+def median(r):
+    t = r.get("time_ms") or {}
+    m = t.get("median")
+    return m if r.get("status") == "ok" and isinstance(m, (int, float)) and m > 0 else None
+
+
+def label(p):
+    s = f"B={p.get('batch')} H={p.get('heads')} S={p.get('seq_len')} D={p.get('head_dim')} P={p.get('pages', 1)}"
+    if p.get("pages", 1) > 1:
+        s += f" ps={p.get('page_size')}"
+    s += f" {p.get('kv_layout', '?')} {p.get('dtype', '?')}"
+    return s + (" causal" if p.get("causal") else "")
+
+
+def series_order(rows):
+    def rank(s):
+        base = s.split(" (")[0]
+        return (ORDER.index(base) if base in ORDER else len(ORDER), s)
+    return sorted({r["series"] for r in rows}, key=rank)
+
+
+def style_of(series, all_series):
+    """Same colour for a strategy everywhere; peers dashed with square markers; the copy of a strategy from a
+    second (third) report gets another line style and hollow markers; fused drawn heavier."""
+    import matplotlib.pyplot as plt
+    base = series.split(" (")[0]
+    colors = plt.get_cmap("tab10").colors
+    idx = ORDER.index(base) if base in ORDER else len(ORDER) + all_series.index(series)
+    copies = [s for s in all_series if s.split(" (")[0] == base]
+    nth = copies.index(series) % 3
+    peer = base.startswith("peer:")
+    styles = ("--", (0, (5, 1, 1, 1)), (0, (1, 1))) if peer else ("-", ":", "-.")
+    color = colors[idx % len(colors)]
+    return {"color": color, "linestyle": styles[nth], "marker": "s" if peer else "o", "markersize": 5,
+            "markerfacecolor": color if nth == 0 else "white", "linewidth": 2.6 if base == "fused" else 1.8}
+
+
+def parse_shape(text):
+    want = {}
+    for tok in text.split():
+        if "=" in tok:
+            k, v = tok.split("=", 1)
+            if k not in SHAPE_KEYS:
+                raise UsageError(f"--shape: unknown key '{k}' (use B= H= S= D= P= ps=)")
+            try:
+                want[SHAPE_KEYS[k]] = int(v)
+            except ValueError:
+                raise UsageError(f"--shape: '{tok}' needs a whole number") from None
+        elif tok in ("fp16", "bf16"):
+            want["dtype"] = tok
+        elif tok in ("contiguous", "paged"):
+            want["kv_layout"] = tok
+        elif tok in ("causal", "noncausal"):
+            want["causal"] = tok == "causal"
+        else:
+            raise UsageError(f"--shape: cannot read '{tok}'")
+    return want
+
+
+def chosen_problems(rows, shape):
+    """Distinct problems matching the --shape tokens (all of them), in report order."""
+    want = parse_shape(shape) if shape else None
+    out, seen = [], set()
+    for r in rows:
+        p = r.get("problem", {})
+        if want and any(p.get(k) != v for k, v in want.items()):
+            continue
+        k = problem_key(p)
+        if k not in seen:
+            seen.add(k)
+            out.append(p)
+        if not want:
+            break
+    if not out:
+        raise UsageError(f"--shape '{shape}': no row of the reports has that shape")
+    return out
+
+
+def panel_groups(rows):
+    """Rows grouped for plot 1: every problem field but seq_len; the page split by whichever of pages and
+    page_size varies less in the group (a fixed page count, or a fixed page size as in paged-decode)."""
+    base = {}
+    for r in rows:
+        p = r.get("problem", {})
+        k = tuple(p.get(f) for f in ("batch", "heads", "head_dim", "dtype", "causal", "kv_layout"))
+        base.setdefault(k, []).append(r)
+    groups = {}
+    for k, rs in base.items():
+        pages = {r["problem"].get("pages", 1) for r in rs}
+        sizes = {r["problem"].get("page_size") for r in rs}
+        by = "pages" if len(pages) <= len(sizes) else "page_size"
+        for r in rs:
+            groups.setdefault(k + (by, r["problem"].get(by)), []).append(r)
+    return groups
+
+
+def group_title(key):
+    b, h, d, dtype, causal, layout, by, v = key
+    page = (f"P={v}" if v != 1 else "1 page") if by == "pages" else f"ps={v}"
+    return f"B={b} H={h} D={d} {dtype}{' causal' if causal else ''}, {layout}, {page}"
+
+
+# ---- figures -------------------------------------------------------------------------------------------
+
+def device_title(docs):
+    names = []
+    for _, d in docs:
+        n = (d.get("device") or {}).get("name", "unknown device")
+        if n not in names:
+            names.append(n)
+    return " vs ".join(names)
+
+
+def plot_tflops(plt, docs, rows, all_series):
+    groups = panel_groups([r for r in rows if median(r) and isinstance(r.get("tflops"), (int, float))])
+    if not groups:
+        return None
+    keys = list(groups)[:MAX_PANELS]
+    ncol = min(3, len(keys))
+    nrow = math.ceil(len(keys) / ncol)
+    lines = any(len({r["problem"]["seq_len"] for r in groups[k]}) > 1 for k in keys)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(5.2 * ncol + (2.6 if lines else 1.5), 3.9 * nrow + 0.9), squeeze=False)
+    handles = {}
+    for ax, key in zip(axes.flat, keys):
+        rs = groups[key]
+        seqs = sorted({r["problem"]["seq_len"] for r in rs})
+        if len(seqs) == 1:  # one point per strategy: bars say more than a column of dots
+            tflops_bars(ax, rs, all_series, handles)
+            ax.set_title(group_title(key) + f", S={seqs[0]}", fontsize=10)
+            continue
+        for s in all_series:
+            pts = sorted((r["problem"]["seq_len"], r["tflops"]) for r in rs if r["series"] == s)
+            if pts:
+                (line,) = ax.plot([x for x, _ in pts], [y for _, y in pts], label=s, **style_of(s, all_series))
+                handles[s] = line
+        if len(seqs) > 1 and seqs[-1] / seqs[0] >= 4:
+            ax.set_xscale("log", base=2)
+        ax.set_xticks(seqs)
+        ax.set_xticklabels([str(s) for s in seqs], rotation=45 if len(seqs) > 6 else 0)
+        ax.minorticks_off()
+        ax.set_title(group_title(key), fontsize=10)
+        ax.set_xlabel("seq_len (tokens)")
+        ax.set_ylabel("TFLOP/s")
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+    for ax in list(axes.flat)[len(keys):]:
+        ax.set_visible(False)
+    order = [s for s in all_series if s in handles]
+    if lines:
+        fig.legend([handles[s] for s in order], order, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=9,
+                   title="strategy (dashed: PyTorch peers)", title_fontsize=9, frameon=False)
+    more = f" (first {MAX_PANELS} of {len(groups)} groups)" if len(groups) > MAX_PANELS else ""
+    fig.suptitle(f"Attention forward throughput on {device_title(docs)}{more}\n"
+                 "FLOPs = 4·B·H·S²·D (halved when causal) / median time", fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def bar_colors(series, st):
+    """(fill, edge) of a bar: solid for the first report, hollow for others; a peer's hatch (drawn in the edge
+    colour) is white on a solid bar so it shows."""
+    hollow = st["markerfacecolor"] == "white"
+    if hollow:
+        return "white", st["color"]
+    return st["color"], "white" if series.startswith("peer:") else st["color"]
+
+
+def tflops_bars(ax, rs, all_series, handles):
+    names = [s for s in all_series if any(r["series"] == s for r in rs)]
+    for i, s in enumerate(names):
+        r = next(r for r in rs if r["series"] == s)
+        st = style_of(s, all_series)
+        fill, edge = bar_colors(s, st)
+        bar = ax.bar(i, r["tflops"], 0.75, color=fill, edgecolor=edge, hatch="//" if s.startswith("peer:") else None,
+                     linewidth=1.5)
+        ax.bar_label(bar, labels=[f"{r['tflops']:.0f}"], fontsize=8, padding=2)
+        handles.setdefault(s, bar)
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, rotation=35, ha="right", fontsize=8)
+    ax.set_ylabel("TFLOP/s")
+    ax.grid(True, axis="y", alpha=0.3)
+
+
+def launch_counts(r):
+    l = r.get("launches") or {}
+    return ((l.get("measured") or {}).get("kernels"), (l.get("expected") or {}).get("total"))
+
+
+def plot_launches(plt, docs, rows, problems, all_series):
+    problems = problems[:4]
+    width = max(7.0, 1.0 + 0.95 * len({s.split(" (")[0] for s in all_series}))
+    fig, axes = plt.subplots(1, len(problems), figsize=(width * len(problems), 4.8), squeeze=False)
+    any_bar = False
+    for ax, p in zip(axes.flat, problems):
+        key = problem_key(p)
+        rs = {r["series"]: r for r in rows if problem_key(r.get("problem", {})) == key}
+        # Another report's copy of a strategy is shown only when its counts differ from the first copy's.
+        firsts, names = {}, []
+        for s in all_series:
+            if s not in rs:
+                continue
+            counts = json.dumps(launch_counts(rs[s]))
+            base = s.split(" (")[0]
+            if base in firsts and firsts[base] == counts:
+                continue
+            firsts.setdefault(base, counts)
+            names.append(s)
+        measured = [((rs[s].get("launches") or {}).get("measured") or {}).get("kernels") for s in names]
+        expected = [((rs[s].get("launches") or {}).get("expected") or {}).get("total") for s in names]
+        xs = range(len(names))
+        w = 0.38
+        for i, (m, e) in enumerate(zip(measured, expected)):
+            color = style_of(names[i], all_series)["color"]
+            if isinstance(e, (int, float)) and e > 0:
+                b = ax.bar(i - w / 2, e, w, color="white", edgecolor=color, hatch="//", linewidth=1.2)
+                ax.bar_label(b, labels=[str(e)], fontsize=8, padding=2)
+                any_bar = True
+            if isinstance(m, (int, float)) and m > 0:
+                b = ax.bar(i + w / 2, m, w, color=color, edgecolor=color)
+                ax.bar_label(b, labels=[str(m) + ("!" if isinstance(e, (int, float)) and e >= 0 and e != m else "")],
+                             fontsize=8, padding=2)
+                any_bar = True
+            if not (isinstance(m, (int, float)) and m > 0) and not (isinstance(e, (int, float)) and e > 0):
+                ax.text(i, 1.05, rs[names[i]].get("status", "no data") if median(rs[names[i]]) is None else "not counted",
+                        ha="center", va="bottom", fontsize=7, rotation=90, color="gray")
+        ax.set_yscale("log")
+        ax.set_ylim(0.5, max([x for x in measured + expected if isinstance(x, (int, float)) and x > 0] + [1]) * 3)
+        ax.set_xticks(list(xs))
+        ax.set_xticklabels(names, rotation=30, ha="right", fontsize=9)
+        ax.set_ylabel("kernels per forward (log scale)")
+        ax.set_title(label(p), fontsize=10)
+        ax.grid(True, axis="y", alpha=0.3, which="both")
+    from matplotlib.patches import Patch
+    fig.legend(handles=[Patch(facecolor="white", edgecolor="black", hatch="//", label="expected (launch contract)"),
+                        Patch(facecolor="gray", label="measured (CUPTI / torch.profiler); ! = differs")],
+               loc="upper right", fontsize=8, frameon=False, ncol=2)
+    fig.suptitle(f"Kernel launches per forward on {device_title(docs)}", fontsize=11, x=0.02, ha="left")
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    return fig if any_bar else None
+
+
+def plot_time(plt, docs, rows, problem, all_series):
+    """One report: bars sorted fastest first. Several: bars in strategy order, each report's copy of a strategy
+    next to the first report's, annotated with its change against it."""
+    key = problem_key(problem)
+    rs = [r for r in rows if problem_key(r.get("problem", {})) == key]
+    timed = [r for r in rs if median(r)]
+    untimed = [r for r in rs if not median(r)]
+    several = len(docs) > 1
+    if several:
+        timed.sort(key=lambda r: all_series.index(r["series"]))
+    else:
+        timed.sort(key=median)
+    first_of = {}
+    for r in timed:
+        first_of.setdefault(r["series"].split(" (")[0], r)
+    n = len(timed) + len(untimed)
+    fig, ax = plt.subplots(figsize=(11, 1.2 + 0.36 * max(n, 2)))
+    best = min((median(r) for r in timed), default=None)
+    names = [r["series"] for r in timed] + [r["series"] for r in untimed]
+    ys = list(range(n))[::-1]
+    for y, r in zip(ys, timed):
+        st = style_of(r["series"], all_series)
+        peer = r["series"].startswith("peer:")
+        fill, edge = bar_colors(r["series"], st)
+        ax.barh(y, median(r), color=fill, edgecolor=edge, hatch="//" if peer else None, linewidth=1.5)
+        tf = r.get("tflops")
+        text = f" {median(r):.4g} ms"
+        text += f"  {tf:.1f} TFLOP/s" if isinstance(tf, (int, float)) else ""
+        text += f"  {median(r) / best:.2f}x the fastest" if best else ""
+        ref = first_of[r["series"].split(" (")[0]]
+        if several and ref is not r:
+            text += f"  ({(median(r) / median(ref) - 1) * 100:+.1f}% vs {ref['report']})"
+        ax.text(median(r), y, text, va="center", fontsize=8.5)
+    for y, r in zip(ys[len(timed):], untimed):
+        reason = (r.get("reason") or "").replace("\n", " ")
+        ax.text(ax.get_xlim()[0] if timed else 0, y, f" {r.get('status', '?')}: {reason[:90]}", va="center",
+                fontsize=8, color="gray")
+    ax.set_yticks(ys)
+    ax.set_yticklabels(names, fontsize=9)
+    log = bool(timed) and max(median(r) for r in timed) / best > 20
+    if log:
+        ax.set_xscale("log")
+        ax.set_xlim(best / 1.5, max(median(r) for r in timed) * 12)
+    elif timed:
+        ax.set_xlim(0, max(median(r) for r in timed) * 1.7)
+    hot = all((d.get("settings") or {}).get("hot") for _, d in docs)
+    ax.set_xlabel(f"median time per forward (ms{', log scale' if log else ''}); "
+                  f"{'hot L2' if hot else 'L2 flushed before every sample'}")
+    ax.grid(True, axis="x", alpha=0.3, which="both")
+    order = "grouped by strategy" if several else "sorted fastest first"
+    ax.set_title(f"{label(problem)} on {device_title(docs)}\n{order}; hatched: PyTorch peers", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def save(fig, out, prefix, name, formats):
+    paths = []
+    for ext in formats:
+        path = os.path.join(out, f"{prefix}_{name}.{ext}")
+        fig.savefig(path, dpi=130, bbox_inches="tight")
+        paths.append(path)
+    return paths
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("reports", nargs="+", help="attnbench.report/1 JSON files")
+    ap.add_argument("--out", default="plots", help="output directory (default: plots)")
+    ap.add_argument("--prefix", help="file name prefix (default: the first report's name)")
+    ap.add_argument("--shape", help='shape of plots 2 and 3, e.g. "B=32 H=12 S=512 D=64" (default: the first)')
+    ap.add_argument("--formats", default="png,svg", help="comma list of image formats (default png,svg)")
+    a = ap.parse_args(argv)
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UsageError("matplotlib is missing: pip install matplotlib") from None
+    docs, rows = load(a.reports)
+    if not rows:
+        raise UsageError("the reports have no rows")
+    problems = chosen_problems(rows, a.shape)
+    all_series = series_order(rows)
+    prefix = a.prefix or os.path.splitext(os.path.basename(a.reports[0]))[0]
+    os.makedirs(a.out, exist_ok=True)
+    formats = [f.strip() for f in a.formats.split(",") if f.strip()]
+    written = []
+    for name, fig in (("tflops", plot_tflops(plt, docs, rows, all_series)),
+                      ("launches", plot_launches(plt, docs, rows, problems, all_series)),
+                      ("time", plot_time(plt, docs, rows, problems[0], all_series))):
+        if fig is None:
+            print(f"plot_report: no data for the {name} plot", file=sys.stderr)
+            continue
+        written += save(fig, a.out, prefix, name, formats)
+        plt.close(fig)
+    for p in written:
+        print(p)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except UsageError as e:
+        print(f"plot_report: error: {e}", file=sys.stderr)
+        sys.exit(2)

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The report scripts end to end without a GPU: peer_torch.py --dry-run and --merge into a report the tool
+# wrote, plot_report.py (when matplotlib is installed) and ci-perf.sh on the CPU backend, read back through
+# `attnbench report` and `attnbench compare`.  Run as: bash cli_report_scripts.sh ATTNBENCH SOURCE_DIR
+set -u
+bin=$1
+src=$2
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+expect_rc() {  # expect_rc WANT CMD... : run CMD, compare its exit code
+  local want=$1; shift
+  "$@" >"$work/out.txt" 2>&1
+  local rc=$?
+  [[ $rc -eq $want ]] || { fail "exit $rc, want $want: $*"; tail -5 "$work/out.txt"; }
+}
+contains() { grep -q -- "$1" "$work/out.txt" || fail "output lacks '$1'"; }
+rows() { python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['results']))" "$1"; }
+
+if ! command -v python3 >/dev/null; then
+  echo "python3 not found: nothing to test here"
+  exit 0
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+peer="python3 $src/scripts/peer_torch.py"
+
+expect_rc 0 "$bin" --backend=cpu --batch=1 --heads=2 --seq_len=64 --head_dim=32 --max_time=0.05 -q --json="$work/r.json"
+
+# peer_torch.py: a dry run writes one unsupported row per (problem, backend) in the report schema.
+expect_rc 0 $peer --dry-run -q --batch=1,2 --seq_len=64:256:*2 --head_dim=32 --json "$work/p.json"
+[[ $(rows "$work/p.json") == 24 ]] || fail "dry run: $(rows "$work/p.json") rows, want 2*3*4=24"
+expect_rc 0 "$bin" report "$work/p.json"
+contains "peer:torch-cudnn"
+contains "no CUDA device"
+expect_rc 0 "$bin" report "$work/p.json" --format=csv
+[[ $(grep -c ",unsupported," "$work/out.txt") == 24 ]] || fail "csv of the dry run"
+
+# --merge appends peers for the report's own shapes, once, however often it runs.
+cp "$work/r.json" "$work/m.json"
+expect_rc 0 $peer --dry-run -q --merge "$work/m.json"
+expect_rc 0 $peer --dry-run -q --merge "$work/m.json"
+[[ $(rows "$work/m.json") == 9 ]] || fail "merge: $(rows "$work/m.json") rows, want 5 + 4"
+expect_rc 0 "$bin" report "$work/m.json"
+contains "peer:torch-unfused"
+expect_rc 0 "$bin" compare "$work/r.json" "$work/m.json"
+contains "new in the new run (4)"
+
+# Bad input: exit 2 and no report.
+expect_rc 2 $peer --dry-run --batch=0 --json "$work/bad.json"
+expect_rc 2 $peer --dry-run --seq_len=128:64:*2 --json "$work/bad.json"
+expect_rc 2 $peer --dry-run --backends=flash,tensorrt --json "$work/bad.json"
+expect_rc 2 $peer --dry-run --merge "$work/does_not_exist.json"
+expect_rc 2 $peer --dry-run
+echo '{"schema": "attnbench.cache/1"}' >"$work/cache.json"
+expect_rc 2 $peer --dry-run --merge "$work/cache.json"
+[[ -e "$work/bad.json" ]] && fail "a refused run left bad.json"
+
+# plot_report.py: three figures, PNG and SVG each.
+if python3 -c "import matplotlib" 2>/dev/null; then
+  expect_rc 0 python3 "$src/scripts/plot_report.py" "$work/r.json" "$work/m.json" --out "$work/plots" --prefix t
+  for f in tflops launches time; do
+    for ext in png svg; do [[ -s "$work/plots/t_$f.$ext" ]] || fail "plot t_$f.$ext missing"; done
+    head -c 8 "$work/plots/t_$f.png" | grep -q PNG || fail "t_$f.png is not a PNG"
+  done
+  expect_rc 0 python3 "$src/scripts/plot_report.py" "$work/r.json" --out "$work/plots" --shape "B=1 H=2 S=64 D=32"
+  expect_rc 2 python3 "$src/scripts/plot_report.py" "$work/r.json" --out "$work/plots" --shape "B=999"
+  expect_rc 2 python3 "$src/scripts/plot_report.py" "$work/cache.json" --out "$work/plots"
+else
+  echo "matplotlib not installed: plot_report.py not tested (pip install matplotlib)"
+fi
+
+# ci-perf.sh on the CPU backend: no baseline -> 2; make one; a baseline doctored 100x faster -> 1;
+# an absurd threshold -> 0.
+export ATTNBENCH=$bin BACKEND=cpu EXTRA_RUN_FLAGS="--max_time=0.02"
+expect_rc 2 bash "$src/scripts/ci-perf.sh" "$work/base.json" "$work/ci"
+UPDATE_BASELINE=1 expect_rc 0 bash "$src/scripts/ci-perf.sh" "$work/base.json" "$work/ci"
+[[ -f "$work/base.json" ]] || fail "UPDATE_BASELINE wrote no baseline"
+python3 - "$work/base.json" "$work/fast.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["results"]:
+    if r.get("status") == "ok":
+        r["time_ms"].update(median=r["time_ms"]["median"] / 100, noise=0.001, samples=50)
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect_rc 1 bash "$src/scripts/ci-perf.sh" "$work/fast.json" "$work/ci"
+contains "PERFORMANCE REGRESSION"
+[[ -s "$work/ci/compare.md" && -s "$work/ci/compare.csv" ]] || fail "ci-perf wrote no compare.md / compare.csv"
+THRESHOLD=100000% expect_rc 0 bash "$src/scripts/ci-perf.sh" "$work/fast.json" "$work/ci"
+
+echo "$fails failure(s)"
+[[ $fails -eq 0 ]]
