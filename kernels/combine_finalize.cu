@@ -25,45 +25,53 @@ struct CombineParams {
   int tpr;  // threads a row
 };
 
+// One pass over a row's pages with an online rescale, so each page's statistics and partial are loaded
+// together (no dependent second sweep); pages with max -inf (every key masked) are skipped.
 template <class TO, bool VEC4>
 __global__ void combine_pages_kernel(CombineParams p) {
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x / p.tpr) + threadIdx.x / p.tpr;
   const int lane = threadIdx.x % p.tpr;
   if (row >= p.total_rows) return;
-  const std::int64_t bh = row / p.rows, r = row % p.rows;
-  const std::int64_t stat0 = bh * p.pages * p.rows + r;  // (bh, page 0, r); page stride = rows
-  float m = -INFINITY;
-  for (std::int64_t pg = 0; pg < p.pages; ++pg) m = fmaxf(m, p.page_max[stat0 + pg * p.rows]);
-  float l = 0.0f;
-  for (std::int64_t pg = 0; pg < p.pages; ++pg) {
-    const float mp = p.page_max[stat0 + pg * p.rows];
-    if (mp != -INFINITY) l += p.page_sum[stat0 + pg * p.rows] * expf(mp - m);
-  }
-  TO* out = static_cast<TO*>(p.out) + row * p.head_dim;
-  const std::int64_t pstride = p.rows * p.head_dim;  // partial page stride
-  const float* part0 = p.partial + stat0 * p.head_dim;
-  if (VEC4) {
-    for (std::int64_t d = static_cast<std::int64_t>(lane) * 4; d < p.head_dim; d += 4 * p.tpr) {
-      float4 o = make_float4(0.f, 0.f, 0.f, 0.f);
-      for (std::int64_t pg = 0; pg < p.pages; ++pg) {
-        const float mp = p.page_max[stat0 + pg * p.rows];
-        if (mp == -INFINITY) continue;
-        const float w = expf(mp - m);
-        const float4 x = __ldg(reinterpret_cast<const float4*>(part0 + pg * pstride + d));
-        o.x += x.x * w; o.y += x.y * w; o.z += x.z * w; o.w += x.w * w;
-      }
-      store4<TO>(out + d, make_float4(o.x / l, o.y / l, o.z / l, o.w / l));
-    }
+  std::int64_t bh, r;
+  if (p.total_rows <= 0x7fffffff) {
+    const unsigned ur = static_cast<unsigned>(row), rows = static_cast<unsigned>(p.rows);
+    bh = ur / rows;
+    r = ur - static_cast<unsigned>(bh) * rows;
   } else {
-    for (std::int64_t d = lane; d < p.head_dim; d += p.tpr) {
-      float o = 0.0f;
-      for (std::int64_t pg = 0; pg < p.pages; ++pg) {
-        const float mp = p.page_max[stat0 + pg * p.rows];
-        if (mp == -INFINITY) continue;
-        o += part0[pg * pstride + d] * expf(mp - m);
+    bh = row / p.rows;
+    r = row % p.rows;
+  }
+  const std::int64_t stat0 = bh * p.pages * p.rows + r;  // (bh, page 0, r); page stride = rows
+  const std::int64_t pstride = p.rows * p.head_dim;      // partial page stride
+  const float* part0 = p.partial + stat0 * p.head_dim;
+  TO* out = static_cast<TO*>(p.out) + row * p.head_dim;
+  const int step = (VEC4 ? 4 : 1) * p.tpr;
+  for (std::int64_t d = static_cast<std::int64_t>(lane) * (VEC4 ? 4 : 1); d < p.head_dim; d += step) {
+    float m = -INFINITY, l = 0.0f;
+    float4 o = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll 4
+    for (std::int64_t pg = 0; pg < p.pages; ++pg) {
+      const float mp = __ldg(p.page_max + stat0 + pg * p.rows);
+      const float sp = __ldg(p.page_sum + stat0 + pg * p.rows);
+      float4 x;
+      if (VEC4) {
+        x = __ldg(reinterpret_cast<const float4*>(part0 + pg * pstride + d));
+      } else {
+        x.x = __ldg(part0 + pg * pstride + d);
+        x.y = x.z = x.w = 0.0f;
       }
-      out[d] = from_f<TO>(o / l);
+      if (mp == -INFINITY) continue;
+      const float m_new = fmaxf(m, mp);
+      const float a = m == -INFINITY ? 0.0f : expf(m - m_new), w = expf(mp - m_new);
+      l = l * a + sp * w;
+      o.x = o.x * a + x.x * w;
+      o.y = o.y * a + x.y * w;
+      o.z = o.z * a + x.z * w;
+      o.w = o.w * a + x.w * w;
+      m = m_new;
     }
+    if (VEC4) store4<TO>(out + d, make_float4(o.x / l, o.y / l, o.z / l, o.w / l));
+    else out[d] = from_f<TO>(o.x / l);
   }
 }
 

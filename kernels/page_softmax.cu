@@ -31,7 +31,19 @@ __global__ void page_softmax_kernel(PageSoftmaxParams p) {
   const TS* srow = static_cast<const TS*>(p.scores);
   TP* prow = static_cast<TP*>(p.probs);
   if (active) {
-    const std::int64_t r = row % p.rows, bp = row / p.rows, pg = bp % p.pages, bh = bp / p.pages;
+    std::int64_t r, pg, bh;
+    if (p.total_rows <= 0x7fffffff) {  // 32-bit index math: far cheaper than 64-bit division
+      const unsigned ur = static_cast<unsigned>(row), rows = static_cast<unsigned>(p.rows);
+      const unsigned pages = static_cast<unsigned>(p.pages), bp = ur / rows;
+      r = ur - bp * rows;
+      bh = bp / pages;
+      pg = bp - static_cast<unsigned>(bh) * pages;
+    } else {
+      const std::int64_t bp = row / p.rows;
+      r = row % p.rows;
+      pg = bp % p.pages;
+      bh = bp / p.pages;
+    }
     const std::int64_t len = pg == p.pages - 1 ? p.last_page_len : p.page_size;
     std::int64_t nv = len;
     if (p.causal) {

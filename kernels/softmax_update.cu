@@ -34,7 +34,15 @@ __global__ void softmax_update_kernel(SoftmaxUpdateParams p) {
   const TS* srow = static_cast<const TS*>(p.scores);
   TP* prow = static_cast<TP*>(p.probs);
   if (active) {
-    const std::int64_t bh = row / p.rows, r = row % p.rows;
+    std::int64_t bh, r;
+    if (p.total_rows <= 0x7fffffff) {  // 32-bit index math: far cheaper than 64-bit division
+      const unsigned ur = static_cast<unsigned>(row), rows = static_cast<unsigned>(p.rows);
+      bh = ur / rows;
+      r = ur - static_cast<unsigned>(bh) * rows;
+    } else {
+      bh = row / p.rows;
+      r = row % p.rows;
+    }
     std::int64_t nv = p.cols;
     if (p.causal) {
       nv = r - p.col_offset + 1;

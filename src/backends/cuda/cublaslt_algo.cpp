@@ -2,6 +2,7 @@
 // sample's search).
 #include "backends/cuda/cublaslt_algo.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -228,52 +229,82 @@ std::vector<GemmAlgo> exhaustive_candidates(cublasLtHandle_t h, const LtPlan& p,
     swizzle_all = std::max(swizzle_all, c.swizzle);
     caps.push_back(std::move(c));
   }
-  // Outer loops go from the default configuration outwards, so the cap trims exotic variants first.
+  // Pass 1: the valid (algorithm, tile, stages) bases, in the default configuration.
+  struct Base {
+    const Caps* caps;
+    std::uint32_t tile, stages;
+  };
+  std::vector<Base> bases;
+  long checks = 0;
+  const long max_checks = 400000;
+  auto configure = [&](const Caps& c, std::uint32_t tile, std::uint32_t st, std::int32_t sk, std::uint32_t red,
+                       std::int32_t swz, std::int32_t custom, std::uint16_t cluster, cublasLtMatmulAlgo_t* a) {
+    if (cublasLtMatmulAlgoInit(h, CUBLAS_COMPUTE_32F, CUDA_R_32F, p.type_a(), p.type_b(), p.type_c(), p.type_c(), c.id,
+                               a) != CUBLAS_STATUS_SUCCESS)
+      return false;
+    bool ok = set_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_TILE_ID, tile) &&
+              set_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_STAGES_ID, st) &&
+              set_config<std::int32_t>(a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, sk) &&
+              set_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, red) &&
+              set_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, static_cast<std::uint32_t>(swz)) &&
+              set_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, static_cast<std::uint32_t>(custom));
+    if (ok && cluster != CUBLASLT_CLUSTER_SHAPE_AUTO)
+      ok = set_config<std::uint16_t>(a, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, cluster);
+    if (!ok) return false;
+    ++checks;
+    std::string why;
+    return check_algo(h, p, *a, workspace_bytes, nullptr, &why);
+  };
+  auto add = [&](const cublasLtMatmulAlgo_t& a) {
+    if (seen.insert(blob_key(a)).second) out.push_back(decode_algo(a));
+  };
+  for (const Caps& c : caps)
+    for (std::uint32_t tile : c.tiles)
+      for (std::uint32_t st : c.stages) {
+        if (checks >= max_checks) break;
+        cublasLtMatmulAlgo_t a{};
+        if (!configure(c, tile, st, 1, CUBLASLT_REDUCTION_SCHEME_NONE, 0, 0, CUBLASLT_CLUSTER_SHAPE_AUTO, &a)) continue;
+        bases.push_back({&c, tile, st});
+        if (static_cast<int>(out.size()) < cap) add(a);
+      }
+  // Pass 2: variants of every base (custom option, cluster shape, CTA swizzle, split-K with each reduction
+  // scheme), fewest changes from the default first, so the cap trims the most exotic ones.
+  struct Variant {
+    std::int32_t sk, swz, custom;
+    std::uint32_t red;
+    std::uint16_t cluster;
+    int changes;
+  };
   const std::int32_t splits[] = {1, 2, 4, 8, 16, 3, 6, 12, 32};
   const std::uint16_t clusters[] = {CUBLASLT_CLUSTER_SHAPE_AUTO, CUBLASLT_CLUSTER_SHAPE_1x1x1, CUBLASLT_CLUSTER_SHAPE_2x1x1,
-                                    CUBLASLT_CLUSTER_SHAPE_1x2x1, CUBLASLT_CLUSTER_SHAPE_2x2x1};
+                                    CUBLASLT_CLUSTER_SHAPE_1x2x1, CUBLASLT_CLUSTER_SHAPE_4x1x1, CUBLASLT_CLUSTER_SHAPE_1x4x1,
+                                    CUBLASLT_CLUSTER_SHAPE_2x2x1};
   const std::uint32_t schemes[] = {CUBLASLT_REDUCTION_SCHEME_INPLACE, CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE,
                                    CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE};
-  long checks = 0;
-  const long max_checks = 200000;
-  auto full = [&] { return static_cast<int>(out.size()) >= cap || checks >= max_checks; };
+  std::vector<Variant> variants;
   for (std::int32_t sk : splits) {
     if (sk > 1 && sk > p.shape().k / 8) continue;
     for (std::uint32_t red : schemes) {
       const std::uint32_t scheme = sk == 1 ? static_cast<std::uint32_t>(CUBLASLT_REDUCTION_SCHEME_NONE) : red;
       for (std::uint16_t cluster : clusters)
         for (std::int32_t swz = 0; swz <= swizzle_all; ++swz)
-          for (std::int32_t custom = 0; custom <= custom_max_all; ++custom)
-            for (const Caps& c : caps) {
-              if (swz > c.swizzle || custom > c.custom_max) continue;
-              if (sk > 1 && (!c.splitk || !(c.red_mask & scheme))) continue;
-              for (std::uint32_t tile : c.tiles)
-                for (std::uint32_t st : c.stages) {
-                  if (full()) return out;
-                  cublasLtMatmulAlgo_t a{};
-                  if (cublasLtMatmulAlgoInit(h, CUBLAS_COMPUTE_32F, CUDA_R_32F, p.type_a(), p.type_b(), p.type_c(),
-                                             p.type_c(), c.id, &a) != CUBLAS_STATUS_SUCCESS)
-                    continue;
-                  bool ok = set_config<std::uint32_t>(&a, CUBLASLT_ALGO_CONFIG_TILE_ID, tile) &&
-                            set_config<std::uint32_t>(&a, CUBLASLT_ALGO_CONFIG_STAGES_ID, st) &&
-                            set_config<std::int32_t>(&a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, sk) &&
-                            set_config<std::uint32_t>(&a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, scheme) &&
-                            set_config<std::uint32_t>(&a, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, static_cast<std::uint32_t>(swz)) &&
-                            set_config<std::uint32_t>(&a, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, static_cast<std::uint32_t>(custom));
-                  if (!ok) continue;
-                  if (cluster != CUBLASLT_CLUSTER_SHAPE_AUTO &&
-                      !set_config<std::uint16_t>(&a, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, cluster))
-                    continue;
-                  ++checks;
-                  std::string why;
-                  if (!check_algo(h, p, a, workspace_bytes, nullptr, &why)) continue;
-                  if (!seen.insert(blob_key(a)).second) continue;
-                  out.push_back(decode_algo(a));
-                }
-            }
-      if (sk == 1) break;  // one pass for the unsplit scheme
+          for (std::int32_t custom = 0; custom <= custom_max_all; ++custom) {
+            int changes = (sk > 1) + (swz > 0) + (custom > 0) + (cluster != CUBLASLT_CLUSTER_SHAPE_AUTO);
+            if (changes > 0) variants.push_back({sk, swz, custom, scheme, cluster, changes});
+          }
+      if (sk == 1) break;  // the unsplit configuration has one reduction scheme
     }
   }
+  std::stable_sort(variants.begin(), variants.end(), [](const Variant& x, const Variant& y) { return x.changes < y.changes; });
+  for (const Variant& v : variants)
+    for (const Base& b : bases) {
+      if (static_cast<int>(out.size()) >= cap || checks >= max_checks) return out;
+      const Caps& c = *b.caps;
+      if (v.swz > c.swizzle || v.custom > c.custom_max) continue;
+      if (v.sk > 1 && (!c.splitk || !(c.red_mask & v.red))) continue;
+      cublasLtMatmulAlgo_t a{};
+      if (configure(c, b.tile, b.stages, v.sk, v.red, v.swz, v.custom, v.cluster, &a)) add(a);
+    }
   return out;
 }
 

@@ -1,6 +1,12 @@
 // The CUDA backend's lifetime (device, stream, cuBLASLt handle, workspace), device info, measurement
 // hooks (events, L2 flush, graph capture, CUPTI window, NVTX, clocks) and recovery after sticky errors.
+// ATTNBENCH_KERNEL_BREAKDOWN=1 prints each counted window's kernels with their summed times to stderr.
 #include "backends/cuda/cuda_backend.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -96,6 +102,11 @@ LaunchRecord CudaBackend::end_launch_count() {
   r.gemm_calls = gemm_calls_;
   r.other_kernels = other_kernels_;
   if (w.available) {
+    if (const char* env = std::getenv("ATTNBENCH_KERNEL_BREAKDOWN"); env && *env && *env != '0') {
+      for (std::size_t i = 0; i < w.names.size(); ++i)
+        std::fprintf(stderr, "  [cupti] %9.4f ms  %s\n", w.name_time_ms[i], w.names[i].c_str());
+      std::fprintf(stderr, "  [cupti] %9.4f ms  total, %lld kernels\n", w.kernel_time_ms, static_cast<long long>(w.kernels));
+    }
     r.kernels = w.kernels;
     r.kernel_names = std::move(w.names);
     if (w.dropped > 0) r.kernel_names.push_back(fmt::format("({} CUPTI records dropped)", w.dropped));
@@ -116,12 +127,32 @@ bool CudaBackend::recover() {
   plans_.clear();  // descriptors are host objects; the algorithms must be chosen again anyway
   if (lt_) cublasLtDestroy(lt_);
   lt_ = nullptr;
-  cudaError_t e = cudaDeviceReset();
+  // cudaDeviceReset may report the sticky error it is clearing: its result says nothing about the reset.
+  (void)cudaDeviceReset();
+  (void)cudaGetLastError();
   mem_.forget_all();
   destroy_context_objects(true);
-  if (e != cudaSuccess) return false;
   try {
-    AB_CUDA_CHECK(cudaSetDevice(device_));
+    // The faulted context can take a moment to go away; until it has, a new one may be refused.
+    cudaError_t set = cudaErrorUnknown;
+    for (int attempt = 0; attempt < 10; ++attempt) {
+      set = cudaSetDevice(device_);
+      if (set == cudaSuccess) break;
+      (void)cudaGetLastError();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100 * (attempt + 1)));
+      (void)cudaDeviceReset();
+      (void)cudaGetLastError();
+    }
+    if (set != cudaSuccess) {
+      int mode = -1;
+      (void)cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, device_);
+      (void)cudaGetLastError();
+      throw BackendError(fmt::format("cudaSetDevice({}) after cudaDeviceReset: {}{}", device_, cuda_error_text(set),
+                                     mode == cudaComputeModeExclusiveProcess
+                                         ? " (the device is in exclusive-process compute mode, which keeps a faulted "
+                                           "context from being replaced inside this process)"
+                                         : ""));
+    }
     create_context_objects();
     // Prove the device works: a write and a read back.
     int* probe = nullptr;
@@ -131,11 +162,12 @@ bool CudaBackend::recover() {
     cudaError_t e2 = e1 == cudaSuccess ? cudaMemcpyAsync(&v, probe, sizeof(int), cudaMemcpyDeviceToHost, stream_) : e1;
     cudaError_t e3 = e2 == cudaSuccess ? cudaStreamSynchronize(stream_) : e2;
     cudaFree(probe);
-    return e3 == cudaSuccess && v == 0x5a5a5a5a;
-  } catch (const std::exception&) {
+    recover_error_ = e3 == cudaSuccess ? (v == 0x5a5a5a5a ? "" : "probe read back a wrong value") : cuda_error_text(e3);
+  } catch (const std::exception& e) {
     (void)cudaGetLastError();
-    return false;
+    recover_error_ = e.what();
   }
+  return recover_error_.empty();
 }
 
 }  // namespace cuda

@@ -71,6 +71,8 @@ class CudaBackend final : public Backend {
 
   // Why the last capture() returned nullptr (empty after a successful one).
   const std::string& last_capture_error() const { return capture_error_; }
+  // Why the last recover() returned false.
+  const std::string& last_recover_error() const { return recover_error_; }
   void* stream() const { return stream_; }
 
  private:
@@ -91,7 +93,7 @@ class CudaBackend final : public Backend {
   CuptiCounter cupti_;
   NvmlClock nvml_;
   std::int64_t gemm_calls_ = 0, other_kernels_ = 0;
-  std::string capture_error_;
+  std::string capture_error_, recover_error_;
 };
 
 }  // namespace ab::cuda

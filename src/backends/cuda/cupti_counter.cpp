@@ -140,14 +140,20 @@ KernelWindow CuptiCounter::end() {
   std::lock_guard<std::mutex> lock(c.mu);
   std::vector<std::string> order;
   std::map<std::string, std::int64_t> counts;
+  std::map<std::string, double> name_ns;
   double ns = 0;
   for (const Record& rec : c.records) {
     if (counts[rec.name]++ == 0) order.push_back(rec.name);
-    if (rec.end > rec.start) ns += static_cast<double>(rec.end - rec.start);
+    double d = rec.end > rec.start ? static_cast<double>(rec.end - rec.start) : 0.0;
+    ns += d;
+    name_ns[rec.name] += d;
   }
   w.available = true;
   w.kernels = static_cast<std::int64_t>(c.records.size());
-  for (const auto& n : order) w.names.push_back(fmt::format("{} x{}", n, counts[n]));
+  for (const auto& n : order) {
+    w.names.push_back(fmt::format("{} x{}", n, counts[n]));
+    w.name_time_ms.push_back(name_ns[n] * 1e-6);
+  }
   w.kernel_time_ms = ns * 1e-6;
   w.dropped = c.dropped;
   c.records.clear();

@@ -12,6 +12,7 @@ struct KernelWindow {
   std::string error;                     // why CUPTI could not count, when !available
   std::int64_t kernels = 0;
   std::vector<std::string> names;        // distinct names in order of first launch, "name x3"
+  std::vector<double> name_time_ms;      // summed duration of each entry of `names`
   double kernel_time_ms = 0;             // summed (end - start) of the records
   std::int64_t dropped = 0;              // records CUPTI reported dropped
 };
