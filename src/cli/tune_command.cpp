@@ -1,0 +1,158 @@
+// `attnbench tune`: grid flags or --config → GEMM algorithm and fused tile search → attnbench.cache/1
+// (merged into --cache, written atomically after every problem) → summary table.
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "cli/backend_factory.hpp"
+#include "cli/commands.hpp"
+#include "cli/run_command.hpp"
+#include "core/errors.hpp"
+#include "core/grid.hpp"
+#include "core/strategy.hpp"
+#include "report/report_io.hpp"
+#include "tune/heuristic_cache.hpp"
+#include "tune/tune_summary.hpp"
+#include "tune/tuner.hpp"
+
+namespace ab {
+
+namespace {
+
+struct TuneFlags {
+  std::string batch = "32", heads = "12", seq_len = "512", head_dim = "64", pages, page_size;
+  std::string kv_layout = "contiguous", dtype = "fp16";
+  bool causal = false;
+  std::string strategies = "all";
+  std::string config;
+  std::string cache;
+  int top = 8;
+  std::string search = "heuristic";
+  std::string backend = "auto";
+  int device = 0;
+  int warmup = -1, min_samples = -1;
+  double max_time = -1;
+  std::string max_noise = "2%";
+  std::string timer = "events";
+  bool hot = false;
+  bool quiet = false;
+  bool skip_cached = false;
+  unsigned long long seed = 1234;
+  std::string scores = "input";
+};
+
+std::vector<Problem> problems_of(const TuneFlags& f) {
+  if (!f.config.empty()) return load_suite(f.config);
+  GridSpec g;
+  g.batch = f.batch;
+  g.heads = f.heads;
+  g.seq_len = f.seq_len;
+  g.head_dim = f.head_dim;
+  if (!f.pages.empty() && !f.page_size.empty()) throw UsageError("give --pages or --page_size, not both");
+  g.pages = f.pages.empty() ? "1" : f.pages;
+  g.page_size = f.page_size;
+  g.kv_layout = f.kv_layout;
+  g.dtype = f.dtype;
+  g.causal = f.causal ? "true" : "false";
+  return expand_grid(g);
+}
+
+int tune_main(const TuneFlags& f) {
+  // Everything the user typed is checked before any device work.
+  TuneOptions opt;
+  opt.problems = problems_of(f);
+  opt.strategies = f.strategies;
+  (void)make_strategies(f.strategies);  // unknown names fail here
+  if (f.top < 1) throw UsageError(fmt::format("--top must be at least 1, got {}", f.top));
+  if (f.search != "heuristic" && f.search != "exhaustive")
+    throw UsageError(fmt::format("--search: '{}' is not heuristic or exhaustive", f.search));
+  opt.top = f.top;
+  opt.exhaustive = f.search == "exhaustive";
+  opt.seed = f.seed;
+  opt.quiet = f.quiet;
+  if (f.scores != "input" && f.scores != "fp32")
+    throw UsageError(fmt::format("--scores: '{}' is not input or fp32", f.scores));
+  opt.strategy.fp32_scores = f.scores == "fp32";
+  if (!parse_timer_kind(f.timer, &opt.measure.timer))
+    throw UsageError(fmt::format("--timer: unknown timer '{}' (events, graph, cupti)", f.timer));
+  opt.measure.max_noise = parse_fraction("max_noise", f.max_noise);
+  opt.measure.hot = f.hot;
+  if (f.warmup < -1) throw UsageError("--warmup must be >= 0");
+  if (f.min_samples == 0 || f.min_samples < -1) throw UsageError("--min_samples must be >= 1");
+  if (f.max_time != -1 && !(f.max_time > 0)) throw UsageError("--max_time must be positive");
+  if (f.device < 0) throw UsageError("--device must be >= 0");
+  if (f.cache.empty()) throw UsageError("--cache: a file to write is required");
+  if (std::filesystem::is_directory(f.cache)) throw UsageError(fmt::format("--cache: '{}' is a directory", f.cache));
+  // An existing file must be a valid cache: it is merged into, never overwritten blindly.
+  HeuristicCache existing = HeuristicCache::load_or_empty(f.cache);
+  check_writable(f.cache);
+
+  auto backend = make_backend(f.backend, f.device, f.quiet);
+  bool cpu = backend->kind() == BackendKind::cpu;
+  opt.measure.warmup = f.warmup >= 0 ? f.warmup : (cpu ? 1 : 3);
+  opt.measure.min_samples = f.min_samples >= 1 ? f.min_samples : (cpu ? 3 : 10);
+  opt.measure.max_time_s = f.max_time > 0 ? f.max_time : 0.5;
+  if (f.skip_cached) opt.skip_cached = &existing;
+  const std::string path = f.cache;
+  opt.checkpoint = [&path](const HeuristicCache& found) { found.save(path); };
+
+  if (!f.quiet) {
+    std::fprintf(stderr, "attnbench tune: %zu problem(s), strategies %s, search %s, on %s\n", opt.problems.size(),
+                 f.strategies.c_str(), opt.exhaustive ? "exhaustive" : fmt::format("heuristic top-{}", opt.top).c_str(),
+                 CacheEnvironment::from_device(backend->device_info()).describe().c_str());
+    if (cpu) std::fprintf(stderr, "attnbench tune: CPU reference backend: times are CPU times, not GPU times\n");
+  }
+  TuneOutcome out = tune_grid(*backend, opt);
+  HeuristicCache written = out.cache.save(path);
+
+  std::fputs(format_tune_summary(out).c_str(), stdout);
+  std::printf("wrote %zu GEMM and %zu fused entries to %s (it now holds %zu GEMM and %zu fused entries, %zu environment(s))\n",
+              out.cache.gemm_entries().size(), out.cache.fused_entries().size(), path.c_str(),
+              written.gemm_entries().size(), written.fused_entries().size(), written.environments().size());
+  int no_winner = 0;
+  for (const auto& r : out.gemm) no_winner += r.best < 0;
+  for (const auto& r : out.fused) no_winner += r.best < 0;
+  return no_winner || out.failed_strategies ? 1 : 0;
+}
+
+}  // namespace
+
+Command add_tune_command(CLI::App& parent) {
+  auto flags = std::make_shared<TuneFlags>();
+  TuneFlags& f = *flags;
+  CLI::App* app = parent.add_subcommand(
+      "tune", "search cuBLASLt algorithms and fused tiles for a grid and write a heuristic cache (attnbench.cache/1)");
+  app->add_option("--cache", f.cache, "cache file to write; merged into when it exists (required)");
+  app->add_option("--top", f.top, "heuristic candidates per GEMM")->capture_default_str();
+  app->add_option("--search", f.search, "heuristic (top-N) | exhaustive (every algorithm, tile, stage, split-K...)")
+      ->capture_default_str();
+  app->add_flag("--skip_cached,--skip-cached", f.skip_cached,
+                "keep entries the cache already has for this environment instead of re-tuning them");
+  app->add_option("--batch,-b", f.batch, "batch size: value, list or range")->capture_default_str();
+  app->add_option("--heads", f.heads, "heads per batch")->capture_default_str();
+  app->add_option("--seq_len,--seq-len,-s", f.seq_len, "sequence length")->capture_default_str();
+  app->add_option("--head_dim,--head-dim,-d", f.head_dim, "head dimension")->capture_default_str();
+  app->add_option("--pages,-p", f.pages, "KV pages per sequence (default 1)");
+  app->add_option("--page_size,--page-size", f.page_size, "tokens per KV page (alternative to --pages)");
+  app->add_option("--kv_layout,--kv-layout", f.kv_layout, "contiguous | paged (list allowed)")->capture_default_str();
+  app->add_option("--dtype", f.dtype, "fp16 | bf16 (list allowed)")->capture_default_str();
+  app->add_flag("--causal", f.causal, "causal mask");
+  app->add_option("--strategies", f.strategies, "comma list of strategies, or all")->capture_default_str();
+  app->add_option("--config", f.config, "a suite from configs/ (name or path) instead of the size flags");
+  app->add_option("--backend", f.backend, "auto | cuda | cpu")->capture_default_str();
+  app->add_option("--device", f.device, "CUDA device index")->capture_default_str();
+  app->add_option("--warmup", f.warmup, "untimed forwards per candidate (default 3; 1 on cpu)");
+  app->add_option("--min_samples,--min-samples", f.min_samples, "minimum samples per candidate (default 10; 3 on cpu)");
+  app->add_option("--max_time,--max-time", f.max_time, "seconds of sampling per candidate at most (default 0.5)");
+  app->add_option("--max_noise,--max-noise", f.max_noise, "stop once relative noise is at or under this")->capture_default_str();
+  app->add_option("--timer", f.timer, "events | graph | cupti")->capture_default_str();
+  app->add_flag("--hot", f.hot, "no L2 flush between samples");
+  app->add_option("--seed", f.seed, "random input seed")->capture_default_str();
+  app->add_option("--scores", f.scores, "score matrix precision: input | fp32")->capture_default_str();
+  app->add_flag("--quiet,-q", f.quiet, "no progress line or per-shape lines");
+  return Command{app, [flags]() { return tune_main(*flags); }};
+}
+
+}  // namespace ab

@@ -1,0 +1,165 @@
+// JSON for heuristic-cache entries, with strict reading: every malformed field is a one-line UsageError.
+#include "tune/cache_entries.hpp"
+
+#include <cctype>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "core/errors.hpp"
+
+namespace ab {
+
+namespace {
+
+using json = nlohmann::json;
+
+const json& need(const json& j, const char* name, const std::string& where) {
+  if (!j.is_object()) throw UsageError(fmt::format("{}: expected an object", where));
+  auto it = j.find(name);
+  if (it == j.end()) throw UsageError(fmt::format("{}: field '{}' is missing", where, name));
+  return *it;
+}
+
+std::string need_string(const json& j, const char* name, const std::string& where) {
+  const json& v = need(j, name, where);
+  if (!v.is_string()) throw UsageError(fmt::format("{}: field '{}' must be a string", where, name));
+  return v.get<std::string>();
+}
+
+// A time or ratio: a non-negative number, or null for "unknown" (read as 0).
+double need_number(const json& j, const char* name, const std::string& where) {
+  const json& v = need(j, name, where);
+  if (v.is_null()) return 0;
+  if (!v.is_number() || v.get<double>() < 0)
+    throw UsageError(fmt::format("{}: field '{}' must be a non-negative number or null", where, name));
+  return v.get<double>();
+}
+
+int need_int(const json& j, const char* name, const std::string& where) {
+  const json& v = need(j, name, where);
+  if (!v.is_number_integer()) throw UsageError(fmt::format("{}: field '{}' must be an integer", where, name));
+  return v.get<int>();
+}
+
+json optional_array(const json& j, const char* name, const std::string& where) {
+  auto it = j.find(name);
+  if (it == j.end() || it->is_null()) return json::array();
+  if (!it->is_array()) throw UsageError(fmt::format("{}: field '{}' must be a list", where, name));
+  return *it;
+}
+
+json number_or_null(double v) { return v > 0 ? json(v) : json(nullptr); }
+
+bool is_hex(const std::string& s) {
+  if (s.size() % 2) return false;
+  for (char c : s)
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+}  // namespace
+
+std::string utc_timestamp() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+FusedTile fused_tile_from_json(const json& j, const std::string& where) {
+  FusedTile t;
+  t.block_m = need_int(j, "block_m", where);
+  t.block_n = need_int(j, "block_n", where);
+  t.warps = need_int(j, "warps", where);
+  t.stages = need_int(j, "stages", where);
+  if (t.block_m <= 0 || t.block_n <= 0 || t.warps <= 0 || t.stages <= 0)
+    throw UsageError(fmt::format("{}: tile sizes must be positive", where));
+  return t;
+}
+
+json GemmCacheEntry::to_json() const {
+  return {{"env", env},
+          {"key", key},
+          {"shape", shape},
+          {"algo", algo.to_json()},
+          {"best_ms", best_ms},
+          {"heuristic_ms", number_or_null(heuristic_ms)},
+          {"gain", number_or_null(gain)},
+          {"heuristic_algo", heuristic_algo},
+          {"candidates", candidates},
+          {"failed", failed},
+          {"failures", failures},
+          {"search", search},
+          {"top", top},
+          {"measured_with", measured_with},
+          {"tuned_at", tuned_at}};
+}
+
+GemmCacheEntry GemmCacheEntry::from_json(const json& j, const std::string& where) {
+  GemmCacheEntry e;
+  e.env = need_string(j, "env", where);
+  e.key = need_string(j, "key", where);
+  e.shape = need(j, "shape", where);
+  const json& a = need(j, "algo", where);
+  if (!a.is_object()) throw UsageError(fmt::format("{}: 'algo' must be an object", where));
+  if (a.contains("attrs") && !a["attrs"].is_object())
+    throw UsageError(fmt::format("{}: 'algo.attrs' must be an object", where));
+  std::string blob = a.contains("blob") ? (a["blob"].is_string() ? a["blob"].get<std::string>() : "!") : "";
+  if (!is_hex(blob)) throw UsageError(fmt::format("{}: 'algo.blob' must be a string of hex byte pairs", where));
+  try {
+    e.algo = GemmAlgo::from_json(a);
+  } catch (const std::exception& ex) {
+    throw UsageError(fmt::format("{}: malformed 'algo' ({})", where, ex.what()));
+  }
+  e.best_ms = need_number(j, "best_ms", where);
+  if (e.best_ms <= 0) throw UsageError(fmt::format("{}: 'best_ms' must be positive", where));
+  e.heuristic_ms = need_number(j, "heuristic_ms", where);
+  e.gain = need_number(j, "gain", where);
+  e.heuristic_algo = j.value("heuristic_algo", std::string());
+  e.candidates = need_int(j, "candidates", where);
+  e.failed = need_int(j, "failed", where);
+  e.failures = optional_array(j, "failures", where);
+  e.search = j.value("search", std::string());
+  e.top = j.value("top", 0);
+  e.measured_with = j.value("measured_with", json::object());
+  e.tuned_at = j.value("tuned_at", std::string());
+  return e;
+}
+
+json FusedCacheEntry::to_json() const {
+  return {{"env", env},
+          {"key", key},
+          {"problem", problem},
+          {"tile", tile.to_json()},
+          {"best_ms", best_ms},
+          {"default_ms", number_or_null(default_ms)},
+          {"gain", number_or_null(gain)},
+          {"default_tile", default_tile},
+          {"candidates", candidates},
+          {"failed", failed},
+          {"failures", failures},
+          {"tuned_at", tuned_at}};
+}
+
+FusedCacheEntry FusedCacheEntry::from_json(const json& j, const std::string& where) {
+  FusedCacheEntry e;
+  e.env = need_string(j, "env", where);
+  e.key = need_string(j, "key", where);
+  e.problem = j.value("problem", json::object());
+  e.tile = fused_tile_from_json(need(j, "tile", where), where + ".tile");
+  e.best_ms = need_number(j, "best_ms", where);
+  if (e.best_ms <= 0) throw UsageError(fmt::format("{}: 'best_ms' must be positive", where));
+  e.default_ms = need_number(j, "default_ms", where);
+  e.gain = need_number(j, "gain", where);
+  e.default_tile = j.value("default_tile", std::string());
+  e.candidates = need_int(j, "candidates", where);
+  e.failed = need_int(j, "failed", where);
+  e.failures = optional_array(j, "failures", where);
+  e.tuned_at = j.value("tuned_at", std::string());
+  return e;
+}
+
+}  // namespace ab

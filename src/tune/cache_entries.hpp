@@ -1,0 +1,58 @@
+// The two kinds of heuristic-cache entry (a tuned GEMM algorithm, a tuned fused tile) and their JSON.
+#pragma once
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/backend.hpp"
+
+namespace ab {
+
+// One tuned GEMM, keyed by (environment, GemmShape::key()).
+struct GemmCacheEntry {
+  std::string env;             // CacheEnvironment::id()
+  std::string key;             // GemmShape::key()
+  nlohmann::json shape;        // GemmShape::to_json()
+  GemmAlgo algo;               // decoded attributes + 64-byte blob (GemmAlgo::to_json)
+  double best_ms = 0;          // median forward time with `algo` (see measured_with)
+  double heuristic_ms = 0;     // the same with the heuristic's first choice; 0 = unknown (it failed)
+  double gain = 0;             // heuristic_ms / best_ms (>= 1); 0 = unknown
+  std::string heuristic_algo;  // label of the heuristic's first choice
+  int candidates = 0;          // candidates tried
+  int failed = 0;              // of which failed to set/run or were incorrect
+  nlohmann::json failures = nlohmann::json::array();  // [{"algo", "reason"}]
+  std::string search;          // "heuristic" or "exhaustive"
+  int top = 0;                 // --top for heuristic search
+  // Times are of a whole strategy forward with this GEMM switched and its other GEMMs at their best:
+  // {"strategy", "problem"} says which one.
+  nlohmann::json measured_with = nlohmann::json::object();
+  std::string tuned_at;        // ISO-8601 UTC
+  nlohmann::json to_json() const;
+  // Throws UsageError naming `where` when a field is missing or has the wrong type.
+  static GemmCacheEntry from_json(const nlohmann::json& j, const std::string& where);
+};
+
+// One tuned fused tile, keyed by (environment, problem_cache_key(problem)).
+struct FusedCacheEntry {
+  std::string env;
+  std::string key;            // problem_cache_key()
+  nlohmann::json problem;     // problem_cache_json()
+  FusedTile tile;
+  double best_ms = 0;
+  double default_ms = 0;      // the backend's default tile (first that can implement); 0 = unknown
+  double gain = 0;            // default_ms / best_ms; 0 = unknown
+  std::string default_tile;   // its name
+  int candidates = 0, failed = 0;
+  nlohmann::json failures = nlohmann::json::array();  // [{"tile", "reason"}]
+  std::string tuned_at;
+  nlohmann::json to_json() const;
+  static FusedCacheEntry from_json(const nlohmann::json& j, const std::string& where);
+};
+
+// The current time as ISO-8601 UTC ("2025-01-31T12:00:00Z"), for tuned_at.
+std::string utc_timestamp();
+
+// Parses a fused tile {"block_m", "block_n", "warps", "stages"}; UsageError naming `where`.
+FusedTile fused_tile_from_json(const nlohmann::json& j, const std::string& where);
+
+}  // namespace ab

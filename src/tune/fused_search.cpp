@@ -1,0 +1,74 @@
+// Fused tile search: set the strategy up with each tile, verify one forward, time it, keep the fastest.
+#include "tune/fused_search.hpp"
+
+#include <fmt/format.h>
+
+#include "core/errors.hpp"
+#include "tune/problem_key.hpp"
+
+namespace ab {
+
+FusedTuneRecord tune_fused_tiles(Backend& be, Strategy& fused, const Problem& p, TuneInputs& in,
+                                 const TuneOptions& opt, std::string* why, std::set<std::string>* crashed) {
+  FusedTuneRecord r;
+  r.problem = p;
+  std::string first_reason;
+  for (const FusedTile& tile : be.fused_tiles()) {
+    StrategyOptions so = opt.strategy;
+    so.fused_tile = tile;
+    std::string reason = fused.can_implement(p, be, so);
+    if (!reason.empty()) {
+      if (first_reason.empty()) first_reason = reason;
+      continue;
+    }
+    CandidateOutcome c;
+    c.label = tile.name();
+    c.baseline = r.tiles.empty();  // the strategy's default: the first tile that can implement
+    bool set_up = false;
+    const std::string crash_id = "fused:" + problem_cache_key(p) + "|" + tile.name();
+    try {
+      if (crashed && crashed->count(crash_id))
+        throw BackendError("lost the device context in an earlier attempt; skipped");
+      fused.setup(be, p, in.io(), so);
+      set_up = true;
+      std::string bad = in.check_forward([&] { fused.run(be); });
+      if (!bad.empty()) {
+        c.status = "incorrect";
+        c.reason = bad;
+      } else {
+        Measurement m = measure_forward(be, [&] { fused.run(be); }, opt.measure);
+        c.status = "ok";
+        c.ms = m.gpu.median;
+        c.noise = m.gpu.noise;
+    c.warnings = m.warnings;
+      }
+      fused.teardown(be);
+      set_up = false;
+    } catch (const BackendError& e) {
+      if (set_up) {
+        try {
+          fused.teardown(be);
+        } catch (...) {
+        }
+      }
+      if (e.sticky) {
+        if (crashed) crashed->insert(crash_id);
+        throw;
+      }
+      c.status = "failed";
+      c.reason = e.what();
+    } catch (const UnsupportedError& e) {
+      if (set_up) fused.teardown(be);
+      c.status = "failed";
+      c.reason = fmt::format("unsupported: {}", e.what());
+    }
+    if (c.baseline) r.baseline = static_cast<int>(r.candidates.size());
+    if (c.status == "ok" && (r.best < 0 || c.ms < r.candidates[r.best].ms)) r.best = static_cast<int>(r.candidates.size());
+    r.tiles.push_back(tile);
+    r.candidates.push_back(c);
+  }
+  if (r.tiles.empty() && why) *why = first_reason.empty() ? "no fused tile is compiled" : first_reason;
+  return r;
+}
+
+}  // namespace ab

@@ -1,0 +1,19 @@
+// The fused tile search for one problem: every compiled tile that can implement it, verified and timed.
+#pragma once
+#include <set>
+#include <string>
+
+#include "core/strategy.hpp"
+#include "tune/tune_inputs.hpp"
+#include "tune/tune_types.hpp"
+
+namespace ab {
+
+// Tries every tile of backend.fused_tiles() that `fused` can implement `p` with; the fastest correct one
+// wins. `baseline` is the default tile (the first that can implement). Returns a record with no tiles when
+// none can (the reason goes into *why). A sticky BackendError propagates, after the tile is added to
+// `crashed` ("fused:<problem key>|<tile>"); tiles already in it are recorded as failed without running.
+FusedTuneRecord tune_fused_tiles(Backend& backend, Strategy& fused, const Problem& p, TuneInputs& in,
+                                 const TuneOptions& opt, std::string* why, std::set<std::string>* crashed = nullptr);
+
+}  // namespace ab

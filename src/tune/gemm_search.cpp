@@ -1,0 +1,197 @@
+// GEMM candidate search: group plans by shape, gather candidates (always with the heuristic's first
+// choice), verify and time each, keep the fastest.
+#include "tune/gemm_search.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/errors.hpp"
+#include "tune/tune_summary.hpp"
+
+namespace ab {
+
+namespace {
+
+struct PlanGroup {
+  std::string key;
+  GemmShape shape;
+  std::vector<GemmPlanId> ids;
+};
+
+std::vector<PlanGroup> group_plans(Backend& be, const std::vector<GemmPlanId>& ids) {
+  std::vector<PlanGroup> groups;
+  for (GemmPlanId id : ids) {
+    GemmShape shape = be.gemm_plan_shape(id);
+    std::string key = shape.key();
+    PlanGroup* g = nullptr;
+    for (auto& x : groups)
+      if (x.key == key) g = &x;
+    if (!g) {
+      groups.push_back({key, shape, {}});
+      g = &groups.back();
+    }
+    g->ids.push_back(id);
+  }
+  return groups;
+}
+
+void set_group(Backend& be, const PlanGroup& g, const GemmAlgo& a, const std::string& source) {
+  for (GemmPlanId id : g.ids) be.set_gemm_algo(id, a, source);
+}
+
+// Candidates for a shape: the backend's list, with the heuristic's first choice put first (fetched on its
+// own when the list lacks it, as an exhaustive list may) and duplicates dropped. `baseline` gets its index.
+std::vector<GemmAlgo> candidate_list(Backend& be, GemmPlanId plan, const TuneOptions& opt) {
+  std::vector<GemmAlgo> raw = be.gemm_candidates(plan, opt.top, opt.exhaustive);
+  std::vector<GemmAlgo> out;
+  auto first = std::find_if(raw.begin(), raw.end(), [](const GemmAlgo& a) { return a.heuristic_first; });
+  if (first != raw.end()) {
+    out.push_back(*first);
+  } else {
+    std::vector<GemmAlgo> h = be.gemm_candidates(plan, 1, false);
+    if (h.empty()) throw BackendError("the heuristic returned no algorithm");
+    out.push_back(h.front());
+    out.back().heuristic_first = true;
+  }
+  std::string base = gemm_algo_identity(out.front());
+  for (GemmAlgo& a : raw) {
+    if (gemm_algo_identity(a) == base) continue;
+    bool dup = false;
+    for (const GemmAlgo& b : out) dup = dup || gemm_algo_identity(b) == gemm_algo_identity(a);
+    if (dup) continue;
+    a.heuristic_first = false;
+    out.push_back(a);
+  }
+  return out;
+}
+
+CandidateOutcome try_candidate(PlanRecorder& rec, const PlanGroup& g, const GemmAlgo& a, Strategy& st,
+                               TuneInputs& in, const MeasureSettings& ms) {
+  CandidateOutcome c;
+  c.label = a.label.empty() ? "algo" : a.label;
+  c.baseline = a.heuristic_first;
+  try {
+    set_group(rec, g, a, "tuned");
+  } catch (const BackendError& e) {
+    if (e.sticky) throw;
+    c.status = "failed";
+    c.reason = fmt::format("cannot be set: {}", e.what());
+    return c;
+  }
+  try {
+    std::string bad = in.check_forward([&] { st.run(rec); });
+    if (!bad.empty()) {
+      c.status = "incorrect";
+      c.reason = bad;
+      return c;
+    }
+    Measurement m = measure_forward(rec.inner(), [&] { st.run(rec); }, ms);
+    c.status = "ok";
+    c.ms = m.gpu.median;
+    c.noise = m.gpu.noise;
+    c.warnings = m.warnings;
+  } catch (const BackendError& e) {
+    if (e.sticky) throw;
+    c.status = "failed";
+    c.reason = e.what();
+  }
+  return c;
+}
+
+}  // namespace
+
+std::string gemm_algo_identity(const GemmAlgo& a) {
+  if (!a.blob.empty()) {
+    std::string hex;
+    for (std::uint8_t b : a.blob) hex += fmt::format("{:02x}", b);
+    return hex;
+  }
+  return a.label + "|" + a.attrs.dump();
+}
+
+void tune_strategy_gemms(GemmSearchState& s, PlanRecorder& rec, Strategy& st, const Problem& p, TuneInputs& in) {
+  std::vector<PlanGroup> groups = group_plans(rec, rec.plans());
+  CacheEnvironment env = s.out.env;
+  // First put every shape already decided at its choice, so the searched shapes are timed with the rest
+  // of the forward at its best.
+  std::vector<const PlanGroup*> todo;
+  for (const PlanGroup& g : groups) {
+    auto t = s.tuned.find(g.key);
+    if (t != s.tuned.end()) {
+      const GemmTuneRecord& r = s.out.gemm[t->second];
+      if (r.best >= 0) set_group(rec, g, r.algos[r.best], "tuned");
+      s.out.reused_plans++;
+      continue;
+    }
+    const GemmCacheEntry* c = s.opt.skip_cached ? s.opt.skip_cached->find_gemm(g.key, env) : nullptr;
+    if (c) {
+      try {
+        set_group(rec, g, c->algo, "cache");
+        s.out.cached_plans++;
+        continue;
+      } catch (const BackendError& e) {
+        if (e.sticky) throw;
+        s.out.notes.push_back(fmt::format("gemm {}: cached algorithm rejected ({}); re-tuning", g.key, e.what()));
+      }
+    }
+    todo.push_back(&g);
+  }
+
+  for (const PlanGroup* g : todo) {
+    GemmTuneRecord r;
+    r.key = g->key;
+    r.shape = g->shape;
+    r.strategy = st.name();
+    r.problem = p;
+    r.plans = static_cast<int>(g->ids.size());
+    try {
+      r.algos = candidate_list(rec, g->ids.front(), s.opt);
+    } catch (const BackendError& e) {
+      if (e.sticky) throw;
+      s.out.notes.push_back(fmt::format("gemm {} ({} / {}): no candidates: {}", g->key, p.label(), st.name(), e.what()));
+      continue;
+    }
+    for (std::size_t i = 0; i < r.algos.size(); ++i) {
+      std::string crash_id = "gemm:" + g->key + "|" + gemm_algo_identity(r.algos[i]);
+      CandidateOutcome c;
+      if (s.crashed && s.crashed->count(crash_id)) {
+        c.label = r.algos[i].label;
+        c.baseline = r.algos[i].heuristic_first;
+        c.status = "failed";
+        c.reason = "lost the device context in an earlier attempt; skipped";
+      } else {
+        try {
+          c = try_candidate(rec, *g, r.algos[i], st, in, s.opt.measure);
+        } catch (const BackendError& e) {
+          if (e.sticky && s.crashed) s.crashed->insert(crash_id);
+          throw;
+        }
+      }
+      if (r.algos[i].heuristic_first && r.baseline < 0) r.baseline = static_cast<int>(i);
+      if (c.status == "ok" && (r.best < 0 || c.ms < r.candidates[r.best].ms)) r.best = static_cast<int>(i);
+      r.candidates.push_back(c);
+    }
+    if (r.best >= 0) {
+      set_group(rec, *g, r.algos[r.best], "tuned");
+      if (s.message)
+        s.message(fmt::format("  gemm {}: {} candidates ({} failed), best {} {:.4f} ms, gain {:.3f}x", gemm_shape_label(g->shape),
+                              r.candidates.size(), r.failed(), r.candidates[r.best].label, r.best_ms(), r.gain()));
+    } else {
+      // Nothing correct: go back to the heuristic's choice so the strategy's later shapes still run.
+      try {
+        set_group(rec, *g, r.algos.front(), "heuristic");
+      } catch (const BackendError& e) {
+        if (e.sticky) throw;
+      }
+      s.out.notes.push_back(fmt::format("gemm {} ({} / {}): none of {} candidates passed (first: {})", g->key,
+                                        p.label(), st.name(), r.candidates.size(),
+                                        r.candidates.empty() ? "-" : r.candidates.front().reason));
+    }
+    s.tuned[r.key] = s.out.gemm.size();
+    s.out.gemm.push_back(std::move(r));
+    if (s.on_record) s.on_record();
+  }
+}
+
+}  // namespace ab

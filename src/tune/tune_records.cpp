@@ -1,0 +1,67 @@
+// Tune records → cache entries, and the records' failure counts.
+#include "tune/tune_records.hpp"
+
+#include "tune/problem_key.hpp"
+
+namespace ab {
+
+namespace {
+
+int count_failed(const std::vector<CandidateOutcome>& cs) {
+  int n = 0;
+  for (const auto& c : cs) n += c.status != "ok";
+  return n;
+}
+
+nlohmann::json failure_list(const std::vector<CandidateOutcome>& cs, const char* what) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& c : cs)
+    if (c.status != "ok") out.push_back({{what, c.label}, {"status", c.status}, {"reason", c.reason}});
+  return out;
+}
+
+}  // namespace
+
+int GemmTuneRecord::failed() const { return count_failed(candidates); }
+int FusedTuneRecord::failed() const { return count_failed(candidates); }
+
+GemmCacheEntry make_gemm_entry(const GemmTuneRecord& r, const CacheEnvironment& env, const TuneOptions& opt,
+                               const std::string& tuned_at) {
+  GemmCacheEntry e;
+  e.env = env.id();
+  e.key = r.key;
+  e.shape = r.shape.to_json();
+  e.algo = r.algos.at(static_cast<std::size_t>(r.best));
+  e.algo.heuristic_first = r.best == r.baseline;
+  e.best_ms = r.best_ms();
+  e.heuristic_ms = r.baseline_ms();
+  e.gain = r.gain();
+  e.heuristic_algo = r.baseline >= 0 ? r.candidates[r.baseline].label : "";
+  e.candidates = static_cast<int>(r.candidates.size());
+  e.failed = r.failed();
+  e.failures = failure_list(r.candidates, "algo");
+  e.search = opt.exhaustive ? "exhaustive" : "heuristic";
+  e.top = opt.exhaustive ? 0 : opt.top;
+  e.measured_with = {{"strategy", r.strategy}, {"problem", problem_cache_key(r.problem)}, {"plans", r.plans}};
+  e.tuned_at = tuned_at;
+  return e;
+}
+
+FusedCacheEntry make_fused_entry(const FusedTuneRecord& r, const CacheEnvironment& env, const std::string& tuned_at) {
+  FusedCacheEntry e;
+  e.env = env.id();
+  e.key = problem_cache_key(r.problem);
+  e.problem = problem_cache_json(r.problem);
+  e.tile = r.tiles.at(static_cast<std::size_t>(r.best));
+  e.best_ms = r.best_ms();
+  e.default_ms = r.baseline_ms();
+  e.gain = r.gain();
+  e.default_tile = r.baseline >= 0 ? r.candidates[r.baseline].label : "";
+  e.candidates = static_cast<int>(r.candidates.size());
+  e.failed = r.failed();
+  e.failures = failure_list(r.candidates, "tile");
+  e.tuned_at = tuned_at;
+  return e;
+}
+
+}  // namespace ab

@@ -1,0 +1,129 @@
+// Formatting of the tune summary table and gain statistics.
+#include "tune/tune_summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace ab {
+
+std::string gemm_shape_label(const GemmShape& s) {
+  std::string batch = s.mode == BatchMode::single ? "" : fmt::format(" {} x{}", batch_mode_name(s.mode), s.batch);
+  return fmt::format("m{} n{} k{} {} {}>{}{}", s.m, s.n, s.k, s.b_trans ? "NT" : "NN", dtype_name(s.a_type),
+                     dtype_name(s.c_type), batch);
+}
+
+GainStats gain_stats(const std::vector<double>& gains_in) {
+  GainStats g;
+  std::vector<double> v;
+  for (double x : gains_in)
+    if (x > 0) v.push_back(x);
+  if (v.empty()) return g;
+  std::sort(v.begin(), v.end());
+  g.count = static_cast<int>(v.size());
+  g.min = v.front();
+  g.max = v.back();
+  g.median = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  double logs = 0;
+  for (double x : v) {
+    logs += std::log(x);
+    g.improved += x > 1.02;
+  }
+  g.geomean = std::exp(logs / static_cast<double>(v.size()));
+  return g;
+}
+
+namespace {
+
+std::string ms_cell(double ms) { return ms > 0 ? fmt::format("{:.4f}", ms) : "-"; }
+std::string gain_cell(double g) { return g > 0 ? fmt::format("{:.3f}x", g) : "-"; }
+
+std::string table(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> w(head.size());
+  for (std::size_t c = 0; c < head.size(); ++c) {
+    w[c] = head[c].size();
+    for (const auto& r : rows) w[c] = std::max(w[c], r[c].size());
+  }
+  auto line = [&](const std::vector<std::string>& r) {
+    std::string s;
+    for (std::size_t c = 0; c < r.size(); ++c) {
+      // First column left-aligned, the rest right-aligned (numbers).
+      s += c == 0 ? fmt::format("{:<{}}", r[c], w[c]) : fmt::format("  {:>{}}", r[c], w[c]);
+    }
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s + "\n";
+  };
+  std::string out = line(head);
+  std::size_t total = 0;
+  for (std::size_t c = 0; c < w.size(); ++c) total += w[c] + (c ? 2 : 0);
+  out += std::string(total, '-') + "\n";
+  for (const auto& r : rows) out += line(r);
+  return out;
+}
+
+std::string stats_line(const char* what, const GainStats& g) {
+  if (!g.count) return fmt::format("{} gain: no measured baseline\n", what);
+  return fmt::format("{} gain over {}: min {:.3f}x  median {:.3f}x  geomean {:.3f}x  max {:.3f}x  ({} of {} > 1.02x)\n",
+                     what, g.count, g.min, g.median, g.geomean, g.max, g.improved, g.count);
+}
+
+}  // namespace
+
+std::string format_tune_summary(const TuneOutcome& out) {
+  std::string s;
+  if (!out.gemm.empty()) {
+    std::vector<std::vector<std::string>> rows;
+    std::vector<double> gains;
+    for (const GemmTuneRecord& r : out.gemm) {
+      rows.push_back({gemm_shape_label(r.shape), r.strategy,
+                      fmt::format("{}/{}", r.candidates.size() - r.failed(), r.candidates.size()),
+                      ms_cell(r.baseline_ms()), ms_cell(r.best_ms()), gain_cell(r.gain()),
+                      r.best >= 0 ? r.candidates[r.best].label : "none passed"});
+      gains.push_back(r.gain());
+    }
+    s += table({"GEMM shape", "tuned in", "ok/cands", "heuristic ms", "best ms", "gain", "best algo"}, rows);
+    s += stats_line("GEMM", gain_stats(gains));
+    s += "(times are whole forwards of the strategy named, with this GEMM switched)\n";
+  }
+  if (!out.fused.empty()) {
+    if (!s.empty()) s += "\n";
+    std::vector<std::vector<std::string>> rows;
+    std::vector<double> gains;
+    for (const FusedTuneRecord& r : out.fused) {
+      rows.push_back({r.problem.label(), fmt::format("{}/{}", r.candidates.size() - r.failed(), r.candidates.size()),
+                      ms_cell(r.baseline_ms()), ms_cell(r.best_ms()), gain_cell(r.gain()),
+                      r.best >= 0 ? r.candidates[r.best].label : "none passed"});
+      gains.push_back(r.gain());
+    }
+    s += table({"fused problem", "ok/tiles", "default ms", "best ms", "gain", "best tile"}, rows);
+    s += stats_line("fused", gain_stats(gains));
+  }
+  if (out.gemm.empty() && out.fused.empty()) s += "nothing was tuned\n";
+  s += fmt::format("tuned {} GEMM shapes and {} fused problems in {:.1f}s on {}", out.gemm.size(), out.fused.size(),
+                   out.wall_s, out.env.describe());
+  if (out.reused_plans || out.cached_plans)
+    s += fmt::format(" ({} plan groups reused a shape tuned earlier, {} served by the cache)", out.reused_plans,
+                     out.cached_plans);
+  s += "\n";
+  std::vector<std::string> warnings;
+  auto collect = [&](const std::vector<CandidateOutcome>& cs) {
+    for (const auto& c : cs)
+      for (const auto& w : c.warnings)
+        if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+  };
+  for (const auto& r : out.gemm) collect(r.candidates);
+  for (const auto& r : out.fused) collect(r.candidates);
+  if (!warnings.empty()) {
+    s += fmt::format("{} distinct measurement warning(s):\n", warnings.size());
+    for (std::size_t i = 0; i < warnings.size() && i < 5; ++i) s += "  " + warnings[i] + "\n";
+    if (warnings.size() > 5) s += fmt::format("  ... and {} more\n", warnings.size() - 5);
+  }
+  if (!out.notes.empty()) {
+    s += fmt::format("{} note(s):\n", out.notes.size());
+    for (const auto& n : out.notes) s += "  " + n + "\n";
+  }
+  return s;
+}
+
+}  // namespace ab

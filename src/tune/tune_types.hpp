@@ -1,0 +1,92 @@
+// The tuner's options and what it found: per-candidate outcomes, one record per tuned GEMM shape and per
+// fused problem, and the run's notes.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/backend.hpp"
+#include "core/problem.hpp"
+#include "core/strategy.hpp"
+#include "measure/measure.hpp"
+#include "tune/cache_environment.hpp"
+#include "tune/heuristic_cache.hpp"
+
+namespace ab {
+
+struct TuneOptions {
+  std::vector<Problem> problems;
+  std::string strategies = "all";   // as --strategies; GEMM strategies tune their GEMMs, fused its tile
+  int top = 8;                      // heuristic candidates per GEMM
+  bool exhaustive = false;          // the full algorithm space instead of the heuristic's top-N
+  MeasureSettings measure;          // how each candidate is timed
+  StrategyOptions strategy;         // base options (score precision); fused_tile is overridden per tile
+  std::uint64_t seed = 1234;
+  bool quiet = false;               // no progress line or per-shape messages
+  // With it, GEMM shapes and fused problems that already have an entry for this environment are not
+  // re-tuned: their cached choice is applied (source "cache") while the remaining plans are tuned.
+  const HeuristicCache* skip_cached = nullptr;
+  // Called after each problem with every entry found so far (to checkpoint the cache file).
+  std::function<void(const HeuristicCache&)> checkpoint;
+};
+
+// One candidate algorithm or tile and what happened to it.
+struct CandidateOutcome {
+  std::string label;
+  bool baseline = false;   // the heuristic's first choice (GEMM) or the default tile (fused)
+  std::string status;      // "ok", "failed" (could not be set or run), "incorrect" (wrong output)
+  std::string reason;
+  double ms = 0;           // median forward time, when ok
+  double noise = 0;
+  std::vector<std::string> warnings;  // from the measurement engine (timer fallback, clock changes...)
+};
+
+// A distinct GEMM (GemmShape::key) tuned once, inside the first strategy and problem that made it.
+struct GemmTuneRecord {
+  std::string key;
+  GemmShape shape;
+  std::string strategy;
+  Problem problem;
+  int plans = 0;                       // plans of that strategy sharing the shape (switched together)
+  std::vector<GemmAlgo> algos;         // candidates, in the order tried
+  std::vector<CandidateOutcome> candidates;
+  int best = -1;                       // index of the fastest correct candidate, -1 when none
+  int baseline = -1;                   // index of the heuristic's first choice
+  double best_ms() const { return best >= 0 ? candidates[best].ms : 0; }
+  double baseline_ms() const {
+    return baseline >= 0 && candidates[baseline].status == "ok" ? candidates[baseline].ms : 0;
+  }
+  double gain() const { return best_ms() > 0 && baseline_ms() > 0 ? baseline_ms() / best_ms() : 0; }
+  int failed() const;
+};
+
+// The fused tile search of one problem.
+struct FusedTuneRecord {
+  Problem problem;
+  std::vector<FusedTile> tiles;        // tiles that can implement the problem, in backend order
+  std::vector<CandidateOutcome> candidates;
+  int best = -1;
+  int baseline = -1;                   // the default tile (the backend's first that can implement)
+  double best_ms() const { return best >= 0 ? candidates[best].ms : 0; }
+  double baseline_ms() const {
+    return baseline >= 0 && candidates[baseline].status == "ok" ? candidates[baseline].ms : 0;
+  }
+  double gain() const { return best_ms() > 0 && baseline_ms() > 0 ? baseline_ms() / best_ms() : 0; }
+  int failed() const;
+};
+
+struct TuneOutcome {
+  CacheEnvironment env;
+  HeuristicCache cache;                // every entry found by this run (environment included)
+  std::vector<GemmTuneRecord> gemm;
+  std::vector<FusedTuneRecord> fused;
+  int reused_plans = 0;                // plan groups served by a shape tuned earlier in this run
+  int cached_plans = 0;                // plan groups served by skip_cached
+  int failed_strategies = 0;           // (problem, strategy) pairs that hit a device error
+  std::vector<std::string> notes;      // unsupported or failed strategies, shapes with no correct candidate
+  double wall_s = 0;
+};
+
+}  // namespace ab

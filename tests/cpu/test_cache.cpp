@@ -1,0 +1,399 @@
+// Heuristic cache (attnbench.cache/1): round trip, merging into a file, environment mismatch, and clear
+// one-line errors for missing, corrupt and wrong-schema files.
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+#include "backends/cpu/cpu_backend.hpp"
+#include "core/errors.hpp"
+#include "report/report_io.hpp"
+#include "tune/heuristic_cache.hpp"
+#include "tune/plan_recorder.hpp"
+#include "tune/problem_key.hpp"
+#include "testing.hpp"
+
+using namespace ab;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path temp_dir() {
+  static fs::path d = [] {
+    fs::path p = fs::temp_directory_path() / ("attnbench_test_cache_" + std::to_string(getpid()));
+    fs::remove_all(p);
+    fs::create_directories(p);
+    return p;
+  }();
+  return d;
+}
+
+std::string temp_file(const std::string& name) { return (temp_dir() / name).string(); }
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+DeviceInfo gpu(const std::string& name, const std::string& driver = "550.54.15") {
+  DeviceInfo d;
+  d.backend = "cuda";
+  d.name = name;
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.driver = driver;
+  d.cuda_runtime = "12.4";
+  d.cublaslt = "120402";
+  return d;
+}
+
+GemmAlgo lt_algo(int id) {
+  GemmAlgo a;
+  a.attrs = {{"ALGO_ID", id},        {"TILE_ID", 20 + id},        {"STAGES_ID", 9},        {"SPLITK_NUM", 1},
+             {"REDUCTION_SCHEME", 0}, {"CTA_SWIZZLING", id % 2},   {"CUSTOM_OPTION", 0},    {"INNER_SHAPE_ID", 0},
+             {"CLUSTER_SHAPE_ID", 2}};
+  for (int i = 0; i < 64; ++i) a.blob.push_back(static_cast<std::uint8_t>((i * 7 + id) & 0xff));
+  a.label = "algo" + std::to_string(id);
+  return a;
+}
+
+GemmShape shape(std::int64_t m, std::int64_t n, std::int64_t k) {
+  GemmShape s;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.b_trans = true;
+  s.lda = k;
+  s.ldb = k;
+  s.ldc = n;
+  s.mode = BatchMode::strided;
+  s.batch = 384;
+  s.stride_a = m * k;
+  s.stride_b = n * k;
+  s.stride_c = m * n;
+  return s;
+}
+
+GemmCacheEntry gemm_entry(const CacheEnvironment& env, const GemmShape& s, const GemmAlgo& a, double best,
+                          double heur) {
+  GemmCacheEntry e;
+  e.env = env.id();
+  e.key = s.key();
+  e.shape = s.to_json();
+  e.algo = a;
+  e.best_ms = best;
+  e.heuristic_ms = heur;
+  e.gain = heur / best;
+  e.heuristic_algo = "algo0";
+  e.candidates = 8;
+  e.failed = 1;
+  e.failures = nlohmann::json::array({{{"algo", "algo7"}, {"status", "failed"}, {"reason", "not supported"}}});
+  e.search = "heuristic";
+  e.top = 8;
+  e.measured_with = {{"strategy", "head_batched"}, {"problem", "B32_H12_S512_D64_P1_ps512_contiguous_fp16_full"}};
+  e.tuned_at = "2025-01-01T00:00:00Z";
+  return e;
+}
+
+Problem problem(std::int64_t s) { return make_problem(2, 4, s, 64, 1, 0, KvLayout::contiguous, DType::fp16, false); }
+
+FusedCacheEntry fused_entry(const CacheEnvironment& env, const Problem& p, const FusedTile& t, double best) {
+  FusedCacheEntry e;
+  e.env = env.id();
+  e.key = problem_cache_key(p);
+  e.problem = problem_cache_json(p);
+  e.tile = t;
+  e.best_ms = best;
+  e.default_ms = best * 1.25;
+  e.gain = 1.25;
+  e.default_tile = "m128n64w4s2";
+  e.candidates = 3;
+  e.tuned_at = "2025-01-01T00:00:00Z";
+  return e;
+}
+
+// The UsageError message of `fn`, or "" when it does not throw one.
+template <class Fn>
+std::string usage_error_of(Fn fn) {
+  try {
+    fn();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST(round_trip_keeps_every_field) {
+  CacheEnvironment h100 = CacheEnvironment::from_device(gpu("NVIDIA H100 80GB HBM3"));
+  HeuristicCache c;
+  c.add_environment(h100);
+  c.put_gemm(gemm_entry(h100, shape(512, 512, 64), lt_algo(3), 0.120, 0.150));
+  c.put_gemm(gemm_entry(h100, shape(512, 64, 512), lt_algo(5), 0.100, 0.100));
+  c.put_fused(fused_entry(h100, problem(512), FusedTile{128, 128, 8, 2}, 0.05));
+  std::string path = temp_file("round_trip.json");
+  c.save(path);
+
+  HeuristicCache back = HeuristicCache::load(path);
+  REQUIRE(back.gemm_entries().size() == 2);
+  REQUIRE(back.fused_entries().size() == 1);
+  REQUIRE(back.environments().size() == 1);
+  CHECK(back.environments()[0] == h100);
+  auto a = c.gemm_entries(), b = back.gemm_entries();
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i].to_json() == b[i].to_json());
+  CHECK(c.fused_entries()[0].to_json() == back.fused_entries()[0].to_json());
+  const GemmCacheEntry* e = back.find_gemm(shape(512, 512, 64).key(), h100);
+  REQUIRE(e != nullptr);
+  CHECK(e->algo.blob == lt_algo(3).blob);
+  CHECK_EQ(e->algo.blob.size(), std::size_t(64));
+  CHECK(e->algo.attrs == lt_algo(3).attrs);
+  CHECK_EQ(e->algo.attrs["TILE_ID"].get<int>(), 23);
+  CHECK_NEAR(e->gain, 1.25, 1e-12);
+  CHECK(back.find_fused(problem(512), h100)->tile == (FusedTile{128, 128, 8, 2}));
+  CHECK(back.find_fused(problem(256), h100) == nullptr);
+  // The document itself carries the schema tag and the environment metadata.
+  nlohmann::json doc = read_json_document(path, kCacheSchema);
+  CHECK_EQ(doc["environments"][0]["gpu"].get<std::string>(), std::string("NVIDIA H100 80GB HBM3"));
+  CHECK_EQ(doc["environments"][0]["cublaslt"].get<std::string>(), std::string("120402"));
+  CHECK_EQ(doc["gemm"][0]["algo"]["blob"].get<std::string>().size(), std::size_t(128));
+  // Saved atomically: no temporary file left beside it.
+  for (const auto& f : fs::directory_iterator(temp_dir())) CHECK(!contains(f.path().filename().string(), ".tmp."));
+}
+
+TEST(merge_two_tunes_into_one_file) {
+  std::string path = temp_file("merge.json");
+  CacheEnvironment h100 = CacheEnvironment::from_device(gpu("NVIDIA H100 80GB HBM3"));
+  CacheEnvironment h200 = CacheEnvironment::from_device(gpu("NVIDIA H200"));
+  {
+    HeuristicCache first;
+    first.add_environment(h100);
+    first.put_gemm(gemm_entry(h100, shape(512, 512, 64), lt_algo(1), 0.2, 0.3));
+    first.put_fused(fused_entry(h100, problem(512), FusedTile{64, 64, 4, 2}, 0.05));
+    first.save(path);
+  }
+  {
+    HeuristicCache second;  // another shape, and another GPU
+    second.add_environment(h100);
+    second.add_environment(h200);
+    second.put_gemm(gemm_entry(h100, shape(1024, 1024, 64), lt_algo(2), 0.5, 0.6));
+    second.put_gemm(gemm_entry(h200, shape(512, 512, 64), lt_algo(4), 0.15, 0.2));
+    HeuristicCache written = second.save(path);
+    CHECK_EQ(written.gemm_entries().size(), std::size_t(3));
+  }
+  HeuristicCache both = HeuristicCache::load(path);
+  CHECK_EQ(both.gemm_entries().size(), std::size_t(3));
+  CHECK_EQ(both.fused_entries().size(), std::size_t(1));
+  CHECK_EQ(both.environments().size(), std::size_t(2));
+  REQUIRE(both.find_gemm(shape(512, 512, 64).key(), h100) != nullptr);
+  CHECK_EQ(both.find_gemm(shape(512, 512, 64).key(), h100)->algo.label, std::string("algo1"));
+  CHECK_EQ(both.find_gemm(shape(512, 512, 64).key(), h200)->algo.label, std::string("algo4"));
+  {
+    HeuristicCache third;  // the same key on the same environment: replaced by the newer entry
+    third.add_environment(h100);
+    third.put_gemm(gemm_entry(h100, shape(512, 512, 64), lt_algo(6), 0.18, 0.3));
+    third.put_fused(fused_entry(h100, problem(512), FusedTile{128, 64, 4, 2}, 0.04));
+    third.save(path);
+  }
+  HeuristicCache after = HeuristicCache::load(path);
+  CHECK_EQ(after.gemm_entries().size(), std::size_t(3));
+  CHECK_EQ(after.find_gemm(shape(512, 512, 64).key(), h100)->algo.label, std::string("algo6"));
+  CHECK(after.find_gemm(shape(512, 512, 64).key(), h100)->algo.blob == lt_algo(6).blob);
+  CHECK_NEAR(after.find_gemm(shape(512, 512, 64).key(), h100)->best_ms, 0.18, 1e-12);
+  CHECK_EQ(after.find_gemm(shape(512, 512, 64).key(), h200)->algo.label, std::string("algo4"));
+  CHECK(after.find_gemm(shape(1024, 1024, 64).key(), h100) != nullptr);
+  CHECK(after.find_fused(problem(512), h100)->tile == (FusedTile{128, 64, 4, 2}));
+}
+
+TEST(in_memory_merge_replaces_same_key_only) {
+  CacheEnvironment env = CacheEnvironment::from_device(gpu("NVIDIA H100 80GB HBM3"));
+  HeuristicCache a, b;
+  a.add_environment(env);
+  b.add_environment(env);
+  a.put_gemm(gemm_entry(env, shape(64, 64, 64), lt_algo(1), 1, 1));
+  a.put_gemm(gemm_entry(env, shape(128, 64, 64), lt_algo(2), 1, 1));
+  b.put_gemm(gemm_entry(env, shape(64, 64, 64), lt_algo(3), 1, 1));
+  a.merge(b);
+  CHECK_EQ(a.gemm_entries().size(), std::size_t(2));
+  CHECK_EQ(a.find_gemm(shape(64, 64, 64).key(), env)->algo.label, std::string("algo3"));
+  CHECK_EQ(a.find_gemm(shape(128, 64, 64).key(), env)->algo.label, std::string("algo2"));
+}
+
+TEST(environment_mismatch_is_skipped_and_counted) {
+  auto cpu = make_cpu_backend();
+  DeviceInfo here = cpu->device_info();
+  CacheEnvironment mine = CacheEnvironment::from_device(here);
+  CacheEnvironment other = CacheEnvironment::from_device(gpu("NVIDIA H100 80GB HBM3"));
+  DeviceInfo newer_driver = gpu("NVIDIA H100 80GB HBM3", "560.28.03");
+  CHECK(CacheEnvironment::from_device(newer_driver) != other);
+  CHECK(CacheEnvironment::from_device(newer_driver).id() != other.id());
+
+  GemmShape served = shape(32, 32, 16), foreign = shape(48, 48, 16);
+  HeuristicCache c;
+  c.add_environment(mine);
+  c.add_environment(other);
+  c.put_gemm(gemm_entry(mine, served, lt_algo(1), 1, 1));
+  c.put_gemm(gemm_entry(other, foreign, lt_algo(2), 1, 1));
+  c.put_gemm(gemm_entry(other, served, lt_algo(3), 1, 1));
+  c.put_fused(fused_entry(other, problem(512), FusedTile{64, 64, 4, 2}, 0.1));
+  std::string path = temp_file("mismatch.json");
+  c.save(path);
+  HeuristicCache loaded = HeuristicCache::load(path);
+
+  CHECK_EQ(loaded.install(*cpu), 3);  // two GEMM entries and one fused entry from the H100
+  CHECK_EQ(loaded.foreign_entries(here), 3);
+  CHECK_EQ(loaded.foreign_entries(gpu("NVIDIA H100 80GB HBM3")), 1);
+  CHECK_EQ(loaded.foreign_entries(newer_driver), 4);  // a driver update invalidates everything
+  cpu->make_gemm_plan(served);
+  cpu->make_gemm_plan(foreign);
+  nlohmann::json rep = cpu->gemm_plan_report();
+  REQUIRE(rep.size() == 2);
+  CHECK_EQ(rep[0]["source"].get<std::string>(), std::string("cache"));
+  CHECK_EQ(rep[1]["source"].get<std::string>(), std::string("heuristic"));
+  // The fused entry is the H100's: not applied here, applied there.
+  CHECK(!loaded.fused_tile(problem(512), here).has_value());
+  CHECK(loaded.fused_tile(problem(512), gpu("NVIDIA H100 80GB HBM3")).has_value());
+  CHECK(!loaded.fused_tile(problem(512), newer_driver).has_value());
+}
+
+// Captures the chooser install() hands the backend.
+struct ChooserSpy : public PlanRecorder {
+  using PlanRecorder::PlanRecorder;
+  Backend::GemmAlgoChooser chooser;
+  void set_gemm_chooser(GemmAlgoChooser c) override {
+    chooser = c;
+    PlanRecorder::set_gemm_chooser(std::move(c));
+  }
+};
+
+TEST(chooser_serves_the_cached_algorithm_itself) {
+  auto cpu = make_cpu_backend();
+  ChooserSpy spy(*cpu);
+  CacheEnvironment mine = CacheEnvironment::from_device(spy.device_info());
+  CacheEnvironment other = CacheEnvironment::from_device(gpu("NVIDIA H100 80GB HBM3"));
+  HeuristicCache c;
+  c.add_environment(mine);
+  c.add_environment(other);
+  c.put_gemm(gemm_entry(mine, shape(32, 32, 16), lt_algo(4), 1, 1));
+  c.put_gemm(gemm_entry(other, shape(48, 48, 16), lt_algo(5), 1, 1));
+  CHECK_EQ(c.install(spy), 1);
+  REQUIRE(static_cast<bool>(spy.chooser));
+  GemmAlgo got;
+  CHECK(spy.chooser(shape(32, 32, 16), &got));
+  CHECK(got.blob == lt_algo(4).blob);
+  CHECK(got.attrs == lt_algo(4).attrs);
+  CHECK_EQ(got.label, std::string("algo4"));
+  CHECK(!spy.chooser(shape(48, 48, 16), &got));  // the H100's entry is not served here
+  CHECK(!spy.chooser(shape(16, 16, 16), &got));
+}
+
+TEST(missing_corrupt_and_wrong_schema_files_are_one_line_usage_errors) {
+  auto one_line = [](const std::string& m) { return !m.empty() && m.find('\n') == std::string::npos; };
+
+  std::string missing = temp_file("does_not_exist.json");
+  std::string m = usage_error_of([&] { HeuristicCache::load(missing); });
+  CHECK(one_line(m));
+  CHECK(contains(m, missing));
+  CHECK(contains(m, "cannot open"));
+  CHECK(HeuristicCache::load_or_empty(missing).empty());
+
+  std::string truncated = temp_file("truncated.json");
+  write_text(truncated, "{\"schema\": \"attnbench.cache/1\", \"gemm\": [ {\"env\": ");
+  m = usage_error_of([&] { HeuristicCache::load(truncated); });
+  CHECK(one_line(m));
+  CHECK(contains(m, truncated));
+  CHECK(contains(m, "malformed"));
+
+  std::string report = temp_file("a_report.json");
+  write_text(report, "{\"schema\": \"attnbench.report/1\", \"results\": []}");
+  m = usage_error_of([&] { HeuristicCache::load(report); });
+  CHECK(one_line(m));
+  CHECK(contains(m, "attnbench.report/1"));
+  CHECK(contains(m, "attnbench.cache/1"));
+
+  std::string untagged = temp_file("untagged.json");
+  write_text(untagged, "[1, 2, 3]");
+  m = usage_error_of([&] { HeuristicCache::load(untagged); });
+  CHECK(one_line(m));
+  CHECK(contains(m, "schema"));
+
+  // A valid file, then one field at a time broken: each names the entry and the field.
+  CacheEnvironment h100 = CacheEnvironment::from_device(gpu("NVIDIA H100 80GB HBM3"));
+  HeuristicCache c;
+  c.add_environment(h100);
+  c.put_gemm(gemm_entry(h100, shape(512, 512, 64), lt_algo(3), 0.12, 0.15));
+  c.put_fused(fused_entry(h100, problem(512), FusedTile{128, 128, 8, 2}, 0.05));
+  nlohmann::json good = c.to_json();
+  struct Breakage {
+    const char* name;
+    std::function<void(nlohmann::json&)> edit;
+    const char* expect;
+  };
+  std::vector<Breakage> cases = {
+      {"no best_ms", [](nlohmann::json& d) { d["gemm"][0].erase("best_ms"); }, "gemm[0]"},
+      {"best_ms text", [](nlohmann::json& d) { d["gemm"][0]["best_ms"] = "fast"; }, "best_ms"},
+      {"blob not hex", [](nlohmann::json& d) { d["gemm"][0]["algo"]["blob"] = "zz"; }, "blob"},
+      {"blob short", [](nlohmann::json& d) { d["gemm"][0]["algo"]["blob"] = "abcd"; }, "64 bytes"},
+      {"attrs not object", [](nlohmann::json& d) { d["gemm"][0]["algo"]["attrs"] = 5; }, "attrs"},
+      {"unknown env", [](nlohmann::json& d) { d["gemm"][0]["env"] = "env-000000000000"; }, "env-000000000000"},
+      {"env field missing", [](nlohmann::json& d) { d["environments"][0].erase("driver"); }, "driver"},
+      {"env edited", [](nlohmann::json& d) { d["environments"][0]["gpu"] = "NVIDIA H200"; }, "does not match"},
+      {"gemm not a list", [](nlohmann::json& d) { d["gemm"] = 3; }, "'gemm'"},
+      {"tile missing", [](nlohmann::json& d) { d["fused"][0].erase("tile"); }, "fused[0]"},
+      {"tile zero", [](nlohmann::json& d) { d["fused"][0]["tile"]["warps"] = 0; }, "positive"},
+      {"candidates float", [](nlohmann::json& d) { d["gemm"][0]["candidates"] = 1.5; }, "candidates"},
+      {"top text", [](nlohmann::json& d) { d["gemm"][0]["top"] = "eight"; }, "malformed"},
+  };
+  for (const auto& b : cases) {
+    nlohmann::json doc = good;
+    b.edit(doc);
+    std::string path = temp_file("broken.json");
+    write_text(path, doc.dump(1));
+    std::string msg = usage_error_of([&] { HeuristicCache::load(path); });
+    bool ok = one_line(msg) && contains(msg, path) && contains(msg, b.expect);
+    if (!ok) std::fprintf(stderr, "  case '%s': message '%s'\n", b.name, msg.c_str());
+    CHECK(ok);
+  }
+  // The untouched document loads.
+  std::string path = temp_file("good.json");
+  write_text(path, good.dump(1));
+  CHECK_EQ(HeuristicCache::load(path).gemm_entries().size(), std::size_t(1));
+}
+
+TEST(save_never_overwrites_a_corrupt_file) {
+  std::string path = temp_file("corrupt_target.json");
+  write_text(path, "this is not json");
+  CacheEnvironment env = CacheEnvironment::from_device(gpu("NVIDIA H100 80GB HBM3"));
+  HeuristicCache c;
+  c.add_environment(env);
+  c.put_gemm(gemm_entry(env, shape(64, 64, 64), lt_algo(1), 1, 1));
+  std::string m = usage_error_of([&] { c.save(path); });
+  CHECK(contains(m, path));
+  CHECK_EQ(read_text(path), std::string("this is not json"));
+  // An unwritable directory is a UsageError too.
+  CHECK(!usage_error_of([&] { c.save(temp_file("no_such_dir/cache.json")); }).empty());
+}
+
+TEST(environment_id_is_stable_and_field_sensitive) {
+  CacheEnvironment a = CacheEnvironment::from_device(gpu("NVIDIA H100 80GB HBM3"));
+  CacheEnvironment b = CacheEnvironment::from_device(gpu("NVIDIA H100 80GB HBM3"));
+  CHECK_EQ(a.id(), b.id());
+  CHECK_EQ(a.id().size(), std::size_t(16));
+  for (int field = 0; field < 6; ++field) {
+    CacheEnvironment c = a;
+    std::string* f[] = {&c.backend, &c.gpu, &c.cc, &c.driver, &c.cuda_runtime, &c.cublaslt};
+    *f[field] += "x";
+    CHECK(c.id() != a.id());
+    CHECK(c != a);
+  }
+  CHECK(CacheEnvironment::from_json(a.to_json(), "test") == a);
+}
+
+TEST_MAIN()

@@ -1,0 +1,387 @@
+// The tuner on the CPU backend: candidate search (the heuristic's first choice always included, failing and
+// wrong candidates recorded and skipped, the fastest kept), fused tile search, and a tune whose cache the
+// chooser then serves (plans report source "cache").
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <thread>
+#include <unistd.h>
+
+#include "backends/cpu/cpu_backend.hpp"
+#include "core/errors.hpp"
+#include "core/reference.hpp"
+#include "core/strategy.hpp"
+#include "tune/heuristic_cache.hpp"
+#include "tune/plan_recorder.hpp"
+#include "tune/tune_inputs.hpp"
+#include "tune/tune_summary.hpp"
+#include "tune/tuner.hpp"
+#include "testing.hpp"
+
+using namespace ab;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string temp_file(const std::string& name) {
+  static fs::path d = [] {
+    fs::path p = fs::temp_directory_path() / ("attnbench_test_tune_" + std::to_string(getpid()));
+    fs::remove_all(p);
+    fs::create_directories(p);
+    return p;
+  }();
+  return (d / name).string();
+}
+
+// A cuBLASLt stand-in over the CPU backend. Candidates, by label:
+//   H  the heuristic's first choice: correct, 1.5 ms slower per GEMM call
+//   X  rejected by set_gemm_algo (as cublasLtMatmulAlgoCheck would)
+//   W  runs but computes the wrong answer (alpha * 1.5)
+//   F  correct and fastest
+//   S  correct, 3 ms slower per call
+//   C  (only with crash = true) loses the device context when it runs (a sticky error)
+// The exhaustive list has neither H nor any heuristic_first flag, and repeats F.
+class FakeLt : public PlanRecorder {
+ public:
+  explicit FakeLt(Backend& cpu) : PlanRecorder(cpu) {}
+  int heuristic_queries = 0;
+  bool crash = false;
+  int recoveries = 0;
+
+  static GemmAlgo algo(const std::string& label, int id, bool first = false) {
+    GemmAlgo a;
+    a.label = label;
+    a.attrs = {{"ALGO_ID", id}, {"TILE_ID", 10 + id}};
+    for (int i = 0; i < 64; ++i) a.blob.push_back(static_cast<std::uint8_t>(id * 16 + i % 16));
+    a.heuristic_first = first;
+    return a;
+  }
+  std::vector<GemmAlgo> gemm_candidates(GemmPlanId plan, int top, bool exhaustive) override {
+    (void)gemm_plan_shape(plan);
+    if (exhaustive) return {algo("S", 5), algo("F", 4), algo("W", 3), algo("F", 4), algo("X", 2)};
+    heuristic_queries++;
+    std::vector<GemmAlgo> all = {algo("H", 1, true), algo("X", 2), algo("W", 3), algo("F", 4), algo("S", 5)};
+    if (crash) all.insert(all.begin() + 1, algo("C", 6));
+    if (top < static_cast<int>(all.size())) all.resize(static_cast<std::size_t>(top));
+    return all;
+  }
+  void set_gemm_algo(GemmPlanId plan, const GemmAlgo& a, const std::string& source) override {
+    if (a.label == "X") throw BackendError("cublasLtMatmulAlgoCheck: CUBLAS_STATUS_NOT_SUPPORTED");
+    current_[plan] = a.label;
+    PlanRecorder::set_gemm_algo(plan, a, source);
+  }
+  void gemm(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
+    auto it = current_.find(plan);
+    std::string label = it == current_.end() ? "H" : it->second;
+    if (label == "C") throw BackendError("cublasLtMatmul: an illegal memory access was encountered", true);
+    if (label == "H") std::this_thread::sleep_for(std::chrono::microseconds(1500));
+    if (label == "S") std::this_thread::sleep_for(std::chrono::microseconds(3000));
+    PlanRecorder::gemm(plan, a, b, c, label == "W" ? alpha * 1.5f : alpha, beta);
+  }
+  void release_gemm_plans() override {
+    current_.clear();
+    PlanRecorder::release_gemm_plans();
+  }
+  bool recover() override {
+    recoveries++;
+    current_.clear();
+    return PlanRecorder::recover();
+  }
+
+ private:
+  std::map<GemmPlanId, std::string> current_;
+};
+
+MeasureSettings quick() {
+  MeasureSettings m;
+  m.warmup = 1;
+  m.min_samples = 3;
+  m.max_samples = 20;
+  m.max_noise = 0.5;
+  m.max_time_s = 0.2;
+  return m;
+}
+
+Problem small(std::int64_t pages = 1, KvLayout layout = KvLayout::contiguous) {
+  return make_problem(1, 2, 32, 16, pages, 0, layout, DType::fp16, false);
+}
+
+const CandidateOutcome* by_label(const GemmTuneRecord& r, const std::string& label) {
+  for (const auto& c : r.candidates)
+    if (c.label == label) return &c;
+  return nullptr;
+}
+
+std::vector<std::string> plan_sources(Backend& be) {
+  std::vector<std::string> out;
+  for (const auto& g : be.gemm_plan_report()) out.push_back(g["source"].get<std::string>());
+  return out;
+}
+
+// Sets `strategy` up on the problem and returns the sources its GEMM plans report.
+std::vector<std::string> sources_after_setup(Backend& be, const std::string& strategy, const Problem& p) {
+  TuneInputs in(be, p, 7);
+  auto st = make_strategies(strategy);
+  st[0]->setup(be, p, in.io(), StrategyOptions());
+  std::vector<std::string> s = plan_sources(be);
+  st[0]->teardown(be);
+  return s;
+}
+
+}  // namespace
+
+TEST(search_keeps_fastest_correct_candidate_and_records_failures) {
+  auto cpu = make_cpu_backend();
+  FakeLt lt(*cpu);
+  TuneOptions opt;
+  opt.problems = {small()};
+  opt.strategies = "head_batched";
+  opt.top = 8;
+  opt.measure = quick();
+  opt.quiet = true;
+  TuneOutcome out = tune_grid(lt, opt);
+  REQUIRE(out.gemm.size() == 2);  // Q·K^T and P·V
+  for (const GemmTuneRecord& r : out.gemm) {
+    CHECK_EQ(r.candidates.size(), std::size_t(5));
+    REQUIRE(r.best >= 0);
+    CHECK_EQ(r.candidates[r.best].label, std::string("F"));
+    REQUIRE(r.baseline >= 0);
+    CHECK_EQ(r.candidates[r.baseline].label, std::string("H"));
+    CHECK(r.candidates[r.baseline].baseline);
+    CHECK_EQ(by_label(r, "X")->status, std::string("failed"));
+    CHECK(by_label(r, "X")->reason.find("NOT_SUPPORTED") != std::string::npos);
+    CHECK_EQ(by_label(r, "W")->status, std::string("incorrect"));
+    CHECK_EQ(by_label(r, "H")->status, std::string("ok"));
+    CHECK_EQ(by_label(r, "S")->status, std::string("ok"));
+    CHECK(by_label(r, "S")->ms > by_label(r, "F")->ms);
+    CHECK_EQ(r.failed(), 2);
+    CHECK(r.gain() > 1.5);  // H sleeps 1.5 ms per call, F not at all
+    CHECK_NEAR(r.gain(), r.baseline_ms() / r.best_ms(), 1e-12);
+  }
+  // The cache entries carry the winner, the baseline and the failures.
+  auto entries = out.cache.gemm_entries();
+  REQUIRE(entries.size() == 2);
+  for (const auto& e : entries) {
+    CHECK_EQ(e.algo.label, std::string("F"));
+    CHECK(e.algo.blob == FakeLt::algo("F", 4).blob);
+    CHECK_EQ(e.heuristic_algo, std::string("H"));
+    CHECK_EQ(e.candidates, 5);
+    CHECK_EQ(e.failed, 2);
+    CHECK_EQ(e.failures.size(), std::size_t(2));
+    CHECK(e.gain > 1.5);
+    CHECK(e.heuristic_ms > e.best_ms);
+    CHECK_EQ(e.search, std::string("heuristic"));
+    CHECK_EQ(e.measured_with["strategy"].get<std::string>(), std::string("head_batched"));
+  }
+  std::string summary = format_tune_summary(out);
+  CHECK(summary.find("GEMM shape") != std::string::npos);
+  CHECK(summary.find("strided x2") != std::string::npos);
+}
+
+TEST(heuristic_winner_gives_gain_one) {
+  auto cpu = make_cpu_backend();
+  FakeLt lt(*cpu);
+  TuneOptions opt;
+  opt.problems = {small()};
+  opt.strategies = "nested";
+  opt.top = 2;  // H and X only: X cannot be set, so H must win
+  opt.measure = quick();
+  opt.quiet = true;
+  TuneOutcome out = tune_grid(lt, opt);
+  REQUIRE(out.gemm.size() == 2);
+  for (const auto& r : out.gemm) {
+    CHECK_EQ(r.candidates.size(), std::size_t(2));
+    REQUIRE(r.best >= 0);
+    CHECK_EQ(r.best, r.baseline);
+    CHECK_EQ(r.gain(), 1.0);
+  }
+  for (const auto& e : out.cache.gemm_entries()) CHECK(e.algo.heuristic_first);
+}
+
+TEST(exhaustive_search_always_includes_the_heuristic_first_choice) {
+  auto cpu = make_cpu_backend();
+  FakeLt lt(*cpu);
+  TuneOptions opt;
+  opt.problems = {small()};
+  opt.strategies = "fully_batched";
+  opt.exhaustive = true;
+  opt.measure = quick();
+  opt.quiet = true;
+  TuneOutcome out = tune_grid(lt, opt);
+  REQUIRE(out.gemm.size() == 2);
+  CHECK(lt.heuristic_queries >= 2);  // asked for the heuristic's first choice for each shape
+  for (const auto& r : out.gemm) {
+    REQUIRE(r.candidates.size() == 5);  // H + S, F, W, X (the repeated F dropped)
+    CHECK_EQ(r.baseline, 0);
+    CHECK_EQ(r.candidates[0].label, std::string("H"));
+    REQUIRE(r.best >= 0);
+    CHECK_EQ(r.candidates[r.best].label, std::string("F"));
+    CHECK(r.gain() > 1.0);
+  }
+  for (const auto& e : out.cache.gemm_entries()) {
+    CHECK_EQ(e.search, std::string("exhaustive"));
+    CHECK_EQ(e.top, 0);
+  }
+}
+
+TEST(end_to_end_tune_on_cpu_then_cache_serves_the_plans) {
+  auto cpu = make_cpu_backend();
+  TuneOptions opt;
+  opt.problems = {small(1), small(3, KvLayout::paged)};
+  opt.strategies = "all";
+  opt.measure = quick();
+  opt.quiet = true;
+  int checkpoints = 0;
+  std::size_t last_checkpoint_entries = 0;
+  opt.checkpoint = [&](const HeuristicCache& c) {
+    checkpoints++;
+    CHECK(!c.empty());
+    last_checkpoint_entries = c.gemm_entries().size() + c.fused_entries().size();
+  };
+  TuneOutcome out = tune_grid(*cpu, opt);
+  CHECK(checkpoints >= 2);  // after every tuned shape and fused problem
+  CHECK_EQ(last_checkpoint_entries, out.gemm.size() + out.fused.size());
+  CHECK_EQ(out.failed_strategies, 0);
+  CHECK(out.gemm.size() >= 8);
+  for (const auto& r : out.gemm) {
+    CHECK(r.best >= 0);
+    CHECK_EQ(r.candidates.size(), std::size_t(1));  // the CPU backend's single "cpu-reference"
+    CHECK_EQ(r.gain(), 1.0);
+  }
+  REQUIRE(out.fused.size() == 2);
+  for (const auto& r : out.fused) {
+    CHECK_EQ(r.tiles.size(), cpu->fused_tiles().size());
+    CHECK_EQ(r.baseline, 0);
+    REQUIRE(r.best >= 0);
+    CHECK(r.gain() >= 1.0);
+  }
+  // Every distinct shape was tuned once: no two records share a key.
+  for (std::size_t i = 0; i < out.gemm.size(); ++i)
+    for (std::size_t j = i + 1; j < out.gemm.size(); ++j) CHECK(out.gemm[i].key != out.gemm[j].key);
+
+  std::string path = temp_file("e2e.json");
+  out.cache.save(path);
+  HeuristicCache loaded = HeuristicCache::load(path);
+  CHECK_EQ(loaded.gemm_entries().size(), out.gemm.size());
+  CHECK_EQ(loaded.fused_entries().size(), out.fused.size());
+
+  // A fresh backend without the cache: every plan from the heuristic.
+  auto plain = make_cpu_backend();
+  for (const char* s : {"nested", "head_batched", "fully_batched", "ptr_array"})
+    for (const std::string& src : sources_after_setup(*plain, s, opt.problems[1])) CHECK_EQ(src, std::string("heuristic"));
+  // With it installed: every plan from the cache, and the fused tile is the tuned one.
+  auto served = make_cpu_backend();
+  CHECK_EQ(loaded.install(*served), 0);
+  for (const Problem& p : opt.problems)
+    for (const char* s : {"nested", "head_batched", "fully_batched", "ptr_array"}) {
+      auto srcs = sources_after_setup(*served, s, p);
+      CHECK(!srcs.empty());
+      for (const std::string& src : srcs) CHECK_EQ(src, std::string("cache"));
+    }
+  for (const auto& r : out.fused) {
+    auto t = loaded.fused_tile(r.problem, served->device_info());
+    REQUIRE(t.has_value());
+    CHECK(*t == r.tiles[r.best]);
+  }
+  // A problem that was not tuned has no tile and its shapes are not served.
+  Problem other = make_problem(1, 2, 48, 16, 1, 0, KvLayout::contiguous, DType::fp16, false);
+  CHECK(!loaded.fused_tile(other, served->device_info()).has_value());
+  for (const std::string& src : sources_after_setup(*served, "head_batched", other)) CHECK_EQ(src, std::string("heuristic"));
+
+  // Tuning starts from the heuristic even on a backend with a cache installed: the chooser is cleared.
+  TuneOptions again = opt;
+  again.problems = {small(1)};
+  again.strategies = "head_batched";
+  again.checkpoint = nullptr;
+  TuneOutcome out2 = tune_grid(*served, again);
+  CHECK_EQ(out2.gemm.size(), std::size_t(2));
+  for (const std::string& src : sources_after_setup(*served, "head_batched", small(1))) CHECK_EQ(src, std::string("heuristic"));
+}
+
+TEST(skip_cached_reuses_entries_instead_of_retuning) {
+  auto cpu = make_cpu_backend();
+  TuneOptions opt;
+  opt.problems = {small(1)};
+  opt.strategies = "head_batched,fused";
+  opt.measure = quick();
+  opt.quiet = true;
+  TuneOutcome first = tune_grid(*cpu, opt);
+  REQUIRE(first.gemm.size() == 2);
+  REQUIRE(first.fused.size() == 1);
+  opt.skip_cached = &first.cache;
+  opt.problems = {small(1), small(2)};
+  TuneOutcome second = tune_grid(*cpu, opt);
+  CHECK_EQ(second.cached_plans, 2);
+  CHECK_EQ(second.fused.size(), std::size_t(1));  // only the new problem
+  CHECK(second.fused[0].problem == small(2));
+  for (const auto& r : second.gemm) CHECK(first.cache.find_gemm(r.key, first.env) == nullptr);
+}
+
+TEST(a_candidate_that_loses_the_device_is_skipped_after_recovery) {
+  auto cpu = make_cpu_backend();
+  FakeLt lt(*cpu);
+  lt.crash = true;
+  TuneOptions opt;
+  opt.problems = {small()};
+  opt.strategies = "head_batched";
+  opt.measure = quick();
+  opt.quiet = true;
+  TuneOutcome out = tune_grid(lt, opt);
+  CHECK_EQ(lt.recoveries, 2);  // once per shape: the retry skips C, the next shape crashes on its own C
+  CHECK_EQ(out.failed_strategies, 0);
+  REQUIRE(out.gemm.size() == 2);
+  for (const auto& r : out.gemm) {
+    CHECK_EQ(r.candidates.size(), std::size_t(6));
+    const CandidateOutcome* c = by_label(r, "C");
+    REQUIRE(c != nullptr);
+    CHECK_EQ(c->status, std::string("failed"));
+    CHECK(c->reason.find("device context") != std::string::npos);
+    REQUIRE(r.best >= 0);
+    CHECK_EQ(r.candidates[r.best].label, std::string("F"));
+  }
+  bool retried = false;
+  for (const auto& n : out.notes) retried = retried || n.find("retrying without that candidate") != std::string::npos;
+  CHECK(retried);
+}
+
+TEST(check_forward_rejects_wrong_and_unwritten_outputs) {
+  auto cpu = make_cpu_backend();
+  Problem p = make_problem(2, 3, 40, 16, 1, 0, KvLayout::contiguous, DType::fp16, false);
+  TuneInputs in(*cpu, p, 11);
+  std::vector<double> ref(p.qkv_elements());
+  AttentionIO io = in.io();
+  reference_attention_fp64(p, io.q, io.k, io.v, nullptr, ref.data());
+  auto write_scaled = [&](double scale) {
+    return [&, scale] {
+      for (std::int64_t i = 0; i < p.qkv_elements(); ++i) store_element(io.o, i, p.dtype, ref[i] * scale);
+    };
+  };
+  CHECK_EQ(in.check_forward(write_scaled(1.0)), std::string(""));
+  std::string wrong = in.check_forward(write_scaled(1.02));
+  CHECK(wrong.find("rel L2 error 0.02") != std::string::npos);
+  std::string unwritten = in.check_forward([] {});
+  CHECK(unwritten.find("NaN/Inf") != std::string::npos);
+  // It agrees with compare_output on the same output.
+  in.check_forward(write_scaled(1.004));
+  ErrorStats e = compare_output(p, io.o, ref.data());
+  CHECK(e.rel_l2 > 0.003 && e.rel_l2 < 0.005);
+  CHECK_EQ(in.check_forward(write_scaled(1.004)), std::string(""));  // 0.004 is within fp16's 5e-3
+}
+
+TEST(bad_options_are_usage_errors) {
+  auto cpu = make_cpu_backend();
+  TuneOptions opt;
+  opt.problems = {small()};
+  opt.quiet = true;
+  opt.measure = quick();
+  opt.top = 0;
+  CHECK_THROWS(tune_grid(*cpu, opt));
+  opt.top = 8;
+  opt.strategies = "nested,warp_speed";
+  CHECK_THROWS(tune_grid(*cpu, opt));
+  opt.strategies = "all";
+  opt.measure.min_samples = 0;
+  CHECK_THROWS(tune_grid(*cpu, opt));
+}
+
+TEST_MAIN()
