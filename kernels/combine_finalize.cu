@@ -134,6 +134,19 @@ int launch_finalize_typed(const FinalizeArgs& a, cudaStream_t stream) {
 }  // namespace
 
 int launch_combine_pages(const CombineArgs& a, void* stream) {
+  if (a.pages == 1) {
+    // One page: the weight e^(m_p - m) is exactly 1, so the combine is O = partial / page_sum, a finalize
+    // over [bh*rows, D] (the elementwise kernel measured about twice as fast as the row kernel at P=1).
+    FinalizeArgs f;
+    f.acc = a.partial;
+    f.row_sum = a.page_sum;
+    f.bh_count = a.bh_count;
+    f.rows = a.rows;
+    f.head_dim = a.head_dim;
+    f.out = a.out;
+    f.out_type = a.out_type;
+    return launch_finalize(f, stream);
+  }
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   switch (a.out_type) {
     case DType::fp16: return launch_combine_typed<__half>(a, s);

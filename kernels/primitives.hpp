@@ -9,12 +9,9 @@ namespace ab::kernels {
 
 int launch_softmax_update(const SoftmaxUpdateArgs& a, void* stream);
 int launch_page_softmax(const PageSoftmaxArgs& a, void* stream);
+// With one page the combine is O = partial / page_sum and runs as the finalize kernel (CUPTI names it so).
 int launch_combine_pages(const CombineArgs& a, void* stream);
 int launch_finalize(const FinalizeArgs& a, void* stream);
 int launch_gather_pages(const GatherArgs& a, void* stream);
-
-// Kernel name stems as CUPTI reports them (for tests that look for them in launch records).
-inline const char* softmax_update_kernel_name() { return "softmax_update_kernel"; }
-inline const char* page_softmax_kernel_name() { return "page_softmax_kernel"; }
 
 }  // namespace ab::kernels

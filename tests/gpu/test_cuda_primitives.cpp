@@ -228,41 +228,43 @@ TEST(softmax_update_matches_cpu) {
 
 TEST(combine_pages_matches_cpu) {
   std::uint64_t seed = 200;
-  for (DType out : {DType::fp16, DType::bf16, DType::fp32})
-    for (std::int64_t D : {64, 30, 128}) {
-      std::mt19937_64 rng(seed++);
-      CombineArgs a;
-      a.bh_count = 3;
-      a.pages = 4;
-      a.rows = 37;
-      a.head_dim = D;
-      a.out_type = out;
-      std::int64_t n = a.bh_count * a.pages * a.rows;
-      Bytes part = random_array(n * D, DType::fp32, rng, -1, 1);
-      Bytes pmax = random_array(n, DType::fp32, rng, -3, 3), psum = random_array(n, DType::fp32, rng, 0.5, 5);
-      for (std::int64_t i = 0; i < n; i += 7) {  // fully masked pages: max -inf, sum 0, partial garbage
-        store_element(pmax.data(), i, DType::fp32, -kInf);
-        store_element(psum.data(), i, DType::fp32, 0.0);
-        for (std::int64_t d = 0; d < D; ++d) store_element(part.data(), i * D + d, DType::fp32, 1e30);
+  for (std::int64_t pages : {4, 1})
+    for (DType out : {DType::fp16, DType::bf16, DType::fp32})
+      for (std::int64_t D : {64, 30, 128}) {
+        std::mt19937_64 rng(seed++);
+        CombineArgs a;
+        a.bh_count = 3;
+        a.pages = pages;
+        a.rows = 37;
+        a.head_dim = D;
+        a.out_type = out;
+        std::int64_t n = a.bh_count * a.pages * a.rows;
+        Bytes part = random_array(n * D, DType::fp32, rng, -1, 1);
+        Bytes pmax = random_array(n, DType::fp32, rng, -3, 3), psum = random_array(n, DType::fp32, rng, 0.5, 5);
+        for (std::int64_t i = 0; i < n && pages > 1; i += 7) {  // fully masked pages: max -inf, sum 0, garbage partial
+          store_element(pmax.data(), i, DType::fp32, -kInf);
+          store_element(psum.data(), i, DType::fp32, 0.0);
+          for (std::int64_t d = 0; d < D; ++d) store_element(part.data(), i * D + d, DType::fp32, 1e30);
+        }
+        Bytes o(a.bh_count * a.rows * D * dtype_size(out), 0xFF);
+        CombineArgs h = a;
+        h.partial = reinterpret_cast<const float*>(part.data());
+        h.page_max = reinterpret_cast<const float*>(pmax.data());
+        h.page_sum = reinterpret_cast<const float*>(psum.data());
+        h.out = o.data();
+        cpu().combine_pages(h);
+        Dev dpart(part), dmax(pmax), dsum(psum), dout(o, true);
+        CombineArgs g = a;
+        g.partial = static_cast<const float*>(dpart.ptr());
+        g.page_max = static_cast<const float*>(dmax.ptr());
+        g.page_sum = static_cast<const float*>(dsum.ptr());
+        g.out = dout.ptr();
+        gpu()->combine_pages(g);
+        gpu()->synchronize();
+        std::printf("  combine pages=%lld D=%lld out=%s\n", static_cast<long long>(pages), static_cast<long long>(D),
+                    dtype_name(out));
+        CHECK(compare("out", dout.get(), o, out, out == DType::fp32 ? 1e-5 : eps_of(out), 1e-7));
       }
-      Bytes o(a.bh_count * a.rows * D * dtype_size(out), 0xFF);
-      CombineArgs h = a;
-      h.partial = reinterpret_cast<const float*>(part.data());
-      h.page_max = reinterpret_cast<const float*>(pmax.data());
-      h.page_sum = reinterpret_cast<const float*>(psum.data());
-      h.out = o.data();
-      cpu().combine_pages(h);
-      Dev dpart(part), dmax(pmax), dsum(psum), dout(o, true);
-      CombineArgs g = a;
-      g.partial = static_cast<const float*>(dpart.ptr());
-      g.page_max = static_cast<const float*>(dmax.ptr());
-      g.page_sum = static_cast<const float*>(dsum.ptr());
-      g.out = dout.ptr();
-      gpu()->combine_pages(g);
-      gpu()->synchronize();
-      std::printf("  combine D=%lld out=%s\n", static_cast<long long>(D), dtype_name(out));
-      CHECK(compare("out", dout.get(), o, out, out == DType::fp32 ? 1e-5 : eps_of(out), 1e-7));
-    }
 }
 
 TEST(finalize_matches_cpu) {
