@@ -10,7 +10,7 @@ stages=${2:-build,tests,bench,timers,peer,tune,slow}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 export PATH=/usr/local/cuda/bin:$PATH
-build=${BUILD_DIR:-/tmp/attnbench-build}
+build=${BUILD_DIR:-$PWD/build-gpu}
 bin=$build/attnbench
 has() { [[ ",$stages," == *",$1,"* ]]; }
 log() { echo "== $*" | tee -a "$out/summary.txt"; }
@@ -25,8 +25,11 @@ timed() {  # timed NAME CMD...: run, keep its output, record wall time
 }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv >"$out/nvidia-smi.txt" 2>&1
+deps=()
+# The GPU image may lack CLI11/fmt/nlohmann-json: scripts/pack-build-deps.sh makes build-deps/ to carry.
+[[ -d build-deps ]] && deps=(-DCMAKE_PREFIX_PATH="$PWD/build-deps")
 if has build; then
-  timed build env BUILD_DIR="$build" scripts/build.sh -DCMAKE_CUDA_ARCHITECTURES=90a || { tail -40 "$out/build.log"; exit 1; }
+  timed build env BUILD_DIR="$build" scripts/build.sh -DCMAKE_CUDA_ARCHITECTURES=90a "${deps[@]}" || { tail -40 "$out/build.log"; exit 1; }
 fi
 if has tests; then
   timed ctest-gpu ctest --test-dir "$build" -L gpu --output-on-failure -j 1 --timeout 300
@@ -36,6 +39,7 @@ fi
 if has bench; then
   timed default $bin --batch=32 --heads=12 --seq_len=512 --verify --json="$out/default.json" --quiet
   timed default-again $bin --batch=32 --heads=12 --seq_len=512 --verify --json="$out/default2.json" --quiet
+  timed compare-rerun $bin compare "$out/default.json" "$out/default2.json"
   timed pages8 $bin --batch=32 --heads=12 --seq_len=512 --pages=8 --verify --json="$out/pages8.json" --quiet
   timed long-d128 $bin --batch=8 --heads=16 --seq_len=2048 --head_dim=128 --verify --json="$out/long.json" --quiet
   timed awkward $bin --batch=3 --heads=5 --seq_len=1000 --pages=7 --head_dim=64,128 --kv_layout=contiguous,paged --dtype=fp16,bf16 --causal --verify --json="$out/awkward.json" --quiet --max_time=0.2
@@ -49,10 +53,10 @@ if has timers; then
   timed hot $bin --hot --json="$out/hot.json" --quiet
 fi
 if has peer; then
-  timed peer python3 scripts/peer_torch.py --batch=32 --heads=12 --seq_len=512 --head_dim=64 --json "$out/peer-default.json"
-  timed peer-pages8 python3 scripts/peer_torch.py --batch=32 --heads=12 --seq_len=512 --head_dim=64 --causal --json "$out/peer-causal.json"
-  timed peer-long python3 scripts/peer_torch.py --batch=8 --heads=16 --seq_len=2048 --head_dim=128 --json "$out/peer-long.json"
-  timed peer-8k python3 scripts/peer_torch.py --batch=2 --heads=16 --seq_len=8192 --head_dim=128 --json "$out/peer-8k.json"
+  # PyTorch SDPA (flash, cuDNN, efficient) and unfused matmul-softmax-matmul, merged beside attnbench's rows.
+  for f in default causal long fused-long; do
+    [[ -f "$out/$f.json" ]] && timed "peer-$f" python3 scripts/peer_torch.py --merge "$out/$f.json" --verify
+  done
 fi
 if has tune; then
   timed tune-ci $bin tune --config=ci --cache="$out/cache.json" --quiet
@@ -61,11 +65,12 @@ if has tune; then
   timed cached-run $bin --batch=32 --heads=12 --seq_len=512 --pages=1,8 --cache="$out/cache.json" --verify --json="$out/cached.json" --quiet
 fi
 if has slow; then
-  timed slowed $bin --batch=32 --heads=12 --seq_len=512 --tile=m64n64w4s2 --json="$out/slowed.json" --quiet
+  # A deliberately slowed run: a worse fused tile and fp32 score matrices.
+  timed slowed $bin --batch=32 --heads=12 --seq_len=512 --tile=m64n128w4s2 --scores=fp32 --json="$out/slowed.json" --quiet
   timed compare $bin compare "$out/default.json" "$out/slowed.json"
 fi
 log "tables"
-for f in default pages8 long causal fused-long; do
+for f in default default2 pages8 long causal fused-long hot nested-events nested-graph nested-cupti cached slowed; do
   [[ -f "$out/$f.json" ]] && $bin report "$out/$f.json" 2>&1 | tee -a "$out/summary.txt"
 done
 exit 0
