@@ -2,6 +2,7 @@
 // report. Bad input prints one line and exits 2.
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -10,18 +11,6 @@
 #include "cli/run_command.hpp"
 #include "core/errors.hpp"
 
-namespace {
-
-std::string join_args(int argc, char** argv) {
-  std::string s;
-  for (int i = 0; i < argc; ++i) {
-    if (i) s += ' ';
-    s += argv[i];
-  }
-  return s;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"attnbench: benchmark and autotune the GEMMs of multi-head attention on NVIDIA GPUs"};
@@ -51,13 +40,13 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  std::string command_line = join_args(argc, argv);
+  std::vector<std::string> args(argv, argv + argc);
   try {
     if (*list) return ab::list_command();
     if (tune.app && *tune.app) return tune.run();
     if (compare.app && *compare.app) return compare.run();
     if (report.app && *report.app) return report.run();
-    return ab::run_command(*run ? run_flags : top_flags, command_line);
+    return ab::run_command(*run ? run_flags : top_flags, args);
   } catch (const ab::UsageError& e) {
     std::fprintf(stderr, "attnbench: error: %s\n", e.what());
     return 2;

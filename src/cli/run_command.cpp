@@ -1,7 +1,12 @@
 // The run command: flags → grid → backend → runner → JSON report (atomic) + console table.
 #include "cli/run_command.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -49,6 +54,8 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--scores", f.scores, "score matrix precision: input (the input dtype, as PyTorch) | fp32")->capture_default_str();
   app.add_option("--tile", f.tile, "fused tile, e.g. m128n64w4s2 (see attnbench list)");
   app.add_option("--cache", f.cache, "heuristic cache from `attnbench tune` to use");
+  app.add_option("--resume_at", f.resume_at)->group("");  // internal: see continue_in_fresh_process
+  app.add_flag("--no_table", f.no_table)->group("");
 }
 
 long long parse_bytes(const std::string& flag, const std::string& text) {
@@ -99,6 +106,57 @@ std::string utc_now() {
   return buf;
 }
 
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& a : v) s += (s.empty() ? "" : " ") + a;
+  return s;
+}
+
+// After a device error that recover() could not undo, the rest of the grid runs in a fresh process
+// (this binary again, told where to resume), whose rows are appended here. Returns false when the child
+// produced no report.
+bool continue_in_fresh_process(const std::vector<std::string>& argv, const ResumePoint& at,
+                               nlohmann::json* results, std::vector<std::string>* warnings) {
+  std::string tmp = fmt::format("/tmp/attnbench-resume-{}-{}.json", static_cast<long>(getpid()), at.problem * 1000 + at.strategy);
+  std::vector<std::string> args = {"/proc/self/exe"};
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a.rfind("--json=", 0) == 0 || a.rfind("--resume_at=", 0) == 0) continue;
+    if (a == "--json" || a == "--resume_at") { ++i; continue; }
+    if (a == "--no_table") continue;
+    args.push_back(a);
+  }
+  args.push_back("--json=" + tmp);
+  args.push_back(fmt::format("--resume_at={}:{}", at.problem, at.strategy));
+  args.push_back("--no_table");
+  std::vector<char*> cargv;
+  for (auto& a : args) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  std::fprintf(stderr, "attnbench: the device context was lost; continuing in a fresh process at point %zu, strategy %zu\n",
+               at.problem + 1, at.strategy);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, cargv.data(), environ) != 0) {
+    warnings->push_back("could not start a fresh process to continue after a device error");
+    return false;
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  try {
+    nlohmann::json child = read_json_document(tmp, kReportSchema);
+    for (auto& r : child["results"]) results->push_back(r);
+    for (auto& w : child["warnings"]) {
+      std::string ws = w.get<std::string>();
+      if (std::find(warnings->begin(), warnings->end(), ws) == warnings->end()) warnings->push_back(ws);
+    }
+    std::remove(tmp.c_str());
+    warnings->push_back(fmt::format("a device error could not be recovered in-process; rows after it come from a fresh process ({})", join(args)));
+    return true;
+  } catch (const std::exception& e) {
+    warnings->push_back(fmt::format("the fresh process continuing after a device error produced no report (exit status {})", status));
+    return false;
+  }
+}
+
 FusedTile parse_tile(const std::string& s) {
   FusedTile t;
   if (std::sscanf(s.c_str(), "m%dn%dw%ds%d", &t.block_m, &t.block_n, &t.warps, &t.stages) != 4 ||
@@ -109,7 +167,8 @@ FusedTile parse_tile(const std::string& s) {
 
 }  // namespace
 
-int run_command(const RunFlags& f, const std::string& command_line) {
+int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
+  std::string command_line = join(argv);
   // Everything the user typed is checked before any device work.
   RunOptions opt;
   if (!f.config.empty()) {
@@ -146,6 +205,9 @@ int run_command(const RunFlags& f, const std::string& command_line) {
   if (f.device < 0) throw UsageError("--device must be >= 0");
   if (!f.max_memory.empty()) opt.max_memory = parse_bytes("max_memory", f.max_memory);
   if (!f.json_path.empty()) check_writable(f.json_path);
+  if (!f.resume_at.empty() && std::sscanf(f.resume_at.c_str(), "%zu:%zu", &opt.start_problem, &opt.start_strategy) != 2)
+    throw UsageError("--resume_at: expected P:S");
+  if (const char* fault = std::getenv("ATTNBENCH_INJECT_FAULT")) opt.inject_fault = fault;
   std::optional<HeuristicCache> cache;
   if (!f.cache.empty()) cache = HeuristicCache::load(f.cache);
 
@@ -189,7 +251,12 @@ int run_command(const RunFlags& f, const std::string& command_line) {
   }
   if (cpu) warnings.push_back("CPU reference backend: times are CPU times, not GPU times");
 
-  nlohmann::json results = run_grid(*backend, opt, &warnings);
+  ResumePoint resume;
+  nlohmann::json results = run_grid(*backend, opt, &warnings, &resume);
+  if (resume.needed) {
+    backend.reset();  // give the broken context up before the fresh process opens the device
+    continue_in_fresh_process(argv, resume, &results, &warnings);
+  }
 
   nlohmann::json report;
   report["schema"] = kReportSchema;
@@ -210,7 +277,7 @@ int run_command(const RunFlags& f, const std::string& command_line) {
     if (w.find("CPU reference backend") == std::string::npos && !f.quiet)
       std::fprintf(stderr, "attnbench: warning: %s\n", w.c_str());
 
-  print_console_table(report, stdout);
+  if (!f.no_table) print_console_table(report, stdout);
   if (!f.json_path.empty()) write_json_atomic(f.json_path, report);
 
   int bad = 0;

@@ -1,6 +1,7 @@
 // The run command's options (shared by `attnbench [flags]` and `attnbench run [flags]`) and its action.
 #pragma once
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -28,13 +29,15 @@ struct RunFlags {
   std::string scores = "input";
   std::string tile;
   std::string cache;
+  std::string resume_at;  // hidden: "P:S", set when the run continues in a fresh process
+  bool no_table = false;  // hidden: the resumed process leaves the table to its parent
 };
 
 // Adds every run flag to `app`.
 void add_run_flags(CLI::App& app, RunFlags& f);
 // Executes a run; returns the exit code (0 ok; 1 when any result is incorrect or failed). Throws
 // UsageError on bad input before any work is done.
-int run_command(const RunFlags& f, const std::string& command_line);
+int run_command(const RunFlags& f, const std::vector<std::string>& argv);
 // Parses "8GiB", "512MiB", "1e9", "2000000000" into bytes; throws UsageError.
 long long parse_bytes(const std::string& flag, const std::string& text);
 // Parses "2%" or "0.02" into a fraction; throws UsageError.

@@ -3,7 +3,11 @@
 
 #include <fmt/format.h>
 
+#include "core/errors.hpp"
+
 namespace ab {
+
+void Backend::inject_fault() { throw BackendError("this backend cannot inject faults"); }
 
 const char* backend_kind_name(BackendKind k) { return k == BackendKind::cuda ? "cuda" : "cpu"; }
 

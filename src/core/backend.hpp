@@ -257,8 +257,13 @@ class Backend {
   virtual void range_pop() {}
 
   // After a sticky device error: rebuild the context so later strategies can run. Returns false when
-  // that is impossible.
+  // that is impossible (the run command then continues in a fresh process).
   virtual bool recover() { return true; }
+
+  // Test hook (ATTNBENCH_INJECT_FAULT): make the device fail the way a kernel bug would, with a sticky
+  // error. cuda: a kernel writes to an invalid address; cpu: simulated, and recover() then fails.
+  // Throws BackendError.
+  virtual void inject_fault();
 };
 
 // RAII profiler range.

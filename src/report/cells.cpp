@@ -47,7 +47,7 @@ std::string cell_launches(const RowView& r) {
   if (r.launches_expected < 0) return std::to_string(r.launches_measured);  // no contract (peer rows)
   std::string m = r.launches_measured >= 0 ? std::to_string(r.launches_measured) : "?";
   std::string e = r.launches_expected >= 0 ? std::to_string(r.launches_expected) : "?";
-  return m + "/" + e + (r.launches_mismatch ? "!" : "");
+  return m + "/" + e + (r.launches_mismatch ? "!" : r.launches_explained ? "^" : "");
 }
 
 std::string cell_rel_err(const RowView& r) {

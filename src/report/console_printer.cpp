@@ -72,7 +72,7 @@ void ConsolePrinter::do_row(const ProblemGroup& group, const RowView& r) {
 void ConsolePrinter::do_end() {
   out_ += fmt::format(
       "\n* fastest ok row of its problem; vs best = median / fastest median; noise = stdev / mean;\n"
-      "  launches = measured/expected kernels per forward (! mismatch, ? not measured); rel-err = verify rel L2 "
+      "  launches = measured/expected kernels per forward (! mismatch, ^ extra split-K reductions, ? not measured); rel-err = verify rel L2 "
       "error (! failed){}\n",
       any_peer_ ? ";\n  peer:* rows are PyTorch SDPA timed by scripts/peer_torch.py; + fastest attnbench strategy when a "
                   "peer is faster"

@@ -43,7 +43,7 @@ void MarkdownPrinter::do_row(const ProblemGroup& group, const RowView& r) {
 void MarkdownPrinter::do_end() {
   out_ += "\n**Bold**: fastest ok row of its problem; *italic*: fastest attnbench strategy when a peer is faster. "
           "*vs best* = median / fastest median; *noise* = stdev / mean; "
-          "*launches* = measured/expected kernels per forward (! mismatch, ? not measured); *rel-err* = relative "
+          "*launches* = measured/expected kernels per forward (! mismatch, ^ extra split-K reductions, ? not measured); *rel-err* = relative "
           "L2 error against the reference (! failed).\n";
   for (const std::string& w : warnings_) out_ += "\n> warning: " + md_escape(w) + "\n";
 }

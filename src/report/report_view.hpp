@@ -23,6 +23,7 @@ struct RowView {
   std::int64_t launches_expected = -1;  // launches.expected.total (or gemm + kernels)
   std::int64_t launches_measured = -1;  // launches.measured.kernels; -1 when not measured
   bool launches_mismatch = false;       // both known and different
+  bool launches_explained = false;  // more kernels than the contract, all cuBLASLt split-K reductions
   double rel_err = NAN;                 // verify.rel_l2_err
   int verify_passed = -1;               // verify.passed: 1, 0, or -1 when absent
   bool ok() const { return status == "ok"; }

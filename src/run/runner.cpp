@@ -141,7 +141,7 @@ void check_memory_or_throw(const std::vector<Problem>& problems, bool verify, st
   }
 }
 
-nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::string>* warnings) {
+nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::string>* warnings, ResumePoint* resume) {
   nlohmann::json results = nlohmann::json::array();
   DeviceInfo dev = be.device_info();
   std::int64_t limit = opt.max_memory > 0 ? opt.max_memory : (dev.memory_free > 0 ? dev.memory_free : dev.memory_bytes);
@@ -149,7 +149,7 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
   auto strategies = make_strategies(opt.strategies);
   Progress progress(static_cast<std::int64_t>(opt.problems.size()), opt.quiet);
 
-  for (std::size_t pi = 0; pi < opt.problems.size(); ++pi) {
+  for (std::size_t pi = opt.start_problem; pi < opt.problems.size(); ++pi) {
     const Problem& p = opt.problems[pi];
     progress.begin_point(static_cast<std::int64_t>(pi), p.label());
     ScopedRange problem_range(be, p.label());
@@ -175,7 +175,9 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
     }
     std::int64_t used = input_bytes(p, opt.verify);
 
-    for (auto& st : strategies) {
+    for (std::size_t si = 0; si < strategies.size(); ++si) {
+      if (pi == opt.start_problem && si < opt.start_strategy) continue;
+      auto& st = strategies[si];
       nlohmann::json row;
       row["problem"] = problem_to_json(p);
       row["strategy"] = st->name();
@@ -236,6 +238,7 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
         {
           ScopedRange r(be, "verify forward");
           be.begin_launch_count();
+          if (!opt.inject_fault.empty() && opt.inject_fault == st->name()) be.inject_fault();
           st->run(be);
           rec = be.end_launch_count();
         }
@@ -283,12 +286,21 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
       } catch (const BackendError& e) {
         std::string msg = fmt::format("{} / {}: {}", p.label(), st->name(), e.what());
         if (e.sticky) {
-          // The context is gone: rebuild it and the inputs so the remaining strategies can run.
+          // The context is gone: rebuild it and the inputs so the remaining strategies can run; where
+          // the device cannot be rebuilt in this process, hand the rest of the grid to a fresh one.
           bool ok = be.recover();
           in.forget_device_memory();
           try {
             st->teardown(be);
           } catch (...) {
+          }
+          if (!ok && resume) {
+            finish("failed", msg);
+            resume->needed = true;
+            resume->problem = si + 1 < strategies.size() ? pi : pi + 1;
+            resume->strategy = si + 1 < strategies.size() ? si + 1 : 0;
+            progress.finish();
+            return results;
           }
           if (ok) {
             try {

@@ -26,6 +26,17 @@ struct RunOptions {
   bool quiet = false;
   // Optional per-problem fused tile (the heuristic cache); returns false when it has none.
   std::function<bool(const Problem&, FusedTile*)> cached_tile;
+  // Where to start (a resumed run in a fresh process after the device context was lost).
+  std::size_t start_problem = 0, start_strategy = 0;
+  // Test hook: the strategy whose verify forward injects a sticky device fault (ATTNBENCH_INJECT_FAULT).
+  std::string inject_fault;
+};
+
+// Set by run_grid when a device error left the context unusable and recover() failed: the rows so far
+// are returned and the run must go on in a fresh process from (problem, strategy).
+struct ResumePoint {
+  bool needed = false;
+  std::size_t problem = 0, strategy = 0;
 };
 
 // Bytes the problem's inputs, output and reference need on the backend (excluding strategy workspace).
@@ -35,7 +46,8 @@ std::int64_t input_bytes(const Problem& p, bool verify);
 void check_memory_or_throw(const std::vector<Problem>& problems, bool verify, std::int64_t limit);
 
 // Runs the grid; returns the "results" array of the report.
-nlohmann::json run_grid(Backend& backend, const RunOptions& opt, std::vector<std::string>* warnings);
+nlohmann::json run_grid(Backend& backend, const RunOptions& opt, std::vector<std::string>* warnings,
+                        ResumePoint* resume = nullptr);
 
 // Problem as report JSON.
 nlohmann::json problem_to_json(const Problem& p);

@@ -78,6 +78,7 @@ class PlanRecorder : public Backend {
     plans_.clear();
     return b_.recover();
   }
+  void inject_fault() override { b_.inject_fault(); }
 
  private:
   Backend& b_;

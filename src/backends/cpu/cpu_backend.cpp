@@ -177,6 +177,12 @@ class CpuBackend : public Backend {
   void flush_l2() override {}
   std::unique_ptr<CapturedForward> capture(const std::function<void()>&) override { return nullptr; }
   void begin_launch_count() override { gemm_calls_ = other_kernels_ = 0; }
+  void inject_fault() override {
+    context_lost_ = true;
+    throw BackendError("cpu: injected sticky fault (ATTNBENCH_INJECT_FAULT)", true);
+  }
+  // The simulated fault is as fatal as a real one: this backend cannot rebuild itself afterwards.
+  bool recover() override { return !context_lost_; }
   LaunchRecord end_launch_count() override {
     LaunchRecord r;
     r.gemm_calls = gemm_calls_;
@@ -199,6 +205,7 @@ class CpuBackend : public Backend {
   std::vector<Plan> plans_;
   GemmAlgoChooser chooser_;
   std::int64_t gemm_calls_ = 0, other_kernels_ = 0;
+  bool context_lost_ = false;
 
 };
 

@@ -68,6 +68,7 @@ class CudaBackend final : public Backend {
   void range_push(const std::string& name) override;
   void range_pop() override;
   bool recover() override;
+  void inject_fault() override;
 
   // Why the last capture() returned nullptr (empty after a successful one).
   const std::string& last_capture_error() const { return capture_error_; }

@@ -6,6 +6,7 @@
 #include "backends/cuda/cuda_check.hpp"
 #include "core/errors.hpp"
 #include "fused_attention.hpp"
+#include "fault_injection.hpp"
 #include "primitives.hpp"
 #include "reference_attention.hpp"
 
@@ -63,6 +64,13 @@ void CudaBackend::combine_pages(const CombineArgs& a) {
 void CudaBackend::finalize(const FinalizeArgs& a) {
   count_kernel();
   check_launch(kernels::launch_finalize(a, stream_), "finalize_kernel");
+}
+
+void CudaBackend::inject_fault() {
+  count_kernel();
+  check_launch(kernels::launch_illegal_write(stream_), "illegal_write_kernel");
+  AB_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the illegal address surfaces here, sticky
+  throw BackendError("injected fault: illegal_write_kernel completed without an error", false);
 }
 
 void CudaBackend::gather_pages(const GatherArgs& a) {
