@@ -2,11 +2,13 @@
 # GPU check, for a machine with an NVIDIA GPU: build with CMake + Ninja for sm_90a, run the `gpu`-labelled
 # tests, then the benchmarks (default command, the issue shapes, timers, cold/hot, the PyTorch peer), and
 # write every report and log into OUTDIR. A summary table is printed last.
-#   scripts/gpu-check.sh OUTDIR [STAGES]   STAGES: comma list of build,tests,bench,timers,peer,tune,slow (default all)
+#   scripts/gpu-check.sh OUTDIR [STAGES]
+#   STAGES: comma list of build,tests,fault,bench,timers,peer,grid,tune,tune-ci,exhaustive,slow
+#   (default: all but tune-ci, which takes about three minutes)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: gpu-check.sh OUTDIR [STAGES]}
-stages=${2:-build,tests,bench,timers,peer,tune,slow}
+stages=${2:-build,tests,fault,bench,timers,peer,grid,tune,exhaustive,slow}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 export PATH=/usr/local/cuda/bin:$PATH
@@ -40,6 +42,8 @@ if has bench; then
   timed default $bin --batch=32 --heads=12 --seq_len=512 --verify --json="$out/default.json" --quiet
   timed default-again $bin --batch=32 --heads=12 --seq_len=512 --verify --json="$out/default2.json" --quiet
   timed compare-rerun $bin compare "$out/default.json" "$out/default2.json"
+  timed default-third $bin --batch=32 --heads=12 --seq_len=512 --verify --json="$out/default3.json" --quiet
+  timed nested-graph-rerun $bin --strategies=nested --timer=graph --json="$out/nested-graph2.json" --quiet
   timed pages8 $bin --batch=32 --heads=12 --seq_len=512 --pages=8 --verify --json="$out/pages8.json" --quiet
   timed long-d128 $bin --batch=8 --heads=16 --seq_len=2048 --head_dim=128 --verify --json="$out/long.json" --quiet
   timed awkward $bin --batch=3 --heads=5 --seq_len=1000 --pages=7 --head_dim=64,128 --kv_layout=contiguous,paged --dtype=fp16,bf16 --causal --verify --json="$out/awkward.json" --quiet --max_time=0.2
@@ -58,11 +62,26 @@ if has peer; then
     [[ -f "$out/$f.json" ]] && timed "peer-$f" python3 scripts/peer_torch.py --merge "$out/$f.json" --verify
   done
 fi
+if has fault; then
+  # A strategy that breaks the CUDA context: it fails with its message, every other strategy still runs.
+  timed fault env ATTNBENCH_INJECT_FAULT=head_batched $bin --verify --json="$out/fault.json" --quiet
+fi
+if has grid; then
+  timed grid $bin --batch=8 --heads=16 --seq_len=256:4096:*2 --head_dim=64,128 --strategies=head_batched,fully_batched,ptr_array,fused --json="$out/grid.json" --quiet --max_time=0.5
+  timed peer-grid python3 scripts/peer_torch.py --merge "$out/grid.json"
+fi
+if has tune-ci; then
+  timed tune-ci $bin tune --config=ci --cache="$out/cache-ci.json" --quiet
+fi
 if has tune; then
-  timed tune-ci $bin tune --config=ci --cache="$out/cache.json" --quiet
-  timed tune-default $bin tune --batch=32 --heads=12 --seq_len=512 --pages=1,8 --cache="$out/cache.json" --quiet
-  timed tune-default-exh $bin tune --batch=32 --heads=12 --seq_len=512 --pages=1,8 --search=exhaustive --cache="$out/cache-exh.json" --quiet
+  timed tune-default $bin tune --batch=32 --heads=12 --seq_len=512 --pages=1,8 --cache="$out/cache.json"
+  timed heuristic-run $bin --batch=32 --heads=12 --seq_len=512 --pages=1,8 --verify --json="$out/heuristic.json" --quiet
   timed cached-run $bin --batch=32 --heads=12 --seq_len=512 --pages=1,8 --cache="$out/cache.json" --verify --json="$out/cached.json" --quiet
+  timed compare-cache $bin compare "$out/heuristic.json" "$out/cached.json"
+fi
+if has exhaustive; then
+  timed tune-exhaustive $bin tune --batch=32 --heads=12 --seq_len=512 --strategies=head_batched,fully_batched,ptr_array --search=exhaustive --max_candidates=300 --max_time=0.1 --cache="$out/cache-exh.json"
+  timed tune-top8 $bin tune --batch=32 --heads=12 --seq_len=512 --strategies=head_batched,fully_batched,ptr_array --max_time=0.1 --cache="$out/cache-top8.json"
 fi
 if has slow; then
   # A deliberately slowed run: a worse fused tile and fp32 score matrices.
@@ -70,7 +89,7 @@ if has slow; then
   timed compare $bin compare "$out/default.json" "$out/slowed.json"
 fi
 log "tables"
-for f in default default2 pages8 long causal fused-long hot nested-events nested-graph nested-cupti cached slowed; do
+for f in default default2 fault pages8 long causal fused-long hot nested-events nested-graph nested-cupti heuristic cached slowed; do
   [[ -f "$out/$f.json" ]] && $bin report "$out/$f.json" 2>&1 | tee -a "$out/summary.txt"
 done
 exit 0

@@ -29,6 +29,7 @@ struct TuneFlags {
   std::string config;
   std::string cache;
   int top = 8;
+  int max_candidates = 2000;
   std::string search = "heuristic";
   std::string backend = "auto";
   int device = 0;
@@ -69,6 +70,8 @@ int tune_main(const TuneFlags& f) {
   if (f.search != "heuristic" && f.search != "exhaustive")
     throw UsageError(fmt::format("--search: '{}' is not heuristic or exhaustive", f.search));
   opt.top = f.top;
+  if (f.max_candidates < 1) throw UsageError(fmt::format("--max_candidates must be at least 1, got {}", f.max_candidates));
+  opt.max_candidates = f.max_candidates;
   opt.exhaustive = f.search == "exhaustive";
   opt.seed = f.seed;
   opt.quiet = f.quiet;
@@ -126,6 +129,8 @@ Command add_tune_command(CLI::App& parent) {
       "tune", "search cuBLASLt algorithms and fused tiles for a grid and write a heuristic cache (attnbench.cache/1)");
   app->add_option("--cache", f.cache, "cache file to write; merged into when it exists (required)");
   app->add_option("--top", f.top, "heuristic candidates per GEMM")->capture_default_str();
+  app->add_option("--max_candidates,--max-candidates", f.max_candidates,
+                  "exhaustive search: at most this many candidates per GEMM, base configurations first")->capture_default_str();
   app->add_option("--search", f.search, "heuristic (top-N) | exhaustive (every algorithm, tile, stage, split-K...)")
       ->capture_default_str();
   app->add_flag("--skip_cached,--skip-cached", f.skip_cached,

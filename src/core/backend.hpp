@@ -215,7 +215,8 @@ class Backend {
   // What each live plan chose (shape, algorithm, source heuristic|tuned|cache), in plan order.
   virtual nlohmann::json gemm_plan_report() const = 0;
   virtual GemmShape gemm_plan_shape(GemmPlanId plan) const = 0;
-  // Tuning: candidate algorithms for a plan (heuristic top-N, or the exhaustive space), and switching a
+  // Tuning: candidate algorithms for a plan (heuristic top-N, or the exhaustive space capped at `top`
+  // candidates, the heuristic's first choice and the distinct base configurations first), and switching a
   // plan to one of them (throws BackendError when the algorithm cannot run the shape). `source` is what
   // the report shows: "heuristic", "tuned" or "cache".
   virtual std::vector<GemmAlgo> gemm_candidates(GemmPlanId plan, int top, bool exhaustive) = 0;

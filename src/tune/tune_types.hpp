@@ -21,6 +21,7 @@ struct TuneOptions {
   std::string strategies = "all";   // as --strategies; GEMM strategies tune their GEMMs, fused its tile
   int top = 8;                      // heuristic candidates per GEMM
   bool exhaustive = false;          // the full algorithm space instead of the heuristic's top-N
+  int max_candidates = 2000;        // cap on the exhaustive list per GEMM (bases and heuristic choice first)
   MeasureSettings measure;          // how each candidate is timed
   StrategyOptions strategy;         // base options (score precision); fused_tile is overridden per tile
   std::uint64_t seed = 1234;

@@ -67,7 +67,8 @@ nlohmann::json CudaBackend::gemm_plan_report() const {
 
 std::vector<GemmAlgo> CudaBackend::gemm_candidates(GemmPlanId id, int top, bool exhaustive) {
   const LtPlan& p = plan_at(id);
-  return exhaustive ? exhaustive_candidates(lt_, p, kWorkspaceBytes) : heuristic_candidates(lt_, p, top, kWorkspaceBytes);
+  return exhaustive ? exhaustive_candidates(lt_, p, kWorkspaceBytes, top > 0 ? top : 2000)
+                    : heuristic_candidates(lt_, p, top, kWorkspaceBytes);
 }
 
 void CudaBackend::set_gemm_algo(GemmPlanId id, const GemmAlgo& algo, const std::string& source) {
