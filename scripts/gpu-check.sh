@@ -3,7 +3,7 @@
 # tests, then the benchmarks (default command, the issue shapes, timers, cold/hot, the PyTorch peer), and
 # write every report and log into OUTDIR. A summary table is printed last.
 #   scripts/gpu-check.sh OUTDIR [STAGES]
-#   STAGES: comma list of build,tests,fault,bench,timers,peer,grid,tune,tune-ci,exhaustive,slow
+#   STAGES: comma list of build,tests,fault,bench,timers,peer,grid,tune,tune-ci,exhaustive,tune-all,slow
 #   (default: all but tune-ci, which takes about three minutes)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -82,6 +82,14 @@ fi
 if has exhaustive; then
   timed tune-exhaustive $bin tune --batch=32 --heads=12 --seq_len=512 --strategies=head_batched,fully_batched,ptr_array --search=exhaustive --max_candidates=300 --max_time=0.1 --cache="$out/cache-exh.json"
   timed tune-top8 $bin tune --batch=32 --heads=12 --seq_len=512 --strategies=head_batched,fully_batched,ptr_array --max_time=0.1 --cache="$out/cache-top8.json"
+fi
+if has tune-all; then
+  # Every GEMM of the default grid (pages 1 and 8, all strategies), heuristic top-8 against a capped
+  # exhaustive search, both timed with CUDA-graph replay so launch-bound strategies are tuned on GPU time.
+  tune_args=(--batch=32 --heads=12 --seq_len=512 --pages=1,8 --timer=graph --max_time=0.2 --min_samples=5)
+  timed tune-all-top8 $bin tune "${tune_args[@]}" --cache="$out/cache-all-top8.json"
+  timed tune-all-exhaustive timeout 300 $bin tune "${tune_args[@]}" --search=exhaustive --max_candidates=150 --cache="$out/cache-all-exh.json"
+  timed cached-exh-run $bin --batch=32 --heads=12 --seq_len=512 --pages=1,8 --cache="$out/cache-all-exh.json" --verify --json="$out/cached-exh.json" --quiet
 fi
 if has slow; then
   # A deliberately slowed run: a worse fused tile and fp32 score matrices.

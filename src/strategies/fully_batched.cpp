@@ -55,10 +55,23 @@ class FullyBatched : public Strategy {
   void run(Backend& be) override {
     const Problem& p = p_;
     std::int64_t S = p.seq_len, Sp = p.padded_seq();
-    if (gather_) be.gather_pages(gather_args_);
-    be.gemm(qk_plan_, io_.q, k_, scores_, p.scale(), 0.0f);
-    be.page_softmax(pc_.softmax_args(p, scores_, st_, S * Sp, p.page_size, Sp));
-    be.gemm(pv_plan_, pc_.probs, v_, pc_.partial, 1.0f, 0.0f);
+    if (gather_) {
+      ScopedRange r(be, "gather/pad pages");
+      be.gather_pages(gather_args_);
+    }
+    {
+      ScopedRange r(be, "QK^T");
+      be.gemm(qk_plan_, io_.q, k_, scores_, p.scale(), 0.0f);
+    }
+    {
+      ScopedRange r(be, "page softmax");
+      be.page_softmax(pc_.softmax_args(p, scores_, st_, S * Sp, p.page_size, Sp));
+    }
+    {
+      ScopedRange r(be, "PV");
+      be.gemm(pv_plan_, pc_.probs, v_, pc_.partial, 1.0f, 0.0f);
+    }
+    ScopedRange r(be, "combine pages");
     be.combine_pages(pc_.combine_args(p, io_.o));
   }
   void teardown(Backend& be) override {

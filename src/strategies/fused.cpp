@@ -26,7 +26,10 @@ class Fused : public Strategy {
     tile_ = pick(p, be, opt, &why);
     source_ = opt.fused_tile ? "user" : "heuristic";
   }
-  void run(Backend& be) override { be.fused_attention(p_, io_, tile_); }
+  void run(Backend& be) override {
+    ScopedRange r(be, "fused kernel " + tile_.name());
+    be.fused_attention(p_, io_, tile_);
+  }
   void teardown(Backend&) override {}
   nlohmann::json config() const override { return {{"tile", tile_.to_json()}, {"tile_source", source_}}; }
   // The tuner and the cache override the tile through StrategyOptions; this reports where it came from.

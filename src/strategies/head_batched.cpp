@@ -73,8 +73,12 @@ class HeadBatched : public Strategy {
   void run(Backend& be) override {
     const Problem& p = p_;
     std::int64_t S = p.seq_len, D = p.head_dim, BH = p.bh();
-    if (gather_) be.gather_pages(gather_args_);
+    if (gather_) {
+      ScopedRange r(be, "gather pages");
+      be.gather_pages(gather_args_);
+    }
     for (std::int64_t pg = 0; pg < p.pages; ++pg) {
+      ScopedRange page(be, "page: QK^T, softmax update, PV");
       int last = pg == p.pages - 1 ? 1 : 0;
       std::int64_t len = p.page_len(pg);
       std::int64_t row0 = pg * p.page_size;
@@ -88,6 +92,7 @@ class HeadBatched : public Strategy {
       be.softmax_update(s);
       be.gemm(pv_plan_[last], probs_, offset_ptr(v_, row0 * D, p.dtype), acc_, 1.0f, pg == 0 ? 0.0f : 1.0f);
     }
+    ScopedRange fin(be, "finalize");
     FinalizeArgs f;
     f.acc = acc_; f.row_sum = row_sum_; f.bh_count = BH; f.rows = S; f.head_dim = D;
     f.out = io_.o; f.out_type = p.dtype;

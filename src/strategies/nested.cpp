@@ -58,6 +58,7 @@ class Nested : public Strategy {
   void run(Backend& be) override {
     const Problem& p = p_;
     std::int64_t S = p.seq_len, D = p.head_dim;
+    ScopedRange loop(be, "per (b,h,p): QK^T, softmax update, PV");
     for (std::int64_t b = 0; b < p.batch; ++b)
       for (std::int64_t h = 0; h < p.heads; ++h) {
         std::int64_t bh = b * p.heads + h;
@@ -77,6 +78,7 @@ class Nested : public Strategy {
                   pg == 0 ? 0.0f : 1.0f);
         }
       }
+    ScopedRange fin(be, "finalize");
     FinalizeArgs f;
     f.acc = acc_; f.row_sum = row_sum_; f.bh_count = p.bh(); f.rows = S; f.head_dim = D;
     f.out = io_.o; f.out_type = p.dtype;

@@ -57,9 +57,19 @@ class PtrArray : public Strategy {
   void run(Backend& be) override {
     const Problem& p = p_;
     std::int64_t S = p.seq_len, ps = p.page_size;
-    be.gemm(qk_plan_, q_ptrs_, k_ptrs_, s_ptrs_, p.scale(), 0.0f);
-    be.page_softmax(pc_.softmax_args(p, scores_, st_, p.pages * S * ps, S * ps, ps));
-    be.gemm(pv_plan_, p_ptrs_, v_ptrs_, o_ptrs_, 1.0f, 0.0f);
+    {
+      ScopedRange r(be, "QK^T (pointer array)");
+      be.gemm(qk_plan_, q_ptrs_, k_ptrs_, s_ptrs_, p.scale(), 0.0f);
+    }
+    {
+      ScopedRange r(be, "page softmax");
+      be.page_softmax(pc_.softmax_args(p, scores_, st_, p.pages * S * ps, S * ps, ps));
+    }
+    {
+      ScopedRange r(be, "PV (pointer array)");
+      be.gemm(pv_plan_, p_ptrs_, v_ptrs_, o_ptrs_, 1.0f, 0.0f);
+    }
+    ScopedRange r(be, "combine pages");
     be.combine_pages(pc_.combine_args(p, io_.o));
   }
   void teardown(Backend& be) override {

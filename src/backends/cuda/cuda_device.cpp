@@ -1,5 +1,6 @@
 // CUDA device discovery and the device description recorded in reports.
 #include "backends/cuda/cuda_device.hpp"
+#include "backends/cuda/nvml_clock.hpp"
 
 #include <cuda_runtime.h>
 
@@ -51,7 +52,9 @@ DeviceInfo query_device_info(int device) {
   int drv = 0, rt = 0;
   AB_CUDA_CHECK(cudaDriverGetVersion(&drv));
   AB_CUDA_CHECK(cudaRuntimeGetVersion(&rt));
-  d.driver = version_text(drv);
+  // The display driver ("580.159.04") identifies the environment; the CUDA driver API version follows it.
+  std::string display = nvml_driver_version();
+  d.driver = display.empty() ? version_text(drv) : fmt::format("{} (CUDA {})", display, version_text(drv));
   d.cuda_runtime = version_text(rt);
   std::size_t lt = cublasLtGetVersion();  // e.g. 130100 = 13.1.0
   d.cublaslt = fmt::format("{}.{}.{}", lt / 10000, (lt % 10000) / 100, lt % 100);

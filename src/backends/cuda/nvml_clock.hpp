@@ -1,5 +1,6 @@
 // The current SM clock through NVML, loaded with dlopen so the build needs no NVML; 0 when unavailable.
 #pragma once
+#include <string>
 
 namespace ab::cuda {
 
@@ -12,5 +13,8 @@ class NvmlClock {
  private:
   void* device_ = nullptr;  // nvmlDevice_t
 };
+
+// The display driver's version ("580.159.04"), "" when NVML is unavailable.
+std::string nvml_driver_version();
 
 }  // namespace ab::cuda
