@@ -42,8 +42,14 @@ void set_group(Backend& be, const PlanGroup& g, const GemmAlgo& a, const std::st
 
 // Candidates for a shape: the backend's list, with the heuristic's first choice put first (fetched on its
 // own when the list lacks it, as an exhaustive list may) and duplicates dropped. `baseline` gets its index.
+// An exhaustive search also takes the heuristic's top-N, so that a capped exhaustive list is never a
+// weaker search than --search=heuristic.
 std::vector<GemmAlgo> candidate_list(Backend& be, GemmPlanId plan, const TuneOptions& opt) {
   std::vector<GemmAlgo> raw = be.gemm_candidates(plan, opt.exhaustive ? opt.max_candidates : opt.top, opt.exhaustive);
+  if (opt.exhaustive) {
+    std::vector<GemmAlgo> top = be.gemm_candidates(plan, opt.top, false);
+    raw.insert(raw.begin(), top.begin(), top.end());
+  }
   std::vector<GemmAlgo> out;
   auto first = std::find_if(raw.begin(), raw.end(), [](const GemmAlgo& a) { return a.heuristic_first; });
   if (first != raw.end()) {

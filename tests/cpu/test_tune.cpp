@@ -224,6 +224,37 @@ TEST(exhaustive_search_always_includes_the_heuristic_first_choice) {
   }
 }
 
+// An exhaustive list capped before it reaches the heuristic's best pick must not lose to --search=heuristic.
+class CappedExhaustive : public FakeLt {
+ public:
+  using FakeLt::FakeLt;
+  std::vector<GemmAlgo> gemm_candidates(GemmPlanId plan, int top, bool exhaustive) override {
+    if (exhaustive) {
+      (void)gemm_plan_shape(plan);
+      return {algo("S", 5), algo("W", 3)};  // F, the fastest, is past the cap
+    }
+    return FakeLt::gemm_candidates(plan, top, false);
+  }
+};
+
+TEST(capped_exhaustive_search_still_tries_the_heuristic_top_n) {
+  auto cpu = make_cpu_backend();
+  CappedExhaustive lt(*cpu);
+  TuneOptions opt;
+  opt.problems = {small()};
+  opt.strategies = "fully_batched";
+  opt.exhaustive = true;
+  opt.top = 8;
+  opt.measure = quick();
+  opt.quiet = true;
+  TuneOutcome out = tune_grid(lt, opt);
+  REQUIRE(out.gemm.size() == 2);
+  for (const auto& r : out.gemm) {
+    REQUIRE(r.best >= 0);
+    CHECK_EQ(r.candidates[r.best].label, std::string("F"));
+  }
+}
+
 TEST(end_to_end_tune_on_cpu_then_cache_serves_the_plans) {
   auto cpu = make_cpu_backend();
   TuneOptions opt;
