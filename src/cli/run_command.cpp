@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "cli/backend_factory.hpp"
+#include "cli/grid_flags.hpp"
 #include "core/axis.hpp"
 #include "core/errors.hpp"
 #include "core/grid.hpp"
@@ -171,22 +172,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   std::string command_line = join(argv);
   // Everything the user typed is checked before any device work.
   RunOptions opt;
-  if (!f.config.empty()) {
-    opt.problems = load_suite(f.config);
-  } else {
-    GridSpec g;
-    g.batch = f.batch;
-    g.heads = f.heads;
-    g.seq_len = f.seq_len;
-    g.head_dim = f.head_dim;
-    if (!f.pages.empty() && !f.page_size.empty()) throw UsageError("give --pages or --page_size, not both");
-    g.pages = f.pages.empty() ? "1" : f.pages;
-    g.page_size = f.page_size;
-    g.kv_layout = f.kv_layout;
-    g.dtype = f.dtype;
-    g.causal = f.causal ? "true" : "false";
-    opt.problems = expand_grid(g);
-  }
+  opt.problems = problems_from_flags(f);
   opt.strategies = f.strategies;
   (void)make_strategies(f.strategies);  // unknown names fail here
   opt.verify = f.verify;

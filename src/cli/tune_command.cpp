@@ -8,6 +8,7 @@
 
 #include "cli/backend_factory.hpp"
 #include "cli/commands.hpp"
+#include "cli/grid_flags.hpp"
 #include "cli/run_command.hpp"
 #include "core/errors.hpp"
 #include "core/grid.hpp"
@@ -44,26 +45,11 @@ struct TuneFlags {
   std::string scores = "input";
 };
 
-std::vector<Problem> problems_of(const TuneFlags& f) {
-  if (!f.config.empty()) return load_suite(f.config);
-  GridSpec g;
-  g.batch = f.batch;
-  g.heads = f.heads;
-  g.seq_len = f.seq_len;
-  g.head_dim = f.head_dim;
-  if (!f.pages.empty() && !f.page_size.empty()) throw UsageError("give --pages or --page_size, not both");
-  g.pages = f.pages.empty() ? "1" : f.pages;
-  g.page_size = f.page_size;
-  g.kv_layout = f.kv_layout;
-  g.dtype = f.dtype;
-  g.causal = f.causal ? "true" : "false";
-  return expand_grid(g);
-}
 
 int tune_main(const TuneFlags& f) {
   // Everything the user typed is checked before any device work.
   TuneOptions opt;
-  opt.problems = problems_of(f);
+  opt.problems = problems_from_flags(f);
   opt.strategies = f.strategies;
   (void)make_strategies(f.strategies);  // unknown names fail here
   if (f.top < 1) throw UsageError(fmt::format("--top must be at least 1, got {}", f.top));
