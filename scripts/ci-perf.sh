@@ -15,8 +15,8 @@
 #   worse (ok -> incorrect/failed/unsupported), 2 unusable input (no baseline, other schema, other GPU),
 #   anything else: the run itself failed. `compare.md` is ready to post as a PR comment.
 #
-#   Pin clocks for steadier numbers where the runner allows it (nvidia-smi -lgc / -lmc), keep the GPU to
-#   this job, and regenerate the baseline whenever the driver, CUDA or the runner's GPU changes.
+#   Keep the GPU to this job and regenerate the baseline whenever the driver, CUDA or the runner's GPU
+#   changes. attnbench never changes clocks; it records the SM clock it saw and warns when it fell.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
