@@ -11,12 +11,11 @@
 #include "core/errors.hpp"
 #include "core/reference.hpp"
 #include "measure/progress.hpp"
+#include "run/problem_inputs.hpp"
 
 namespace ab {
 
 namespace {
-
-constexpr unsigned char kPoison = 0xFF;  // fp16/bf16/fp32 NaN in every element
 
 std::string human_bytes(double b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -27,50 +26,6 @@ std::string human_bytes(double b) {
   }
   return fmt::format("{:.2f} {}", b, units[u]);
 }
-
-std::int64_t kv_elements(const Problem& p) {
-  if (p.kv_layout == KvLayout::paged) return p.pool_slots() * p.heads * p.page_size * p.head_dim;
-  return p.qkv_elements() + kv_slack_rows(p) * p.head_dim;
-}
-
-// The problem's tensors in backend memory, plus the reference output on the host.
-struct ProblemInputs {
-  Buffer q, k, v, o, block_table, ref;
-  std::vector<std::int32_t> block_table_host;
-  std::vector<float> ref_host;
-
-  void allocate_and_upload(Backend& be, const Problem& p, const HostTensors& t) {
-    std::size_t es = dtype_size(p.dtype);
-    q = Buffer(be, p.qkv_elements() * es);
-    o = Buffer(be, p.qkv_elements() * es);
-    std::size_t kv_bytes = kv_elements(p) * es;
-    k = Buffer(be, kv_bytes);
-    v = Buffer(be, kv_bytes);
-    be.upload(q.get(), t.q.data(), t.q.size() * 2);
-    be.fill_bytes(k.get(), 0, kv_bytes);  // zero slack rows / unused pool rows
-    be.fill_bytes(v.get(), 0, kv_bytes);
-    be.upload(k.get(), t.k.data(), t.k.size() * 2);
-    be.upload(v.get(), t.v.data(), t.v.size() * 2);
-    block_table_host = t.block_table;
-    if (!t.block_table.empty()) {
-      block_table = Buffer(be, t.block_table.size() * 4);
-      be.upload(block_table.get(), t.block_table.data(), t.block_table.size() * 4);
-    }
-  }
-  AttentionIO io() const {
-    AttentionIO a;
-    a.q = q.get();
-    a.k = k.get();
-    a.v = v.get();
-    a.o = o.get();
-    a.block_table = block_table.as<std::int32_t>();
-    a.block_table_host = block_table_host.empty() ? nullptr : block_table_host.data();
-    return a;
-  }
-  void forget_device_memory() {
-    for (Buffer* b : {&q, &k, &v, &o, &block_table, &ref}) b->forget();
-  }
-};
 
 // Kernels named as cuBLASLt split-K reductions, counted from "name xN" entries.
 std::int64_t splitk_reduction_kernels(const std::vector<std::string>& names) {
@@ -124,12 +79,7 @@ nlohmann::json problem_to_json(const Problem& p) {
           {"causal", p.causal}};
 }
 
-std::int64_t input_bytes(const Problem& p, bool verify) {
-  std::int64_t es = static_cast<std::int64_t>(dtype_size(p.dtype));
-  std::int64_t b = 2 * p.qkv_elements() * es + 2 * kv_elements(p) * es + p.batch * p.pages * 4;
-  if (verify) b += p.qkv_elements() * 4;
-  return b;
-}
+std::int64_t input_bytes(const Problem& p, bool verify) { return ProblemInputs::device_bytes(p, verify); }
 
 void check_memory_or_throw(const std::vector<Problem>& problems, bool verify, std::int64_t limit) {
   if (limit <= 0) return;
@@ -153,25 +103,18 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
     const Problem& p = opt.problems[pi];
     progress.begin_point(static_cast<std::int64_t>(pi), p.label());
     ScopedRange problem_range(be, p.label());
-    HostTensors host = make_random_inputs(p, opt.seed + pi);
-    ProblemInputs in;
+    std::unique_ptr<ProblemInputs> in;
     std::string input_error;
-    auto prepare = [&]() {
-      in.allocate_and_upload(be, p, host);
-      if (opt.verify) {
-        ScopedRange r(be, "reference");
-        in.ref = Buffer(be, p.qkv_elements() * 4);
-        be.reference_attention(p, in.io(), in.ref.as<float>());
-        be.synchronize();
-        in.ref_host.resize(p.qkv_elements());
-        be.download(in.ref_host.data(), in.ref.get(), in.ref_host.size() * 4);
-      }
+    auto prepare = [&]() { in = std::make_unique<ProblemInputs>(be, p, opt.seed + pi, opt.verify); };
+    auto forget = [&]() {
+      if (in) in->forget_device_memory();
+      in.reset();
     };
     try {
       prepare();
     } catch (const BackendError& e) {
       input_error = fmt::format("preparing inputs/reference failed: {}", e.what());
-      if (e.sticky && be.recover()) in.forget_device_memory();
+      if (e.sticky && be.recover()) forget();
     }
     std::int64_t used = input_bytes(p, opt.verify);
 
@@ -222,7 +165,7 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
       try {
         {
           ScopedRange r(be, "setup");
-          st->setup(be, p, in.io(), sopt);
+          st->setup(be, p, in->io(), sopt);
           set_up = true;
         }
         nlohmann::json cfg = st->config();
@@ -232,8 +175,7 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
         cfg["source"] = config_source(gemm_report, cfg);
         row["config"] = cfg;
         // One poisoned forward, launch-counted; its output is what gets verified.
-        be.fill_bytes(in.o.get(), kPoison, in.o.bytes());
-        be.synchronize();
+        in->poison_output();
         std::optional<LaunchRecord> rec;
         {
           ScopedRange r(be, "verify forward");
@@ -244,18 +186,16 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
         }
         row["launches"] = launches_json(contract, rec);
         if (opt.verify) {
-          std::vector<unsigned char> out(in.o.bytes());
-          be.download(out.data(), in.o.get(), out.size());
-          ErrorStats e = compare_output(p, out.data(), in.ref_host.data());
+          ErrorStats e = in->verify_output();
           double tol = tolerance_for(p.dtype);
-          bool passed = e.nonfinite == 0 && e.rel_l2 <= tol;
+          std::string failure = verify_failure(p, e);
+          bool passed = failure.empty();
           row["verify"] = {{"reference", be.reference_name()}, {"max_abs_err", e.max_abs},
                            {"rel_l2_err", std::isfinite(e.rel_l2) ? nlohmann::json(e.rel_l2) : nlohmann::json(nullptr)},
                            {"tolerance", tol},   {"nonfinite", e.nonfinite}, {"passed", passed}};
           if (!passed) {
             st->teardown(be);
-            finish("incorrect", e.nonfinite ? fmt::format("{} of {} outputs are NaN/Inf (unwritten or overflowed)", e.nonfinite, e.count)
-                                            : fmt::format("rel L2 error {:.3g} over tolerance {:.3g}", e.rel_l2, tol));
+            finish("incorrect", failure);
             continue;
           }
         }
@@ -289,7 +229,7 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
           // The context is gone: rebuild it and the inputs so the remaining strategies can run; where
           // the device cannot be rebuilt in this process, hand the rest of the grid to a fresh one.
           bool ok = be.recover();
-          in.forget_device_memory();
+          forget();
           try {
             st->teardown(be);
           } catch (...) {

@@ -8,7 +8,7 @@
 
 namespace ab {
 
-FusedTuneRecord tune_fused_tiles(Backend& be, Strategy& fused, const Problem& p, TuneInputs& in,
+FusedTuneRecord tune_fused_tiles(Backend& be, Strategy& fused, const Problem& p, ProblemInputs& in,
                                  const TuneOptions& opt, std::string* why, std::set<std::string>* crashed) {
   FusedTuneRecord r;
   r.problem = p;

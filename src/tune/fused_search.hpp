@@ -4,7 +4,7 @@
 #include <string>
 
 #include "core/strategy.hpp"
-#include "tune/tune_inputs.hpp"
+#include "run/problem_inputs.hpp"
 #include "tune/tune_types.hpp"
 
 namespace ab {
@@ -13,7 +13,7 @@ namespace ab {
 // wins. `baseline` is the default tile (the first that can implement). Returns a record with no tiles when
 // none can (the reason goes into *why). A sticky BackendError propagates, after the tile is added to
 // `crashed` ("fused:<problem key>|<tile>"); tiles already in it are recorded as failed without running.
-FusedTuneRecord tune_fused_tiles(Backend& backend, Strategy& fused, const Problem& p, TuneInputs& in,
+FusedTuneRecord tune_fused_tiles(Backend& backend, Strategy& fused, const Problem& p, ProblemInputs& in,
                                  const TuneOptions& opt, std::string* why, std::set<std::string>* crashed = nullptr);
 
 }  // namespace ab

@@ -73,7 +73,7 @@ std::vector<GemmAlgo> candidate_list(Backend& be, GemmPlanId plan, const TuneOpt
 }
 
 CandidateOutcome try_candidate(PlanRecorder& rec, const PlanGroup& g, const GemmAlgo& a, Strategy& st,
-                               TuneInputs& in, const MeasureSettings& ms) {
+                               ProblemInputs& in, const MeasureSettings& ms) {
   CandidateOutcome c;
   c.label = a.label.empty() ? "algo" : a.label;
   c.baseline = a.heuristic_first;
@@ -116,7 +116,7 @@ std::string gemm_algo_identity(const GemmAlgo& a) {
   return a.label + "|" + a.attrs.dump();
 }
 
-void tune_strategy_gemms(GemmSearchState& s, PlanRecorder& rec, Strategy& st, const Problem& p, TuneInputs& in) {
+void tune_strategy_gemms(GemmSearchState& s, PlanRecorder& rec, Strategy& st, const Problem& p, ProblemInputs& in) {
   std::vector<PlanGroup> groups = group_plans(rec, rec.plans());
   CacheEnvironment env = s.out.env;
   // First put every shape already decided at its choice, so the searched shapes are timed with the rest

@@ -8,7 +8,7 @@
 
 #include "core/strategy.hpp"
 #include "tune/plan_recorder.hpp"
-#include "tune/tune_inputs.hpp"
+#include "run/problem_inputs.hpp"
 #include "tune/tune_types.hpp"
 
 namespace ab {
@@ -28,7 +28,7 @@ struct GemmSearchState {
 // best algorithm (source "tuned"), shapes in opt.skip_cached their cached one (source "cache"), and the
 // others are searched one at a time, the rest staying at their current best. Candidates that fail are
 // recorded and skipped; a sticky BackendError (device context lost) propagates.
-void tune_strategy_gemms(GemmSearchState& s, PlanRecorder& rec, Strategy& st, const Problem& p, TuneInputs& in);
+void tune_strategy_gemms(GemmSearchState& s, PlanRecorder& rec, Strategy& st, const Problem& p, ProblemInputs& in);
 
 // Identity of an algorithm for de-duplicating candidate lists: its blob, else its label and attributes.
 std::string gemm_algo_identity(const GemmAlgo& a);

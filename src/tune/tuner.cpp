@@ -14,7 +14,7 @@
 #include "tune/fused_search.hpp"
 #include "tune/gemm_search.hpp"
 #include "tune/plan_recorder.hpp"
-#include "tune/tune_inputs.hpp"
+#include "run/problem_inputs.hpp"
 #include "tune/tune_records.hpp"
 
 namespace ab {
@@ -60,13 +60,13 @@ TuneOutcome tune_grid(Backend& be, const TuneOptions& opt) {
   std::int64_t point = 0;
   for (std::size_t pi = 0; pi < opt.problems.size(); ++pi) {
     const Problem& p = opt.problems[pi];
-    std::unique_ptr<TuneInputs> in;
+    std::unique_ptr<ProblemInputs> in;
     std::string input_error;
     auto prepare = [&]() {
       input_error.clear();
       try {
         in.reset();
-        in = std::make_unique<TuneInputs>(be, p, opt.seed + pi);
+        in = std::make_unique<ProblemInputs>(be, p, opt.seed + pi);
       } catch (const BackendError& e) {
         input_error = fmt::format("{}: preparing inputs/reference failed: {}", p.label(), e.what());
         if (e.sticky) {

@@ -13,7 +13,7 @@
 #include "core/strategy.hpp"
 #include "tune/heuristic_cache.hpp"
 #include "tune/plan_recorder.hpp"
-#include "tune/tune_inputs.hpp"
+#include "run/problem_inputs.hpp"
 #include "tune/tune_summary.hpp"
 #include "tune/tuner.hpp"
 #include "testing.hpp"
@@ -120,7 +120,7 @@ std::vector<std::string> plan_sources(Backend& be) {
 
 // Sets `strategy` up on the problem and returns the sources its GEMM plans report.
 std::vector<std::string> sources_after_setup(Backend& be, const std::string& strategy, const Problem& p) {
-  TuneInputs in(be, p, 7);
+  ProblemInputs in(be, p, 7);
   auto st = make_strategies(strategy);
   st[0]->setup(be, p, in.io(), StrategyOptions());
   std::vector<std::string> s = plan_sources(be);
@@ -378,7 +378,7 @@ TEST(a_candidate_that_loses_the_device_is_skipped_after_recovery) {
 TEST(check_forward_rejects_wrong_and_unwritten_outputs) {
   auto cpu = make_cpu_backend();
   Problem p = make_problem(2, 3, 40, 16, 1, 0, KvLayout::contiguous, DType::fp16, false);
-  TuneInputs in(*cpu, p, 11);
+  ProblemInputs in(*cpu, p, 11);
   std::vector<double> ref(p.qkv_elements());
   AttentionIO io = in.io();
   reference_attention_fp64(p, io.q, io.k, io.v, nullptr, ref.data());

@@ -8,7 +8,7 @@
 #include "core/reference.hpp"
 #include "core/strategy.hpp"
 #include "tune/heuristic_cache.hpp"
-#include "tune/tune_inputs.hpp"
+#include "run/problem_inputs.hpp"
 #include "tune/tuner.hpp"
 #include "testing.hpp"
 
@@ -38,7 +38,7 @@ TEST(tuned_choices_reload_from_the_cache_unchanged) {
 
   auto fresh = make_cuda_backend(0);
   CHECK_EQ(loaded.install(*fresh), 0);
-  TuneInputs in(*fresh, p, 5);
+  ProblemInputs in(*fresh, p, 5);
   auto st = make_strategies("head_batched");
   st[0]->setup(*fresh, p, in.io(), StrategyOptions{});
   nlohmann::json plans = fresh->gemm_plan_report();

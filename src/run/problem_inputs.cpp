@@ -1,0 +1,95 @@
+// ProblemInputs: inputs, reference and the poisoned, verified forward.
+#include "run/problem_inputs.hpp"
+
+#include <fmt/format.h>
+
+namespace ab {
+
+namespace {
+constexpr unsigned char kPoison = 0xFF;  // NaN in every fp16/bf16/fp32 element
+
+std::int64_t kv_elements(const Problem& p) {
+  if (p.kv_layout == KvLayout::paged) return p.pool_slots() * p.heads * p.page_size * p.head_dim;
+  return p.qkv_elements() + kv_slack_rows(p) * p.head_dim;
+}
+}  // namespace
+
+std::int64_t ProblemInputs::device_bytes(const Problem& p, bool with_reference) {
+  std::int64_t es = static_cast<std::int64_t>(dtype_size(p.dtype));
+  std::int64_t b = 2 * p.qkv_elements() * es + 2 * kv_elements(p) * es + p.batch * p.pages * 4;
+  if (with_reference) b += p.qkv_elements() * 4;
+  return b;
+}
+
+ProblemInputs::ProblemInputs(Backend& be, const Problem& p, std::uint64_t seed, bool with_reference)
+    : be_(be), p_(p) {
+  HostTensors t = make_random_inputs(p, seed);
+  std::size_t es = dtype_size(p.dtype);
+  q_ = Buffer(be, p.qkv_elements() * es);
+  o_ = Buffer(be, p.qkv_elements() * es);
+  std::size_t kv_bytes = static_cast<std::size_t>(kv_elements(p)) * es;
+  k_ = Buffer(be, kv_bytes);
+  v_ = Buffer(be, kv_bytes);
+  be.upload(q_.get(), t.q.data(), t.q.size() * sizeof(std::uint16_t));
+  be.fill_bytes(k_.get(), 0, kv_bytes);  // zeroed slack rows / unused pool rows
+  be.fill_bytes(v_.get(), 0, kv_bytes);
+  be.upload(k_.get(), t.k.data(), t.k.size() * sizeof(std::uint16_t));
+  be.upload(v_.get(), t.v.data(), t.v.size() * sizeof(std::uint16_t));
+  block_table_host_ = t.block_table;
+  if (!t.block_table.empty()) {
+    block_table_ = Buffer(be, t.block_table.size() * sizeof(std::int32_t));
+    be.upload(block_table_.get(), t.block_table.data(), t.block_table.size() * sizeof(std::int32_t));
+  }
+  if (with_reference) {
+    ScopedRange r(be, "reference");
+    Buffer ref(be, p.qkv_elements() * sizeof(float));
+    be.reference_attention(p, io(), ref.as<float>());
+    be.synchronize();
+    ref_host_.resize(p.qkv_elements());
+    be.download(ref_host_.data(), ref.get(), ref_host_.size() * sizeof(float));
+  }
+}
+
+AttentionIO ProblemInputs::io() const {
+  AttentionIO a;
+  a.q = q_.get();
+  a.k = k_.get();
+  a.v = v_.get();
+  a.o = o_.get();
+  a.block_table = block_table_.as<std::int32_t>();
+  a.block_table_host = block_table_host_.empty() ? nullptr : block_table_host_.data();
+  return a;
+}
+
+void ProblemInputs::poison_output() {
+  be_.fill_bytes(o_.get(), kPoison, o_.bytes());
+  be_.synchronize();
+}
+
+ErrorStats ProblemInputs::verify_output() {
+  out_host_.resize(o_.bytes());
+  be_.download(out_host_.data(), o_.get(), out_host_.size());
+  return compare_output(p_, out_host_.data(), ref_host_.data());
+}
+
+std::string verify_failure(const Problem& p, const ErrorStats& e) {
+  double tol = tolerance_for(p.dtype);
+  if (e.nonfinite)
+    return fmt::format("{} of {} outputs are NaN/Inf (unwritten or overflowed)", e.nonfinite, e.count);
+  if (!(e.rel_l2 <= tol)) return fmt::format("rel L2 error {:.3g} over tolerance {:.3g}", e.rel_l2, tol);
+  return "";
+}
+
+std::string ProblemInputs::check_forward(const std::function<void()>& forward) {
+  poison_output();
+  forward();
+  be_.synchronize();
+  std::string why = verify_failure(p_, verify_output());
+  return why.empty() ? why : "incorrect: " + why;
+}
+
+void ProblemInputs::forget_device_memory() {
+  for (Buffer* b : {&q_, &k_, &v_, &o_, &block_table_}) b->forget();
+}
+
+}  // namespace ab

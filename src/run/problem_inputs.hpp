@@ -1,0 +1,54 @@
+// One problem's tensors on a backend: random inputs (seeded; contiguous K/V with kv_slack_rows zeroed
+// rows of slack, unused pool rows zeroed), the output buffer, the reference output on the host, and the
+// poisoned, verified forward that the runner and the tuner both use.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/backend.hpp"
+#include "core/problem.hpp"
+#include "core/reference.hpp"
+
+namespace ab {
+
+class ProblemInputs {
+ public:
+  // Allocates and uploads the inputs and, with `with_reference`, computes the reference with
+  // backend.reference_attention. Throws BackendError on device failures.
+  ProblemInputs(Backend& backend, const Problem& p, std::uint64_t seed, bool with_reference = true);
+  ProblemInputs(const ProblemInputs&) = delete;
+  ProblemInputs& operator=(const ProblemInputs&) = delete;
+
+  // Bytes of backend memory the inputs, output and (optionally) the reference need, for the estimate made
+  // before anything is allocated.
+  static std::int64_t device_bytes(const Problem& p, bool with_reference);
+
+  AttentionIO io() const;
+  const Problem& problem() const { return p_; }
+
+  // Fills O with NaN bytes, so that any element a forward leaves unwritten fails verification.
+  void poison_output();
+  // Downloads O and compares it with the reference (requires with_reference).
+  ErrorStats verify_output();
+  // Poisons O, calls `forward` once, synchronizes and verifies. Returns "" when it passes (no NaN/Inf,
+  // relative L2 error within tolerance_for(dtype)), else the reason.
+  std::string check_forward(const std::function<void()>& forward);
+
+  // After the backend rebuilt its context (recover), the allocations are gone: drop them without freeing.
+  void forget_device_memory();
+
+ private:
+  Backend& be_;
+  Problem p_;
+  Buffer q_, k_, v_, o_, block_table_;
+  std::vector<std::int32_t> block_table_host_;
+  std::vector<float> ref_host_;
+  std::vector<unsigned char> out_host_;
+};
+
+// Why a verification failed ("" when it passed).
+std::string verify_failure(const Problem& p, const ErrorStats& e);
+
+}  // namespace ab
