@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cstdlib>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -134,14 +135,19 @@ bool continue_in_fresh_process(const std::vector<std::string>& argv, const Resum
   for (auto& a : args) cargv.push_back(a.data());
   cargv.push_back(nullptr);
   std::fprintf(stderr, "attnbench: the device context was lost; continuing in a fresh process at point %zu, strategy %zu\n",
-               at.problem + 1, at.strategy);
+               at.problem + 1, at.strategy + 1);
   pid_t pid = 0;
   if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, cargv.data(), environ) != 0) {
     warnings->push_back("could not start a fresh process to continue after a device error");
     return false;
   }
   int status = 0;
-  waitpid(pid, &status, 0);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  std::string how = WIFEXITED(status)   ? fmt::format("exit code {}", WEXITSTATUS(status))
+                    : WIFSIGNALED(status) ? fmt::format("signal {}", WTERMSIG(status))
+                                          : "unknown status";
+  bool ok = true;
   try {
     nlohmann::json child = read_json_document(tmp, kReportSchema);
     for (auto& r : child["results"]) results->push_back(r);
@@ -149,13 +155,13 @@ bool continue_in_fresh_process(const std::vector<std::string>& argv, const Resum
       std::string ws = w.get<std::string>();
       if (std::find(warnings->begin(), warnings->end(), ws) == warnings->end()) warnings->push_back(ws);
     }
-    std::remove(tmp.c_str());
     warnings->push_back(fmt::format("a device error could not be recovered in-process; rows after it come from a fresh process ({})", join(args)));
-    return true;
-  } catch (const std::exception& e) {
-    warnings->push_back(fmt::format("the fresh process continuing after a device error produced no report (exit status {})", status));
-    return false;
+  } catch (const std::exception&) {
+    warnings->push_back(fmt::format("the fresh process continuing after a device error produced no report ({})", how));
+    ok = false;
   }
+  std::remove(tmp.c_str());
+  return ok;
 }
 
 FusedTile parse_tile(const std::string& s) {

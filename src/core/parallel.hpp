@@ -2,6 +2,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <exception>
 #include <thread>
 #include <vector>
 
@@ -18,13 +19,22 @@ void parallel_for(std::int64_t n, double work, Fn&& fn) {
     return;
   }
   std::vector<std::thread> pool;
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(threads));
   std::int64_t chunk = (n + threads - 1) / threads;
   for (std::int64_t t = 0; t < threads; ++t) {
     std::int64_t b = t * chunk, e = std::min(n, b + chunk);
     if (b >= e) break;
-    pool.emplace_back([&fn, b, e] { fn(b, e); });
+    pool.emplace_back([&fn, &errors, t, b, e] {
+      try {
+        fn(b, e);
+      } catch (...) {
+        errors[static_cast<std::size_t>(t)] = std::current_exception();  // rethrown on the caller's thread
+      }
+    });
   }
   for (auto& th : pool) th.join();
+  for (auto& err : errors)
+    if (err) std::rethrow_exception(err);
 }
 
 }  // namespace ab

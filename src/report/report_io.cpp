@@ -30,11 +30,14 @@ void check_writable(const std::string& path) {
 }
 
 void write_json_atomic(const std::string& path, const nlohmann::json& doc) {
+  // Serialise first (invalid UTF-8, e.g. in a recorded command line, is replaced, never thrown), so
+  // that nothing is created when serialising fails.
+  std::string text = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   std::string tmp = temp_name(path);
   {
     std::ofstream f(tmp);
     if (!f) throw UsageError(fmt::format("cannot write '{}': directory missing or not writable", path));
-    f << doc.dump(2) << "\n";
+    f << text << "\n";
     f.flush();
     if (!f) {
       f.close();

@@ -110,11 +110,16 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
       if (in) in->forget_device_memory();
       in.reset();
     };
+    bool context_lost = false;
     try {
       prepare();
     } catch (const BackendError& e) {
       input_error = fmt::format("preparing inputs/reference failed: {}", e.what());
-      if (e.sticky && be.recover()) forget();
+      forget();
+      context_lost = e.sticky && !be.recover();
+    } catch (const std::exception& e) {  // host allocations (std::bad_alloc) and the like
+      input_error = fmt::format("preparing inputs/reference failed: {}", e.what());
+      forget();
     }
     std::int64_t used = input_bytes(p, opt.verify);
 
@@ -194,6 +199,7 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
                            {"rel_l2_err", std::isfinite(e.rel_l2) ? nlohmann::json(e.rel_l2) : nlohmann::json(nullptr)},
                            {"tolerance", tol},   {"nonfinite", e.nonfinite}, {"passed", passed}};
           if (!passed) {
+            set_up = false;
             st->teardown(be);
             finish("incorrect", failure);
             continue;
@@ -204,8 +210,8 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
           ScopedRange r(be, "measure");
           m = measure_forward(be, [&] { st->run(be); }, opt.measure);
         }
-        st->teardown(be);
         set_up = false;
+        st->teardown(be);
         row["time_ms"] = m.gpu.to_json();
         row["host_ms"] = m.host.to_json();
         if (opt.measure.keep_samples) row["samples_ms"] = m.samples;
@@ -221,7 +227,10 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
         }
         finish("ok", "");
       } catch (const UnsupportedError& e) {
-        if (set_up) st->teardown(be);
+        if (set_up) {
+          set_up = false;
+          st->teardown(be);
+        }
         finish("unsupported", e.what());
       } catch (const BackendError& e) {
         std::string msg = fmt::format("{} / {}: {}", p.label(), st->name(), e.what());
@@ -236,9 +245,9 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
           }
           if (!ok && resume) {
             finish("failed", msg);
-            resume->needed = true;
             resume->problem = si + 1 < strategies.size() ? pi : pi + 1;
             resume->strategy = si + 1 < strategies.size() ? si + 1 : 0;
+            resume->needed = resume->problem < opt.problems.size();  // nothing left: no fresh process
             progress.finish();
             return results;
           }
@@ -269,6 +278,13 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
       }
     }
     progress.end_point();
+    if (context_lost && resume && pi + 1 < opt.problems.size()) {
+      // Every row of this problem is recorded as failed; the next problems need a fresh process.
+      resume->needed = true;
+      resume->problem = pi + 1;
+      resume->strategy = 0;
+      break;
+    }
   }
   progress.finish();
   return results;

@@ -53,6 +53,7 @@ expect_error "max_memory" "${small[@]}" --max_memory=lots
 expect_error "timer" "${small[@]}" --timer=sundial
 expect_error "tile" "${small[@]}" --tile=big
 expect_error "no strategy can run" "${small[@]}" --head_dim=300 --strategies=fused
+expect_error "not one of this backend's tiles" "${small[@]}" --strategies=fused --tile=m64n200000000w4s2
 
 # An unwritable --json path: error before any work, nothing written.
 rm -f out.json

@@ -46,5 +46,12 @@ PY"
 rc=$?
 check "ci suite runs" "[[ $rc -eq 0 ]] && python3 -c \"import json; r=json.load(open('ci.json')); assert len(r['results'])>=2*9\""
 
+# A command line that is not UTF-8 (here the report path) is recorded with replacement characters, and the
+# report is still written whole.
+odd="r$(printf '\xe9').json"
+"$bin" --backend=cpu --quiet --batch=1 --heads=1 --seq_len=16 --head_dim=8 --strategies=fused --json="$odd" >/dev/null 2>err.txt
+rc=$?
+check "non-UTF-8 argument still gives a report" "[[ $rc -eq 0 ]] && python3 -c \"import json,sys; json.load(open(sys.argv[1], 'rb'))\" \"\$odd\" && [[ -z \$(ls ./*.tmp.* 2>/dev/null) ]]"
+
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.hpp"
+#include "core/parallel.hpp"
 #include "core/reference.hpp"
 #include "core/strategy.hpp"
 #include "testing.hpp"
@@ -143,6 +144,19 @@ TEST(cpu_fused_tiling_matches_reference_for_several_tiles) {
       CHECK_EQ(e.nonfinite, 0);
       CHECK(e.rel_l2 <= tolerance_for(p.dtype));
     }
+}
+
+TEST(parallel_for_rethrows_a_worker_exception_on_the_caller) {
+  bool caught = false;
+  try {
+    parallel_for(64, 1e9, [](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t i = lo; i < hi; ++i)
+        if (i == 63) throw std::runtime_error("chunk failed");
+    });
+  } catch (const std::runtime_error& e) {
+    caught = std::string(e.what()) == "chunk failed";
+  }
+  CHECK(caught);
 }
 
 TEST_MAIN()

@@ -158,8 +158,10 @@ class CpuBackend : public Backend {
   std::string fused_can_implement(const Problem& p, const FusedTile& tile) const override {
     // The same limit as the GPU kernel, which keeps a block_m x head_dim accumulator in registers.
     if (p.head_dim > 256) return fmt::format("head_dim={} is over the fused kernel's limit of 256", p.head_dim);
-    if (tile.block_m <= 0 || tile.block_n <= 0) return "tile sizes must be positive";
-    return "";
+    // Only the tiles this backend lists, as on the GPU, where a tile is a compiled kernel.
+    for (const FusedTile& t : fused_tiles())
+      if (t == tile) return "";
+    return fmt::format("tile {} is not one of this backend's tiles (see attnbench list)", tile.name());
   }
   void fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile) override {
     other_kernels_++;
