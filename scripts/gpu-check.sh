@@ -3,12 +3,12 @@
 # tests, then the benchmarks (default command, the issue shapes, timers, cold/hot, the PyTorch peer), and
 # write every report and log into OUTDIR. A summary table is printed last.
 #   scripts/gpu-check.sh OUTDIR [STAGES]
-#   STAGES: comma list of build,tests,fault,bench,timers,peer,grid,tune,tune-ci,exhaustive,tune-all,slow
-#   (default: all but tune-ci, which takes about three minutes)
+#   STAGES: comma list of build,tests,fault,bench,timers,peer,grid,count,tune,tune-ci,tune-pages8,exhaustive,slow
+#   (default: all but tune-ci, tune-pages8 and exhaustive, which take minutes each)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: gpu-check.sh OUTDIR [STAGES]}
-stages=${2:-build,tests,fault,bench,timers,peer,grid,tune,exhaustive,slow}
+stages=${2:-build,tests,fault,bench,timers,peer,grid,count,tune,slow}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 export PATH=/usr/local/cuda/bin:$PATH
@@ -70,26 +70,40 @@ if has grid; then
   timed grid $bin --batch=8 --heads=16 --seq_len=256:4096:*2 --head_dim=64,128 --strategies=head_batched,fully_batched,ptr_array,fused --json="$out/grid.json" --quiet --max_time=0.5
   timed peer-grid python3 scripts/peer_torch.py --merge "$out/grid.json"
 fi
+# Tuning. The default grid is the default command's problem (B=32 H=12 S=512 D=64, one page). The tuner
+# times with CUDA-graph replay (its default on a GPU), so reruns with the cache use --timer=graph too, and
+# scripts/tune_repro.py sets each rerun beside the tuned forward time.
+dflt=(--batch=32 --heads=12 --seq_len=512)
+if has count; then
+  # The size of the exhaustive space for every GEMM of the default grid (and of pages=8), nothing timed.
+  timed count-exhaustive $bin tune "${dflt[@]}" --pages=1,8 --search=exhaustive --dry_run
+  timed count-top8 $bin tune "${dflt[@]}" --pages=1,8 --dry_run
+fi
 if has tune-ci; then
-  timed tune-ci $bin tune --config=ci --cache="$out/cache-ci.json" --quiet
+  timed tune-ci $bin tune --config=ci --cache="$out/cache-ci.json"
 fi
 if has tune; then
-  timed tune-default $bin tune --batch=32 --heads=12 --seq_len=512 --pages=1,8 --cache="$out/cache.json"
-  timed heuristic-run $bin --batch=32 --heads=12 --seq_len=512 --pages=1,8 --verify --json="$out/heuristic.json" --quiet
-  timed cached-run $bin --batch=32 --heads=12 --seq_len=512 --pages=1,8 --cache="$out/cache.json" --verify --json="$out/cached.json" --quiet
-  timed compare-cache $bin compare "$out/heuristic.json" "$out/cached.json"
+  timed tune-top8 $bin tune "${dflt[@]}" --cache="$out/cache-top8.json"
+  timed heuristic-graph $bin "${dflt[@]}" --timer=graph --verify --json="$out/heuristic-graph.json" --quiet
+  timed cached-top8 $bin "${dflt[@]}" --timer=graph --cache="$out/cache-top8.json" --verify --json="$out/cached-top8.json" --quiet
+  timed repro-top8 python3 scripts/tune_repro.py "$out/cache-top8.json" "$out/cached-top8.json"
+  timed compare-top8 $bin compare "$out/heuristic-graph.json" "$out/cached-top8.json"
+  timed cached-top8-events $bin "${dflt[@]}" --cache="$out/cache-top8.json" --verify --json="$out/cached-top8-events.json" --quiet
+fi
+if has tune-pages8; then
+  timed tune-top8-p8 $bin tune "${dflt[@]}" --pages=1,8 --cache="$out/cache-top8-p8.json"
 fi
 if has exhaustive; then
-  timed tune-exhaustive $bin tune --batch=32 --heads=12 --seq_len=512 --strategies=head_batched,fully_batched,ptr_array --search=exhaustive --max_candidates=300 --max_time=0.1 --cache="$out/cache-exh.json"
-  timed tune-top8 $bin tune --batch=32 --heads=12 --seq_len=512 --strategies=head_batched,fully_batched,ptr_array --max_time=0.1 --cache="$out/cache-top8.json"
-fi
-if has tune-all; then
-  # Every GEMM of the default grid (pages 1 and 8, all strategies), heuristic top-8 against a capped
-  # exhaustive search, both timed with CUDA-graph replay so launch-bound strategies are tuned on GPU time.
-  tune_args=(--batch=32 --heads=12 --seq_len=512 --pages=1,8 --timer=graph --max_time=0.2 --min_samples=5)
-  timed tune-all-top8 $bin tune "${tune_args[@]}" --cache="$out/cache-all-top8.json"
-  timed tune-all-exhaustive timeout 300 $bin tune "${tune_args[@]}" --search=exhaustive --max_candidates=150 --cache="$out/cache-all-exh.json"
-  timed cached-exh-run $bin --batch=32 --heads=12 --seq_len=512 --pages=1,8 --cache="$out/cache-all-exh.json" --verify --json="$out/cached-exh.json" --quiet
+  # The whole space, one strategy per call so each one's wall time shows; they share one cache file, and a
+  # shape tuned by an earlier strategy is taken from it (--skip_cached) rather than searched again.
+  for s in head_batched fully_batched ptr_array nested fused; do
+    timed "exh-$s" $bin tune "${dflt[@]}" --strategies=$s --search=exhaustive --skip_cached --cache="$out/cache-exh.json"
+  done
+  [[ -f "$out/cache-exh.json" ]] || log "no exhaustive cache was written"
+  timed cached-exh $bin "${dflt[@]}" --timer=graph --cache="$out/cache-exh.json" --verify --json="$out/cached-exh.json" --quiet
+  timed repro-exh python3 scripts/tune_repro.py "$out/cache-exh.json" "$out/cached-exh.json"
+  [[ -f "$out/heuristic-graph.json" ]] || timed heuristic-graph $bin "${dflt[@]}" --timer=graph --verify --json="$out/heuristic-graph.json" --quiet
+  timed compare-exh $bin compare "$out/heuristic-graph.json" "$out/cached-exh.json"
 fi
 if has slow; then
   # A deliberately slowed run: a worse fused tile and fp32 score matrices.
@@ -97,7 +111,7 @@ if has slow; then
   timed compare $bin compare "$out/default.json" "$out/slowed.json"
 fi
 log "tables"
-for f in default default2 fault pages8 long causal fused-long hot nested-events nested-graph nested-cupti heuristic cached slowed; do
+for f in default default2 fault pages8 long causal fused-long hot nested-events nested-graph nested-cupti heuristic-graph cached-top8 cached-exh slowed; do
   [[ -f "$out/$f.json" ]] && $bin report "$out/$f.json" 2>&1 | tee -a "$out/summary.txt"
 done
 exit 0

@@ -30,14 +30,17 @@ struct TuneFlags {
   std::string config;
   std::string cache;
   int top = 8;
-  int max_candidates = 2000;
+  int max_candidates = 0;
+  int finalists = 4;
+  int screen_samples = 3;
+  bool dry_run = false;
   std::string search = "heuristic";
   std::string backend = "auto";
   int device = 0;
   int warmup = -1, min_samples = -1;
   double max_time = -1;
   std::string max_noise = "2%";
-  std::string timer = "events";
+  std::string timer = "auto";
   bool hot = false;
   bool quiet = false;
   bool skip_cached = false;
@@ -56,47 +59,65 @@ int tune_main(const TuneFlags& f) {
   if (f.search != "heuristic" && f.search != "exhaustive")
     throw UsageError(fmt::format("--search: '{}' is not heuristic or exhaustive", f.search));
   opt.top = f.top;
-  if (f.max_candidates < 1) throw UsageError(fmt::format("--max_candidates must be at least 1, got {}", f.max_candidates));
+  if (f.max_candidates < 0)
+    throw UsageError(fmt::format("--max_candidates must be 0 (no cap) or more, got {}", f.max_candidates));
   opt.max_candidates = f.max_candidates;
+  if (f.finalists < 1) throw UsageError(fmt::format("--finalists must be at least 1, got {}", f.finalists));
+  opt.finalists = f.finalists;
+  if (f.screen_samples < 1) throw UsageError(fmt::format("--screen_samples must be at least 1, got {}", f.screen_samples));
+  opt.dry_run = f.dry_run;
   opt.exhaustive = f.search == "exhaustive";
   opt.seed = f.seed;
   opt.quiet = f.quiet;
   if (f.scores != "input" && f.scores != "fp32")
     throw UsageError(fmt::format("--scores: '{}' is not input or fp32", f.scores));
   opt.strategy.fp32_scores = f.scores == "fp32";
-  if (!parse_timer_kind(f.timer, &opt.measure.timer))
-    throw UsageError(fmt::format("--timer: unknown timer '{}' (events, graph, cupti)", f.timer));
+  if (f.timer != "auto" && !parse_timer_kind(f.timer, &opt.measure.timer))
+    throw UsageError(fmt::format("--timer: unknown timer '{}' (auto, events, graph, cupti)", f.timer));
   opt.measure.max_noise = parse_fraction("max_noise", f.max_noise);
   opt.measure.hot = f.hot;
   if (f.warmup < -1) throw UsageError("--warmup must be >= 0");
   if (f.min_samples == 0 || f.min_samples < -1) throw UsageError("--min_samples must be >= 1");
   if (f.max_time != -1 && !(f.max_time > 0)) throw UsageError("--max_time must be positive");
   if (f.device < 0) throw UsageError("--device must be >= 0");
-  if (f.cache.empty()) throw UsageError("--cache: a file to write is required");
-  if (std::filesystem::is_directory(f.cache)) throw UsageError(fmt::format("--cache: '{}' is a directory", f.cache));
+  if (f.cache.empty() && !f.dry_run) throw UsageError("--cache: a file to write is required");
+  if (!f.cache.empty() && std::filesystem::is_directory(f.cache))
+    throw UsageError(fmt::format("--cache: '{}' is a directory", f.cache));
   // An existing file must be a valid cache: it is merged into, never overwritten blindly.
-  HeuristicCache existing = HeuristicCache::load_or_empty(f.cache);
-  check_writable(f.cache);
+  HeuristicCache existing = f.cache.empty() ? HeuristicCache() : HeuristicCache::load_or_empty(f.cache);
+  if (!f.dry_run) check_writable(f.cache);
 
   auto backend = make_backend(f.backend, f.device, f.quiet);
   bool cpu = backend->kind() == BackendKind::cpu;
   opt.measure.warmup = f.warmup >= 0 ? f.warmup : (cpu ? 1 : 3);
   opt.measure.min_samples = f.min_samples >= 1 ? f.min_samples : (cpu ? 3 : 10);
   opt.measure.max_time_s = f.max_time > 0 ? f.max_time : 0.5;
+  // auto: graph replay on a GPU. An algorithm or tile changes only what runs on the GPU, never the host's
+  // launch work, so the tuner ranks by GPU time; under events a launch-bound strategy (nested) would be
+  // ranked by host noise. The CPU backend has no graphs.
+  if (f.timer == "auto") opt.measure.timer = cpu ? TimerKind::events : TimerKind::graph;
+  opt.screen = screening_settings(opt.measure, f.screen_samples);
   if (f.skip_cached) opt.skip_cached = &existing;
   const std::string path = f.cache;
-  opt.checkpoint = [&path](const HeuristicCache& found) { found.save(path); };
+  if (!f.dry_run) opt.checkpoint = [&path](const HeuristicCache& found) { found.save(path); };
 
   if (!f.quiet) {
-    std::fprintf(stderr, "attnbench tune: %zu problem(s), strategies %s, search %s, on %s\n", opt.problems.size(),
-                 f.strategies.c_str(), opt.exhaustive ? "exhaustive" : fmt::format("heuristic top-{}", opt.top).c_str(),
+    std::string search = opt.exhaustive
+                             ? (opt.max_candidates ? fmt::format("exhaustive (at most {} per GEMM)", opt.max_candidates)
+                                                   : std::string("exhaustive (whole space)"))
+                             : fmt::format("heuristic top-{}", opt.top);
+    std::fprintf(stderr, "attnbench tune: %zu problem(s), strategies %s, search %s, %s; %s timer, %d-sample screen, "
+                 "%d finalist(s) re-measured; on %s\n",
+                 opt.problems.size(), f.strategies.c_str(), search.c_str(), opt.dry_run ? "dry run" : "timed",
+                 timer_kind_name(opt.measure.timer), f.screen_samples, f.finalists,
                  CacheEnvironment::from_device(backend->device_info()).describe().c_str());
     if (cpu) std::fprintf(stderr, "attnbench tune: CPU reference backend: times are CPU times, not GPU times\n");
   }
   TuneOutcome out = tune_grid(*backend, opt);
+  std::fputs(format_tune_summary(out).c_str(), stdout);
+  if (opt.dry_run) return out.failed_strategies ? 1 : 0;
   HeuristicCache written = out.cache.save(path);
 
-  std::fputs(format_tune_summary(out).c_str(), stdout);
   std::printf("wrote %zu GEMM and %zu fused entries to %s (it now holds %zu GEMM and %zu fused entries, %zu environment(s))\n",
               out.cache.gemm_entries().size(), out.cache.fused_entries().size(), path.c_str(),
               written.gemm_entries().size(), written.fused_entries().size(), written.environments().size());
@@ -116,7 +137,15 @@ Command add_tune_command(CLI::App& parent) {
   app->add_option("--cache", f.cache, "cache file to write; merged into when it exists (required)");
   app->add_option("--top", f.top, "heuristic candidates per GEMM")->capture_default_str();
   app->add_option("--max_candidates,--max-candidates", f.max_candidates,
-                  "exhaustive search: at most this many candidates per GEMM, base configurations first")->capture_default_str();
+                  "exhaustive search: at most this many candidates per GEMM, base configurations first (0: the whole space)")
+      ->capture_default_str();
+  app->add_option("--finalists", f.finalists,
+                  "screened candidates re-measured with the full settings, besides the heuristic's choice")
+      ->capture_default_str();
+  app->add_option("--screen_samples,--screen-samples", f.screen_samples, "samples per candidate in the screening pass")
+      ->capture_default_str();
+  app->add_flag("--dry_run,--dry-run", f.dry_run,
+                "list the GEMM candidates and fused tiles each shape would try, time nothing, write no cache");
   app->add_option("--search", f.search, "heuristic (top-N) | exhaustive (every algorithm, tile, stage, split-K...)")
       ->capture_default_str();
   app->add_flag("--skip_cached,--skip-cached", f.skip_cached,
@@ -135,10 +164,11 @@ Command add_tune_command(CLI::App& parent) {
   app->add_option("--backend", f.backend, "auto | cuda | cpu")->capture_default_str();
   app->add_option("--device", f.device, "CUDA device index")->capture_default_str();
   app->add_option("--warmup", f.warmup, "untimed forwards per candidate (default 3; 1 on cpu)");
-  app->add_option("--min_samples,--min-samples", f.min_samples, "minimum samples per candidate (default 10; 3 on cpu)");
-  app->add_option("--max_time,--max-time", f.max_time, "seconds of sampling per candidate at most (default 0.5)");
+  app->add_option("--min_samples,--min-samples", f.min_samples, "minimum samples per finalist (default 10; 3 on cpu)");
+  app->add_option("--max_time,--max-time", f.max_time, "seconds of sampling per finalist at most (default 0.5)");
   app->add_option("--max_noise,--max-noise", f.max_noise, "stop once relative noise is at or under this")->capture_default_str();
-  app->add_option("--timer", f.timer, "events | graph | cupti")->capture_default_str();
+  app->add_option("--timer", f.timer, "auto (graph on a GPU, events on the CPU) | events | graph | cupti")
+      ->capture_default_str();
   app->add_flag("--hot", f.hot, "no L2 flush between samples");
   app->add_option("--seed", f.seed, "random input seed")->capture_default_str();
   app->add_option("--scores", f.scores, "score matrix precision: input | fp32")->capture_default_str();

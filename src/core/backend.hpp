@@ -216,7 +216,7 @@ class Backend {
   virtual nlohmann::json gemm_plan_report() const = 0;
   virtual GemmShape gemm_plan_shape(GemmPlanId plan) const = 0;
   // Tuning: candidate algorithms for a plan (heuristic top-N, or the exhaustive space capped at `top`
-  // candidates, the heuristic's first choice and the distinct base configurations first), and switching a
+  // candidates, 0 for no cap, the heuristic's first choice and the distinct base configurations first), and switching a
   // plan to one of them (throws BackendError when the algorithm cannot run the shape). `source` is what
   // the report shows: "heuristic", "tuned" or "cache".
   virtual std::vector<GemmAlgo> gemm_candidates(GemmPlanId plan, int top, bool exhaustive) = 0;

@@ -138,6 +138,7 @@ json FusedCacheEntry::to_json() const {
           {"default_ms", number_or_null(default_ms)},
           {"gain", number_or_null(gain)},
           {"default_tile", default_tile},
+          {"best_noise", best_noise},
           {"candidates", candidates},
           {"failed", failed},
           {"failures", failures},
@@ -155,6 +156,7 @@ FusedCacheEntry FusedCacheEntry::from_json(const json& j, const std::string& whe
   e.default_ms = need_number(j, "default_ms", where);
   e.gain = need_number(j, "gain", where);
   e.default_tile = j.value("default_tile", std::string());
+  if (j.contains("best_noise")) e.best_noise = need_number(j, "best_noise", where);
   e.candidates = need_int(j, "candidates", where);
   e.failed = need_int(j, "failed", where);
   e.failures = optional_array(j, "failures", where);

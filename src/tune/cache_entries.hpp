@@ -41,6 +41,7 @@ struct FusedCacheEntry {
   double best_ms = 0;
   double default_ms = 0;      // the backend's default tile (first that can implement); 0 = unknown
   double gain = 0;            // default_ms / best_ms; 0 = unknown
+  double best_noise = 0;      // relative noise of best_ms's measurement; 0 = unknown
   std::string default_tile;   // its name
   int candidates = 0, failed = 0;
   nlohmann::json failures = nlohmann::json::array();  // [{"tile", "reason"}]

@@ -8,6 +8,23 @@
 
 namespace ab {
 
+FusedTuneRecord list_fused_tiles(Backend& be, Strategy& fused, const Problem& p, const TuneOptions& opt,
+                                 std::string* why) {
+  FusedTuneRecord r;
+  r.problem = p;
+  std::string first_reason;
+  for (const FusedTile& tile : be.fused_tiles()) {
+    StrategyOptions so = opt.strategy;
+    so.fused_tile = tile;
+    std::string reason = fused.can_implement(p, be, so);
+    if (reason.empty()) r.tiles.push_back(tile);
+    else if (first_reason.empty()) first_reason = reason;
+  }
+  if (!r.tiles.empty()) r.baseline = 0;
+  if (r.tiles.empty() && why) *why = first_reason.empty() ? "no fused tile is compiled" : first_reason;
+  return r;
+}
+
 FusedTuneRecord tune_fused_tiles(Backend& be, Strategy& fused, const Problem& p, ProblemInputs& in,
                                  const TuneOptions& opt, std::string* why, std::set<std::string>* crashed) {
   FusedTuneRecord r;
@@ -40,7 +57,7 @@ FusedTuneRecord tune_fused_tiles(Backend& be, Strategy& fused, const Problem& p,
         c.status = "ok";
         c.ms = m.gpu.median;
         c.noise = m.gpu.noise;
-    c.warnings = m.warnings;
+        c.warnings = m.warnings;
       }
       fused.teardown(be);
       set_up = false;

@@ -16,4 +16,8 @@ namespace ab {
 FusedTuneRecord tune_fused_tiles(Backend& backend, Strategy& fused, const Problem& p, ProblemInputs& in,
                                  const TuneOptions& opt, std::string* why, std::set<std::string>* crashed = nullptr);
 
+// --dry_run: the tiles tune_fused_tiles would try, with no outcomes.
+FusedTuneRecord list_fused_tiles(Backend& backend, Strategy& fused, const Problem& p, const TuneOptions& opt,
+                                 std::string* why);
+
 }  // namespace ab

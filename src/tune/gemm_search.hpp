@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "core/strategy.hpp"
 #include "tune/plan_recorder.hpp"
@@ -29,6 +30,13 @@ struct GemmSearchState {
 // others are searched one at a time, the rest staying at their current best. Candidates that fail are
 // recorded and skipped; a sticky BackendError (device context lost) propagates.
 void tune_strategy_gemms(GemmSearchState& s, PlanRecorder& rec, Strategy& st, const Problem& p, ProblemInputs& in);
+
+// The finalists of a screened record: the heuristic's choice (when it verified) first, then up to
+// `finalists` other verified candidates by screening time (all of them when finalists < 0).
+std::vector<int> finalist_indices(const GemmTuneRecord& r, int finalists);
+
+// --dry_run: adds a record per shape not seen before with its candidate list (algos) and no outcomes.
+void list_strategy_gemm_candidates(GemmSearchState& s, PlanRecorder& rec, Strategy& st, const Problem& p);
 
 // Identity of an algorithm for de-duplicating candidate lists: its blob, else its label and attributes.
 std::string gemm_algo_identity(const GemmAlgo& a);

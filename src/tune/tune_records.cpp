@@ -24,6 +24,11 @@ nlohmann::json failure_list(const std::vector<CandidateOutcome>& cs, const char*
 
 int GemmTuneRecord::failed() const { return count_failed(candidates); }
 int FusedTuneRecord::failed() const { return count_failed(candidates); }
+int GemmTuneRecord::finalists() const {
+  int n = 0;
+  for (const auto& c : candidates) n += c.finalist;
+  return n;
+}
 
 GemmCacheEntry make_gemm_entry(const GemmTuneRecord& r, const CacheEnvironment& env, const TuneOptions& opt,
                                const std::string& tuned_at) {
@@ -42,7 +47,13 @@ GemmCacheEntry make_gemm_entry(const GemmTuneRecord& r, const CacheEnvironment& 
   e.failures = failure_list(r.candidates, "algo");
   e.search = opt.exhaustive ? "exhaustive" : "heuristic";
   e.top = opt.exhaustive ? 0 : opt.top;
-  e.measured_with = {{"strategy", r.strategy}, {"problem", problem_cache_key(r.problem)}, {"plans", r.plans}};
+  e.measured_with = {{"strategy", r.strategy},
+                     {"problem", problem_cache_key(r.problem)},
+                     {"plans", r.plans},
+                     {"timer", timer_kind_name(opt.measure.timer)},
+                     {"screen_samples", opt.screen.min_samples},
+                     {"finalists", r.finalists()},
+                     {"best_noise", r.candidates[static_cast<std::size_t>(r.best)].noise}};
   e.tuned_at = tuned_at;
   return e;
 }
@@ -57,6 +68,7 @@ FusedCacheEntry make_fused_entry(const FusedTuneRecord& r, const CacheEnvironmen
   e.default_ms = r.baseline_ms();
   e.gain = r.gain();
   e.default_tile = r.baseline >= 0 ? r.candidates[r.baseline].label : "";
+  e.best_noise = r.candidates[static_cast<std::size_t>(r.best)].noise;
   e.candidates = static_cast<int>(r.candidates.size());
   e.failed = r.failed();
   e.failures = failure_list(r.candidates, "tile");

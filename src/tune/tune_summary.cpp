@@ -70,7 +70,43 @@ std::string stats_line(const char* what, const GainStats& g) {
 
 }  // namespace
 
+namespace {
+
+// --dry_run: what a search would try, per GEMM shape and fused problem.
+std::string format_dry_run(const TuneOutcome& out) {
+  std::string s;
+  if (!out.gemm.empty()) {
+    std::vector<std::vector<std::string>> rows;
+    std::size_t total = 0;
+    for (const GemmTuneRecord& r : out.gemm) {
+      rows.push_back({gemm_shape_label(r.shape), r.strategy, fmt::format("{}", r.algos.size()),
+                      r.baseline >= 0 ? r.algos[r.baseline].label : "-"});
+      total += r.algos.size();
+    }
+    s += table({"GEMM shape", "strategy", "candidates", "heuristic's choice"}, rows);
+    s += fmt::format("{} candidates over {} GEMM shapes\n", total, out.gemm.size());
+  }
+  if (!out.fused.empty()) {
+    if (!s.empty()) s += "\n";
+    std::vector<std::vector<std::string>> rows;
+    for (const FusedTuneRecord& r : out.fused) {
+      std::string names;
+      for (const FusedTile& t : r.tiles) names += (names.empty() ? "" : " ") + t.name();
+      rows.push_back({r.problem.label(), fmt::format("{}", r.tiles.size()), names});
+    }
+    s += table({"fused problem", "tiles", "tiles that can implement it"}, rows);
+  }
+  if (out.gemm.empty() && out.fused.empty()) s += "nothing to tune\n";
+  s += fmt::format("dry run: listed in {:.1f}s on {}; nothing was timed and no cache was written\n", out.wall_s,
+                   out.env.describe());
+  for (const auto& n : out.notes) s += "  " + n + "\n";
+  return s;
+}
+
+}  // namespace
+
 std::string format_tune_summary(const TuneOutcome& out) {
+  if (out.dry_run) return format_dry_run(out);
   std::string s;
   if (!out.gemm.empty()) {
     std::vector<std::vector<std::string>> rows;
@@ -78,13 +114,15 @@ std::string format_tune_summary(const TuneOutcome& out) {
     for (const GemmTuneRecord& r : out.gemm) {
       rows.push_back({gemm_shape_label(r.shape), r.strategy,
                       fmt::format("{}/{}", r.candidates.size() - r.failed(), r.candidates.size()),
+                      fmt::format("{}", r.finalists()),
                       ms_cell(r.baseline_ms()), ms_cell(r.best_ms()), gain_cell(r.gain()),
                       r.best >= 0 ? r.candidates[r.best].label : "none passed"});
       gains.push_back(r.gain());
     }
-    s += table({"GEMM shape", "tuned in", "ok/cands", "heuristic ms", "best ms", "gain", "best algo"}, rows);
+    s += table({"GEMM shape", "tuned in", "ok/cands", "re-measured", "heuristic ms", "best ms", "gain", "best algo"}, rows);
     s += stats_line("GEMM", gain_stats(gains));
-    s += "(times are whole forwards of the strategy named, with this GEMM switched)\n";
+    s += "(times are whole forwards of the strategy named, with this GEMM switched; the heuristic's choice and the\n"
+         " fastest screened candidates are re-measured with the full settings and the winner is taken from those)\n";
   }
   if (!out.fused.empty()) {
     if (!s.empty()) s += "\n";

@@ -16,13 +16,28 @@
 
 namespace ab {
 
+// The screening pass's settings from the full ones: same timer and L2 flushing, one warm-up forward and a
+// fixed `samples` count (no noise target).
+inline MeasureSettings screening_settings(MeasureSettings full, int samples) {
+  full.warmup = 1;
+  full.min_samples = samples;
+  full.max_samples = samples;
+  return full;
+}
+
 struct TuneOptions {
   std::vector<Problem> problems;
   std::string strategies = "all";   // as --strategies; GEMM strategies tune their GEMMs, fused its tile
   int top = 8;                      // heuristic candidates per GEMM
   bool exhaustive = false;          // the full algorithm space instead of the heuristic's top-N
-  int max_candidates = 2000;        // cap on the exhaustive list per GEMM (bases and heuristic choice first)
-  MeasureSettings measure;          // how each candidate is timed
+  int max_candidates = 0;           // cap on the exhaustive list per GEMM (bases and heuristic choice first); 0: none
+  // Two phases per GEMM shape: every verified candidate is screened with `screen` (a few samples), then the
+  // heuristic's choice and the `finalists` fastest screened are measured with `measure`, and the fastest
+  // of those wins. finalists < 0: every verified candidate is re-measured.
+  MeasureSettings screen = screening_settings(MeasureSettings(), 3);
+  int finalists = 4;
+  MeasureSettings measure;          // how each finalist (and each fused tile) is timed
+  bool dry_run = false;             // only enumerate: GEMM candidates and fused tiles are listed, nothing runs
   StrategyOptions strategy;         // base options (score precision); fused_tile is overridden per tile
   std::uint64_t seed = 1234;
   bool quiet = false;               // no progress line or per-shape messages
@@ -39,8 +54,10 @@ struct CandidateOutcome {
   bool baseline = false;   // the heuristic's first choice (GEMM) or the default tile (fused)
   std::string status;      // "ok", "failed" (could not be set or run), "incorrect" (wrong output)
   std::string reason;
-  double ms = 0;           // median forward time, when ok
+  double ms = 0;           // median forward time of the full measurement (finalists and fused tiles), when ok
   double noise = 0;
+  double screen_ms = 0;    // GEMM candidates: median of the short screening measurement, when ok
+  bool finalist = false;   // GEMM candidates: re-measured with the full settings
   std::vector<std::string> warnings;  // from the measurement engine (timer fallback, clock changes...)
 };
 
@@ -61,6 +78,7 @@ struct GemmTuneRecord {
   }
   double gain() const { return best_ms() > 0 && baseline_ms() > 0 ? baseline_ms() / best_ms() : 0; }
   int failed() const;
+  int finalists() const;
 };
 
 // The fused tile search of one problem.
@@ -88,6 +106,7 @@ struct TuneOutcome {
   int failed_strategies = 0;           // (problem, strategy) pairs that hit a device error
   std::vector<std::string> notes;      // unsupported or failed strategies, shapes with no correct candidate
   double wall_s = 0;
+  bool dry_run = false;                // records hold candidate lists only
 };
 
 }  // namespace ab

@@ -36,9 +36,11 @@ TuneOutcome tune_grid(Backend& be, const TuneOptions& opt) {
   auto t0 = std::chrono::steady_clock::now();
   if (opt.top < 1) throw UsageError(fmt::format("--top must be at least 1, got {}", opt.top));
   validate_measure_settings(opt.measure);
+  validate_measure_settings(opt.screen);
   auto strategies = make_strategies(opt.strategies);
 
   TuneOutcome out;
+  out.dry_run = opt.dry_run;
   out.env = CacheEnvironment::from_device(be.device_info());
   out.cache.add_environment(out.env);
   be.set_gemm_chooser(nullptr);
@@ -92,18 +94,21 @@ TuneOutcome tune_grid(Backend& be, const TuneOptions& opt) {
           if (is_fused) {
             if (opt.skip_cached && opt.skip_cached->find_fused(p, out.env)) break;
             std::string why;
-            FusedTuneRecord r = tune_fused_tiles(be, *st, p, *in, opt, &why, &crashed);
+            FusedTuneRecord r = opt.dry_run ? list_fused_tiles(be, *st, p, opt, &why)
+                                            : tune_fused_tiles(be, *st, p, *in, opt, &why, &crashed);
             if (r.tiles.empty()) {
               note(fmt::format("{} / fused: unsupported: {}", p.label(), why));
             } else {
-              if (r.best < 0)
+              if (opt.dry_run) {
+                if (!opt.quiet) progress.message(fmt::format("  fused {}: {} tiles", p.label(), r.tiles.size()));
+              } else if (r.best < 0)
                 note(fmt::format("{} / fused: none of {} tiles passed (first: {})", p.label(), r.tiles.size(),
                                  r.candidates.front().reason));
               else if (!opt.quiet)
                 progress.message(fmt::format("  fused {}: {} tiles, best {} {:.4f} ms, gain {:.3f}x", p.label(),
                                              r.tiles.size(), r.candidates[r.best].label, r.best_ms(), r.gain()));
               out.fused.push_back(std::move(r));
-              checkpoint();
+              if (!opt.dry_run) checkpoint();
             }
           } else {
             std::string why = st->can_implement(p, be, opt.strategy);
@@ -112,7 +117,10 @@ TuneOutcome tune_grid(Backend& be, const TuneOptions& opt) {
             } else {
               st->setup(rec, p, in->io(), opt.strategy);
               set_up = true;
-              if (!rec.plans().empty()) tune_strategy_gemms(search, rec, *st, p, *in);
+              if (!rec.plans().empty()) {
+                if (opt.dry_run) list_strategy_gemm_candidates(search, rec, *st, p);
+                else tune_strategy_gemms(search, rec, *st, p, *in);
+              }
               set_up = false;
               st->teardown(rec);
             }

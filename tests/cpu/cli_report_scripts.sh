@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The report scripts end to end without a GPU: peer_torch.py --dry-run and --merge into a report the tool
-# wrote, plot_report.py (when matplotlib is installed) and ci-perf.sh on the CPU backend, read back through
+# wrote, tune_repro.py, plot_report.py (when matplotlib is installed) and ci-perf.sh on the CPU backend, read back through
 # `attnbench report` and `attnbench compare`.  Run as: bash cli_report_scripts.sh ATTNBENCH SOURCE_DIR
 set -u
 bin=$1
@@ -68,6 +68,29 @@ if python3 -c "import matplotlib" 2>/dev/null; then
 else
   echo "matplotlib not installed: plot_report.py not tested (pip install matplotlib)"
 fi
+
+# tune_repro.py: a tune's cache against a run with it. The run's times are then set to the tuned times
+# (reproduced, exit 0) and to 10x them (not reproduced, exit 1), since CPU timing is too noisy to assert on.
+repro="python3 $src/scripts/tune_repro.py"
+grid=(--backend=cpu --batch=1 --heads=2 --seq_len=64 --head_dim=32 --max_time=0.05 -q)
+expect_rc 0 "$bin" tune "${grid[@]}" --strategies=head_batched,fused --cache="$work/tuned.json"
+expect_rc 0 "$bin" "${grid[@]}" --strategies=head_batched,fused --cache="$work/tuned.json" --json="$work/cached.json"
+python3 - "$work/tuned.json" "$work/cached.json" "$work/same.json" "$work/slow.json" <<'PY'
+import json, sys
+cache, rep = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+best = {"head_batched": min(e["best_ms"] for e in cache["gemm"]), "fused": cache["fused"][0]["best_ms"]}
+for out, scale in ((sys.argv[3], 1.0), (sys.argv[4], 10.0)):
+    for r in rep["results"]:
+        r["time_ms"].update(median=best[r["strategy"]] * scale, noise=0.01)
+    json.dump(rep, open(out, "w"))
+PY
+expect_rc 0 $repro "$work/tuned.json" "$work/same.json"
+contains "2 of 2 reproduced within noise"
+expect_rc 1 $repro "$work/tuned.json" "$work/slow.json" --md
+contains "NOT reproduced"
+contains "| problem | strategy |"
+expect_rc 2 $repro "$work/cached.json" "$work/tuned.json"
+expect_rc 2 $repro "$work/tuned.json" "$work/p.json"  # peer rows only: nothing tuned to match
 
 # ci-perf.sh on the CPU backend: no baseline -> 2; make one; a baseline doctored 100x faster -> 1;
 # an absurd threshold -> 0.

@@ -11,6 +11,7 @@
 #include "core/errors.hpp"
 #include "core/reference.hpp"
 #include "core/strategy.hpp"
+#include "tune/gemm_search.hpp"
 #include "tune/heuristic_cache.hpp"
 #include "tune/plan_recorder.hpp"
 #include "run/problem_inputs.hpp"
@@ -138,6 +139,7 @@ TEST(search_keeps_fastest_correct_candidate_and_records_failures) {
   opt.strategies = "head_batched";
   opt.top = 8;
   opt.measure = quick();
+  opt.screen = screening_settings(quick(), 3);
   opt.quiet = true;
   TuneOutcome out = tune_grid(lt, opt);
   REQUIRE(out.gemm.size() == 2);  // Q·K^T and P·V
@@ -186,6 +188,7 @@ TEST(heuristic_winner_gives_gain_one) {
   opt.strategies = "nested";
   opt.top = 2;  // H and X only: X cannot be set, so H must win
   opt.measure = quick();
+  opt.screen = screening_settings(quick(), 3);
   opt.quiet = true;
   TuneOutcome out = tune_grid(lt, opt);
   REQUIRE(out.gemm.size() == 2);
@@ -206,6 +209,7 @@ TEST(exhaustive_search_always_includes_the_heuristic_first_choice) {
   opt.strategies = "fully_batched";
   opt.exhaustive = true;
   opt.measure = quick();
+  opt.screen = screening_settings(quick(), 3);
   opt.quiet = true;
   TuneOutcome out = tune_grid(lt, opt);
   REQUIRE(out.gemm.size() == 2);
@@ -246,6 +250,7 @@ TEST(capped_exhaustive_search_still_tries_the_heuristic_top_n) {
   opt.exhaustive = true;
   opt.top = 8;
   opt.measure = quick();
+  opt.screen = screening_settings(quick(), 3);
   opt.quiet = true;
   TuneOutcome out = tune_grid(lt, opt);
   REQUIRE(out.gemm.size() == 2);
@@ -255,12 +260,148 @@ TEST(capped_exhaustive_search_still_tries_the_heuristic_top_n) {
   }
 }
 
+
+// Screening and re-measurement. "L" (lucky) is the fastest candidate for its first runs and the slowest after:
+// screening ranks it first, but the winner comes from the re-measured finalists. F is correct and 0.5 ms
+// per call, H (the heuristic's choice) 1.5 ms, S 3 ms.
+class LuckyLt : public FakeLt {
+ public:
+  using FakeLt::FakeLt;
+  int fast_runs = 0;  // runs of L that are still fast (set per test: verification + screening forwards)
+  std::vector<GemmAlgo> gemm_candidates(GemmPlanId plan, int top, bool exhaustive) override {
+    (void)gemm_plan_shape(plan);
+    (void)top;
+    (void)exhaustive;
+    return {algo("H", 1, true), algo("S", 5), algo("L", 7), algo("F", 4)};
+  }
+  void set_gemm_algo(GemmPlanId plan, const GemmAlgo& a, const std::string& source) override {
+    current_[plan] = a.label;
+    FakeLt::set_gemm_algo(plan, a, source);
+  }
+  void gemm(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
+    auto it = current_.find(plan);
+    std::string label = it == current_.end() ? "H" : it->second;
+    if (label == "L") std::this_thread::sleep_for(std::chrono::microseconds(l_runs_[plan]++ < fast_runs ? 0 : 6000));
+    if (label == "F") std::this_thread::sleep_for(std::chrono::microseconds(500));
+    FakeLt::gemm(plan, a, b, c, alpha, beta);
+  }
+
+ private:
+  std::map<GemmPlanId, std::string> current_;
+  std::map<GemmPlanId, int> l_runs_;
+};
+
+TEST(the_winner_comes_from_the_re_measured_finalists_not_the_screen) {
+  for (int finalists : {1, 2}) {
+    auto cpu = make_cpu_backend();
+    LuckyLt lt(*cpu);
+    lt.fast_runs = 1 + 1 + 3;  // verification, screening warm-up and 3 screening samples
+    TuneOptions opt;
+    opt.problems = {small()};
+    opt.strategies = "head_batched";  // one plan per shape, each run once per forward
+    opt.top = 8;
+    opt.measure = quick();
+    opt.screen = screening_settings(quick(), 3);
+    opt.finalists = finalists;
+    opt.quiet = true;
+    TuneOutcome out = tune_grid(lt, opt);
+    REQUIRE(out.gemm.size() == 2);
+    for (const GemmTuneRecord& r : out.gemm) {
+      REQUIRE(r.candidates.size() == 4);
+      const CandidateOutcome* l = by_label(r, "L");
+      const CandidateOutcome* f = by_label(r, "F");
+      const CandidateOutcome* s = by_label(r, "S");
+      const CandidateOutcome* h = by_label(r, "H");
+      // Every candidate was verified and screened.
+      for (const auto* c : {l, f, s, h}) {
+        CHECK_EQ(c->status, std::string("ok"));
+        CHECK(c->screen_ms > 0);
+      }
+      CHECK(l->screen_ms < f->screen_ms);  // L screened fastest
+      CHECK(h->finalist);                  // the heuristic's choice is always re-measured
+      CHECK(l->finalist);
+      CHECK(!s->finalist);
+      CHECK_EQ(s->ms, 0.0);
+      REQUIRE(r.best >= 0);
+      if (finalists == 1) {
+        // Only H and L were re-measured: L is slow now, so H wins and the gain is 1, not L's screened time.
+        CHECK(!f->finalist);
+        CHECK_EQ(r.finalists(), 2);
+        CHECK_EQ(r.candidates[r.best].label, std::string("H"));
+        CHECK_EQ(r.gain(), 1.0);
+      } else {
+        CHECK(f->finalist);
+        CHECK_EQ(r.finalists(), 3);
+        CHECK_EQ(r.candidates[r.best].label, std::string("F"));
+        CHECK(r.gain() > 1.2);  // 1.5 against 0.5 ms of sleep per call, plus the forward's other work
+      }
+      CHECK(l->ms > h->ms);  // re-measured: L is slower than the heuristic's choice
+    }
+    for (const auto& e : out.cache.gemm_entries()) CHECK_EQ(e.measured_with["finalists"].get<int>(), finalists + 1);
+  }
+}
+
+TEST(finalist_indices_put_the_baseline_first_then_screen_order) {
+  GemmTuneRecord r;
+  auto add = [&](const char* status, double screen) {
+    CandidateOutcome c;
+    c.status = status;
+    c.screen_ms = screen;
+    r.candidates.push_back(c);
+  };
+  add("ok", 5);        // 0: baseline, slowest
+  add("ok", 2);        // 1
+  add("failed", 0);    // 2
+  add("ok", 1);        // 3
+  add("incorrect", 0); // 4
+  add("ok", 3);        // 5
+  r.baseline = 0;
+  CHECK(finalist_indices(r, 2) == std::vector<int>({0, 3, 1}));
+  CHECK(finalist_indices(r, -1) == std::vector<int>({0, 3, 1, 5}));
+  CHECK(finalist_indices(r, 10) == std::vector<int>({0, 3, 1, 5}));
+  r.candidates[0].status = "failed";  // a baseline that failed is not re-measured
+  CHECK(finalist_indices(r, 1) == std::vector<int>({3}));
+}
+
+TEST(dry_run_lists_candidates_and_tiles_without_timing) {
+  auto cpu = make_cpu_backend();
+  FakeLt lt(*cpu);
+  TuneOptions opt;
+  opt.problems = {small()};
+  opt.strategies = "head_batched,fused";
+  opt.exhaustive = true;
+  opt.dry_run = true;
+  opt.measure = quick();
+  opt.quiet = true;
+  int checkpoints = 0;
+  opt.checkpoint = [&](const HeuristicCache&) { checkpoints++; };
+  TuneOutcome out = tune_grid(lt, opt);
+  REQUIRE(out.gemm.size() == 2);
+  for (const auto& r : out.gemm) {
+    CHECK_EQ(r.algos.size(), std::size_t(5));  // H + S, F, W, X
+    CHECK_EQ(r.algos[0].label, std::string("H"));
+    CHECK_EQ(r.baseline, 0);
+    CHECK(r.candidates.empty());
+    CHECK_EQ(r.best, -1);
+  }
+  REQUIRE(out.fused.size() == 1);
+  CHECK_EQ(out.fused[0].tiles.size(), cpu->fused_tiles().size());
+  CHECK(out.fused[0].candidates.empty());
+  CHECK(out.cache.gemm_entries().empty());
+  CHECK(out.cache.fused_entries().empty());
+  CHECK_EQ(checkpoints, 0);
+  std::string summary = format_tune_summary(out);
+  CHECK(summary.find("10 candidates over 2 GEMM shapes") != std::string::npos);
+  CHECK(summary.find("dry run") != std::string::npos);
+}
+
 TEST(end_to_end_tune_on_cpu_then_cache_serves_the_plans) {
   auto cpu = make_cpu_backend();
   TuneOptions opt;
   opt.problems = {small(1), small(3, KvLayout::paged)};
   opt.strategies = "all";
   opt.measure = quick();
+  opt.screen = screening_settings(quick(), 3);
   opt.quiet = true;
   int checkpoints = 0;
   std::size_t last_checkpoint_entries = 0;
@@ -335,6 +476,7 @@ TEST(skip_cached_reuses_entries_instead_of_retuning) {
   opt.problems = {small(1)};
   opt.strategies = "head_batched,fused";
   opt.measure = quick();
+  opt.screen = screening_settings(quick(), 3);
   opt.quiet = true;
   TuneOutcome first = tune_grid(*cpu, opt);
   REQUIRE(first.gemm.size() == 2);
@@ -356,6 +498,7 @@ TEST(a_candidate_that_loses_the_device_is_skipped_after_recovery) {
   opt.problems = {small()};
   opt.strategies = "head_batched";
   opt.measure = quick();
+  opt.screen = screening_settings(quick(), 3);
   opt.quiet = true;
   TuneOutcome out = tune_grid(lt, opt);
   CHECK_EQ(lt.recoveries, 2);  // once per shape: the retry skips C, the next shape crashes on its own C
@@ -405,6 +548,7 @@ TEST(bad_options_are_usage_errors) {
   opt.problems = {small()};
   opt.quiet = true;
   opt.measure = quick();
+  opt.screen = screening_settings(quick(), 3);
   opt.top = 0;
   CHECK_THROWS(tune_grid(*cpu, opt));
   opt.top = 8;

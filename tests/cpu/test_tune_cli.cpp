@@ -80,6 +80,19 @@ TEST(tune_writes_then_merges_a_cache) {
   for (const auto& e : first.gemm_entries()) CHECK(both.find_gemm(e.key, both.environments()[0]) != nullptr);
 }
 
+TEST(dry_run_lists_without_timing_or_writing) {
+  std::string cache = (dir() / "dry.json").string();
+  Result r = run("tune --dry_run --search=exhaustive --cache=" + cache + kGrid + " --pages=1,2");
+  if (r.rc != 0) std::fprintf(stderr, "%s%s", r.out.c_str(), r.err.c_str());
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("candidates over") != std::string::npos);
+  CHECK(r.out.find("tiles that can implement it") != std::string::npos);
+  CHECK(r.out.find("no cache was written") != std::string::npos);
+  CHECK(!fs::exists(cache));
+  // Without --cache, too.
+  CHECK_EQ(run("tune --dry_run" + kGrid).rc, 0);
+}
+
 TEST(tune_rejects_bad_input_with_one_line) {
   std::string corrupt = (dir() / "corrupt.json").string();
   {
@@ -104,6 +117,10 @@ TEST(tune_rejects_bad_input_with_one_line) {
   CHECK(one_error_line(run("tune" + kGrid)));  // no --cache
   CHECK(one_error_line(run("tune --cache=" + fresh + kGrid + " --search=greedy")));
   CHECK(one_error_line(run("tune --cache=" + fresh + kGrid + " --top=0")));
+  CHECK(one_error_line(run("tune --cache=" + fresh + kGrid + " --finalists=0")));
+  CHECK(one_error_line(run("tune --cache=" + fresh + kGrid + " --screen_samples=0")));
+  CHECK(one_error_line(run("tune --cache=" + fresh + kGrid + " --max_candidates=-1")));
+  CHECK(one_error_line(run("tune --cache=" + fresh + kGrid + " --timer=sundial")));
   CHECK(one_error_line(run("tune --cache=" + fresh + kGrid + " --strategies=nested,nope")));
   CHECK(one_error_line(run("tune --cache=" + (dir() / "missing_dir" / "c.json").string() + kGrid)));
   CHECK(!fs::exists(fresh));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <cstdio>
 #include <set>
 
 #include <fmt/format.h>
@@ -236,7 +237,7 @@ std::vector<GemmAlgo> exhaustive_candidates(cublasLtHandle_t h, const LtPlan& p,
   };
   std::vector<Base> bases;
   long checks = 0;
-  const long max_checks = 400000;
+  const long max_checks = 1000000;  // a guard against a runaway space; reaching it is reported on stderr
   auto configure = [&](const Caps& c, std::uint32_t tile, std::uint32_t st, std::int32_t sk, std::uint32_t red,
                        std::int32_t swz, std::int32_t custom, std::uint16_t cluster, cublasLtMatmulAlgo_t* a) {
     if (cublasLtMatmulAlgoInit(h, CUBLAS_COMPUTE_32F, CUDA_R_32F, p.type_a(), p.type_b(), p.type_c(), p.type_c(), c.id,
@@ -298,7 +299,12 @@ std::vector<GemmAlgo> exhaustive_candidates(cublasLtHandle_t h, const LtPlan& p,
   std::stable_sort(variants.begin(), variants.end(), [](const Variant& x, const Variant& y) { return x.changes < y.changes; });
   for (const Variant& v : variants)
     for (const Base& b : bases) {
-      if (static_cast<int>(out.size()) >= cap || checks >= max_checks) return out;
+      if (static_cast<int>(out.size()) >= cap) return out;
+      if (checks >= max_checks) {
+        std::fprintf(stderr, "attnbench: exhaustive search of gemm %s stopped after %ld cublasLtMatmulAlgoCheck calls "
+                     "with %zu candidates\n", p.shape().key().c_str(), checks, out.size());
+        return out;
+      }
       const Caps& c = *b.caps;
       if (v.swz > c.swizzle || v.custom > c.custom_max) continue;
       if (v.sk > 1 && (!c.splitk || !(c.red_mask & v.red))) continue;

@@ -1,5 +1,7 @@
 // The CUDA backend's GEMM plans: made once in setup (descriptors, algorithm from the chooser or the
 // heuristic), run with one cublasLtMatmul each, reported, and re-pointed at tuning candidates.
+#include <limits>
+
 #include <fmt/format.h>
 
 #include "backends/cuda/cublaslt_algo.hpp"
@@ -67,7 +69,7 @@ nlohmann::json CudaBackend::gemm_plan_report() const {
 
 std::vector<GemmAlgo> CudaBackend::gemm_candidates(GemmPlanId id, int top, bool exhaustive) {
   const LtPlan& p = plan_at(id);
-  return exhaustive ? exhaustive_candidates(lt_, p, kWorkspaceBytes, top > 0 ? top : 2000)
+  return exhaustive ? exhaustive_candidates(lt_, p, kWorkspaceBytes, top > 0 ? top : std::numeric_limits<int>::max())
                     : heuristic_candidates(lt_, p, top, kWorkspaceBytes);
 }
 

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Does a run with a tuned cache reproduce the tuner's times?
+
+    scripts/tune_repro.py CACHE.json REPORT.json [--md]
+
+For every (problem, strategy) that the cache tuned, the tuned forward time is the fastest `best_ms` among
+that strategy's entries for that problem (each GEMM shape is tuned with the shapes before it already at
+their best, so the last one tuned is the whole forward at its best; the minimum picks it without relying on
+order). The fused kernel's is its entry's `best_ms`. Each is set beside the REPORT row for the same problem
+and strategy (run with `--cache=CACHE`, ideally with the tuner's timer), and called reproduced when the
+difference is within 2 * sqrt(noise_tuned^2 + noise_rerun^2), the same rule as `attnbench compare`.
+Exit status: 0 when every row reproduced, 1 otherwise, 2 on bad input.
+"""
+import json
+import math
+import sys
+
+
+def problem_key(p):
+    return "B{batch}_H{heads}_S{seq_len}_D{head_dim}_P{pages}_ps{page_size}_{kv_layout}_{dtype}_{mask}".format(
+        mask="causal" if p["causal"] else "full", **p)
+
+
+def load(path, schema):
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"tune_repro: {path}: {e}", file=sys.stderr)
+        sys.exit(2)
+    if doc.get("schema") != schema:
+        print(f"tune_repro: {path}: schema is {doc.get('schema')!r}, not {schema}", file=sys.stderr)
+        sys.exit(2)
+    return doc
+
+
+def main(argv):
+    args = [a for a in argv if not a.startswith("--")]
+    md = "--md" in argv
+    if len(args) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    cache = load(args[0], "attnbench.cache/1")
+    report = load(args[1], "attnbench.report/1")
+
+    tuned = {}  # (problem key, strategy) -> (ms, noise, entries)
+    for e in cache.get("gemm", []):
+        mw = e.get("measured_with", {})
+        k = (mw.get("problem"), mw.get("strategy"))
+        ms, noise = e["best_ms"], mw.get("best_noise", 0.0)
+        old = tuned.get(k)
+        if old is None or ms < old[0]:
+            tuned[k] = (ms, noise, (old[2] if old else 0) + 1)
+        else:
+            tuned[k] = (old[0], old[1], old[2] + 1)
+    for e in cache.get("fused", []):
+        tuned[(e["key"], "fused")] = (e["best_ms"], e.get("best_noise", 0.0), 1)
+
+    rows, bad = [], 0
+    for r in report.get("results", []):
+        if r.get("status") != "ok" or r.get("strategy", "").startswith("peer:"):
+            continue
+        k = (problem_key(r["problem"]), r["strategy"])
+        if k not in tuned:
+            continue
+        t_ms, t_noise, n = tuned[k]
+        r_ms, r_noise = r["time_ms"]["median"], r["time_ms"].get("noise", 0.0)
+        diff = r_ms / t_ms - 1.0
+        allowed = 2.0 * math.sqrt(t_noise ** 2 + r_noise ** 2)
+        ok = abs(diff) <= allowed
+        bad += not ok
+        rows.append([k[0], k[1], f"{t_ms:.4f}", f"{r_ms:.4f}", f"{diff * 100:+.1f}%", f"±{allowed * 100:.1f}%",
+                     r.get("timer", "?"), "reproduced" if ok else "NOT reproduced"])
+    if not rows:
+        print("tune_repro: no report row matches a tuned (problem, strategy) of the cache", file=sys.stderr)
+        return 2
+    head = ["problem", "strategy", "tuned ms", "rerun ms", "diff", "noise bound", "rerun timer", "verdict"]
+    if md:
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        for r in rows:
+            print("| " + " | ".join(r) + " |")
+    else:
+        w = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+        print("  ".join(h.ljust(w[i]) for i, h in enumerate(head)))
+        for r in rows:
+            print("  ".join(c.ljust(w[i]) for i, c in enumerate(r)))
+    print(f"{len(rows) - bad} of {len(rows)} reproduced within noise")
+    return 0 if bad == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
