@@ -76,8 +76,8 @@ fi
 dflt=(--batch=32 --heads=12 --seq_len=512)
 if has count; then
   # The size of the exhaustive space for every GEMM of the default grid (and of pages=8), nothing timed.
-  timed count-exhaustive $bin tune "${dflt[@]}" --pages=1,8 --search=exhaustive --dry_run
-  timed count-top8 $bin tune "${dflt[@]}" --pages=1,8 --dry_run
+  timed count-exhaustive $bin tune "${dflt[@]}" --pages=${COUNT_PAGES:-1,8} --search=exhaustive --dry_run
+  timed count-top8 $bin tune "${dflt[@]}" --pages=${COUNT_PAGES:-1,8} --dry_run
 fi
 if has tune-ci; then
   timed tune-ci $bin tune --config=ci --cache="$out/cache-ci.json"
@@ -96,8 +96,11 @@ fi
 if has exhaustive; then
   # The whole space, one strategy per call so each one's wall time shows; they share one cache file, and a
   # shape tuned by an earlier strategy is taken from it (--skip_cached) rather than searched again.
-  for s in head_batched fully_batched ptr_array nested fused; do
-    timed "exh-$s" $bin tune "${dflt[@]}" --strategies=$s --search=exhaustive --skip_cached --cache="$out/cache-exh.json"
+  # EXH_STRATEGIES picks the strategies, EXH_TIMEOUT (seconds) bounds each call; the cache is written
+  # after every shape, so a call that runs out keeps what it finished.
+  for s in ${EXH_STRATEGIES:-head_batched fully_batched ptr_array nested fused}; do
+    timed "exh-$s" timeout "${EXH_TIMEOUT:-900}" $bin tune "${dflt[@]}" --strategies=$s --search=exhaustive --skip_cached \
+      --cache="$out/cache-exh.json"
   done
   [[ -f "$out/cache-exh.json" ]] || log "no exhaustive cache was written"
   timed cached-exh $bin "${dflt[@]}" --timer=graph --cache="$out/cache-exh.json" --verify --json="$out/cached-exh.json" --quiet

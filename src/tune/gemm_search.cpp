@@ -3,6 +3,7 @@
 #include "tune/gemm_search.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 
 #include <fmt/format.h>
@@ -73,10 +74,16 @@ std::vector<GemmAlgo> candidate_list(Backend& be, GemmPlanId plan, const TuneOpt
   return out;
 }
 
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 // Phase 1 for one candidate: set it, verify a whole forward against the reference, then screen it with the
-// short measurement (opt.screen). Failures and wrong answers are recorded here and never timed.
+// short measurement (opt.screen) of `gemm_alone`, the shape's own GEMM calls of one forward. Failures and
+// wrong answers are recorded here and never timed.
 CandidateOutcome screen_candidate(PlanRecorder& rec, const PlanGroup& g, const GemmAlgo& a, Strategy& st,
-                                  ProblemInputs& in, const MeasureSettings& screen) {
+                                  ProblemInputs& in, const MeasureSettings& screen,
+                                  const std::function<void()>& gemm_alone, GemmTuneRecord& r) {
   CandidateOutcome c;
   c.label = a.label.empty() ? "algo" : a.label;
   c.baseline = a.heuristic_first;
@@ -89,13 +96,17 @@ CandidateOutcome screen_candidate(PlanRecorder& rec, const PlanGroup& g, const G
     return c;
   }
   try {
+    auto t0 = std::chrono::steady_clock::now();
     std::string bad = in.check_forward([&] { st.run(rec); });
+    r.verify_s += seconds_since(t0);
     if (!bad.empty()) {
       c.status = "incorrect";
       c.reason = bad;
       return c;
     }
-    Measurement m = measure_forward(rec.inner(), [&] { st.run(rec); }, screen);
+    t0 = std::chrono::steady_clock::now();
+    Measurement m = measure_forward(rec.inner(), gemm_alone, screen);
+    r.screen_s += seconds_since(t0);
     c.status = "ok";
     c.screen_ms = m.gpu.median;
     c.warnings = m.warnings;
@@ -158,16 +169,19 @@ void list_strategy_gemm_candidates(GemmSearchState& s, PlanRecorder& rec, Strate
     r.strategy = st.name();
     r.problem = p;
     r.plans = static_cast<int>(g.ids.size());
+    auto t0 = std::chrono::steady_clock::now();
     try {
       r.algos = candidate_list(rec, g.ids.front(), s.opt);
     } catch (const BackendError& e) {
       if (e.sticky) throw;
       s.out.notes.push_back(fmt::format("gemm {} ({} / {}): no candidates: {}", g.key, p.label(), st.name(), e.what()));
     }
+    r.enumerate_s = seconds_since(t0);
     for (std::size_t i = 0; i < r.algos.size(); ++i)
       if (r.algos[i].heuristic_first && r.baseline < 0) r.baseline = static_cast<int>(i);
     if (s.message)
-      s.message(fmt::format("  gemm {}: {} candidates", gemm_shape_label(g.shape), r.algos.size()));
+      s.message(fmt::format("  gemm {}: {} candidates, listed in {:.1f}s", gemm_shape_label(g.shape), r.algos.size(),
+                            r.enumerate_s));
     s.tuned[r.key] = s.out.gemm.size();
     s.out.gemm.push_back(std::move(r));
   }
@@ -208,6 +222,7 @@ void tune_strategy_gemms(GemmSearchState& s, PlanRecorder& rec, Strategy& st, co
     r.strategy = st.name();
     r.problem = p;
     r.plans = static_cast<int>(g->ids.size());
+    auto t_enum = std::chrono::steady_clock::now();
     try {
       r.algos = candidate_list(rec, g->ids.front(), s.opt);
     } catch (const BackendError& e) {
@@ -215,6 +230,21 @@ void tune_strategy_gemms(GemmSearchState& s, PlanRecorder& rec, Strategy& st, co
       s.out.notes.push_back(fmt::format("gemm {} ({} / {}): no candidates: {}", g->key, p.label(), st.name(), e.what()));
       continue;
     }
+    r.enumerate_s = seconds_since(t_enum);
+    // The shape's own GEMM calls of one forward (one call for a batched strategy, one per head and page
+    // for nested), replayed alone to screen candidates: the work an algorithm choice changes, without the
+    // rest of the forward's time and noise.
+    rec.record_calls(true);
+    st.run(rec);
+    rec.synchronize();
+    rec.record_calls(false);
+    std::vector<GemmCall> own;
+    for (const GemmCall& c : rec.calls())
+      if (std::find(g->ids.begin(), g->ids.end(), c.plan) != g->ids.end()) own.push_back(c);
+    Backend& inner = rec.inner();
+    auto gemm_alone = [&inner, &own] {
+      for (const GemmCall& c : own) inner.gemm(c.plan, c.a, c.b, c.c, c.alpha, c.beta);
+    };
     // Runs one phase's work on candidate i, skipping a candidate that lost the device context before and
     // remembering the one that loses it now.
     auto guarded = [&](std::size_t i, const std::function<void()>& work) {
@@ -237,16 +267,20 @@ void tune_strategy_gemms(GemmSearchState& s, PlanRecorder& rec, Strategy& st, co
       r.candidates[i].label = r.algos[i].label.empty() ? "algo" : r.algos[i].label;
       r.candidates[i].baseline = r.algos[i].heuristic_first;
       if (r.algos[i].heuristic_first && r.baseline < 0) r.baseline = static_cast<int>(i);
-      guarded(i, [&] { r.candidates[i] = screen_candidate(rec, *g, r.algos[i], st, in, s.opt.screen); });
+      guarded(i, [&] {
+        r.candidates[i] = screen_candidate(rec, *g, r.algos[i], st, in, s.opt.screen, gemm_alone, r);
+      });
     }
     // Phase 2: the heuristic's choice and the fastest screened candidates get the full measurement, and the
     // fastest of those wins. Re-measuring keeps the winner's time honest: the minimum of many short noisy
     // screens is biased low, an independent measurement of the chosen few is not.
+    auto t_confirm = std::chrono::steady_clock::now();
     for (int i : finalist_indices(r, s.opt.finalists)) {
       guarded(static_cast<std::size_t>(i), [&] { confirm_candidate(rec, *g, r.algos[i], st, s.opt.measure, r.candidates[i]); });
       const CandidateOutcome& c = r.candidates[i];
       if (c.status == "ok" && (r.best < 0 || c.ms < r.candidates[r.best].ms)) r.best = i;
     }
+    r.confirm_s = seconds_since(t_confirm);
     if (r.best >= 0) {
       set_group(rec, *g, r.algos[r.best], "tuned");
       if (s.message)

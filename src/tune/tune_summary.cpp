@@ -80,10 +80,10 @@ std::string format_dry_run(const TuneOutcome& out) {
     std::size_t total = 0;
     for (const GemmTuneRecord& r : out.gemm) {
       rows.push_back({gemm_shape_label(r.shape), r.strategy, fmt::format("{}", r.algos.size()),
-                      r.baseline >= 0 ? r.algos[r.baseline].label : "-"});
+                      fmt::format("{:.1f}", r.enumerate_s), r.baseline >= 0 ? r.algos[r.baseline].label : "-"});
       total += r.algos.size();
     }
-    s += table({"GEMM shape", "strategy", "candidates", "heuristic's choice"}, rows);
+    s += table({"GEMM shape", "strategy", "candidates", "listed in s", "heuristic's choice"}, rows);
     s += fmt::format("{} candidates over {} GEMM shapes\n", total, out.gemm.size());
   }
   if (!out.fused.empty()) {
@@ -121,8 +121,20 @@ std::string format_tune_summary(const TuneOutcome& out) {
     }
     s += table({"GEMM shape", "tuned in", "ok/cands", "re-measured", "heuristic ms", "best ms", "gain", "best algo"}, rows);
     s += stats_line("GEMM", gain_stats(gains));
-    s += "(times are whole forwards of the strategy named, with this GEMM switched; the heuristic's choice and the\n"
-         " fastest screened candidates are re-measured with the full settings and the winner is taken from those)\n";
+    double en = 0, ve = 0, sc = 0, co = 0;
+    std::size_t cands = 0;
+    for (const GemmTuneRecord& r : out.gemm) {
+      en += r.enumerate_s;
+      ve += r.verify_s;
+      sc += r.screen_s;
+      co += r.confirm_s;
+      cands += r.candidates.size();
+    }
+    s += fmt::format("GEMM search time: listing {:.1f}s, verifying {:.1f}s, screening {:.1f}s, re-measuring {:.1f}s "
+                     "({} candidates)\n", en, ve, sc, co, cands);
+    s += "(times are whole forwards of the strategy named, with this GEMM switched: every candidate is verified\n"
+         " by a forward and screened on the shape's own GEMM calls; the heuristic's choice and the fastest screened\n"
+         " are re-measured as whole forwards, and the winner is the fastest of those)\n";
   }
   if (!out.fused.empty()) {
     if (!s.empty()) s += "\n";

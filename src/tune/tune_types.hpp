@@ -31,9 +31,10 @@ struct TuneOptions {
   int top = 8;                      // heuristic candidates per GEMM
   bool exhaustive = false;          // the full algorithm space instead of the heuristic's top-N
   int max_candidates = 0;           // cap on the exhaustive list per GEMM (bases and heuristic choice first); 0: none
-  // Two phases per GEMM shape: every verified candidate is screened with `screen` (a few samples), then the
-  // heuristic's choice and the `finalists` fastest screened are measured with `measure`, and the fastest
-  // of those wins. finalists < 0: every verified candidate is re-measured.
+  // Two phases per GEMM shape: every verified candidate is screened with `screen` (a few samples of the
+  // shape's own GEMM calls of one forward, replayed alone), then the heuristic's choice and the `finalists`
+  // fastest screened are measured with `measure` as whole forwards, and the fastest of those wins.
+  // finalists < 0: every verified candidate is re-measured.
   MeasureSettings screen = screening_settings(MeasureSettings(), 3);
   int finalists = 4;
   MeasureSettings measure;          // how each finalist (and each fused tile) is timed
@@ -56,7 +57,7 @@ struct CandidateOutcome {
   std::string reason;
   double ms = 0;           // median forward time of the full measurement (finalists and fused tiles), when ok
   double noise = 0;
-  double screen_ms = 0;    // GEMM candidates: median of the short screening measurement, when ok
+  double screen_ms = 0;    // GEMM candidates: median time of the shape's own GEMM calls of a forward, screened alone
   bool finalist = false;   // GEMM candidates: re-measured with the full settings
   std::vector<std::string> warnings;  // from the measurement engine (timer fallback, clock changes...)
 };
@@ -72,6 +73,8 @@ struct GemmTuneRecord {
   std::vector<CandidateOutcome> candidates;
   int best = -1;                       // index of the fastest correct candidate, -1 when none
   int baseline = -1;                   // index of the heuristic's first choice
+  // Wall time of each part of the search: listing candidates, verifying forwards, screening, re-measuring.
+  double enumerate_s = 0, verify_s = 0, screen_s = 0, confirm_s = 0;
   double best_ms() const { return best >= 0 ? candidates[best].ms : 0; }
   double baseline_ms() const {
     return baseline >= 0 && candidates[baseline].status == "ok" ? candidates[baseline].ms : 0;

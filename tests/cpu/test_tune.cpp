@@ -341,6 +341,32 @@ TEST(the_winner_comes_from_the_re_measured_finalists_not_the_screen) {
   }
 }
 
+TEST(screening_times_the_shapes_own_gemm_calls_alone) {
+  auto cpu = make_cpu_backend();
+  FakeLt lt(*cpu);
+  TuneOptions opt;
+  opt.problems = {make_problem(1, 2, 32, 16, 1, 0, KvLayout::contiguous, DType::fp16, false)};
+  opt.strategies = "nested";  // two calls of each shape per forward, one per head
+  opt.top = 8;
+  opt.finalists = -1;         // re-measure every verified candidate
+  opt.measure = quick();
+  opt.screen = screening_settings(quick(), 3);
+  opt.quiet = true;
+  TuneOutcome out = tune_grid(lt, opt);
+  REQUIRE(out.gemm.size() == 2);
+  const GemmTuneRecord& qk = out.gemm[0];  // tuned while the P·V shape is still at H (1.5 ms per call)
+  const CandidateOutcome* s = by_label(qk, "S");
+  REQUIRE(s != nullptr);
+  REQUIRE(s->status == "ok");
+  CHECK(s->finalist);
+  CHECK(s->screen_ms >= 6.0);            // both heads' Q·K^T calls at 3 ms each...
+  CHECK(s->ms >= s->screen_ms + 2.5);    // ...and nothing of the forward's P·V calls (2 x 1.5 ms)
+  CHECK_EQ(qk.finalists(), 3);           // H, F and S: X failed, W was incorrect
+  CHECK(qk.verify_s > 0);
+  CHECK(qk.screen_s > 0);
+  CHECK(qk.confirm_s > 0);
+}
+
 TEST(finalist_indices_put_the_baseline_first_then_screen_order) {
   GemmTuneRecord r;
   auto add = [&](const char* status, double screen) {

@@ -11,6 +11,7 @@
 
 #include "backends/cuda/cublaslt_names.hpp"
 #include "backends/cuda/cuda_check.hpp"
+#include "core/parallel.hpp"
 
 namespace ab::cuda {
 
@@ -230,46 +231,67 @@ std::vector<GemmAlgo> exhaustive_candidates(cublasLtHandle_t h, const LtPlan& p,
     swizzle_all = std::max(swizzle_all, c.swizzle);
     caps.push_back(std::move(c));
   }
-  // Pass 1: the valid (algorithm, tile, stages) bases, in the default configuration.
-  struct Base {
+  // A configuration to check: an algorithm's (tile, stages) base and its variant settings.
+  struct Config {
     const Caps* caps;
     std::uint32_t tile, stages;
+    std::int32_t sk = 1, swz = 0, custom = 0;
+    std::uint32_t red = CUBLASLT_REDUCTION_SCHEME_NONE;
+    std::uint16_t cluster = CUBLASLT_CLUSTER_SHAPE_AUTO;
   };
-  std::vector<Base> bases;
-  long checks = 0;
-  const long max_checks = 1000000;  // a guard against a runaway space; reaching it is reported on stderr
-  auto configure = [&](const Caps& c, std::uint32_t tile, std::uint32_t st, std::int32_t sk, std::uint32_t red,
-                       std::int32_t swz, std::int32_t custom, std::uint16_t cluster, cublasLtMatmulAlgo_t* a) {
-    if (cublasLtMatmulAlgoInit(h, CUBLAS_COMPUTE_32F, CUDA_R_32F, p.type_a(), p.type_b(), p.type_c(), p.type_c(), c.id,
-                               a) != CUBLAS_STATUS_SUCCESS)
+  auto configure = [&](const Config& c, cublasLtMatmulAlgo_t* a) {
+    if (cublasLtMatmulAlgoInit(h, CUBLAS_COMPUTE_32F, CUDA_R_32F, p.type_a(), p.type_b(), p.type_c(), p.type_c(),
+                               c.caps->id, a) != CUBLAS_STATUS_SUCCESS)
       return false;
-    bool ok = set_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_TILE_ID, tile) &&
-              set_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_STAGES_ID, st) &&
-              set_config<std::int32_t>(a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, sk) &&
-              set_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, red) &&
-              set_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, static_cast<std::uint32_t>(swz)) &&
-              set_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, static_cast<std::uint32_t>(custom));
-    if (ok && cluster != CUBLASLT_CLUSTER_SHAPE_AUTO)
-      ok = set_config<std::uint16_t>(a, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, cluster);
-    if (!ok) return false;
-    ++checks;
+    bool ok = set_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_TILE_ID, c.tile) &&
+              set_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_STAGES_ID, c.stages) &&
+              set_config<std::int32_t>(a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, c.sk) &&
+              set_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, c.red) &&
+              set_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, static_cast<std::uint32_t>(c.swz)) &&
+              set_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, static_cast<std::uint32_t>(c.custom));
+    if (ok && c.cluster != CUBLASLT_CLUSTER_SHAPE_AUTO)
+      ok = set_config<std::uint16_t>(a, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, c.cluster);
     std::string why;
-    return check_algo(h, p, *a, workspace_bytes, nullptr, &why);
+    return ok && check_algo(h, p, *a, workspace_bytes, nullptr, &why);
+  };
+  // cublasLtMatmulAlgoCheck costs tens to hundreds of microseconds and the space holds up to ~10^6
+  // configurations, so they are checked on every host core (cuBLASLt functions may be called from several
+  // threads with one handle), in blocks whose valid members are then taken in order: the result, and the
+  // point where the cap stops it, do not depend on the thread count.
+  int device = 0;
+  AB_CUDA_CHECK(cudaGetDevice(&device));
+  long checks = 0;
+  auto check_block = [&](const std::vector<Config>& block, std::vector<cublasLtMatmulAlgo_t>* algos) {
+    algos->assign(block.size(), cublasLtMatmulAlgo_t{});
+    std::vector<char> valid(block.size(), 0);
+    parallel_for(static_cast<std::int64_t>(block.size()), 1e9, [&](std::int64_t b, std::int64_t e) {
+      AB_CUDA_CHECK(cudaSetDevice(device));  // a new thread's current device
+      for (std::int64_t i = b; i < e; ++i) valid[i] = configure(block[i], &(*algos)[i]);
+    });
+    checks += static_cast<long>(block.size());
+    return valid;
   };
   auto add = [&](const cublasLtMatmulAlgo_t& a) {
     if (seen.insert(blob_key(a)).second) out.push_back(decode_algo(a));
   };
+
+  // Pass 1: the valid (algorithm, tile, stages) bases, in the default configuration.
+  std::vector<Config> base_configs;
   for (const Caps& c : caps)
     for (std::uint32_t tile : c.tiles)
-      for (std::uint32_t st : c.stages) {
-        if (checks >= max_checks) break;
-        cublasLtMatmulAlgo_t a{};
-        if (!configure(c, tile, st, 1, CUBLASLT_REDUCTION_SCHEME_NONE, 0, 0, CUBLASLT_CLUSTER_SHAPE_AUTO, &a)) continue;
-        bases.push_back({&c, tile, st});
-        if (static_cast<int>(out.size()) < cap) add(a);
-      }
+      for (std::uint32_t st : c.stages) base_configs.push_back({&c, tile, st});
+  std::vector<Config> bases;
+  {
+    std::vector<cublasLtMatmulAlgo_t> algos;
+    std::vector<char> valid = check_block(base_configs, &algos);
+    for (std::size_t i = 0; i < base_configs.size(); ++i) {
+      if (!valid[i]) continue;
+      bases.push_back(base_configs[i]);
+      if (static_cast<int>(out.size()) < cap) add(algos[i]);
+    }
+  }
   // Pass 2: variants of every base (custom option, cluster shape, CTA swizzle, split-K with each reduction
-  // scheme), fewest changes from the default first, so the cap trims the most exotic ones.
+  // scheme), fewest changes from the default first, so a cap trims the most exotic ones.
   struct Variant {
     std::int32_t sk, swz, custom;
     std::uint32_t red;
@@ -297,20 +319,40 @@ std::vector<GemmAlgo> exhaustive_candidates(cublasLtHandle_t h, const LtPlan& p,
     }
   }
   std::stable_sort(variants.begin(), variants.end(), [](const Variant& x, const Variant& y) { return x.changes < y.changes; });
+  const long max_checks = 2000000;  // a guard against a runaway space; reaching it is reported on stderr
+  const std::size_t block_size = 8192;
+  std::vector<Config> block;
+  std::vector<cublasLtMatmulAlgo_t> algos;
+  auto flush = [&] {
+    std::vector<char> valid = check_block(block, &algos);
+    for (std::size_t i = 0; i < block.size() && static_cast<int>(out.size()) < cap; ++i)
+      if (valid[i]) add(algos[i]);
+    block.clear();
+  };
   for (const Variant& v : variants)
-    for (const Base& b : bases) {
-      if (static_cast<int>(out.size()) >= cap) return out;
-      if (checks >= max_checks) {
+    for (const Config& b : bases) {
+      const Caps& c = *b.caps;
+      if (v.swz > c.swizzle || v.custom > c.custom_max) continue;
+      if (v.sk > 1 && (!c.splitk || !(c.red_mask & v.red))) continue;
+      if (checks + static_cast<long>(block.size()) >= max_checks) {
+        flush();
         std::fprintf(stderr, "attnbench: exhaustive search of gemm %s stopped after %ld cublasLtMatmulAlgoCheck calls "
                      "with %zu candidates\n", p.shape().key().c_str(), checks, out.size());
         return out;
       }
-      const Caps& c = *b.caps;
-      if (v.swz > c.swizzle || v.custom > c.custom_max) continue;
-      if (v.sk > 1 && (!c.splitk || !(c.red_mask & v.red))) continue;
-      cublasLtMatmulAlgo_t a{};
-      if (configure(c, b.tile, b.stages, v.sk, v.red, v.swz, v.custom, v.cluster, &a)) add(a);
+      Config x = b;
+      x.sk = v.sk;
+      x.swz = v.swz;
+      x.custom = v.custom;
+      x.red = v.red;
+      x.cluster = v.cluster;
+      block.push_back(x);
+      if (block.size() == block_size) {
+        flush();
+        if (static_cast<int>(out.size()) >= cap) return out;
+      }
     }
+  if (!block.empty()) flush();
   return out;
 }
 

@@ -29,8 +29,8 @@ std::vector<GemmAlgo> heuristic_candidates(cublasLtHandle_t h, const LtPlan& p, 
 
 // The heuristic's first choice, then every configuration enumerated from cublasLtMatmulAlgoGetIds and the
 // capabilities (tiles, stages, split-K, reduction scheme, CTA swizzle, custom option, cluster shape) that
-// passes check_algo, up to `cap` candidates.
+// passes check_algo, up to `cap` candidates. The checks run on every host core.
 std::vector<GemmAlgo> exhaustive_candidates(cublasLtHandle_t h, const LtPlan& p, std::size_t workspace_bytes,
-                                            int cap = 2000);
+                                            int cap);
 
 }  // namespace ab::cuda
