@@ -13,6 +13,7 @@
 
 #include "core/dtype.hpp"
 #include "core/problem.hpp"
+#include "core/reference.hpp"
 
 namespace ab {
 
@@ -243,6 +244,9 @@ class Backend {
   // cpu: naive fp64 math; cuda: a simple fp32 kernel (checked against the cpu one by a test).
   virtual void reference_attention(const Problem& p, const AttentionIO& io, float* out) = 0;
   virtual std::string reference_name() const = 0;
+  // Verification: error statistics of `out` (p's output in p.dtype, backend memory) against `ref` (fp32,
+  // backend memory), computed where the data lives (cuda: on the GPU, only the statistics are copied back).
+  virtual ErrorStats compare_to_reference(const Problem& p, const void* out, const float* ref) = 0;
 
   // Measurement.
   virtual std::unique_ptr<DeviceTimer> make_timer() = 0;

@@ -42,11 +42,9 @@ ProblemInputs::ProblemInputs(Backend& be, const Problem& p, std::uint64_t seed, 
   }
   if (with_reference) {
     ScopedRange r(be, "reference");
-    Buffer ref(be, p.qkv_elements() * sizeof(float));
-    be.reference_attention(p, io(), ref.as<float>());
+    ref_ = Buffer(be, p.qkv_elements() * sizeof(float));
+    be.reference_attention(p, io(), ref_.as<float>());
     be.synchronize();
-    ref_host_.resize(p.qkv_elements());
-    be.download(ref_host_.data(), ref.get(), ref_host_.size() * sizeof(float));
   }
 }
 
@@ -66,11 +64,7 @@ void ProblemInputs::poison_output() {
   be_.synchronize();
 }
 
-ErrorStats ProblemInputs::verify_output() {
-  out_host_.resize(o_.bytes());
-  be_.download(out_host_.data(), o_.get(), out_host_.size());
-  return compare_output(p_, out_host_.data(), ref_host_.data());
-}
+ErrorStats ProblemInputs::verify_output() { return be_.compare_to_reference(p_, o_.get(), ref_.as<float>()); }
 
 std::string verify_failure(const Problem& p, const ErrorStats& e) {
   double tol = tolerance_for(p.dtype);
@@ -89,7 +83,7 @@ std::string ProblemInputs::check_forward(const std::function<void()>& forward) {
 }
 
 void ProblemInputs::forget_device_memory() {
-  for (Buffer* b : {&q_, &k_, &v_, &o_, &block_table_}) b->forget();
+  for (Buffer* b : {&q_, &k_, &v_, &o_, &block_table_, &ref_}) b->forget();
 }
 
 }  // namespace ab

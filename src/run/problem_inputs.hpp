@@ -1,6 +1,6 @@
 // One problem's tensors on a backend: random inputs (seeded; contiguous K/V with kv_slack_rows zeroed
-// rows of slack, unused pool rows zeroed), the output buffer, the reference output on the host, and the
-// poisoned, verified forward that the runner and the tuner both use.
+// rows of slack, unused pool rows zeroed), the output buffer, the fp32 reference output in backend memory,
+// and the poisoned, verified forward that the runner and the tuner both use.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -30,7 +30,7 @@ class ProblemInputs {
 
   // Fills O with NaN bytes, so that any element a forward leaves unwritten fails verification.
   void poison_output();
-  // Downloads O and compares it with the reference (requires with_reference).
+  // Compares O with the reference where both live (backend.compare_to_reference; requires with_reference).
   ErrorStats verify_output();
   // Poisons O, calls `forward` once, synchronizes and verifies. Returns "" when it passes (no NaN/Inf,
   // relative L2 error within tolerance_for(dtype)), else the reason.
@@ -42,10 +42,8 @@ class ProblemInputs {
  private:
   Backend& be_;
   Problem p_;
-  Buffer q_, k_, v_, o_, block_table_;
+  Buffer q_, k_, v_, o_, block_table_, ref_;
   std::vector<std::int32_t> block_table_host_;
-  std::vector<float> ref_host_;
-  std::vector<unsigned char> out_host_;
 };
 
 // Why a verification failed ("" when it passed).

@@ -80,6 +80,9 @@ class PlanRecorder : public Backend {
     b_.reference_attention(p, io, out);
   }
   std::string reference_name() const override { return b_.reference_name(); }
+  ErrorStats compare_to_reference(const Problem& p, const void* out, const float* ref) override {
+    return b_.compare_to_reference(p, out, ref);
+  }
 
   std::unique_ptr<DeviceTimer> make_timer() override { return b_.make_timer(); }
   void flush_l2() override { b_.flush_l2(); }

@@ -98,6 +98,7 @@ class FakeBackend : public Backend {
   void fused_attention(const Problem&, const AttentionIO&, const FusedTile&) override { unused(); }
   void reference_attention(const Problem&, const AttentionIO&, float*) override { unused(); }
   std::string reference_name() const override { return "fake"; }
+  ErrorStats compare_to_reference(const Problem&, const void*, const float*) override { unused(); }
 
   std::unique_ptr<DeviceTimer> make_timer() override { return std::make_unique<FakeTimer>(w_); }
   void flush_l2() override { w_.log.push_back("flush"); }

@@ -343,6 +343,41 @@ TEST(gather_pages_matches_cpu) {
       }
 }
 
+// The verification statistics computed on the GPU equal the host's compare_output on the same data: random
+// outputs near a random reference, a size that fills no block evenly, both dtypes, then with NaN and Inf.
+TEST(compare_to_reference_matches_the_host) {
+  std::mt19937_64 rng(99);
+  for (DType t : {DType::fp16, DType::bf16}) {
+    Problem p = make_problem(3, 5, 1000, 72, 1, 0, KvLayout::contiguous, t, false);
+    const std::int64_t n = p.qkv_elements();
+    std::vector<float> ref(static_cast<std::size_t>(n));
+    std::normal_distribution<double> nd(0.0, 1.0);
+    for (auto& r : ref) r = static_cast<float>(nd(rng));
+    Bytes out(static_cast<std::size_t>(n) * dtype_size(t));
+    for (std::int64_t i = 0; i < n; ++i) store_element(out.data(), i, t, ref[i] * (1.0 + 0.003 * nd(rng)));
+    Buffer dref(*gpu(), ref.size() * sizeof(float));
+    gpu()->upload(dref.get(), ref.data(), ref.size() * sizeof(float));
+    for (int poison : {0, 1}) {
+      if (poison) {
+        store_element(out.data(), 17, t, std::numeric_limits<double>::quiet_NaN());
+        store_element(out.data(), n - 1, t, kInf);
+      }
+      Dev dout(out);
+      ErrorStats host = compare_output(p, out.data(), ref.data());
+      ErrorStats dev = gpu()->compare_to_reference(p, dout.ptr(), dref.as<float>());
+      CHECK_EQ(dev.count, host.count);
+      CHECK_EQ(dev.nonfinite, host.nonfinite);
+      CHECK_EQ(dev.nonfinite, std::int64_t(poison ? 2 : 0));
+      CHECK_NEAR(dev.max_abs, host.max_abs, 1e-12);
+      if (poison) CHECK(std::isinf(dev.rel_l2));
+      else {
+        CHECK_NEAR(dev.rel_l2, host.rel_l2, 1e-9);
+        CHECK(host.rel_l2 > 1e-3);  // the perturbation is really there
+      }
+    }
+  }
+}
+
 TEST(unsupported_dtypes_are_refused) {
   SoftmaxUpdateArgs a;
   a.score_type = DType::fp16;

@@ -174,6 +174,9 @@ class CpuBackend : public Backend {
     for (std::size_t i = 0; i < ref.size(); ++i) out[i] = static_cast<float>(ref[i]);
   }
   std::string reference_name() const override { return "cpu-fp64"; }
+  ErrorStats compare_to_reference(const Problem& p, const void* out, const float* ref) override {
+    return compare_output(p, out, ref);
+  }
 
   std::unique_ptr<DeviceTimer> make_timer() override { return std::make_unique<HostTimer>(); }
   void flush_l2() override {}

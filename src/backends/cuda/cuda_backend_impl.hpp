@@ -57,6 +57,7 @@ class CudaBackend final : public Backend {
   void fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile) override;
   void reference_attention(const Problem& p, const AttentionIO& io, float* out) override;
   std::string reference_name() const override { return "cuda-fp32"; }
+  ErrorStats compare_to_reference(const Problem& p, const void* out, const float* ref) override;
 
   // measurement (cuda_backend.cpp)
   std::unique_ptr<DeviceTimer> make_timer() override;

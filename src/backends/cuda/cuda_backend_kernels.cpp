@@ -1,9 +1,15 @@
 // The CUDA backend's kernel primitives: argument checks, then the kernels/ launchers on the backend's
 // stream, each launch checked (BackendError naming the kernel) and counted.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "backends/cuda/cuda_backend_impl.hpp"
 #include "backends/cuda/cuda_check.hpp"
+#include "compare_output.hpp"
 #include "core/errors.hpp"
 #include "fused_attention.hpp"
 #include "fault_injection.hpp"
@@ -114,6 +120,42 @@ void CudaBackend::reference_attention(const Problem& p, const AttentionIO& io, f
   r.scale = p.scale();
   count_kernel();
   check_launch(kernels::launch_reference_attention(r, stream_), "reference_attention_kernel");
+}
+
+ErrorStats CudaBackend::compare_to_reference(const Problem& p, const void* out, const float* ref) {
+  if (p.dtype != DType::fp16 && p.dtype != DType::bf16)
+    throw BackendError(fmt::format("cuda compare: dtype {} is not supported", dtype_name(p.dtype)));
+  constexpr std::size_t kDoubles = static_cast<std::size_t>(kernels::kCompareBlocks) * kernels::kCompareFields;
+  void* partials = alloc(kDoubles * sizeof(double));
+  std::vector<double> h(kDoubles);
+  try {
+    kernels::CompareParams c;
+    c.out = out;
+    c.ref = ref;
+    c.n = p.qkv_elements();
+    c.bf16 = p.dtype == DType::bf16;
+    c.partials = static_cast<double*>(partials);
+    check_launch(kernels::launch_compare_output(c, stream_), "compare_output_kernel");
+    synchronize();
+    download(h.data(), partials, kDoubles * sizeof(double));
+  } catch (...) {
+    free(partials);
+    throw;
+  }
+  free(partials);
+  ErrorStats e;
+  e.count = p.qkv_elements();
+  double num = 0, den = 0;
+  for (int b = 0; b < kernels::kCompareBlocks; ++b) {
+    const double* f = &h[static_cast<std::size_t>(b) * kernels::kCompareFields];
+    num += f[0];
+    den += f[1];
+    e.max_abs = std::max(e.max_abs, f[2]);
+    e.nonfinite += static_cast<std::int64_t>(f[3]);
+  }
+  e.rel_l2 = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  if (e.nonfinite) e.rel_l2 = std::numeric_limits<double>::infinity();
+  return e;
 }
 
 }  // namespace ab::cuda
