@@ -33,6 +33,7 @@ struct TuneFlags {
   int max_candidates = 0;
   int finalists = 4;
   int screen_samples = 3;
+  double screen_cutoff = 1.5;
   bool dry_run = false;
   std::string search = "heuristic";
   std::string backend = "auto";
@@ -66,6 +67,9 @@ int tune_main(const TuneFlags& f) {
   opt.finalists = f.finalists;
   if (f.screen_samples < 1) throw UsageError(fmt::format("--screen_samples must be at least 1, got {}", f.screen_samples));
   opt.dry_run = f.dry_run;
+  if (!(f.screen_cutoff == 0 || f.screen_cutoff >= 1))
+    throw UsageError(fmt::format("--screen_cutoff must be 0 (off) or at least 1, got {}", f.screen_cutoff));
+  opt.screen_cutoff = f.screen_cutoff;
   opt.exhaustive = f.search == "exhaustive";
   opt.seed = f.seed;
   opt.quiet = f.quiet;
@@ -143,6 +147,9 @@ Command add_tune_command(CLI::App& parent) {
                   "screened candidates re-measured with the full settings, besides the heuristic's choice")
       ->capture_default_str();
   app->add_option("--screen_samples,--screen-samples", f.screen_samples, "samples per candidate in the screening pass")
+      ->capture_default_str();
+  app->add_option("--screen_cutoff,--screen-cutoff", f.screen_cutoff,
+                  "stop screening a candidate after one sample over this many times the fastest so far (0: off)")
       ->capture_default_str();
   app->add_flag("--dry_run,--dry-run", f.dry_run,
                 "list the GEMM candidates and fused tiles each shape would try, time nothing, write no cache");

@@ -79,11 +79,14 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 // Phase 1 for one candidate: set it, verify a whole forward against the reference, then screen it with the
-// short measurement (opt.screen) of `gemm_alone`, the shape's own GEMM calls of one forward. Failures and
-// wrong answers are recorded here and never timed.
+// short measurement (opt.screen) of `gemm_alone`, the shape's own GEMM calls of one forward. One sample
+// first: a candidate over `cutoff` times the fastest screened so far (`best_screen_ms`, 0 for none) keeps
+// that sample as its screen time and is not sampled further. Failures and wrong answers are recorded here
+// and never timed.
 CandidateOutcome screen_candidate(PlanRecorder& rec, const PlanGroup& g, const GemmAlgo& a, Strategy& st,
-                                  ProblemInputs& in, const MeasureSettings& screen,
-                                  const std::function<void()>& gemm_alone, GemmTuneRecord& r) {
+                                  ProblemInputs& in, const MeasureSettings& screen, double cutoff,
+                                  double best_screen_ms, const std::function<void()>& gemm_alone,
+                                  GemmTuneRecord& r) {
   CandidateOutcome c;
   c.label = a.label.empty() ? "algo" : a.label;
   c.baseline = a.heuristic_first;
@@ -105,7 +108,14 @@ CandidateOutcome screen_candidate(PlanRecorder& rec, const PlanGroup& g, const G
       return c;
     }
     t0 = std::chrono::steady_clock::now();
-    Measurement m = measure_forward(rec.inner(), gemm_alone, screen);
+    MeasureSettings first = screen;
+    first.min_samples = first.max_samples = 1;
+    Measurement m = measure_forward(rec.inner(), gemm_alone, first);
+    c.screen_samples = 1;
+    if (screen.max_samples > 1 && !(cutoff > 0 && best_screen_ms > 0 && m.gpu.median > cutoff * best_screen_ms)) {
+      m = measure_forward(rec.inner(), gemm_alone, screen);
+      c.screen_samples = static_cast<int>(m.gpu.samples);
+    }
     r.screen_s += seconds_since(t0);
     c.status = "ok";
     c.screen_ms = m.gpu.median;
@@ -263,13 +273,18 @@ void tune_strategy_gemms(GemmSearchState& s, PlanRecorder& rec, Strategy& st, co
     };
     // Phase 1: verify and screen every candidate.
     r.candidates.resize(r.algos.size());
+    double best_screen_ms = 0;
     for (std::size_t i = 0; i < r.algos.size(); ++i) {
       r.candidates[i].label = r.algos[i].label.empty() ? "algo" : r.algos[i].label;
       r.candidates[i].baseline = r.algos[i].heuristic_first;
       if (r.algos[i].heuristic_first && r.baseline < 0) r.baseline = static_cast<int>(i);
       guarded(i, [&] {
-        r.candidates[i] = screen_candidate(rec, *g, r.algos[i], st, in, s.opt.screen, gemm_alone, r);
+        r.candidates[i] = screen_candidate(rec, *g, r.algos[i], st, in, s.opt.screen, s.opt.screen_cutoff,
+                                           best_screen_ms, gemm_alone, r);
       });
+      const CandidateOutcome& c = r.candidates[i];
+      if (c.status == "ok" && c.screen_samples > 1 && (best_screen_ms == 0 || c.screen_ms < best_screen_ms))
+        best_screen_ms = c.screen_ms;
     }
     // Phase 2: the heuristic's choice and the fastest screened candidates get the full measurement, and the
     // fastest of those wins. Re-measuring keeps the winner's time honest: the minimum of many short noisy

@@ -122,16 +122,17 @@ std::string format_tune_summary(const TuneOutcome& out) {
     s += table({"GEMM shape", "tuned in", "ok/cands", "re-measured", "heuristic ms", "best ms", "gain", "best algo"}, rows);
     s += stats_line("GEMM", gain_stats(gains));
     double en = 0, ve = 0, sc = 0, co = 0;
-    std::size_t cands = 0;
+    std::size_t cands = 0, cut = 0;
     for (const GemmTuneRecord& r : out.gemm) {
       en += r.enumerate_s;
       ve += r.verify_s;
       sc += r.screen_s;
       co += r.confirm_s;
       cands += r.candidates.size();
+      for (const auto& c : r.candidates) cut += c.status == "ok" && c.screen_samples == 1;
     }
     s += fmt::format("GEMM search time: listing {:.1f}s, verifying {:.1f}s, screening {:.1f}s, re-measuring {:.1f}s "
-                     "({} candidates)\n", en, ve, sc, co, cands);
+                     "({} candidates, {} of them screened with one sample: over the cutoff)\n", en, ve, sc, co, cands, cut);
     s += "(times are whole forwards of the strategy named, with this GEMM switched: every candidate is verified\n"
          " by a forward and screened on the shape's own GEMM calls; the heuristic's choice and the fastest screened\n"
          " are re-measured as whole forwards, and the winner is the fastest of those)\n";

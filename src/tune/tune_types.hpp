@@ -16,10 +16,10 @@
 
 namespace ab {
 
-// The screening pass's settings from the full ones: same timer and L2 flushing, one warm-up forward and a
-// fixed `samples` count (no noise target).
+// The screening pass's settings from the full ones: same timer and L2 flushing, a fixed `samples` count (no
+// noise target) and no warm-up (the verification forward just ran the candidate).
 inline MeasureSettings screening_settings(MeasureSettings full, int samples) {
-  full.warmup = 1;
+  full.warmup = 0;
   full.min_samples = samples;
   full.max_samples = samples;
   return full;
@@ -36,6 +36,9 @@ struct TuneOptions {
   // fastest screened are measured with `measure` as whole forwards, and the fastest of those wins.
   // finalists < 0: every verified candidate is re-measured.
   MeasureSettings screen = screening_settings(MeasureSettings(), 3);
+  // A candidate whose first screening sample is over this many times the fastest fully screened so far
+  // keeps that one sample (it cannot be near the winner); 0 screens every candidate fully.
+  double screen_cutoff = 1.5;
   int finalists = 4;
   MeasureSettings measure;          // how each finalist (and each fused tile) is timed
   bool dry_run = false;             // only enumerate: GEMM candidates and fused tiles are listed, nothing runs
@@ -58,6 +61,7 @@ struct CandidateOutcome {
   double ms = 0;           // median forward time of the full measurement (finalists and fused tiles), when ok
   double noise = 0;
   double screen_ms = 0;    // GEMM candidates: median time of the shape's own GEMM calls of a forward, screened alone
+  int screen_samples = 0;  // GEMM candidates: screening samples taken (1 when cut off)
   bool finalist = false;   // GEMM candidates: re-measured with the full settings
   std::vector<std::string> warnings;  // from the measurement engine (timer fallback, clock changes...)
 };

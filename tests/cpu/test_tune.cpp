@@ -361,10 +361,31 @@ TEST(screening_times_the_shapes_own_gemm_calls_alone) {
   CHECK(s->finalist);
   CHECK(s->screen_ms >= 6.0);            // both heads' Q·K^T calls at 3 ms each...
   CHECK(s->ms >= s->screen_ms + 2.5);    // ...and nothing of the forward's P·V calls (2 x 1.5 ms)
+  // H (3 ms) was screened fully first; S's first sample is over 1.5x that, so it stopped there.
+  CHECK_EQ(by_label(qk, "H")->screen_samples, 3);
+  CHECK_EQ(s->screen_samples, 1);
+  CHECK_EQ(by_label(qk, "F")->screen_samples, 3);
   CHECK_EQ(qk.finalists(), 3);           // H, F and S: X failed, W was incorrect
   CHECK(qk.verify_s > 0);
   CHECK(qk.screen_s > 0);
   CHECK(qk.confirm_s > 0);
+}
+
+TEST(screen_cutoff_zero_screens_every_candidate_fully) {
+  auto cpu = make_cpu_backend();
+  FakeLt lt(*cpu);
+  TuneOptions opt;
+  opt.problems = {small()};
+  opt.strategies = "head_batched";
+  opt.measure = quick();
+  opt.screen = screening_settings(quick(), 3);
+  opt.screen_cutoff = 0;
+  opt.quiet = true;
+  TuneOutcome out = tune_grid(lt, opt);
+  REQUIRE(out.gemm.size() == 2);
+  for (const auto& r : out.gemm)
+    for (const auto& c : r.candidates)
+      if (c.status == "ok") CHECK_EQ(c.screen_samples, 3);
 }
 
 TEST(finalist_indices_put_the_baseline_first_then_screen_order) {
