@@ -3,6 +3,9 @@
 #include "backends/cuda/cublaslt_algo.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <exception>
+#include <thread>
 #include <cstring>
 #include <cstdio>
 #include <set>
@@ -11,7 +14,6 @@
 
 #include "backends/cuda/cublaslt_names.hpp"
 #include "backends/cuda/cuda_check.hpp"
-#include "core/parallel.hpp"
 
 namespace ab::cuda {
 
@@ -239,7 +241,7 @@ std::vector<GemmAlgo> exhaustive_candidates(cublasLtHandle_t h, const LtPlan& p,
     std::uint32_t red = CUBLASLT_REDUCTION_SCHEME_NONE;
     std::uint16_t cluster = CUBLASLT_CLUSTER_SHAPE_AUTO;
   };
-  auto configure = [&](const Config& c, cublasLtMatmulAlgo_t* a) {
+  auto configure = [&](cublasLtHandle_t h, const Config& c, cublasLtMatmulAlgo_t* a) {
     if (cublasLtMatmulAlgoInit(h, CUBLAS_COMPUTE_32F, CUDA_R_32F, p.type_a(), p.type_b(), p.type_c(), p.type_c(),
                                c.caps->id, a) != CUBLAS_STATUS_SUCCESS)
       return false;
@@ -254,20 +256,44 @@ std::vector<GemmAlgo> exhaustive_candidates(cublasLtHandle_t h, const LtPlan& p,
     std::string why;
     return ok && check_algo(h, p, *a, workspace_bytes, nullptr, &why);
   };
-  // cublasLtMatmulAlgoCheck costs tens to hundreds of microseconds and the space holds up to ~10^6
-  // configurations, so they are checked on every host core (cuBLASLt functions may be called from several
-  // threads with one handle), in blocks whose valid members are then taken in order: the result, and the
-  // point where the cap stops it, do not depend on the thread count.
+  // cublasLtMatmulAlgoCheck costs tens to hundreds of microseconds and a non-batched shape's space holds
+  // hundreds of thousands of configurations. They are checked on every host core, each thread with its own
+  // cuBLASLt handle (one shared handle serialises the checks), in blocks whose valid members are then taken
+  // in order: the result, and the point where the cap stops it, do not depend on the thread count.
   int device = 0;
   AB_CUDA_CHECK(cudaGetDevice(&device));
+  const unsigned n_threads = std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
+  struct Handles {
+    std::vector<cublasLtHandle_t> h;
+    ~Handles() {
+      for (cublasLtHandle_t x : h) cublasLtDestroy(x);
+    }
+  } handles;
+  for (unsigned t = 0; t < n_threads; ++t) {
+    cublasLtHandle_t x = nullptr;
+    AB_CUBLAS_CHECK(cublasLtCreate(&x));
+    handles.h.push_back(x);
+  }
   long checks = 0;
+  const auto t_start = std::chrono::steady_clock::now();
   auto check_block = [&](const std::vector<Config>& block, std::vector<cublasLtMatmulAlgo_t>* algos) {
     algos->assign(block.size(), cublasLtMatmulAlgo_t{});
     std::vector<char> valid(block.size(), 0);
-    parallel_for(static_cast<std::int64_t>(block.size()), 1e9, [&](std::int64_t b, std::int64_t e) {
-      AB_CUDA_CHECK(cudaSetDevice(device));  // a new thread's current device
-      for (std::int64_t i = b; i < e; ++i) valid[i] = configure(block[i], &(*algos)[i]);
-    });
+    std::vector<std::exception_ptr> errors(n_threads);
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < n_threads; ++t)
+      pool.emplace_back([&, t] {
+        try {
+          AB_CUDA_CHECK(cudaSetDevice(device));  // a new thread's current device
+          for (std::size_t i = t; i < block.size(); i += n_threads)
+            valid[i] = configure(handles.h[t], block[i], &(*algos)[i]);
+        } catch (...) {
+          errors[t] = std::current_exception();
+        }
+      });
+    for (auto& th : pool) th.join();
+    for (auto& e : errors)
+      if (e) std::rethrow_exception(e);
     checks += static_cast<long>(block.size());
     return valid;
   };
@@ -353,6 +379,10 @@ std::vector<GemmAlgo> exhaustive_candidates(cublasLtHandle_t h, const LtPlan& p,
       }
     }
   if (!block.empty()) flush();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  if (secs > 10)
+    std::fprintf(stderr, "attnbench: gemm %s: %ld configurations checked in %.0fs on %u threads, %zu candidates\n",
+                 p.shape().key().c_str(), checks, secs, n_threads, out.size());
   return out;
 }
 
