@@ -27,20 +27,15 @@ FusedTuneRecord list_fused_tiles(Backend& be, Strategy& fused, const Problem& p,
 
 FusedTuneRecord tune_fused_tiles(Backend& be, Strategy& fused, const Problem& p, ProblemInputs& in,
                                  const TuneOptions& opt, std::string* why, std::set<std::string>* crashed) {
-  FusedTuneRecord r;
-  r.problem = p;
-  std::string first_reason;
-  for (const FusedTile& tile : be.fused_tiles()) {
+  FusedTuneRecord r = list_fused_tiles(be, fused, p, opt, why);
+  r.baseline = -1;
+  for (std::size_t i = 0; i < r.tiles.size(); ++i) {
+    const FusedTile& tile = r.tiles[i];
     StrategyOptions so = opt.strategy;
     so.fused_tile = tile;
-    std::string reason = fused.can_implement(p, be, so);
-    if (!reason.empty()) {
-      if (first_reason.empty()) first_reason = reason;
-      continue;
-    }
     CandidateOutcome c;
     c.label = tile.name();
-    c.baseline = r.tiles.empty();  // the strategy's default: the first tile that can implement
+    c.baseline = i == 0;  // the strategy's default: the first tile that can implement
     bool set_up = false;
     const std::string crash_id = "fused:" + problem_cache_key(p) + "|" + tile.name();
     try {
@@ -79,12 +74,10 @@ FusedTuneRecord tune_fused_tiles(Backend& be, Strategy& fused, const Problem& p,
       c.status = "failed";
       c.reason = fmt::format("unsupported: {}", e.what());
     }
-    if (c.baseline) r.baseline = static_cast<int>(r.candidates.size());
-    if (c.status == "ok" && (r.best < 0 || c.ms < r.candidates[r.best].ms)) r.best = static_cast<int>(r.candidates.size());
-    r.tiles.push_back(tile);
+    if (c.baseline) r.baseline = static_cast<int>(i);
+    if (c.status == "ok" && (r.best < 0 || c.ms < r.candidates[r.best].ms)) r.best = static_cast<int>(i);
     r.candidates.push_back(c);
   }
-  if (r.tiles.empty() && why) *why = first_reason.empty() ? "no fused tile is compiled" : first_reason;
   return r;
 }
 

@@ -107,6 +107,17 @@ Problem small(std::int64_t pages = 1, KvLayout layout = KvLayout::contiguous) {
   return make_problem(1, 2, 32, 16, pages, 0, layout, DType::fp16, false);
 }
 
+// Options for a quick, quiet tune of `strategies` over `problems`.
+TuneOptions quick_options(const std::string& strategies, std::vector<Problem> problems = {small()}) {
+  TuneOptions opt;
+  opt.problems = std::move(problems);
+  opt.strategies = strategies;
+  opt.measure = quick();
+  opt.screen = screening_settings(quick(), 3);
+  opt.quiet = true;
+  return opt;
+}
+
 const CandidateOutcome* by_label(const GemmTuneRecord& r, const std::string& label) {
   for (const auto& c : r.candidates)
     if (c.label == label) return &c;
@@ -134,13 +145,8 @@ std::vector<std::string> sources_after_setup(Backend& be, const std::string& str
 TEST(search_keeps_fastest_correct_candidate_and_records_failures) {
   auto cpu = make_cpu_backend();
   FakeLt lt(*cpu);
-  TuneOptions opt;
-  opt.problems = {small()};
-  opt.strategies = "head_batched";
+  TuneOptions opt = quick_options("head_batched");
   opt.top = 8;
-  opt.measure = quick();
-  opt.screen = screening_settings(quick(), 3);
-  opt.quiet = true;
   TuneOutcome out = tune_grid(lt, opt);
   REQUIRE(out.gemm.size() == 2);  // Q·K^T and P·V
   for (const GemmTuneRecord& r : out.gemm) {
@@ -183,13 +189,8 @@ TEST(search_keeps_fastest_correct_candidate_and_records_failures) {
 TEST(heuristic_winner_gives_gain_one) {
   auto cpu = make_cpu_backend();
   FakeLt lt(*cpu);
-  TuneOptions opt;
-  opt.problems = {small()};
-  opt.strategies = "nested";
+  TuneOptions opt = quick_options("nested");
   opt.top = 2;  // H and X only: X cannot be set, so H must win
-  opt.measure = quick();
-  opt.screen = screening_settings(quick(), 3);
-  opt.quiet = true;
   TuneOutcome out = tune_grid(lt, opt);
   REQUIRE(out.gemm.size() == 2);
   for (const auto& r : out.gemm) {
@@ -204,13 +205,8 @@ TEST(heuristic_winner_gives_gain_one) {
 TEST(exhaustive_search_always_includes_the_heuristic_first_choice) {
   auto cpu = make_cpu_backend();
   FakeLt lt(*cpu);
-  TuneOptions opt;
-  opt.problems = {small()};
-  opt.strategies = "fully_batched";
+  TuneOptions opt = quick_options("fully_batched");
   opt.exhaustive = true;
-  opt.measure = quick();
-  opt.screen = screening_settings(quick(), 3);
-  opt.quiet = true;
   TuneOutcome out = tune_grid(lt, opt);
   REQUIRE(out.gemm.size() == 2);
   CHECK(lt.heuristic_queries >= 2);  // asked for the heuristic's first choice for each shape
@@ -244,14 +240,9 @@ class CappedExhaustive : public FakeLt {
 TEST(capped_exhaustive_search_still_tries_the_heuristic_top_n) {
   auto cpu = make_cpu_backend();
   CappedExhaustive lt(*cpu);
-  TuneOptions opt;
-  opt.problems = {small()};
-  opt.strategies = "fully_batched";
+  TuneOptions opt = quick_options("fully_batched");
   opt.exhaustive = true;
   opt.top = 8;
-  opt.measure = quick();
-  opt.screen = screening_settings(quick(), 3);
-  opt.quiet = true;
   TuneOutcome out = tune_grid(lt, opt);
   REQUIRE(out.gemm.size() == 2);
   for (const auto& r : out.gemm) {
@@ -295,15 +286,9 @@ TEST(the_winner_comes_from_the_re_measured_finalists_not_the_screen) {
   for (int finalists : {1, 2}) {
     auto cpu = make_cpu_backend();
     LuckyLt lt(*cpu);
-    lt.fast_runs = 1 + 1 + 3;  // verification, screening warm-up and 3 screening samples
-    TuneOptions opt;
-    opt.problems = {small()};
-    opt.strategies = "head_batched";  // one plan per shape, each run once per forward
-    opt.top = 8;
-    opt.measure = quick();
-    opt.screen = screening_settings(quick(), 3);
+    lt.fast_runs = 1 + 1 + 3;  // verification, the first screening sample and 3 more
+    TuneOptions opt = quick_options("head_batched");  // one plan per shape, each run once per forward
     opt.finalists = finalists;
-    opt.quiet = true;
     TuneOutcome out = tune_grid(lt, opt);
     REQUIRE(out.gemm.size() == 2);
     for (const GemmTuneRecord& r : out.gemm) {
@@ -344,14 +329,8 @@ TEST(the_winner_comes_from_the_re_measured_finalists_not_the_screen) {
 TEST(screening_times_the_shapes_own_gemm_calls_alone) {
   auto cpu = make_cpu_backend();
   FakeLt lt(*cpu);
-  TuneOptions opt;
-  opt.problems = {make_problem(1, 2, 32, 16, 1, 0, KvLayout::contiguous, DType::fp16, false)};
-  opt.strategies = "nested";  // two calls of each shape per forward, one per head
-  opt.top = 8;
-  opt.finalists = -1;         // re-measure every verified candidate
-  opt.measure = quick();
-  opt.screen = screening_settings(quick(), 3);
-  opt.quiet = true;
+  TuneOptions opt = quick_options("nested");  // two calls of each shape per forward, one per head
+  opt.finalists = -1;                          // re-measure every verified candidate
   TuneOutcome out = tune_grid(lt, opt);
   REQUIRE(out.gemm.size() == 2);
   const GemmTuneRecord& qk = out.gemm[0];  // tuned while the P·V shape is still at H (1.5 ms per call)
@@ -374,13 +353,8 @@ TEST(screening_times_the_shapes_own_gemm_calls_alone) {
 TEST(screen_cutoff_zero_screens_every_candidate_fully) {
   auto cpu = make_cpu_backend();
   FakeLt lt(*cpu);
-  TuneOptions opt;
-  opt.problems = {small()};
-  opt.strategies = "head_batched";
-  opt.measure = quick();
-  opt.screen = screening_settings(quick(), 3);
+  TuneOptions opt = quick_options("head_batched");
   opt.screen_cutoff = 0;
-  opt.quiet = true;
   TuneOutcome out = tune_grid(lt, opt);
   REQUIRE(out.gemm.size() == 2);
   for (const auto& r : out.gemm)
@@ -413,13 +387,9 @@ TEST(finalist_indices_put_the_baseline_first_then_screen_order) {
 TEST(dry_run_lists_candidates_and_tiles_without_timing) {
   auto cpu = make_cpu_backend();
   FakeLt lt(*cpu);
-  TuneOptions opt;
-  opt.problems = {small()};
-  opt.strategies = "head_batched,fused";
+  TuneOptions opt = quick_options("head_batched,fused");
   opt.exhaustive = true;
   opt.dry_run = true;
-  opt.measure = quick();
-  opt.quiet = true;
   int checkpoints = 0;
   opt.checkpoint = [&](const HeuristicCache&) { checkpoints++; };
   TuneOutcome out = tune_grid(lt, opt);
@@ -444,12 +414,7 @@ TEST(dry_run_lists_candidates_and_tiles_without_timing) {
 
 TEST(end_to_end_tune_on_cpu_then_cache_serves_the_plans) {
   auto cpu = make_cpu_backend();
-  TuneOptions opt;
-  opt.problems = {small(1), small(3, KvLayout::paged)};
-  opt.strategies = "all";
-  opt.measure = quick();
-  opt.screen = screening_settings(quick(), 3);
-  opt.quiet = true;
+  TuneOptions opt = quick_options("all", {small(1), small(3, KvLayout::paged)});
   int checkpoints = 0;
   std::size_t last_checkpoint_entries = 0;
   opt.checkpoint = [&](const HeuristicCache& c) {
@@ -519,12 +484,7 @@ TEST(end_to_end_tune_on_cpu_then_cache_serves_the_plans) {
 
 TEST(skip_cached_reuses_entries_instead_of_retuning) {
   auto cpu = make_cpu_backend();
-  TuneOptions opt;
-  opt.problems = {small(1)};
-  opt.strategies = "head_batched,fused";
-  opt.measure = quick();
-  opt.screen = screening_settings(quick(), 3);
-  opt.quiet = true;
+  TuneOptions opt = quick_options("head_batched,fused", {small(1)});
   TuneOutcome first = tune_grid(*cpu, opt);
   REQUIRE(first.gemm.size() == 2);
   REQUIRE(first.fused.size() == 1);
@@ -541,12 +501,7 @@ TEST(a_candidate_that_loses_the_device_is_skipped_after_recovery) {
   auto cpu = make_cpu_backend();
   FakeLt lt(*cpu);
   lt.crash = true;
-  TuneOptions opt;
-  opt.problems = {small()};
-  opt.strategies = "head_batched";
-  opt.measure = quick();
-  opt.screen = screening_settings(quick(), 3);
-  opt.quiet = true;
+  TuneOptions opt = quick_options("head_batched");
   TuneOutcome out = tune_grid(lt, opt);
   CHECK_EQ(lt.recoveries, 2);  // once per shape: the retry skips C, the next shape crashes on its own C
   CHECK_EQ(out.failed_strategies, 0);
@@ -591,11 +546,7 @@ TEST(check_forward_rejects_wrong_and_unwritten_outputs) {
 
 TEST(bad_options_are_usage_errors) {
   auto cpu = make_cpu_backend();
-  TuneOptions opt;
-  opt.problems = {small()};
-  opt.quiet = true;
-  opt.measure = quick();
-  opt.screen = screening_settings(quick(), 3);
+  TuneOptions opt = quick_options("all");
   opt.top = 0;
   CHECK_THROWS(tune_grid(*cpu, opt));
   opt.top = 8;
