@@ -118,20 +118,27 @@ ErrorStats compare_impl(const Problem& p, const void* out, RefAt ref_at) {
         den[c] += r * r;
       }
   });
-  ErrorStats e;
-  e.count = n;
-  double tn = 0, td = 0;
+  double tn = 0, td = 0, worst = 0;
+  std::int64_t nonfinite = 0;
   for (std::int64_t c = 0; c < chunks; ++c) {
-    e.nonfinite += bad[c];
-    e.max_abs = std::max(e.max_abs, max_abs[c]);
+    nonfinite += bad[c];
+    worst = std::max(worst, max_abs[c]);
     tn += num[c];
     td += den[c];
   }
-  e.rel_l2 = td > 0 ? std::sqrt(tn / td) : std::sqrt(tn);
-  if (e.nonfinite) e.rel_l2 = std::numeric_limits<double>::infinity();
-  return e;
+  return error_stats_from_sums(n, tn, td, worst, nonfinite);
 }
 }  // namespace
+
+ErrorStats error_stats_from_sums(std::int64_t count, double sq_err, double sq_ref, double max_abs, std::int64_t nonfinite) {
+  ErrorStats e;
+  e.count = count;
+  e.max_abs = max_abs;
+  e.nonfinite = nonfinite;
+  e.rel_l2 = sq_ref > 0 ? std::sqrt(sq_err / sq_ref) : std::sqrt(sq_err);
+  if (nonfinite) e.rel_l2 = std::numeric_limits<double>::infinity();
+  return e;
+}
 
 ErrorStats compare_output(const Problem& p, const void* out, const double* ref) {
   return compare_impl(p, out, [&](std::int64_t i) { return ref[i]; });

@@ -32,6 +32,9 @@ struct ErrorStats {
   std::int64_t nonfinite = 0;  // NaN/Inf elements (unwritten outputs are poisoned to NaN)
   std::int64_t count = 0;
 };
+// The statistics from their sums: relative L2 error sqrt(sq_err / sq_ref) (sqrt(sq_err) for a zero
+// reference), infinite when any output is non-finite. Shared by the host compare and device compares.
+ErrorStats error_stats_from_sums(std::int64_t count, double sq_err, double sq_ref, double max_abs, std::int64_t nonfinite);
 ErrorStats compare_output(const Problem& p, const void* out, const double* ref);
 ErrorStats compare_output(const Problem& p, const void* out, const float* ref);
 

@@ -90,6 +90,13 @@ TuneOutcome tune_grid(Backend& be, const TuneOptions& opt) {
         }
         PlanRecorder rec(be);
         bool set_up = false;
+        // After an error: tear down what was set up; a second error there changes nothing.
+        auto teardown_quietly = [&] {
+          try {
+            if (set_up) st->teardown(rec);
+          } catch (...) {
+          }
+        };
         try {
           if (is_fused) {
             if (opt.skip_cached && opt.skip_cached->find_fused(p, out.env)) break;
@@ -134,12 +141,7 @@ TuneOutcome tune_grid(Backend& be, const TuneOptions& opt) {
           break;
         } catch (const BackendError& e) {
           if (!e.sticky) {
-            if (set_up) {
-              try {
-                st->teardown(rec);
-              } catch (...) {
-              }
-            }
+            teardown_quietly();
             out.failed_strategies++;
             note(fmt::format("{} / {}: failed: {}", p.label(), st->name(), e.what()));
             break;
@@ -147,10 +149,7 @@ TuneOutcome tune_grid(Backend& be, const TuneOptions& opt) {
           // The context is gone: rebuild it and the inputs, then retry with the crashing candidate skipped.
           bool ok = be.recover();
           if (in) in->forget_device_memory();
-          try {
-            if (set_up) st->teardown(rec);
-          } catch (...) {
-          }
+          teardown_quietly();
           if (ok) prepare();
           else input_error = "the device could not be recovered after an earlier error";
           bool last = attempt + 1 == kAttempts || !input_error.empty();
@@ -161,12 +160,7 @@ TuneOutcome tune_grid(Backend& be, const TuneOptions& opt) {
             break;
           }
         } catch (const std::exception& e) {
-          if (set_up) {
-            try {
-              st->teardown(rec);
-            } catch (...) {
-            }
-          }
+          teardown_quietly();
           out.failed_strategies++;
           note(fmt::format("{} / {}: failed: {}", p.label(), st->name(), e.what()));
           break;

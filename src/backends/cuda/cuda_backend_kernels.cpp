@@ -126,36 +126,26 @@ ErrorStats CudaBackend::compare_to_reference(const Problem& p, const void* out, 
   if (p.dtype != DType::fp16 && p.dtype != DType::bf16)
     throw BackendError(fmt::format("cuda compare: dtype {} is not supported", dtype_name(p.dtype)));
   constexpr std::size_t kDoubles = static_cast<std::size_t>(kernels::kCompareBlocks) * kernels::kCompareFields;
-  void* partials = alloc(kDoubles * sizeof(double));
+  Buffer partials(*this, kDoubles * sizeof(double));
+  kernels::CompareParams c;
+  c.out = out;
+  c.ref = ref;
+  c.n = p.qkv_elements();
+  c.bf16 = p.dtype == DType::bf16;
+  c.partials = partials.as<double>();
+  check_launch(kernels::launch_compare_output(c, stream_), "compare_output_kernel");
+  synchronize();
   std::vector<double> h(kDoubles);
-  try {
-    kernels::CompareParams c;
-    c.out = out;
-    c.ref = ref;
-    c.n = p.qkv_elements();
-    c.bf16 = p.dtype == DType::bf16;
-    c.partials = static_cast<double*>(partials);
-    check_launch(kernels::launch_compare_output(c, stream_), "compare_output_kernel");
-    synchronize();
-    download(h.data(), partials, kDoubles * sizeof(double));
-  } catch (...) {
-    free(partials);
-    throw;
-  }
-  free(partials);
-  ErrorStats e;
-  e.count = p.qkv_elements();
-  double num = 0, den = 0;
+  download(h.data(), partials.get(), kDoubles * sizeof(double));
+  double num = 0, den = 0, max_abs = 0, nonfinite = 0;
   for (int b = 0; b < kernels::kCompareBlocks; ++b) {
     const double* f = &h[static_cast<std::size_t>(b) * kernels::kCompareFields];
     num += f[0];
     den += f[1];
-    e.max_abs = std::max(e.max_abs, f[2]);
-    e.nonfinite += static_cast<std::int64_t>(f[3]);
+    max_abs = std::max(max_abs, f[2]);
+    nonfinite += f[3];
   }
-  e.rel_l2 = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-  if (e.nonfinite) e.rel_l2 = std::numeric_limits<double>::infinity();
-  return e;
+  return error_stats_from_sums(c.n, num, den, max_abs, static_cast<std::int64_t>(nonfinite));
 }
 
 }  // namespace ab::cuda
