@@ -33,6 +33,7 @@ struct TuneFlags {
   int max_candidates = 0;
   int finalists = 4;
   int screen_samples = 3;
+  int screen_calls = 32;
   double screen_cutoff = 1.5;
   bool dry_run = false;
   std::string search = "heuristic";
@@ -66,6 +67,8 @@ int tune_main(const TuneFlags& f) {
   if (f.finalists < 1) throw UsageError(fmt::format("--finalists must be at least 1, got {}", f.finalists));
   opt.finalists = f.finalists;
   if (f.screen_samples < 1) throw UsageError(fmt::format("--screen_samples must be at least 1, got {}", f.screen_samples));
+  if (f.screen_calls < 0) throw UsageError(fmt::format("--screen_calls must be 0 (all) or more, got {}", f.screen_calls));
+  opt.screen_calls = f.screen_calls;
   opt.dry_run = f.dry_run;
   if (!(f.screen_cutoff == 0 || f.screen_cutoff >= 1))
     throw UsageError(fmt::format("--screen_cutoff must be 0 (off) or at least 1, got {}", f.screen_cutoff));
@@ -110,10 +113,10 @@ int tune_main(const TuneFlags& f) {
                              ? (opt.max_candidates ? fmt::format("exhaustive (at most {} per GEMM)", opt.max_candidates)
                                                    : std::string("exhaustive (whole space)"))
                              : fmt::format("heuristic top-{}", opt.top);
-    std::fprintf(stderr, "attnbench tune: %zu problem(s), strategies %s, search %s, %s; %s timer, %d-sample screen, "
-                 "%d finalist(s) re-measured; on %s\n",
+    std::fprintf(stderr, "attnbench tune: %zu problem(s), strategies %s, search %s, %s; %s timer, %d-sample screen of "
+                 "at most %d calls, %d finalist(s) re-measured; on %s\n",
                  opt.problems.size(), f.strategies.c_str(), search.c_str(), opt.dry_run ? "dry run" : "timed",
-                 timer_kind_name(opt.measure.timer), f.screen_samples, f.finalists,
+                 timer_kind_name(opt.measure.timer), f.screen_samples, f.screen_calls, f.finalists,
                  CacheEnvironment::from_device(backend->device_info()).describe().c_str());
     if (cpu) std::fprintf(stderr, "attnbench tune: CPU reference backend: times are CPU times, not GPU times\n");
   }
@@ -147,6 +150,9 @@ Command add_tune_command(CLI::App& parent) {
                   "screened candidates re-measured with the full settings, besides the heuristic's choice")
       ->capture_default_str();
   app->add_option("--screen_samples,--screen-samples", f.screen_samples, "samples per candidate in the screening pass")
+      ->capture_default_str();
+  app->add_option("--screen_calls,--screen-calls", f.screen_calls,
+                  "the screen replays at most this many of a shape's GEMM calls of one forward (0: all)")
       ->capture_default_str();
   app->add_option("--screen_cutoff,--screen-cutoff", f.screen_cutoff,
                   "stop screening a candidate after one sample over this many times the fastest so far (0: off)")

@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <memory>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "tune/reduced_verifier.hpp"
 #include "tune/tune_summary.hpp"
 
 namespace ab {
@@ -62,14 +65,13 @@ std::vector<GemmAlgo> candidate_list(Backend& be, GemmPlanId plan, const TuneOpt
     out.push_back(h.front());
     out.back().heuristic_first = true;
   }
-  std::string base = gemm_algo_identity(out.front());
+  // A set of identities: an exhaustive list holds 10^4-10^5 candidates, and comparing each with every one
+  // kept so far (what this did first) took minutes.
+  std::unordered_set<std::string> seen = {gemm_algo_identity(out.front())};
   for (GemmAlgo& a : raw) {
-    if (gemm_algo_identity(a) == base) continue;
-    bool dup = false;
-    for (const GemmAlgo& b : out) dup = dup || gemm_algo_identity(b) == gemm_algo_identity(a);
-    if (dup) continue;
+    if (!seen.insert(gemm_algo_identity(a)).second) continue;
     a.heuristic_first = false;
-    out.push_back(a);
+    out.push_back(std::move(a));
   }
   return out;
 }
@@ -78,15 +80,15 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Phase 1 for one candidate: set it, verify a whole forward against the reference, then screen it with the
-// short measurement (opt.screen) of `gemm_alone`, the shape's own GEMM calls of one forward. One sample
-// first: a candidate over `cutoff` times the fastest screened so far (`best_screen_ms`, 0 for none) keeps
-// that sample as its screen time and is not sampled further. Failures and wrong answers are recorded here
-// and never timed.
-CandidateOutcome screen_candidate(PlanRecorder& rec, const PlanGroup& g, const GemmAlgo& a, Strategy& st,
-                                  ProblemInputs& in, const MeasureSettings& screen, double cutoff,
-                                  double best_screen_ms, const std::function<void()>& gemm_alone,
-                                  GemmTuneRecord& r) {
+// Phase 1 for one candidate: set it, verify a whole forward against the reference (`verify`: of the
+// problem, or of its reduced B=1 H=1 copy), then screen it with the short measurement (opt.screen) of
+// `gemm_alone`, the shape's own GEMM calls of one forward. One sample first: a candidate over `cutoff`
+// times the fastest screened so far (`best_screen_ms`, 0 for none) keeps that sample as its screen time and
+// is not sampled further. Failures and wrong answers are recorded here and never timed.
+CandidateOutcome screen_candidate(PlanRecorder& rec, const PlanGroup& g, const GemmAlgo& a,
+                                  const std::function<std::string(const GemmAlgo&)>& verify,
+                                  const MeasureSettings& screen, double cutoff, double best_screen_ms,
+                                  const std::function<void()>& gemm_alone, GemmTuneRecord& r) {
   CandidateOutcome c;
   c.label = a.label.empty() ? "algo" : a.label;
   c.baseline = a.heuristic_first;
@@ -100,7 +102,7 @@ CandidateOutcome screen_candidate(PlanRecorder& rec, const PlanGroup& g, const G
   }
   try {
     auto t0 = std::chrono::steady_clock::now();
-    std::string bad = in.check_forward([&] { st.run(rec); });
+    std::string bad = verify(a);
     r.verify_s += seconds_since(t0);
     if (!bad.empty()) {
       c.status = "incorrect";
@@ -128,12 +130,21 @@ CandidateOutcome screen_candidate(PlanRecorder& rec, const PlanGroup& g, const G
   return c;
 }
 
-// Phase 2 for one finalist: set it again and take the full measurement (opt.measure).
-void confirm_candidate(PlanRecorder& rec, const PlanGroup& g, const GemmAlgo& a, Strategy& st,
-                       const MeasureSettings& ms, CandidateOutcome& c) {
+// Phase 2 for one finalist: set it again, verify the problem's own forward when phase 1 verified a reduced
+// copy (`verify_here`), and take the full measurement (opt.measure).
+void confirm_candidate(PlanRecorder& rec, const PlanGroup& g, const GemmAlgo& a, Strategy& st, ProblemInputs& in,
+                       bool verify_here, const MeasureSettings& ms, CandidateOutcome& c) {
   c.finalist = true;
   try {
     set_group(rec, g, a, "tuned");
+    if (verify_here) {
+      std::string bad = in.check_forward([&] { st.run(rec); });
+      if (!bad.empty()) {
+        c.status = "incorrect";
+        c.reason = "on the tuned problem (it passed on B=1 H=1): " + bad;
+        return;
+      }
+    }
     Measurement m = measure_forward(rec.inner(), [&] { st.run(rec); }, ms);
     c.ms = m.gpu.median;
     c.noise = m.gpu.noise;
@@ -203,11 +214,15 @@ void tune_strategy_gemms(GemmSearchState& s, PlanRecorder& rec, Strategy& st, co
   // First put every shape already decided at its choice, so the searched shapes are timed with the rest
   // of the forward at its best.
   std::vector<const PlanGroup*> todo;
+  std::vector<std::pair<std::string, GemmAlgo>> decided;  // shape key -> choice, for the reduced problem too
   for (const PlanGroup& g : groups) {
     auto t = s.tuned.find(g.key);
     if (t != s.tuned.end()) {
       const GemmTuneRecord& r = s.out.gemm[t->second];
-      if (r.best >= 0) set_group(rec, g, r.algos[r.best], "tuned");
+      if (r.best >= 0) {
+        set_group(rec, g, r.algos[r.best], "tuned");
+        decided.emplace_back(g.key, r.algos[r.best]);
+      }
       s.out.reused_plans++;
       continue;
     }
@@ -215,6 +230,7 @@ void tune_strategy_gemms(GemmSearchState& s, PlanRecorder& rec, Strategy& st, co
     if (c) {
       try {
         set_group(rec, g, c->algo, "cache");
+        decided.emplace_back(g.key, c->algo);
         s.out.cached_plans++;
         continue;
       } catch (const BackendError& e) {
@@ -223,6 +239,13 @@ void tune_strategy_gemms(GemmSearchState& s, PlanRecorder& rec, Strategy& st, co
       }
     }
     todo.push_back(&g);
+  }
+
+  // Verification forwards on B=1 H=1 for the shapes found there (nested's), set up once per strategy.
+  std::unique_ptr<ReducedVerifier> reduced;
+  if (!todo.empty()) {
+    reduced = std::make_unique<ReducedVerifier>(rec.inner(), st.name(), p, s.opt.strategy, s.opt.seed + 1);
+    for (const auto& [key, algo] : decided) reduced->use(key, algo, "tuned");
   }
 
   for (const PlanGroup* g : todo) {
@@ -251,6 +274,15 @@ void tune_strategy_gemms(GemmSearchState& s, PlanRecorder& rec, Strategy& st, co
     std::vector<GemmCall> own;
     for (const GemmCall& c : rec.calls())
       if (std::find(g->ids.begin(), g->ids.end(), c.plan) != g->ids.end()) own.push_back(c);
+    r.own_calls = static_cast<int>(own.size());
+    if (s.opt.screen_calls > 0 && static_cast<int>(own.size()) > s.opt.screen_calls)
+      own.resize(static_cast<std::size_t>(s.opt.screen_calls));  // nested: the first heads' calls
+    r.screen_calls = static_cast<int>(own.size());
+    const bool verify_reduced = reduced->covers(g->key);
+    r.verified_on = verify_reduced ? reduced->label() : p.label();
+    auto verify = [&](const GemmAlgo& a) {
+      return verify_reduced ? reduced->check(g->key, a) : in.check_forward([&] { st.run(rec); });
+    };
     Backend& inner = rec.inner();
     auto gemm_alone = [&inner, &own] {
       for (const GemmCall& c : own) inner.gemm(c.plan, c.a, c.b, c.c, c.alpha, c.beta);
@@ -279,7 +311,7 @@ void tune_strategy_gemms(GemmSearchState& s, PlanRecorder& rec, Strategy& st, co
       r.candidates[i].baseline = r.algos[i].heuristic_first;
       if (r.algos[i].heuristic_first && r.baseline < 0) r.baseline = static_cast<int>(i);
       guarded(i, [&] {
-        r.candidates[i] = screen_candidate(rec, *g, r.algos[i], st, in, s.opt.screen, s.opt.screen_cutoff,
+        r.candidates[i] = screen_candidate(rec, *g, r.algos[i], verify, s.opt.screen, s.opt.screen_cutoff,
                                            best_screen_ms, gemm_alone, r);
       });
       const CandidateOutcome& c = r.candidates[i];
@@ -291,13 +323,16 @@ void tune_strategy_gemms(GemmSearchState& s, PlanRecorder& rec, Strategy& st, co
     // screens is biased low, an independent measurement of the chosen few is not.
     auto t_confirm = std::chrono::steady_clock::now();
     for (int i : finalist_indices(r, s.opt.finalists)) {
-      guarded(static_cast<std::size_t>(i), [&] { confirm_candidate(rec, *g, r.algos[i], st, s.opt.measure, r.candidates[i]); });
+      guarded(static_cast<std::size_t>(i), [&] {
+        confirm_candidate(rec, *g, r.algos[i], st, in, verify_reduced, s.opt.measure, r.candidates[i]);
+      });
       const CandidateOutcome& c = r.candidates[i];
       if (c.status == "ok" && (r.best < 0 || c.ms < r.candidates[r.best].ms)) r.best = i;
     }
     r.confirm_s = seconds_since(t_confirm);
     if (r.best >= 0) {
       set_group(rec, *g, r.algos[r.best], "tuned");
+      reduced->use(g->key, r.algos[r.best], "tuned");
       if (s.message)
         s.message(fmt::format("  gemm {}: {} candidates ({} failed, {} re-measured), best {} {:.4f} ms, gain {:.3f}x",
                               gemm_shape_label(g->shape), r.candidates.size(), r.failed(), r.finalists(),
@@ -306,6 +341,7 @@ void tune_strategy_gemms(GemmSearchState& s, PlanRecorder& rec, Strategy& st, co
       // Nothing correct: go back to the heuristic's choice so the strategy's later shapes still run.
       try {
         set_group(rec, *g, r.algos.front(), "heuristic");
+        reduced->use(g->key, r.algos.front(), "heuristic");
       } catch (const BackendError& e) {
         if (e.sticky) throw;
       }

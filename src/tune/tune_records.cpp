@@ -13,10 +13,14 @@ int count_failed(const std::vector<CandidateOutcome>& cs) {
   return n;
 }
 
+// The first kMaxFailures failures in full (an exhaustive search can have thousands); `failed` counts them all.
+constexpr std::size_t kMaxFailures = 50;
+
 nlohmann::json failure_list(const std::vector<CandidateOutcome>& cs, const char* what) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& c : cs)
-    if (c.status != "ok") out.push_back({{what, c.label}, {"status", c.status}, {"reason", c.reason}});
+    if (c.status != "ok" && out.size() < kMaxFailures)
+      out.push_back({{what, c.label}, {"status", c.status}, {"reason", c.reason}});
   return out;
 }
 
@@ -52,6 +56,9 @@ GemmCacheEntry make_gemm_entry(const GemmTuneRecord& r, const CacheEnvironment& 
                      {"plans", r.plans},
                      {"timer", timer_kind_name(opt.measure.timer)},
                      {"screen_samples", opt.screen.min_samples},
+                     {"screen_calls", r.screen_calls},
+                     {"own_calls", r.own_calls},
+                     {"verified_on", r.verified_on},
                      {"finalists", r.finalists()},
                      {"best_noise", r.candidates[static_cast<std::size_t>(r.best)].noise}};
   e.tuned_at = tuned_at;

@@ -134,8 +134,9 @@ std::string format_tune_summary(const TuneOutcome& out) {
     s += fmt::format("GEMM search time: listing {:.1f}s, verifying {:.1f}s, screening {:.1f}s, re-measuring {:.1f}s "
                      "({} candidates, {} of them screened with one sample: over the cutoff)\n", en, ve, sc, co, cands, cut);
     s += "(times are whole forwards of the strategy named, with this GEMM switched: every candidate is verified\n"
-         " by a forward and screened on the shape's own GEMM calls; the heuristic's choice and the fastest screened\n"
-         " are re-measured as whole forwards, and the winner is the fastest of those)\n";
+         " by a forward (of B=1 H=1 where that has the same GEMM shape, as nested's) and screened on the shape's\n"
+         " own GEMM calls (at most --screen_calls); the heuristic's choice and the fastest screened are verified\n"
+         " on the problem itself and re-measured as whole forwards, and the winner is the fastest of those)\n";
   }
   if (!out.fused.empty()) {
     if (!s.empty()) s += "\n";

@@ -39,6 +39,10 @@ struct TuneOptions {
   // A candidate whose first screening sample is over this many times the fastest fully screened so far
   // keeps that one sample (it cannot be near the winner); 0 screens every candidate fully.
   double screen_cutoff = 1.5;
+  // The screen replays at most this many of the shape's calls (the first; 0: all). Batched strategies make
+  // one call per shape; nested makes one per head and page, 384 at the default grid, and its candidates run
+  // to 10^5 under exhaustive search.
+  int screen_calls = 32;
   int finalists = 4;
   MeasureSettings measure;          // how each finalist (and each fused tile) is timed
   bool dry_run = false;             // only enumerate: GEMM candidates and fused tiles are listed, nothing runs
@@ -77,6 +81,8 @@ struct GemmTuneRecord {
   std::vector<CandidateOutcome> candidates;
   int best = -1;                       // index of the fastest correct candidate, -1 when none
   int baseline = -1;                   // index of the heuristic's first choice
+  std::string verified_on;              // the problem whose forward verified each candidate (B=1 H=1 for nested)
+  int own_calls = 0, screen_calls = 0; // the shape's GEMM calls in one forward, and how many the screen replays
   // Wall time of each part of the search: listing candidates, verifying forwards, screening, re-measuring.
   double enumerate_s = 0, verify_s = 0, screen_s = 0, confirm_s = 0;
   double best_ms() const { return best >= 0 ? candidates[best].ms : 0; }

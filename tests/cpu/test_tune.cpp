@@ -358,6 +358,86 @@ TEST(screening_times_the_shapes_own_gemm_calls_alone) {
   CHECK(qk.confirm_s > 0);
 }
 
+TEST(screen_calls_caps_the_calls_a_screen_replays) {
+  auto cpu = make_cpu_backend();
+  FakeLt lt(*cpu);
+  TuneOptions opt = quick_options("nested");  // two calls of each shape per forward, one per head
+  opt.screen_calls = 1;
+  TuneOutcome out = tune_grid(lt, opt);
+  REQUIRE(out.gemm.size() == 2);
+  const GemmTuneRecord& qk = out.gemm[0];
+  CHECK_EQ(qk.own_calls, 2);
+  CHECK_EQ(qk.screen_calls, 1);
+  const CandidateOutcome* h = by_label(qk, "H");
+  REQUIRE(h != nullptr);
+  CHECK(h->screen_ms >= 1.5);  // one call at 1.5 ms...
+  CHECK(h->screen_ms < 3.0);   // ...not both heads' (3 ms)
+  CHECK(h->ms >= 3.0 + 3.0);   // the re-measured forward still runs every call of both shapes
+  for (const auto& e : out.cache.gemm_entries()) {
+    CHECK_EQ(e.measured_with["screen_calls"].get<int>(), 1);
+    CHECK_EQ(e.measured_with["own_calls"].get<int>(), 2);
+  }
+}
+
+// "Z" is correct and fast on the operands of its first call after it is set, and wrong on any others: it
+// passes on a forward with one call per shape (B=1 H=1, or a batched strategy) and fails on nested's own
+// forward, whose second head has other operands.
+class LateWrongLt : public FakeLt {
+ public:
+  using FakeLt::FakeLt;
+  std::vector<GemmAlgo> gemm_candidates(GemmPlanId plan, int top, bool exhaustive) override {
+    std::vector<GemmAlgo> v = FakeLt::gemm_candidates(plan, top, exhaustive);
+    v.push_back(algo("Z", 8));
+    return v;
+  }
+  void set_gemm_algo(GemmPlanId plan, const GemmAlgo& a, const std::string& source) override {
+    current_[plan] = a.label;
+    first_operands_.erase(plan);
+    FakeLt::set_gemm_algo(plan, a, source);
+  }
+  void gemm(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
+    const auto operands = std::make_pair(a, b);
+    first_operands_.emplace(plan, operands);
+    const bool wrong = current_[plan] == "Z" && first_operands_[plan] != operands;
+    FakeLt::gemm(plan, a, b, c, wrong ? alpha * 1.5f : alpha, beta);
+  }
+
+ private:
+  std::map<GemmPlanId, std::string> current_;
+  std::map<GemmPlanId, std::pair<const void*, const void*>> first_operands_;
+};
+
+TEST(nested_candidates_are_verified_on_one_head_and_finalists_on_the_problem) {
+  auto cpu = make_cpu_backend();
+  LateWrongLt lt(*cpu);
+  TuneOptions opt = quick_options("nested,head_batched");
+  TuneOutcome out = tune_grid(lt, opt);
+  REQUIRE(out.gemm.size() == 4);
+  for (const GemmTuneRecord& r : out.gemm) {
+    const bool nested = r.strategy == "nested";
+    // nested's shapes are found on B=1 H=1; head_batched's carry the head count and are verified in place.
+    CHECK_EQ(r.verified_on, nested ? std::string("B=1 H=1 S=32 D=16 P=1 contiguous fp16") : small().label());
+    const CandidateOutcome* w = by_label(r, "W");
+    const CandidateOutcome* z = by_label(r, "Z");
+    REQUIRE(w != nullptr);
+    REQUIRE(z != nullptr);
+    CHECK_EQ(w->status, std::string("incorrect"));  // wrong on every call: caught on either problem
+    CHECK(!w->finalist);
+    if (nested) {
+      // Z passed on one head, was screened among the fastest, and failed when verified on both heads.
+      CHECK(z->finalist);
+      CHECK_EQ(z->status, std::string("incorrect"));
+      CHECK(z->reason.find("on the tuned problem") != std::string::npos);
+    } else {
+      CHECK_EQ(z->status, std::string("ok"));  // one call per forward: never wrong here
+    }
+    REQUIRE(r.best >= 0);
+    if (nested) CHECK(r.candidates[r.best].label != "Z");
+    CHECK(r.candidates[r.best].label != "W");
+  }
+  for (const auto& e : out.cache.gemm_entries()) CHECK(e.measured_with.contains("verified_on"));
+}
+
 TEST(screen_cutoff_zero_screens_every_candidate_fully) {
   auto cpu = make_cpu_backend();
   FakeLt lt(*cpu);

@@ -120,6 +120,7 @@ TEST(tune_rejects_bad_input_with_one_line) {
   CHECK(one_error_line(run("tune --cache=" + fresh + kGrid + " --finalists=0")));
   CHECK(one_error_line(run("tune --cache=" + fresh + kGrid + " --screen_samples=0")));
   CHECK(one_error_line(run("tune --cache=" + fresh + kGrid + " --screen_cutoff=0.5")));
+  CHECK(one_error_line(run("tune --cache=" + fresh + kGrid + " --screen_calls=-1")));
   CHECK(one_error_line(run("tune --cache=" + fresh + kGrid + " --max_candidates=-1")));
   CHECK(one_error_line(run("tune --cache=" + fresh + kGrid + " --timer=sundial")));
   CHECK(one_error_line(run("tune --cache=" + fresh + kGrid + " --strategies=nested,nope")));

@@ -213,7 +213,6 @@ std::vector<GemmAlgo> exhaustive_candidates(cublasLtHandle_t h, const LtPlan& p,
     std::uint32_t red_mask = 0;
   };
   std::vector<Caps> caps;
-  std::int32_t custom_max_all = 0, swizzle_all = 0;
   for (int i = 0; i < n_ids; ++i) {
     cublasLtMatmulAlgo_t a{};
     if (cublasLtMatmulAlgoInit(h, CUBLAS_COMPUTE_32F, CUDA_R_32F, p.type_a(), p.type_b(), p.type_c(), p.type_c(), ids[i],
@@ -229,17 +228,47 @@ std::vector<GemmAlgo> exhaustive_candidates(cublasLtHandle_t h, const LtPlan& p,
     get_cap(a, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK, &c.red_mask);
     get_cap(a, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT, &c.swizzle);
     get_cap(a, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX, &c.custom_max);
-    custom_max_all = std::max(custom_max_all, c.custom_max);
-    swizzle_all = std::max(swizzle_all, c.swizzle);
     caps.push_back(std::move(c));
   }
-  // A configuration to check: an algorithm's (tile, stages) base and its variant settings.
+  // The settings a base (algorithm, tile, stages) can vary, each a dimension whose first value is the
+  // default: split-K with a reduction scheme, cluster shape, CTA swizzle, custom option.
+  struct Split {
+    std::int32_t sk;
+    std::uint32_t red;
+  };
   struct Config {
     const Caps* caps;
     std::uint32_t tile, stages;
-    std::int32_t sk = 1, swz = 0, custom = 0;
-    std::uint32_t red = CUBLASLT_REDUCTION_SCHEME_NONE;
+    Split split{1, CUBLASLT_REDUCTION_SCHEME_NONE};
     std::uint16_t cluster = CUBLASLT_CLUSTER_SHAPE_AUTO;
+    std::int32_t swz = 0, custom = 0;
+    int changes() const {
+      return (split.sk > 1) + (cluster != CUBLASLT_CLUSTER_SHAPE_AUTO) + (swz > 0) + (custom > 0);
+    }
+  };
+  // Split-K counts as in the cuBLASLt LtMatmulCustomFind sample, each split keeping at least 8 of K.
+  const std::int32_t split_counts[] = {2, 3, 4, 5, 6, 8, 12, 16, 32};
+  const std::uint32_t schemes[] = {CUBLASLT_REDUCTION_SCHEME_INPLACE, CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE,
+                                   CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE};
+  struct Dims {
+    std::vector<Split> splits;
+    std::vector<std::uint16_t> clusters;
+    std::vector<std::int32_t> swizzles, customs;
+  };
+  auto all_values = [&](const Caps& c) {
+    Dims d;
+    d.splits.push_back({1, CUBLASLT_REDUCTION_SCHEME_NONE});
+    if (c.splitk)
+      for (std::int32_t sk : split_counts)
+        if (sk <= p.shape().k / 8)
+          for (std::uint32_t red : schemes)
+            if (c.red_mask & red) d.splits.push_back({sk, red});
+    d.clusters.push_back(CUBLASLT_CLUSTER_SHAPE_AUTO);
+    for (int cl = CUBLASLT_CLUSTER_SHAPE_1x1x1; cl < CUBLASLT_CLUSTER_SHAPE_END; ++cl)
+      d.clusters.push_back(static_cast<std::uint16_t>(cl));
+    for (std::int32_t w = 0; w <= c.swizzle; ++w) d.swizzles.push_back(w);
+    for (std::int32_t u = 0; u <= c.custom_max; ++u) d.customs.push_back(u);
+    return d;
   };
   auto configure = [&](cublasLtHandle_t h, const Config& c, cublasLtMatmulAlgo_t* a) {
     if (cublasLtMatmulAlgoInit(h, CUBLAS_COMPUTE_32F, CUDA_R_32F, p.type_a(), p.type_b(), p.type_c(), p.type_c(),
@@ -247,8 +276,8 @@ std::vector<GemmAlgo> exhaustive_candidates(cublasLtHandle_t h, const LtPlan& p,
       return false;
     bool ok = set_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_TILE_ID, c.tile) &&
               set_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_STAGES_ID, c.stages) &&
-              set_config<std::int32_t>(a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, c.sk) &&
-              set_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, c.red) &&
+              set_config<std::int32_t>(a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, c.split.sk) &&
+              set_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, c.split.red) &&
               set_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, static_cast<std::uint32_t>(c.swz)) &&
               set_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, static_cast<std::uint32_t>(c.custom));
     if (ok && c.cluster != CUBLASLT_CLUSTER_SHAPE_AUTO)
@@ -256,11 +285,10 @@ std::vector<GemmAlgo> exhaustive_candidates(cublasLtHandle_t h, const LtPlan& p,
     std::string why;
     return ok && check_algo(h, p, *a, workspace_bytes, nullptr, &why);
   };
-  // cublasLtMatmulAlgoCheck costs tens to hundreds of microseconds and a non-batched shape's space holds
-  // hundreds of thousands of configurations. They are checked on every host core, each thread with its own
-  // cuBLASLt handle, in blocks whose valid members are then taken in order: the result, and the point where
-  // the cap stops it, do not depend on the thread count. On the H200 machine this did not shorten listing a
-  // non-batched shape (minutes either way): the checks appear to serialise inside cuBLASLt.
+  // Checks run on every host core, each thread with its own cuBLASLt handle, in blocks whose valid members
+  // are then taken in order: the result, and the point where the cap stops it, do not depend on the thread
+  // count. On the H200 machine (16 cores) a non-batched shape's whole product, ~10^5 valid of a few 10^5,
+  // takes about a second.
   int device = 0;
   AB_CUDA_CHECK(cudaGetDevice(&device));
   const unsigned n_threads = std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
@@ -299,91 +327,91 @@ std::vector<GemmAlgo> exhaustive_candidates(cublasLtHandle_t h, const LtPlan& p,
     return valid;
   };
   auto add = [&](const cublasLtMatmulAlgo_t& a) {
-    if (seen.insert(blob_key(a)).second) out.push_back(decode_algo(a));
+    if (static_cast<int>(out.size()) < cap && seen.insert(blob_key(a)).second) out.push_back(decode_algo(a));
+  };
+  auto full = [&] { return static_cast<int>(out.size()) >= cap; };
+  auto report = [&](const char* how) {
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+    if (secs > 2 || how[0])
+      std::fprintf(stderr, "attnbench: gemm %s: %ld configurations checked in %.0fs on %u threads, %zu candidates%s\n",
+                   p.shape().key().c_str(), checks, secs, n_threads, out.size(), how);
   };
 
   // Pass 1: the valid (algorithm, tile, stages) bases, in the default configuration.
-  std::vector<Config> base_configs;
+  std::vector<Config> configs;
   for (const Caps& c : caps)
     for (std::uint32_t tile : c.tiles)
-      for (std::uint32_t st : c.stages) base_configs.push_back({&c, tile, st});
+      for (std::uint32_t st : c.stages) configs.push_back({&c, tile, st});
   std::vector<Config> bases;
-  {
-    std::vector<cublasLtMatmulAlgo_t> algos;
-    std::vector<char> valid = check_block(base_configs, &algos);
-    for (std::size_t i = 0; i < base_configs.size(); ++i) {
-      if (!valid[i]) continue;
-      bases.push_back(base_configs[i]);
-      if (static_cast<int>(out.size()) < cap) add(algos[i]);
-    }
-  }
-  // Pass 2: variants of every base (custom option, cluster shape, CTA swizzle, split-K with each reduction
-  // scheme), fewest changes from the default first, so a cap trims the most exotic ones.
-  struct Variant {
-    std::int32_t sk, swz, custom;
-    std::uint32_t red;
-    std::uint16_t cluster;
-    int changes;
-  };
-  const std::int32_t splits[] = {1, 2, 4, 8, 16, 3, 6, 12, 32};
-  const std::uint16_t clusters[] = {CUBLASLT_CLUSTER_SHAPE_AUTO, CUBLASLT_CLUSTER_SHAPE_1x1x1, CUBLASLT_CLUSTER_SHAPE_2x1x1,
-                                    CUBLASLT_CLUSTER_SHAPE_1x2x1, CUBLASLT_CLUSTER_SHAPE_4x1x1, CUBLASLT_CLUSTER_SHAPE_1x4x1,
-                                    CUBLASLT_CLUSTER_SHAPE_2x2x1};
-  const std::uint32_t schemes[] = {CUBLASLT_REDUCTION_SCHEME_INPLACE, CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE,
-                                   CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE};
-  std::vector<Variant> variants;
-  for (std::int32_t sk : splits) {
-    if (sk > 1 && sk > p.shape().k / 8) continue;
-    for (std::uint32_t red : schemes) {
-      const std::uint32_t scheme = sk == 1 ? static_cast<std::uint32_t>(CUBLASLT_REDUCTION_SCHEME_NONE) : red;
-      for (std::uint16_t cluster : clusters)
-        for (std::int32_t swz = 0; swz <= swizzle_all; ++swz)
-          for (std::int32_t custom = 0; custom <= custom_max_all; ++custom) {
-            int changes = (sk > 1) + (swz > 0) + (custom > 0) + (cluster != CUBLASLT_CLUSTER_SHAPE_AUTO);
-            if (changes > 0) variants.push_back({sk, swz, custom, scheme, cluster, changes});
-          }
-      if (sk == 1) break;  // the unsplit configuration has one reduction scheme
-    }
-  }
-  std::stable_sort(variants.begin(), variants.end(), [](const Variant& x, const Variant& y) { return x.changes < y.changes; });
-  const long max_checks = 2000000;  // a guard against a runaway space; reaching it is reported on stderr
-  const std::size_t block_size = 8192;
-  std::vector<Config> block;
   std::vector<cublasLtMatmulAlgo_t> algos;
-  auto flush = [&] {
-    std::vector<char> valid = check_block(block, &algos);
-    for (std::size_t i = 0; i < block.size() && static_cast<int>(out.size()) < cap; ++i)
+  {
+    std::vector<char> valid = check_block(configs, &algos);
+    for (std::size_t i = 0; i < configs.size(); ++i)
+      if (valid[i]) {
+        bases.push_back(configs[i]);
+        add(algos[i]);
+      }
+  }
+  if (full()) return out;
+
+  // Pass 2: every base with one setting changed.
+  std::vector<Dims> values;  // per base: every value of each dimension
+  configs.clear();
+  for (const Config& b : bases) {
+    values.push_back(all_values(*b.caps));
+    const Dims& d = values.back();
+    for (std::size_t i = 1; i < d.splits.size(); ++i) configs.push_back(b), configs.back().split = d.splits[i];
+    for (std::size_t i = 1; i < d.clusters.size(); ++i) configs.push_back(b), configs.back().cluster = d.clusters[i];
+    for (std::size_t i = 1; i < d.swizzles.size(); ++i) configs.push_back(b), configs.back().swz = d.swizzles[i];
+    for (std::size_t i = 1; i < d.customs.size(); ++i) configs.push_back(b), configs.back().custom = d.customs[i];
+  }
+  {
+    std::vector<char> valid = check_block(configs, &algos);
+    for (std::size_t i = 0; i < configs.size(); ++i)
       if (valid[i]) add(algos[i]);
-    block.clear();
+  }
+  if (full()) return out;
+
+  // Pass 3: two or more settings changed together, fewest changes first so that a cap trims the most exotic.
+  // Every combination is checked: combining only the values that pass alone would miss some (on the H200,
+  // algo 35 with custom option 1 fails alone and passes with split-K), and checking the whole product of a
+  // non-batched shape takes about a second.
+  const long max_checks = 4000000;  // a guard against a runaway space; reaching it is reported on stderr
+  const std::size_t block_size = 8192;
+  configs.clear();
+  auto flush = [&] {
+    std::vector<char> valid = check_block(configs, &algos);
+    for (std::size_t i = 0; i < configs.size(); ++i)
+      if (valid[i]) add(algos[i]);
+    configs.clear();
   };
-  for (const Variant& v : variants)
-    for (const Config& b : bases) {
-      const Caps& c = *b.caps;
-      if (v.swz > c.swizzle || v.custom > c.custom_max) continue;
-      if (v.sk > 1 && (!c.splitk || !(c.red_mask & v.red))) continue;
-      if (checks + static_cast<long>(block.size()) >= max_checks) {
-        flush();
-        std::fprintf(stderr, "attnbench: exhaustive search of gemm %s stopped after %ld cublasLtMatmulAlgoCheck calls "
-                     "with %zu candidates\n", p.shape().key().c_str(), checks, out.size());
-        return out;
-      }
-      Config x = b;
-      x.sk = v.sk;
-      x.swz = v.swz;
-      x.custom = v.custom;
-      x.red = v.red;
-      x.cluster = v.cluster;
-      block.push_back(x);
-      if (block.size() == block_size) {
-        flush();
-        if (static_cast<int>(out.size()) >= cap) return out;
-      }
+  for (int changes = 2; changes <= 4; ++changes)
+    for (std::size_t bi = 0; bi < bases.size(); ++bi) {
+      const Dims& d = values[bi];
+      Config x = bases[bi];
+      for (const Split& sp : d.splits)
+        for (std::uint16_t cl : d.clusters)
+          for (std::int32_t w : d.swizzles)
+            for (std::int32_t u : d.customs) {
+              x.split = sp;
+              x.cluster = cl;
+              x.swz = w;
+              x.custom = u;
+              if (x.changes() != changes) continue;
+              if (checks + static_cast<long>(configs.size()) >= max_checks) {
+                flush();
+                report(" (stopped: the check limit was reached)");
+                return out;
+              }
+              configs.push_back(x);
+              if (configs.size() == block_size) {
+                flush();
+                if (full()) return out;
+              }
+            }
     }
-  if (!block.empty()) flush();
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-  if (secs > 10)
-    std::fprintf(stderr, "attnbench: gemm %s: %ld configurations checked in %.0fs on %u threads, %zu candidates\n",
-                 p.shape().key().c_str(), checks, secs, n_threads, out.size());
+  if (!configs.empty()) flush();
+  report("");
   return out;
 }
 
