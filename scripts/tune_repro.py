@@ -1,18 +1,25 @@
 #!/usr/bin/env python3
 """Does a run with a tuned cache reproduce the tuner's times?
 
-    scripts/tune_repro.py CACHE.json REPORT.json [--md]
+    scripts/tune_repro.py CACHE.json REPORT.json [REPORT.json ...] [--md]
 
 For every (problem, strategy) that the cache tuned, the tuned forward time is the fastest `best_ms` among
 that strategy's entries for that problem (each GEMM shape is tuned with the shapes before it already at
 their best, so the last one tuned is the whole forward at its best; the minimum picks it without relying on
-order). The fused kernel's is its entry's `best_ms`. Each is set beside the REPORT row for the same problem
-and strategy (run with `--cache=CACHE`, ideally with the tuner's timer), and called reproduced when the
-difference is within 2 * sqrt(noise_tuned^2 + noise_rerun^2), the same rule as `attnbench compare`.
+order). The fused kernel's is its entry's `best_ms`. Each is set beside the REPORT rows for the same problem
+and strategy (runs with `--cache=CACHE`, ideally with the tuner's timer).
+
+With one REPORT, a row is reproduced when the difference is within 2 * sqrt(noise_tuned^2 + noise_rerun^2),
+the within-run noise of both (the rule of `attnbench compare`). The tuned time comes from another process,
+though, and a forward's median moves between processes by more than its within-run noise (nested's by
+2-7% on the H200). Give several REPORTs, each from its own process, and the rerun time is the median of
+their medians, noise_rerun the median of their noises, and the spread of their medians (the sample
+standard deviation over their mean) joins the bound: 2 * sqrt(noise_tuned^2 + noise_rerun^2 + spread^2).
 Exit status: 0 when every row reproduced, 1 otherwise, 2 on bad input.
 """
 import json
 import math
+import statistics
 import sys
 
 
@@ -37,11 +44,11 @@ def load(path, schema):
 def main(argv):
     args = [a for a in argv if not a.startswith("--")]
     md = "--md" in argv
-    if len(args) != 2:
+    if len(args) < 2:
         print(__doc__, file=sys.stderr)
         return 2
     cache = load(args[0], "attnbench.cache/1")
-    report = load(args[1], "attnbench.report/1")
+    reports = [load(a, "attnbench.report/1") for a in args[1:]]
 
     tuned = {}  # (problem key, strategy) -> (ms, noise, entries)
     for e in cache.get("gemm", []):
@@ -56,25 +63,35 @@ def main(argv):
     for e in cache.get("fused", []):
         tuned[(e["key"], "fused")] = (e["best_ms"], e.get("best_noise", 0.0), 1)
 
+    reruns = {}  # (problem key, strategy) -> [(median, noise, timer)], one per report
+    for report in reports:
+        for r in report.get("results", []):
+            if r.get("status") != "ok" or r.get("strategy", "").startswith("peer:"):
+                continue
+            k = (problem_key(r["problem"]), r["strategy"])
+            if k in tuned:
+                reruns.setdefault(k, []).append(
+                    (r["time_ms"]["median"], r["time_ms"].get("noise", 0.0), r.get("timer", "?")))
+
     rows, bad = [], 0
-    for r in report.get("results", []):
-        if r.get("status") != "ok" or r.get("strategy", "").startswith("peer:"):
-            continue
-        k = (problem_key(r["problem"]), r["strategy"])
-        if k not in tuned:
-            continue
+    for k, runs in reruns.items():
         t_ms, t_noise, n = tuned[k]
-        r_ms, r_noise = r["time_ms"]["median"], r["time_ms"].get("noise", 0.0)
+        medians = [x[0] for x in runs]
+        r_ms = statistics.median(medians)
+        r_noise = statistics.median(x[1] for x in runs)
+        spread = statistics.stdev(medians) / statistics.mean(medians) if len(runs) > 1 else 0.0
         diff = r_ms / t_ms - 1.0
-        allowed = 2.0 * math.sqrt(t_noise ** 2 + r_noise ** 2)
+        allowed = 2.0 * math.sqrt(t_noise ** 2 + r_noise ** 2 + spread ** 2)
         ok = abs(diff) <= allowed
         bad += not ok
-        rows.append([k[0], k[1], f"{t_ms:.4f}", f"{r_ms:.4f}", f"{diff * 100:+.1f}%", f"±{allowed * 100:.1f}%",
-                     r.get("timer", "?"), "reproduced" if ok else "NOT reproduced"])
+        rows.append([k[0], k[1], f"{t_ms:.4f}", f"{r_ms:.4f}", str(len(runs)),
+                     f"{spread * 100:.1f}%" if len(runs) > 1 else "-", f"{diff * 100:+.1f}%",
+                     f"±{allowed * 100:.1f}%", runs[0][2], "reproduced" if ok else "NOT reproduced"])
     if not rows:
         print("tune_repro: no report row matches a tuned (problem, strategy) of the cache", file=sys.stderr)
         return 2
-    head = ["problem", "strategy", "tuned ms", "rerun ms", "diff", "noise bound", "rerun timer", "verdict"]
+    head = ["problem", "strategy", "tuned ms", "rerun ms", "reruns", "spread", "diff", "noise bound", "rerun timer",
+            "verdict"]
     if md:
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
