@@ -47,12 +47,15 @@ void set_group(Backend& be, const PlanGroup& g, const GemmAlgo& a, const std::st
 
 // Candidates for a shape: the backend's list, with the heuristic's first choice put first (fetched on its
 // own when the list lacks it, as an exhaustive list may) and duplicates dropped. `baseline` gets its index.
-// An exhaustive search also takes the heuristic's top-N, so that a capped exhaustive list is never a
-// weaker search than --search=heuristic.
-std::vector<GemmAlgo> candidate_list(Backend& be, GemmPlanId plan, const TuneOptions& opt) {
+// An exhaustive search also takes the heuristic's top-N, first (`heuristic_top` says how many), so that an
+// exhaustive search is never a weaker search than --search=heuristic: a capped list still holds them, and
+// they are all re-measured (finalist_indices).
+std::vector<GemmAlgo> candidate_list(Backend& be, GemmPlanId plan, const TuneOptions& opt, int* heuristic_top) {
   std::vector<GemmAlgo> raw = be.gemm_candidates(plan, opt.exhaustive ? opt.max_candidates : opt.top, opt.exhaustive);
+  std::unordered_set<std::string> top_ids;
   if (opt.exhaustive) {
     std::vector<GemmAlgo> top = be.gemm_candidates(plan, opt.top, false);
+    for (const GemmAlgo& a : top) top_ids.insert(gemm_algo_identity(a));
     raw.insert(raw.begin(), top.begin(), top.end());
   }
   std::vector<GemmAlgo> out;
@@ -73,6 +76,9 @@ std::vector<GemmAlgo> candidate_list(Backend& be, GemmPlanId plan, const TuneOpt
     a.heuristic_first = false;
     out.push_back(std::move(a));
   }
+  *heuristic_top = 0;
+  while (*heuristic_top < static_cast<int>(out.size()) && top_ids.count(gemm_algo_identity(out[*heuristic_top])))
+    ++*heuristic_top;
   return out;
 }
 
@@ -166,6 +172,10 @@ std::vector<int> finalist_indices(const GemmTuneRecord& r, int finalists) {
                    [&](int a, int b) { return r.candidates[a].screen_ms < r.candidates[b].screen_ms; });
   if (finalists >= 0 && static_cast<int>(ok.size()) > finalists) ok.resize(static_cast<std::size_t>(finalists));
   if (r.baseline >= 0 && r.candidates[r.baseline].status == "ok") ok.insert(ok.begin(), r.baseline);
+  // An exhaustive search re-measures the heuristic's top-N too: among 10^5 screened candidates the fastest
+  // screens are the luckiest as much as the fastest, and a heuristic pick just behind them must not be lost.
+  for (int i = 0; i < r.heuristic_top && i < static_cast<int>(r.candidates.size()); ++i)
+    if (r.candidates[i].status == "ok" && std::find(ok.begin(), ok.end(), i) == ok.end()) ok.push_back(i);
   return ok;
 }
 
@@ -192,7 +202,7 @@ void list_strategy_gemm_candidates(GemmSearchState& s, PlanRecorder& rec, Strate
     r.plans = static_cast<int>(g.ids.size());
     auto t0 = std::chrono::steady_clock::now();
     try {
-      r.algos = candidate_list(rec, g.ids.front(), s.opt);
+      r.algos = candidate_list(rec, g.ids.front(), s.opt, &r.heuristic_top);
     } catch (const BackendError& e) {
       if (e.sticky) throw;
       s.out.notes.push_back(fmt::format("gemm {} ({} / {}): no candidates: {}", g.key, p.label(), st.name(), e.what()));
@@ -257,7 +267,7 @@ void tune_strategy_gemms(GemmSearchState& s, PlanRecorder& rec, Strategy& st, co
     r.plans = static_cast<int>(g->ids.size());
     auto t_enum = std::chrono::steady_clock::now();
     try {
-      r.algos = candidate_list(rec, g->ids.front(), s.opt);
+      r.algos = candidate_list(rec, g->ids.front(), s.opt, &r.heuristic_top);
     } catch (const BackendError& e) {
       if (e.sticky) throw;
       s.out.notes.push_back(fmt::format("gemm {} ({} / {}): no candidates: {}", g->key, p.label(), st.name(), e.what()));

@@ -83,6 +83,7 @@ struct GemmTuneRecord {
   int baseline = -1;                   // index of the heuristic's first choice
   std::string verified_on;              // the problem whose forward verified each candidate (B=1 H=1 for nested)
   int own_calls = 0, screen_calls = 0; // the shape's GEMM calls in one forward, and how many the screen replays
+  int heuristic_top = 0;               // exhaustive: the first candidates are the heuristic's top-N, this many
   // Wall time of each part of the search: listing candidates, verifying forwards, screening, re-measuring.
   double enumerate_s = 0, verify_s = 0, screen_s = 0, confirm_s = 0;
   double best_ms() const { return best >= 0 ? candidates[best].ms : 0; }

@@ -468,8 +468,34 @@ TEST(finalist_indices_put_the_baseline_first_then_screen_order) {
   CHECK(finalist_indices(r, 2) == std::vector<int>({0, 3, 1}));
   CHECK(finalist_indices(r, -1) == std::vector<int>({0, 3, 1, 5}));
   CHECK(finalist_indices(r, 10) == std::vector<int>({0, 3, 1, 5}));
+  // An exhaustive list that starts with the heuristic's top-3 (0, 1 and the failed 2) re-measures 1 as well.
+  r.heuristic_top = 3;
+  CHECK(finalist_indices(r, 1) == std::vector<int>({0, 3, 1}));
+  CHECK(finalist_indices(r, 2) == std::vector<int>({0, 3, 1}));
+  r.heuristic_top = 0;
   r.candidates[0].status = "failed";  // a baseline that failed is not re-measured
   CHECK(finalist_indices(r, 1) == std::vector<int>({3}));
+}
+
+// Exhaustive search against the screen's winner's curse: with one finalist, the lucky L (fastest screened,
+// slow after) is re-measured, and so is every heuristic top-N candidate, F among them, which wins.
+TEST(exhaustive_search_re_measures_the_heuristic_top_n) {
+  auto cpu = make_cpu_backend();
+  LuckyLt lt(*cpu);
+  lt.fast_runs = 1 + 1 + 3;
+  TuneOptions opt = quick_options("head_batched");
+  opt.exhaustive = true;
+  opt.finalists = 1;
+  TuneOutcome out = tune_grid(lt, opt);
+  REQUIRE(out.gemm.size() == 2);
+  for (const GemmTuneRecord& r : out.gemm) {
+    CHECK_EQ(r.heuristic_top, 4);  // LuckyLt's top-N is its whole list
+    CHECK(by_label(r, "L")->finalist);
+    CHECK(by_label(r, "F")->finalist);
+    CHECK(by_label(r, "S")->finalist);
+    REQUIRE(r.best >= 0);
+    CHECK_EQ(r.candidates[r.best].label, std::string("F"));
+  }
 }
 
 TEST(dry_run_lists_candidates_and_tiles_without_timing) {
