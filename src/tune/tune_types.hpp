@@ -67,6 +67,9 @@ struct CandidateOutcome {
   double screen_ms = 0;    // GEMM candidates: median time of the shape's own GEMM calls of a forward, screened alone
   int screen_samples = 0;  // GEMM candidates: screening samples taken (1 when cut off)
   bool finalist = false;   // GEMM candidates: re-measured with the full settings
+  // GEMM: the finalists' winner and the heuristic's choice are measured once more, independently of the
+  // choice, and `ms` then holds that time; `finalist_ms` keeps the one the winner was chosen on.
+  double finalist_ms = 0;
   std::vector<std::string> warnings;  // from the measurement engine (timer fallback, clock changes...)
 };
 

@@ -328,6 +328,53 @@ TEST(the_winner_comes_from_the_re_measured_finalists_not_the_screen) {
   }
 }
 
+// "L" is fast until it is set a third time: through screening (first set) and the finalists' measurement
+// (second) it is the fastest; when the winner is measured again (third) it is the slowest. H is 4.5 ms.
+class LateLuckyLt : public FakeLt {
+ public:
+  using FakeLt::FakeLt;
+  std::vector<GemmAlgo> gemm_candidates(GemmPlanId plan, int, bool) override {
+    (void)gemm_plan_shape(plan);
+    return {algo("H", 1, true), algo("S", 5), algo("L", 7), algo("F", 4)};
+  }
+  void set_gemm_algo(GemmPlanId plan, const GemmAlgo& a, const std::string& source) override {
+    current_[plan] = a.label;
+    if (a.label == "L") l_sets_[plan]++;
+    FakeLt::set_gemm_algo(plan, a, source);
+  }
+  void gemm(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
+    const std::string& label = current_[plan];
+    if (label == "L" && l_sets_[plan] > 2) std::this_thread::sleep_for(std::chrono::microseconds(12000));
+    if (label == "F") std::this_thread::sleep_for(std::chrono::microseconds(500));
+    if (label == "H") std::this_thread::sleep_for(std::chrono::microseconds(3000));  // on top of FakeLt's 1.5 ms
+    FakeLt::gemm(plan, a, b, c, alpha, beta);
+  }
+
+ private:
+  std::map<GemmPlanId, std::string> current_;
+  std::map<GemmPlanId, int> l_sets_;
+};
+
+TEST(the_winner_is_measured_again_and_gives_way_when_it_is_no_faster) {
+  auto cpu = make_cpu_backend();
+  LateLuckyLt lt(*cpu);
+  TuneOptions opt = quick_options("head_batched");
+  opt.finalists = 1;  // H and L re-measured; L wins that round
+  TuneOutcome out = tune_grid(lt, opt);
+  REQUIRE(out.gemm.size() == 2);
+  for (const GemmTuneRecord& r : out.gemm) {
+    const CandidateOutcome* l = by_label(r, "L");
+    const CandidateOutcome* h = by_label(r, "H");
+    CHECK(l->finalist);
+    CHECK(l->finalist_ms > 0);
+    CHECK(l->finalist_ms < h->finalist_ms);  // L won the finalists' round...
+    CHECK(l->ms > h->ms);                    // ...and lost when measured again
+    REQUIRE(r.best >= 0);
+    CHECK_EQ(r.best, r.baseline);            // so the heuristic's choice stays
+    CHECK_EQ(r.gain(), 1.0);
+  }
+}
+
 TEST(screening_times_the_shapes_own_gemm_calls_alone) {
   auto cpu = make_cpu_backend();
   FakeLt lt(*cpu);
