@@ -10,6 +10,7 @@
 #include "cli/list_command.hpp"
 #include "cli/run_command.hpp"
 #include "core/errors.hpp"
+#include "git_info.hpp"  // ATTNBENCH_GIT, generated at build time
 
 
 int main(int argc, char** argv) {

@@ -23,6 +23,7 @@
 #include "report/report_io.hpp"
 #include "run/runner.hpp"
 #include "tune/heuristic_cache.hpp"
+#include "git_info.hpp"  // ATTNBENCH_GIT, generated at build time
 
 namespace ab {
 

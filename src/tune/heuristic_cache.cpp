@@ -10,6 +10,7 @@
 #include "core/errors.hpp"
 #include "report/report_io.hpp"
 #include "tune/problem_key.hpp"
+#include "git_info.hpp"  // ATTNBENCH_GIT, generated at build time
 
 namespace ab {
 
