@@ -3,6 +3,7 @@
 // chooser then serves (plans report source "cache").
 #include <chrono>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <thread>
 #include <unistd.h>
@@ -72,8 +73,7 @@ class FakeLt : public PlanRecorder {
     PlanRecorder::set_gemm_algo(plan, a, source);
   }
   void gemm(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
-    auto it = current_.find(plan);
-    std::string label = it == current_.end() ? "H" : it->second;
+    const std::string label = current(plan);
     if (label == "C") throw BackendError("cublasLtMatmul: an illegal memory access was encountered", true);
     if (label == "H") std::this_thread::sleep_for(std::chrono::microseconds(1500));
     if (label == "S") std::this_thread::sleep_for(std::chrono::microseconds(3000));
@@ -87,6 +87,13 @@ class FakeLt : public PlanRecorder {
     recoveries++;
     current_.clear();
     return PlanRecorder::recover();
+  }
+
+ protected:
+  // The label of the algorithm the plan runs now (H, the heuristic's choice, before any is set).
+  std::string current(GemmPlanId plan) const {
+    auto it = current_.find(plan);
+    return it == current_.end() ? "H" : it->second;
   }
 
  private:
@@ -252,14 +259,15 @@ TEST(capped_exhaustive_search_still_tries_the_heuristic_top_n) {
 }
 
 
-// Screening and re-measurement. "L" (lucky) is the fastest candidate for its first runs and the slowest after:
-// screening ranks it first, but the winner comes from the re-measured finalists. F is correct and 0.5 ms
-// per call, S 3 ms, H (the heuristic's choice) 4.5 ms and L, once slow, 12 ms: contrasts wide enough to
-// survive a loaded CI machine.
+// Screening and re-measurement. "L" (lucky) is the fastest candidate at first and the slowest after: for
+// its first `fast_runs` GEMM calls, and while it has been set no more than `fast_sets` times (screening is
+// the first, the finalists' measurement the second). F is correct and 0.5 ms per call, S 3 ms, H (the
+// heuristic's choice) 4.5 ms and L, once slow, 12 ms: contrasts wide enough to survive a loaded CI machine.
 class LuckyLt : public FakeLt {
  public:
   using FakeLt::FakeLt;
-  int fast_runs = 0;  // runs of L that are still fast (set per test: verification + screening forwards)
+  int fast_runs = std::numeric_limits<int>::max();
+  int fast_sets = std::numeric_limits<int>::max();
   std::vector<GemmAlgo> gemm_candidates(GemmPlanId plan, int top, bool exhaustive) override {
     (void)gemm_plan_shape(plan);
     (void)top;
@@ -267,21 +275,20 @@ class LuckyLt : public FakeLt {
     return {algo("H", 1, true), algo("S", 5), algo("L", 7), algo("F", 4)};
   }
   void set_gemm_algo(GemmPlanId plan, const GemmAlgo& a, const std::string& source) override {
-    current_[plan] = a.label;
+    if (a.label == "L") l_sets_[plan]++;
     FakeLt::set_gemm_algo(plan, a, source);
   }
   void gemm(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
-    auto it = current_.find(plan);
-    std::string label = it == current_.end() ? "H" : it->second;
-    if (label == "L") std::this_thread::sleep_for(std::chrono::microseconds(l_runs_[plan]++ < fast_runs ? 0 : 12000));
+    const std::string label = current(plan);
+    if (label == "L" && (l_runs_[plan]++ >= fast_runs || l_sets_[plan] > fast_sets))
+      std::this_thread::sleep_for(std::chrono::microseconds(12000));
     if (label == "F") std::this_thread::sleep_for(std::chrono::microseconds(500));
     if (label == "H") std::this_thread::sleep_for(std::chrono::microseconds(3000));  // on top of FakeLt's 1.5 ms
     FakeLt::gemm(plan, a, b, c, alpha, beta);
   }
 
  private:
-  std::map<GemmPlanId, std::string> current_;
-  std::map<GemmPlanId, int> l_runs_;
+  std::map<GemmPlanId, int> l_runs_, l_sets_;
 };
 
 TEST(the_winner_comes_from_the_re_measured_finalists_not_the_screen) {
@@ -328,36 +335,10 @@ TEST(the_winner_comes_from_the_re_measured_finalists_not_the_screen) {
   }
 }
 
-// "L" is fast until it is set a third time: through screening (first set) and the finalists' measurement
-// (second) it is the fastest; when the winner is measured again (third) it is the slowest. H is 4.5 ms.
-class LateLuckyLt : public FakeLt {
- public:
-  using FakeLt::FakeLt;
-  std::vector<GemmAlgo> gemm_candidates(GemmPlanId plan, int, bool) override {
-    (void)gemm_plan_shape(plan);
-    return {algo("H", 1, true), algo("S", 5), algo("L", 7), algo("F", 4)};
-  }
-  void set_gemm_algo(GemmPlanId plan, const GemmAlgo& a, const std::string& source) override {
-    current_[plan] = a.label;
-    if (a.label == "L") l_sets_[plan]++;
-    FakeLt::set_gemm_algo(plan, a, source);
-  }
-  void gemm(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
-    const std::string& label = current_[plan];
-    if (label == "L" && l_sets_[plan] > 2) std::this_thread::sleep_for(std::chrono::microseconds(12000));
-    if (label == "F") std::this_thread::sleep_for(std::chrono::microseconds(500));
-    if (label == "H") std::this_thread::sleep_for(std::chrono::microseconds(3000));  // on top of FakeLt's 1.5 ms
-    FakeLt::gemm(plan, a, b, c, alpha, beta);
-  }
-
- private:
-  std::map<GemmPlanId, std::string> current_;
-  std::map<GemmPlanId, int> l_sets_;
-};
-
 TEST(the_winner_is_measured_again_and_gives_way_when_it_is_no_faster) {
   auto cpu = make_cpu_backend();
-  LateLuckyLt lt(*cpu);
+  LuckyLt lt(*cpu);
+  lt.fast_sets = 2;   // fast through screening and the finalists' round, slow when measured again
   TuneOptions opt = quick_options("head_batched");
   opt.finalists = 1;  // H and L re-measured; L wins that round
   TuneOutcome out = tune_grid(lt, opt);
@@ -438,19 +419,17 @@ class LateWrongLt : public FakeLt {
     return v;
   }
   void set_gemm_algo(GemmPlanId plan, const GemmAlgo& a, const std::string& source) override {
-    current_[plan] = a.label;
     first_operands_.erase(plan);
     FakeLt::set_gemm_algo(plan, a, source);
   }
   void gemm(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
     const auto operands = std::make_pair(a, b);
     first_operands_.emplace(plan, operands);
-    const bool wrong = current_[plan] == "Z" && first_operands_[plan] != operands;
+    const bool wrong = current(plan) == "Z" && first_operands_[plan] != operands;
     FakeLt::gemm(plan, a, b, c, wrong ? alpha * 1.5f : alpha, beta);
   }
 
  private:
-  std::map<GemmPlanId, std::string> current_;
   std::map<GemmPlanId, std::pair<const void*, const void*>> first_operands_;
 };
 
