@@ -76,9 +76,9 @@ std::vector<GemmAlgo> candidate_list(Backend& be, GemmPlanId plan, const TuneOpt
     a.heuristic_first = false;
     out.push_back(std::move(a));
   }
-  *heuristic_top = 0;
-  while (*heuristic_top < static_cast<int>(out.size()) && top_ids.count(gemm_algo_identity(out[*heuristic_top])))
-    ++*heuristic_top;
+  // The top-N came first in `raw` and its first member (the heuristic's choice) is out[0]: its distinct
+  // members are the first of `out`.
+  *heuristic_top = static_cast<int>(top_ids.size());
   return out;
 }
 
