@@ -16,7 +16,7 @@ namespace ab {
 namespace {
 
 struct CompareArgs {
-  std::string base, next, threshold = "5%", format = "console", output;
+  std::string base, next, threshold, format = "console", output;
   double noise_k = 2.0;
   bool ignore_device = false, fail_on_missing = false;
 };
@@ -50,9 +50,11 @@ Command add_compare_command(CLI::App& parent) {
   app->add_option("base", a->base, "baseline report JSON")->required();
   app->add_option("new", a->next, "new report JSON")->required();
   app->add_option("--threshold", a->threshold,
-                  "smallest relative change of the median that counts, e.g. 5% (default) or 0.05");
+                  fmt::format("smallest relative change of the median that counts, e.g. 5% or 0.05 (default {:g}%)",
+                              kDefaultThreshold * 100));
   app->add_option("--noise_k,--noise-k", a->noise_k,
-                  "a change must also exceed k*sqrt(noise_base^2 + noise_new^2) to be faster/slower (default 2)");
+                  "a change must also exceed k*sqrt(u_base^2 + u_new^2), u each run's uncertainty of its median, to be "
+                  "faster/slower (default 2)");
   app->add_option("--format", a->format, "console (default), md, csv or json");
   app->add_flag("--ignore_device,--ignore-device", a->ignore_device, "compare reports from different devices");
   app->add_flag("--fail_on_missing,--fail-on-missing", a->fail_on_missing,
@@ -64,7 +66,7 @@ Command add_compare_command(CLI::App& parent) {
   c.run = [a]() {
     check_format(a->format, "console|md|csv|json");
     CompareOptions opt;
-    opt.threshold = parse_threshold(a->threshold);
+    if (!a->threshold.empty()) opt.threshold = parse_threshold(a->threshold);
     if (!(a->noise_k >= 0) || !std::isfinite(a->noise_k))
       throw UsageError(fmt::format("--noise_k: {} must be zero or positive", a->noise_k));
     opt.noise_k = a->noise_k;

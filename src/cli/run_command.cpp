@@ -52,6 +52,10 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_flag("--hot", f.hot, "no L2 flush between samples");
   app.add_option("--timer", f.timer, "events | graph | cupti")->capture_default_str();
   app.add_flag("--samples", f.keep_samples, "write every sample into the JSON");
+  app.add_option("--rounds", f.rounds,
+                 "time every row in this many rounds, each on freshly placed inputs, and report the trimmed mean "
+                 "of their medians (default 1; the CI gate uses 20)")
+      ->capture_default_str();
   app.add_flag("--quiet,-q", f.quiet, "no progress line");
   app.add_option("--seed", f.seed, "random input seed")->capture_default_str();
   app.add_option("--scores", f.scores, "score matrix precision: input (the input dtype, as PyTorch) | fp32")->capture_default_str();
@@ -192,6 +196,8 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   opt.measure.max_noise = parse_fraction("max_noise", f.max_noise);
   opt.measure.hot = f.hot;
   opt.measure.keep_samples = f.keep_samples;
+  opt.measure.rounds = f.rounds;
+  if (f.rounds < 1 || f.rounds > kMaxRounds) throw UsageError(fmt::format("--rounds must be between 1 and {}", kMaxRounds));
   if (f.max_samples < 1) throw UsageError("--max_samples must be at least 1");
   if (f.warmup < -1 || f.min_samples == 0 || f.min_samples < -1) throw UsageError("--warmup must be >= 0 and --min_samples >= 1");
   if (f.max_time != -1 && !(f.max_time > 0)) throw UsageError("--max_time must be positive");
@@ -201,6 +207,8 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   if (!f.resume_at.empty() && std::sscanf(f.resume_at.c_str(), "%zu:%zu", &opt.start_problem, &opt.start_strategy) != 2)
     throw UsageError("--resume_at: expected P:S");
   if (const char* fault = std::getenv("ATTNBENCH_INJECT_FAULT")) opt.inject_fault = fault;
+  const char* slowdown = std::getenv("ATTNBENCH_INJECT_SLOWDOWN");
+  if (slowdown && *slowdown) opt.slowdown = parse_slowdown(slowdown);
   std::optional<HeuristicCache> cache;
   if (!f.cache.empty()) cache = HeuristicCache::load(f.cache);
 
@@ -243,6 +251,9 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
     };
   }
   if (cpu) warnings.push_back("CPU reference backend: times are CPU times, not GPU times");
+  if (!opt.slowdown.empty())
+    warnings.push_back(fmt::format("ATTNBENCH_INJECT_SLOWDOWN={}: rows are deliberately slowed (a test of the CI gate), "
+                                   "not real measurements", slowdown));
 
   ResumePoint resume;
   nlohmann::json results = run_grid(*backend, opt, &warnings, &resume);
@@ -263,6 +274,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   settings["seed"] = opt.seed;
   settings["max_memory"] = opt.max_memory;
   if (!f.cache.empty()) settings["cache"] = f.cache;
+  if (!opt.slowdown.empty()) settings["injected_slowdown"] = slowdown;
   report["settings"] = settings;
   report["warnings"] = warnings;
   report["results"] = results;

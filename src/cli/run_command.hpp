@@ -24,6 +24,7 @@ struct RunFlags {
   bool hot = false;
   std::string timer = "events";
   bool keep_samples = false;
+  int rounds = 1;
   bool quiet = false;
   unsigned long long seed = 1234;
   std::string scores = "input";

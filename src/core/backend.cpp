@@ -8,6 +8,7 @@
 namespace ab {
 
 void Backend::inject_fault() { throw BackendError("this backend cannot inject faults"); }
+void Backend::inject_delay(double) { throw BackendError("this backend cannot inject delays"); }
 
 const char* backend_kind_name(BackendKind k) { return k == BackendKind::cuda ? "cuda" : "cpu"; }
 

@@ -269,6 +269,17 @@ class Backend {
   // error. cuda: a kernel writes to an invalid address; cpu: simulated, and recover() then fails.
   // Throws BackendError.
   virtual void inject_fault();
+
+  // Test hook (ATTNBENCH_INJECT_SLOWDOWN): enqueue `ms` of device time that computes nothing, in stream
+  // order after whatever was enqueued before (cuda: one kernel spinning on the global timer; cpu: a busy
+  // wait). The CI gate's power is measured by slowing strategies this way. Throws BackendError.
+  virtual void inject_delay(double ms);
+
+  // Before a measurement round (MeasureSettings::rounds > 1): give the measurement's own buffers (the L2
+  // flush buffer) back and hold a spacer whose size depends on `salt`, so that the round's allocations land
+  // at other device addresses than the last round's. A median moves with memory placement between
+  // processes; rounds on fresh placements let one process see that spread. No-op where placement is moot.
+  virtual void relocate_buffers(std::uint64_t salt) { (void)salt; }
 };
 
 // RAII profiler range.

@@ -16,6 +16,8 @@ enum class TimerKind { events, graph, cupti };
 const char* timer_kind_name(TimerKind k);
 bool parse_timer_kind(const std::string& s, TimerKind* out);
 
+inline constexpr int kMaxRounds = 1000;
+
 struct MeasureSettings {
   int warmup = 3;              // untimed forwards first
   int min_samples = 10;        // at least this many samples
@@ -25,6 +27,9 @@ struct MeasureSettings {
   bool hot = false;            // false: flush L2 before every sample, outside the timed region
   TimerKind timer = TimerKind::events;
   bool keep_samples = false;   // put every sample into the JSON
+  // Measurements per row, each with its own warm-up and, on a GPU, fresh memory placement (the inputs and
+  // the L2 flush buffer allocated anew); min/max samples, max_noise and max_time apply to each round.
+  int rounds = 1;
   nlohmann::json to_json() const;
 };
 
@@ -55,7 +60,7 @@ struct Measurement {
   Stats host;
   std::string timer;          // the timer that actually ran
   std::string stop_reason;    // "noise", "max_time", "max_samples"
-  std::vector<double> samples;  // every GPU sample when keep_samples
+  std::vector<double> samples;  // every GPU sample, in order (the report has them only when keep_samples)
   int sm_clock_mhz = 0;       // SM clock observed during sampling, 0 if unknown
   std::vector<std::string> warnings;
 };
@@ -69,9 +74,5 @@ Measurement measure_forward(Backend& backend, const std::function<void()>& forwa
 using MonotonicClock = std::function<double()>;
 Measurement measure_forward(Backend& backend, const std::function<void()>& forward, const MeasureSettings& s,
                             const MonotonicClock& clock);
-
-// The result-row fields of docs/report-format.md: time_ms, host_ms, timer, stop_reason, sm_clock_mhz, and
-// samples_ms when samples were kept. Warnings are not included (they go to the report's "warnings").
-nlohmann::json measurement_to_json(const Measurement& m);
 
 }  // namespace ab

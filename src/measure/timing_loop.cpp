@@ -59,7 +59,7 @@ Measurement measure_forward(Backend& backend, const std::function<void()>& forwa
   m.stop_reason = decision.reason;
   m.gpu = compute_stats(gpu);
   m.host = compute_stats(host);
-  if (s.keep_samples) m.samples = std::move(gpu);
+  m.samples = std::move(gpu);
   m.sm_clock_mhz = clocks.observed_mhz();
   if (m.sm_clock_mhz > 0) {
     std::string w = throttle_warning(m.sm_clock_mhz, backend.device_info().clock_mhz_max);

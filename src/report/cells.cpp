@@ -55,6 +55,10 @@ std::string cell_rel_err(const RowView& r) {
   return fmt::format("{:.1e}{}", r.rel_err, r.verify_passed == 0 ? "!" : "");
 }
 
+std::string cell_noise(const RowView& r) { return cell_pct(r.noise) + (r.noise_met == 0 ? "~" : ""); }
+
+std::string cell_median(const RowView& r) { return cell_ms(r.median_ms) + (r.clock_low ? "@" : ""); }
+
 std::string cell_reason(const RowView& r) {
   std::string s = r.reason.empty() ? "(no reason given)" : r.reason;
   if (!missing(r.rel_err)) {

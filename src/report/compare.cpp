@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "measure/rounds.hpp"
 #include "report/report_view.hpp"
 
 namespace ab {
@@ -34,26 +35,27 @@ int status_rank(const std::string& s) {
 }
 
 // The verdict rule. With Δ = (new − base) / base, the relative change of the median time, and
-// N = k · sqrt(noise_base² + noise_new²), the combined relative noise (each run's stdev / mean; k = 2 by
-// default, a missing noise counts as 0):
-//   |Δ| <= threshold                 → same       the change is too small to matter, however certain it is
-//   |Δ| >  threshold and |Δ| >  N    → slower (Δ > 0) or faster (Δ < 0)
-//   |Δ| >  threshold and |Δ| <= N    → ambiguous  big enough to matter, but inside what the runs' noise explains
-// i.e. faster/slower exactly when |Δ| > max(threshold, N). Only `slower` fails the gate, so noise never does.
-// A row timed with fewer than kMinSamplesForNoise samples in either run has an unknown noise (N = +inf): it
-// can be `same` or `ambiguous`, never `slower`.
+// B = k · sqrt(u_base² + u_new²), the noise band from both sides' uncertainties (CompareSide::uncertainty;
+// k = 2 by default, a missing uncertainty counts as 0):
+//   |Δ| >  max(threshold, B)         → slower (Δ > 0) or faster (Δ < 0): big enough to matter, beyond noise
+//   |Δ| <= threshold and B <= threshold → same: too small to matter, and the runs could have told
+//   otherwise                        → ambiguous: the noise band reaches past the threshold, so the runs
+//                                      cannot say whether the row changed by more than the threshold
+// Only `slower` fails the gate, so noise never does. A row with an unknown uncertainty (too few samples)
+// is always ambiguous.
 Verdict timing_verdict(double base_ms, double new_ms, double base_noise, double new_noise, const CompareOptions& opt,
                        double* change, double* combined_noise, double* limit) {
   double a = std::isnan(base_noise) ? 0 : base_noise, b = std::isnan(new_noise) ? 0 : new_noise;  // inf stays inf
   double d = (new_ms - base_ms) / base_ms;
   double n = std::sqrt(a * a + b * b);
-  double lim = std::max(opt.threshold, opt.noise_k * n);
+  double band = opt.noise_k * n;
+  double lim = std::max(opt.threshold, band);
   if (change) *change = d;
   if (combined_noise) *combined_noise = n;
   if (limit) *limit = lim;
-  if (std::fabs(d) <= opt.threshold) return Verdict::same;
-  if (std::fabs(d) <= opt.noise_k * n) return Verdict::ambiguous;
-  return d > 0 ? Verdict::slower : Verdict::faster;
+  if (std::fabs(d) > lim) return d > 0 ? Verdict::slower : Verdict::faster;
+  if (std::fabs(d) <= opt.threshold && band <= opt.threshold) return Verdict::same;
+  return Verdict::ambiguous;
 }
 
 int CompareResult::count(Verdict v) const {
@@ -72,8 +74,23 @@ static json info_of(const json& report) {
 }
 
 static CompareSide side_of(const RowView& v) {
+  CompareSide s;
+  s.status = v.status;
+  s.reason = v.reason;
+  s.median_ms = v.median_ms;
+  s.noise = v.noise;
+  s.samples = v.samples;
+  s.rounds = v.rounds;
+  s.spread = v.round_spread;
+  s.noise_met = v.noise_met;
+  s.sm_clock_mhz = v.sm_clock_mhz;
+  s.clock_low = v.clock_low;
   bool too_few = v.samples >= 0 && v.samples < kMinSamplesForNoise;
-  return {v.status, v.reason, v.median_ms, too_few ? INFINITY : v.noise, v.samples};
+  if (v.rounds >= kMinRoundsForSpread && std::isfinite(v.round_spread))
+    s.uncertainty = center_of_rounds_error(v.round_spread, v.rounds);
+  else
+    s.uncertainty = too_few ? INFINITY : v.noise;
+  return s;
 }
 
 static LoneRow lone_of(const RowView& v) {
@@ -121,6 +138,38 @@ static void check_settings(const json& base, const json& next, std::vector<std::
       warnings->push_back(fmt::format("settings differ: {} is {} in the baseline and {} in the new run", k,
                                       bs[k].dump(), ns[k].dump()));
   }
+  json br = bs.value("rounds", json(1)), nr = ns.value("rounds", json(1));  // reports before rounds had one
+  if (br != nr)
+    warnings->push_back(fmt::format("settings differ: rounds is {} in the baseline and {} in the new run", br.dump(), nr.dump()));
+  for (const auto* side : {&bs, &ns})
+    if (side->contains("injected_slowdown"))
+      warnings->push_back(fmt::format("the {} was deliberately slowed (ATTNBENCH_INJECT_SLOWDOWN={})",
+                                      side == &bs ? "baseline" : "new run", (*side)["injected_slowdown"].dump()));
+}
+
+// The median SM clock over a report's timed rows (0 when none is known).
+static int median_clock(const std::vector<RowView>& rows) {
+  std::vector<int> c;
+  for (const RowView& v : rows)
+    if (v.timed() && v.sm_clock_mhz > 0) c.push_back(v.sm_clock_mhz);
+  if (c.empty()) return 0;
+  std::nth_element(c.begin(), c.begin() + c.size() / 2, c.end());
+  return c[c.size() / 2];
+}
+
+// Clocks: the two runs at different SM clocks, or rows that ran with a low clock, explain changes that are
+// not the code's.
+static void check_clocks(const std::vector<RowView>& brows, const std::vector<RowView>& nrows,
+                         const std::vector<CompareRow>& rows, std::vector<std::string>* warnings) {
+  int bc = median_clock(brows), nc = median_clock(nrows);
+  if (bc > 0 && nc > 0 && std::abs(bc - nc) > 0.02 * std::max(bc, nc))
+    warnings->push_back(fmt::format("SM clocks differ: the baseline ran at {} MHz and the new run at {} MHz "
+                                    "(median over rows); timing changes may come from the clocks", bc, nc));
+  int low = 0;
+  for (const CompareRow& r : rows) low += r.base.clock_low || r.next.clock_low;
+  if (low > 0)
+    warnings->push_back(fmt::format("{} row(s) ran with the SM clock below {:.0f}% of its maximum (clock_low): "
+                                    "the GPU may have been throttling", low, kLowClockFraction * 100));
 }
 
 CompareResult compare_reports(const json& base, const json& next, const CompareOptions& opt,
@@ -156,13 +205,14 @@ CompareResult compare_reports(const json& base, const json& next, const CompareO
       int rb = status_rank(b.status), rn = status_rank(n.status);
       row.verdict = rn < rb ? Verdict::worse : rn > rb ? Verdict::better : Verdict::changed;
     } else if (b.timed() && n.timed()) {
-      row.verdict = timing_verdict(b.median_ms, n.median_ms, row.base.noise, row.next.noise, opt, &row.change,
-                                   &row.noise, &row.limit);
+      row.verdict = timing_verdict(b.median_ms, n.median_ms, row.base.uncertainty, row.next.uncertainty, opt,
+                                   &row.change, &row.noise, &row.limit);
     }
     r.rows.push_back(std::move(row));
   }
   for (const RowView& n : nrows)
     if (!matched.count(n.key)) r.added.push_back(lone_of(n));
+  check_clocks(brows, nrows, r.rows, &r.warnings);
   return r;
 }
 

@@ -11,9 +11,13 @@
 
 namespace ab {
 
+// The default --threshold. Measured on an H200 (docs/ci-gate.md): with the gate's settings no unchanged row
+// moved this far between processes, and a 5% slowdown measured beyond it.
+inline constexpr double kDefaultThreshold = 0.025;
+
 struct CompareOptions {
-  double threshold = 0.05;     // relative change of the median that matters (5%)
-  double noise_k = 2.0;        // how many combined noise units a change must exceed to be real
+  double threshold = kDefaultThreshold;  // relative change of the median that matters
+  double noise_k = 2.0;        // how many combined uncertainty units a change must exceed to be real
   bool ignore_device = false;  // compare reports from different devices
   bool fail_on_missing = false;  // a row of the baseline absent from the new run counts as a regression
 };
@@ -26,8 +30,17 @@ const char* verdict_name(Verdict v);
 // One side of a row: what one report said about it.
 struct CompareSide {
   std::string status, reason;
-  double median_ms = NAN, noise = NAN;
+  double median_ms = NAN, noise = NAN;  // noise: within-run stdev / mean of the samples
   std::int64_t samples = -1;  // -1 when the report does not say
+  std::int64_t rounds = 1;
+  double spread = NAN;        // stdev / mean of the rounds' medians (rounds > 1)
+  // Relative uncertainty of the median that the verdict uses: with at least kMinRoundsForSpread rounds,
+  // the standard error of the rounds' center (center_of_rounds_error); otherwise the within-run
+  // noise, which is all a single round has (+inf with fewer than kMinSamplesForNoise samples).
+  double uncertainty = NAN;
+  int noise_met = -1;         // 1, 0, -1 unknown
+  int sm_clock_mhz = 0;
+  bool clock_low = false;
 };
 
 struct CompareRow {
@@ -35,7 +48,7 @@ struct CompareRow {
   std::string label, strategy;
   CompareSide base, next;  // "next" is the new run
   double change = NAN;     // (new - base) / base of the median; < 0 is faster
-  double noise = NAN;      // sqrt(noise_base² + noise_new²), missing noise counted as 0; +inf: too few samples
+  double noise = NAN;      // sqrt(u_base² + u_new²) of the sides' uncertainties, missing counted as 0; +inf: unknown
   double limit = NAN;      // max(threshold, k·noise): what |change| must exceed for faster/slower
   Verdict verdict = Verdict::not_applicable;
 };
@@ -63,8 +76,8 @@ struct CompareResult {
 // Fewer samples than this in either run: its stdev says nothing, so the row's noise is unknown (+inf).
 inline constexpr std::int64_t kMinSamplesForNoise = 3;
 
-// Verdict for one matched row whose medians are known (the rule is in compare.cpp). A NaN noise counts as 0,
-// an infinite one (unknown) makes any change beyond the threshold ambiguous.
+// Verdict for one matched row whose medians are known (the rule is in compare.cpp), from the two sides'
+// uncertainties. A NaN uncertainty counts as 0; an infinite one (unknown) makes every change ambiguous.
 Verdict timing_verdict(double base_ms, double new_ms, double base_noise, double new_noise,
                        const CompareOptions& opt, double* change = nullptr, double* combined_noise = nullptr,
                        double* limit = nullptr);

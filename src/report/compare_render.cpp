@@ -20,10 +20,15 @@ std::string status_cell(const CompareRow& r) {
   return r.base.status == r.next.status ? r.base.status : r.base.status + " -> " + r.next.status;
 }
 
-// The noise column: ±k·N, or "n<3" when a run had too few samples to know its noise.
+// A side that stopped on a time or sample limit with its noise above target.
+bool noise_unmet(const CompareRow& r) { return r.base.noise_met == 0 || r.next.noise_met == 0; }
+
+// The noise column: ±k·u (the noise band), or "n<3" when a run had too few samples to know its noise;
+// "~" after it when a side missed its noise target.
 std::string noise_cell(const CompareResult& c, const CompareRow& r) {
-  if (std::isinf(r.noise)) return fmt::format("n<{}", kMinSamplesForNoise);
-  return std::isfinite(r.noise) ? "±" + cell_pct(c.options.noise_k * r.noise) : "-";
+  std::string mark = noise_unmet(r) ? "~" : "";
+  if (std::isinf(r.noise)) return fmt::format("n<{}", kMinSamplesForNoise) + mark;
+  return (std::isfinite(r.noise) ? "±" + cell_pct(c.options.noise_k * r.noise) : "-") + mark;
 }
 
 std::string summary_line(const CompareResult& c) {
@@ -39,8 +44,8 @@ std::string outcome_line(const CompareResult& c) {
 }
 
 std::string rule_line(const CompareResult& c) {
-  return fmt::format("threshold {}, noise factor k={:g}: slower/faster when |change| > max(threshold, "
-                     "k*sqrt(noise_base^2 + noise_new^2)); ambiguous when beyond the threshold but not the noise",
+  return fmt::format("threshold {}, noise factor k={:g}: slower/faster when |change| > max(threshold, k*u); same "
+                     "when |change| and k*u are both within the threshold; else ambiguous",
                      cell_pct(c.options.threshold), c.options.noise_k);
 }
 
@@ -106,8 +111,9 @@ std::string render_console(const CompareResult& c) {
   if (!c.added.empty()) {
     o += fmt::format("\nnew in the new run ({}):\n", c.added.size()) + lone_list(c.added);
   }
-  o += "\n! marks a regression; change = (new - base) / base of the median time; noise = k*sqrt(noise_base^2 + "
-       "noise_new^2)\n";
+  o += "\n! marks a regression; change = (new - base) / base of the median time; noise = k*u, u = sqrt(u_base^2 + "
+       "u_new^2), each run's u the standard error of its median over rounds (>= 3 rounds) or its within-run noise; "
+       "~ a run missed its noise target\n";
   o += summary_line(c) + "\n" + outcome_line(c) + "\n";
   return o;
 }
@@ -162,19 +168,24 @@ std::string problem_csv(const json& p) {
   return s + (p.is_object() && p.value("causal", false) ? "true" : "false");
 }
 
+std::string met_csv(int met) { return met < 0 ? "" : met ? "true" : "false"; }
+
 std::string render_csv(const CompareResult& c) {
   std::string o = "batch,heads,seq_len,head_dim,pages,page_size,kv_layout,dtype,causal,strategy,base_status,"
-                  "new_status,base_ms,new_ms,change,base_noise,new_noise,limit,verdict,reason\n";
+                  "new_status,base_ms,new_ms,change,base_noise,new_noise,base_uncertainty,new_uncertainty,base_rounds,"
+                  "new_rounds,base_noise_met,new_noise_met,limit,verdict,reason\n";
   for (const CompareRow& r : c.rows)
-    o += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", problem_csv(r.problem), csv_field(r.strategy),
-                     csv_field(r.base.status), csv_field(r.next.status), csv_num(r.base.median_ms),
-                     csv_num(r.next.median_ms), csv_num(r.change), csv_num(r.base.noise), csv_num(r.next.noise),
-                     csv_num(r.limit), verdict_name(r.verdict), csv_field(r.next.reason));
+    o += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", problem_csv(r.problem),
+                     csv_field(r.strategy), csv_field(r.base.status), csv_field(r.next.status),
+                     csv_num(r.base.median_ms), csv_num(r.next.median_ms), csv_num(r.change), csv_num(r.base.noise),
+                     csv_num(r.next.noise), csv_num(r.base.uncertainty), csv_num(r.next.uncertainty), r.base.rounds,
+                     r.next.rounds, met_csv(r.base.noise_met), met_csv(r.next.noise_met), csv_num(r.limit),
+                     verdict_name(r.verdict), csv_field(r.next.reason));
   for (const LoneRow& l : c.missing)
-    o += fmt::format("{},{},{},,{},,,,,,missing,\n", problem_csv(l.problem), csv_field(l.strategy),
+    o += fmt::format("{},{},{},,{},,,,,,,,,,,,missing,\n", problem_csv(l.problem), csv_field(l.strategy),
                      csv_field(l.status), csv_num(l.median_ms));
   for (const LoneRow& l : c.added)
-    o += fmt::format("{},{},,{},,{},,,,,new,\n", problem_csv(l.problem), csv_field(l.strategy), csv_field(l.status),
+    o += fmt::format("{},{},,{},,{},,,,,,,,,,,new,\n", problem_csv(l.problem), csv_field(l.strategy), csv_field(l.status),
                      csv_num(l.median_ms));
   return o;
 }
@@ -191,8 +202,13 @@ json compare_to_json(const CompareResult& c) {
   json rows = json::array(), missing = json::array(), added = json::array();
   for (const CompareRow& r : c.rows) {
     auto side = [](const CompareSide& s) {
-      return json{{"status", s.status}, {"reason", s.reason}, {"median_ms", num_or_null(s.median_ms)},
-                  {"noise", num_or_null(s.noise)}, {"samples", s.samples}};
+      json j{{"status", s.status},           {"reason", s.reason},
+             {"median_ms", num_or_null(s.median_ms)}, {"noise", num_or_null(s.noise)},
+             {"samples", s.samples},         {"rounds", s.rounds},
+             {"uncertainty", num_or_null(s.uncertainty)}, {"sm_clock_mhz", s.sm_clock_mhz},
+             {"clock_low", s.clock_low}};
+      if (s.noise_met >= 0) j["noise_met"] = s.noise_met == 1;
+      return j;
     };
     rows.push_back({{"problem", r.problem}, {"strategy", r.strategy}, {"base", side(r.base)}, {"new", side(r.next)},
                     {"change", num_or_null(r.change)}, {"combined_noise", num_or_null(r.noise)},
@@ -212,8 +228,8 @@ json compare_to_json(const CompareResult& c) {
           {"threshold", c.options.threshold},
           {"noise_k", c.options.noise_k},
           {"fail_on_missing", c.options.fail_on_missing},
-          {"rule", "slower/faster when |change| > max(threshold, noise_k*sqrt(noise_base^2+noise_new^2)); same when "
-                   "|change| <= threshold; ambiguous otherwise"},
+          {"rule", "slower/faster when |change| > max(threshold, noise_k*u), u = sqrt(u_base^2+u_new^2); same when "
+                   "|change| <= threshold and noise_k*u <= threshold; ambiguous otherwise"},
           {"warnings", c.warnings},
           {"rows", rows},
           {"missing", missing},

@@ -57,8 +57,8 @@ void ConsolePrinter::do_row(const ProblemGroup& group, const RowView& r) {
   out_ += fmt::format("{:<{}}  {:<{}} {:<{}}", first ? group.label : "", label_width_, strategy, strategy_width_,
                       r.status, kStatusW);
   if (r.timed()) {
-    out_ += fmt::format(" {:>{}} {:>{}} {:>{}} {:>{}} {:>{}} {:>{}} {:>{}}", cell_ms(r.median_ms), kW[0],
-                        cell_pct(r.noise), kW[1], cell_ratio(r.median_ms / group.best_ms()), kW[2],
+    out_ += fmt::format(" {:>{}} {:>{}} {:>{}} {:>{}} {:>{}} {:>{}} {:>{}}", cell_median(r), kW[0],
+                        cell_noise(r), kW[1], cell_ratio(r.median_ms / group.best_ms()), kW[2],
                         cell_rate(r.tflops), kW[3], cell_rate(r.gbps), kW[4], cell_launches(r), launches_width_,
                         cell_rel_err(r), kW[6]);
   } else {
@@ -71,7 +71,8 @@ void ConsolePrinter::do_row(const ProblemGroup& group, const RowView& r) {
 
 void ConsolePrinter::do_end() {
   out_ += fmt::format(
-      "\n* fastest ok row of its problem; vs best = median / fastest median; noise = stdev / mean;\n"
+      "\n* fastest ok row of its problem; vs best = median / fastest median; noise = stdev / mean (~ above its target:\n"
+      "  a time or sample limit stopped it); @ the SM clock was below 80% of its maximum;\n"
       "  launches = measured/expected kernels per forward (! mismatch, ^ extra split-K reductions, ? not measured); rel-err = verify rel L2 "
       "error (! failed){}\n",
       any_peer_ ? ";\n  peer:* rows are PyTorch SDPA timed by scripts/peer_torch.py; + fastest attnbench strategy when a "

@@ -13,7 +13,8 @@ void CsvPrinter::do_begin(const nlohmann::json& report, const std::vector<Proble
   (void)groups;
   out_ += "batch,heads,seq_len,head_dim,pages,page_size,kv_layout,dtype,causal,strategy,status,reason,"
           "median_ms,mean_ms,min_ms,max_ms,stdev_ms,noise,samples,tflops,gbps,vs_best,fastest,fastest_own,"
-          "launches_expected,launches_measured,launches_match,rel_l2_err,max_abs_err,verify_passed,device\n";
+          "launches_expected,launches_measured,launches_match,rel_l2_err,max_abs_err,verify_passed,timer,stop_reason,"
+          "noise_met,rounds,round_spread,sm_clock_mhz,clock_low,device\n";
   device_ = csv_field(json_str(report.value("device", nlohmann::json::object()), "name"));
 }
 
@@ -42,6 +43,13 @@ void CsvPrinter::do_row(const ProblemGroup& group, const RowView& r) {
   nlohmann::json v = r.row ? r.row->value("verify", nlohmann::json::object()) : nlohmann::json::object();
   line += csv_num(r.rel_err) + "," + csv_num(json_num(v, "max_abs_err")) + ",";
   line += std::string(r.verify_passed < 0 ? "" : (r.verify_passed ? "true" : "false")) + ",";
+  static const nlohmann::json kEmpty = nlohmann::json::object();
+  const nlohmann::json& row = r.row ? *r.row : kEmpty;
+  line += csv_field(json_str(row, "timer")) + "," + csv_field(json_str(row, "stop_reason")) + ",";
+  line += std::string(r.noise_met < 0 ? "" : (r.noise_met ? "true" : "false")) + ",";
+  line += std::to_string(r.rounds) + "," + csv_num(r.round_spread) + ",";
+  line += (r.sm_clock_mhz > 0 ? std::to_string(r.sm_clock_mhz) : std::string()) + ",";
+  line += std::string(r.clock_low ? "true" : "false") + ",";
   line += device_ + "\n";
   out_ += line;
 }

@@ -31,7 +31,7 @@ void MarkdownPrinter::do_row(const ProblemGroup& group, const RowView& r) {
   std::string label = first ? "**" + md_escape(group.label) + "**" : "";
   if (r.timed()) {
     out_ += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", label, bold(md_escape(r.strategy)),
-                        status, bold(cell_ms(r.median_ms)), cell_pct(r.noise),
+                        status, bold(cell_median(r)), cell_noise(r),
                         bold(cell_ratio(r.median_ms / group.best_ms())), cell_rate(r.tflops), cell_rate(r.gbps),
                         cell_launches(r), cell_rel_err(r));
   } else {
@@ -42,7 +42,7 @@ void MarkdownPrinter::do_row(const ProblemGroup& group, const RowView& r) {
 
 void MarkdownPrinter::do_end() {
   out_ += "\n**Bold**: fastest ok row of its problem; *italic*: fastest attnbench strategy when a peer is faster. "
-          "*vs best* = median / fastest median; *noise* = stdev / mean; "
+          "*vs best* = median / fastest median; *noise* = stdev / mean (~ above its target); @ SM clock below 80% of its maximum; "
           "*launches* = measured/expected kernels per forward (! mismatch, ^ extra split-K reductions, ? not measured); *rel-err* = relative "
           "L2 error against the reference (! failed).\n";
   for (const std::string& w : warnings_) out_ += "\n> warning: " + md_escape(w) + "\n";

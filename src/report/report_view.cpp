@@ -1,6 +1,7 @@
 // Flattening report rows for printers and compare: tolerant field access, labels, keys, grouping.
 #include "report/report_view.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -72,6 +73,13 @@ RowView view_row(const json& row) {
   v.median_ms = json_num(t, "median");
   v.noise = json_num(t, "noise");
   v.samples = json_int(t, "samples");
+  const json& rounds = member(row, "rounds");
+  v.rounds = std::max<std::int64_t>(1, json_int(rounds, "count", 1));
+  v.round_spread = json_num(rounds, "spread");
+  if (row.is_object() && row.contains("noise_met") && row["noise_met"].is_boolean())
+    v.noise_met = row["noise_met"].get<bool>() ? 1 : 0;
+  v.sm_clock_mhz = static_cast<int>(json_int(row, "sm_clock_mhz", 0));
+  v.clock_low = row.is_object() && row.contains("clock_low") && row["clock_low"].is_boolean() && row["clock_low"].get<bool>();
   v.tflops = json_num(row, "tflops");
   v.gbps = json_num(row, "gbps");
   const json& launches = member(row, "launches");

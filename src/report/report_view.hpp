@@ -19,6 +19,11 @@ struct RowView {
   bool peer = false;                    // strategy starts with "peer:"
   double median_ms = NAN, noise = NAN;  // time_ms.median, time_ms.noise (relative, stdev / mean)
   std::int64_t samples = -1;
+  std::int64_t rounds = 1;              // rounds.count (1 when absent)
+  double round_spread = NAN;            // rounds.spread: stdev / mean of the rounds' medians
+  int noise_met = -1;                   // noise_met: 1, 0, or -1 when absent (older reports)
+  int sm_clock_mhz = 0;                 // 0 unknown
+  bool clock_low = false;
   double tflops = NAN, gbps = NAN;
   std::int64_t launches_expected = -1;  // launches.expected.total (or gemm + kernels)
   std::int64_t launches_measured = -1;  // launches.measured.kernels; -1 when not measured

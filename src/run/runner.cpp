@@ -11,6 +11,7 @@
 #include "core/errors.hpp"
 #include "core/reference.hpp"
 #include "measure/progress.hpp"
+#include "measure/rounds.hpp"
 #include "run/problem_inputs.hpp"
 
 namespace ab {
@@ -62,6 +63,112 @@ std::string config_source(const nlohmann::json& gemm_report, const nlohmann::jso
     if (g.contains("source") && g["source"] != "heuristic") src = g["source"].get<std::string>();
   if (cfg.contains("tile_source")) src = cfg["tile_source"].get<std::string>();
   return src;
+}
+
+// A strategy whose first round timed, waiting for its further rounds.
+struct PendingRow {
+  std::size_t result = 0;    // index into the results array
+  std::size_t strategy = 0;  // index into the strategies
+  StrategyOptions options;
+  double delay_ms = 0;       // injected slowdown (test hook), 0 normally
+  std::vector<Measurement> rounds;
+  bool failed = false;
+};
+
+// The timed forward: the strategy's run, plus the injected delay when the test hook asks for one.
+std::function<void()> timed_forward(Strategy& st, Backend& be, double delay_ms) {
+  if (delay_ms <= 0) return [&st, &be] { st.run(be); };
+  return [&st, &be, delay_ms] {
+    st.run(be);
+    be.inject_delay(delay_ms);
+  };
+}
+
+// The row's timing fields from its rounds, its rates from the median, and the rounds' warnings.
+void write_timing(nlohmann::json& row, const PendingRow& pr, const Problem& p, const Strategy& st,
+                  const MeasureSettings& s, int max_clock_mhz, std::vector<std::string>* warnings) {
+  nlohmann::json t = rounds_to_json(pr.rounds, s, max_clock_mhz);
+  for (auto it = t.begin(); it != t.end(); ++it) row[it.key()] = it.value();
+  double sec = row["time_ms"]["median"].get<double>() * 1e-3;
+  row["tflops"] = sec > 0 ? p.flops() / sec * 1e-12 : 0.0;
+  row["gbps"] = sec > 0 ? p.bytes() / sec * 1e-9 : 0.0;
+  if (!warnings) return;
+  for (const Measurement& m : pr.rounds)
+    for (const auto& w : m.warnings) {
+      std::string msg = fmt::format("{} / {}: {}", p.label(), st.name(), w);
+      if (std::find(warnings->begin(), warnings->end(), msg) == warnings->end()) warnings->push_back(msg);
+    }
+}
+
+// Rounds 2..R of one problem: fresh placement, fresh inputs (the same values), and every pending strategy
+// set up, timed and torn down again, in an order rotated each round. A failure marks its row failed. Returns
+// false when a device error left the context unusable (the caller hands the rest to a fresh process).
+bool run_further_rounds(Backend& be, const Problem& p, std::uint64_t seed, const RunOptions& opt,
+                        std::vector<std::unique_ptr<Strategy>>& strategies, std::vector<PendingRow>& pending,
+                        nlohmann::json& results) {
+  auto fail = [&](PendingRow& pr, const std::string& why) {
+    pr.failed = true;
+    results[pr.result]["status"] = "failed";
+    results[pr.result]["reason"] = why;
+  };
+  for (int r = 1; r < opt.measure.rounds && !pending.empty(); ++r) {
+    std::unique_ptr<ProblemInputs> in;
+    try {
+      be.relocate_buffers(seed * 1000003u + static_cast<std::uint64_t>(r));
+      in = std::make_unique<ProblemInputs>(be, p, seed, false);
+    } catch (const BackendError& e) {
+      if (in) in->forget_device_memory();
+      for (PendingRow& pr : pending)
+        if (!pr.failed) fail(pr, fmt::format("round {}: preparing inputs failed: {}", r + 1, e.what()));
+      return !e.sticky || be.recover();
+    }
+    for (std::size_t k = 0; k < pending.size(); ++k) {
+      PendingRow& pr = pending[(k + static_cast<std::size_t>(r)) % pending.size()];
+      if (pr.failed) continue;
+      Strategy& st = *strategies[pr.strategy];
+      bool set_up = false;
+      try {
+        ScopedRange range(be, fmt::format("{} round {}", st.name(), r + 1));
+        st.setup(be, p, in->io(), pr.options);
+        set_up = true;
+        pr.rounds.push_back(measure_forward(be, timed_forward(st, be, pr.delay_ms), opt.measure));
+        set_up = false;
+        st.teardown(be);
+      } catch (const std::exception& e) {
+        const auto* be_err = dynamic_cast<const BackendError*>(&e);
+        bool sticky = be_err && be_err->sticky;
+        if (set_up && !sticky) {
+          try {
+            st.teardown(be);
+          } catch (...) {
+          }
+        }
+        fail(pr, fmt::format("{} / {}: round {}: {}", p.label(), st.name(), r + 1, e.what()));
+        if (sticky) {
+          in->forget_device_memory();
+          bool ok = be.recover();
+          try {
+            st.teardown(be);
+          } catch (...) {
+          }
+          if (!ok) {
+            for (PendingRow& other : pending)
+              if (!other.failed) fail(other, "the device could not be recovered after an error in a later round");
+            return false;
+          }
+          in.reset();
+          try {
+            in = std::make_unique<ProblemInputs>(be, p, seed, false);
+          } catch (const std::exception& e2) {
+            for (PendingRow& other : pending)
+              if (!other.failed) fail(other, fmt::format("re-preparing inputs after a device error failed: {}", e2.what()));
+            return true;
+          }
+        }
+      }
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -122,6 +229,7 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
       forget();
     }
     std::int64_t used = input_bytes(p, opt.verify);
+    std::vector<PendingRow> pending;  // strategies timed in the first round
 
     for (std::size_t si = 0; si < strategies.size(); ++si) {
       if (pi == opt.start_problem && si < opt.start_strategy) continue;
@@ -205,26 +313,23 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
             continue;
           }
         }
-        Measurement m;
+        PendingRow pr;
+        pr.strategy = si;
+        pr.options = sopt;
+        if (double fraction = slowdown_for(opt.slowdown, st->name()); fraction > 0) {
+          ScopedRange r(be, "calibrate injected slowdown");
+          InjectedDelay d = calibrate_delay(be, [&] { st->run(be); }, fraction, opt.measure);
+          pr.delay_ms = d.delay_ms;
+          row["injected_slowdown"] = d.to_json();
+        }
         {
           ScopedRange r(be, "measure");
-          m = measure_forward(be, [&] { st->run(be); }, opt.measure);
+          pr.rounds.push_back(measure_forward(be, timed_forward(*st, be, pr.delay_ms), opt.measure));
         }
         set_up = false;
         st->teardown(be);
-        row["time_ms"] = m.gpu.to_json();
-        row["host_ms"] = m.host.to_json();
-        if (opt.measure.keep_samples) row["samples_ms"] = m.samples;
-        row["timer"] = m.timer;
-        row["stop_reason"] = m.stop_reason;
-        row["sm_clock_mhz"] = m.sm_clock_mhz;
-        double sec = m.gpu.median * 1e-3;
-        row["tflops"] = sec > 0 ? p.flops() / sec * 1e-12 : 0.0;
-        row["gbps"] = sec > 0 ? p.bytes() / sec * 1e-9 : 0.0;
-        for (const auto& w : m.warnings) {
-          std::string msg = fmt::format("{} / {}: {}", p.label(), st->name(), w);
-          if (warnings && std::find(warnings->begin(), warnings->end(), msg) == warnings->end()) warnings->push_back(msg);
-        }
+        pr.result = results.size();
+        pending.push_back(std::move(pr));
         finish("ok", "");
       } catch (const UnsupportedError& e) {
         if (set_up) {
@@ -248,6 +353,8 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
             resume->problem = si + 1 < strategies.size() ? pi : pi + 1;
             resume->strategy = si + 1 < strategies.size() ? si + 1 : 0;
             resume->needed = resume->problem < opt.problems.size();  // nothing left: no fresh process
+            for (const PendingRow& pr : pending)  // what timed before the error keeps its first round
+              write_timing(results[pr.result], pr, p, *strategies[pr.strategy], opt.measure, dev.clock_mhz_max, warnings);
             progress.finish();
             return results;
           }
@@ -276,6 +383,14 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
         }
         finish("failed", fmt::format("{} / {}: {}", p.label(), st->name(), e.what()));
       }
+    }
+    if (!context_lost && !pending.empty()) {
+      in.reset();  // rounds 2..R place their own inputs
+      std::uint64_t seed = opt.seed + pi;
+      if (!run_further_rounds(be, p, seed, opt, strategies, pending, results)) context_lost = true;
+      for (const PendingRow& pr : pending)
+        if (!pr.failed)
+          write_timing(results[pr.result], pr, p, *strategies[pr.strategy], opt.measure, dev.clock_mhz_max, warnings);
     }
     progress.end_point();
     if (context_lost && resume && pi + 1 < opt.problems.size()) {

@@ -1,6 +1,8 @@
 // The grid runner: for each problem, allocate random inputs once, compute the reference, then put every
 // strategy through can_implement → setup → poisoned, counted, verified forward → timing → teardown,
-// producing one report row each. A failing strategy becomes a `failed` row; the others go on.
+// producing one report row each. A failing strategy becomes a `failed` row; the others go on. With
+// measure.rounds > 1, every strategy that timed is timed again in further rounds, each on freshly placed
+// inputs (Backend::relocate_buffers) with the strategies' order rotated, and its row combines the rounds.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -12,6 +14,7 @@
 #include "core/backend.hpp"
 #include "core/strategy.hpp"
 #include "measure/measure.hpp"
+#include "run/injected_slowdown.hpp"
 
 namespace ab {
 
@@ -30,6 +33,8 @@ struct RunOptions {
   std::size_t start_problem = 0, start_strategy = 0;
   // Test hook: the strategy whose verify forward injects a sticky device fault (ATTNBENCH_INJECT_FAULT).
   std::string inject_fault;
+  // Test hook: strategies slowed by a calibrated delay inside the timed region (ATTNBENCH_INJECT_SLOWDOWN).
+  SlowdownSpec slowdown;
 };
 
 // Set by run_grid when a device error left the context unusable and recover() failed: the rows so far

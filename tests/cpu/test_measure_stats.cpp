@@ -86,7 +86,7 @@ TEST(settings_json) {
   std::set<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.insert(it.key());
   CHECK(keys == (std::set<std::string>{"warmup", "min_samples", "max_samples", "max_noise", "max_time_s", "hot",
-                                       "l2_flush", "timer", "keep_samples"}));
+                                       "l2_flush", "timer", "keep_samples", "rounds"}));
   CHECK_EQ(j["hot"].get<bool>(), true);
   CHECK_EQ(j["l2_flush"].get<bool>(), false);
   CHECK_EQ(j["timer"].get<std::string>(), std::string("graph"));

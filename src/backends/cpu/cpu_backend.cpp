@@ -186,6 +186,12 @@ class CpuBackend : public Backend {
     context_lost_ = true;
     throw BackendError("cpu: injected sticky fault (ATTNBENCH_INJECT_FAULT)", true);
   }
+  void inject_delay(double ms) override {
+    if (!(ms >= 0) || !std::isfinite(ms)) throw BackendError(fmt::format("inject_delay: {} ms is not a delay", ms));
+    auto until = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(ms);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  }
   // The simulated fault is as fatal as a real one: this backend cannot rebuild itself afterwards.
   bool recover() override { return !context_lost_; }
   LaunchRecord end_launch_count() override {

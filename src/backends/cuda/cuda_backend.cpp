@@ -62,11 +62,13 @@ void CudaBackend::create_context_objects() {
 void CudaBackend::destroy_context_objects(bool after_reset) noexcept {
   flusher_.release(after_reset);
   if (!after_reset) {
+    if (spacer_) cudaFree(spacer_);
     if (workspace_) cudaFree(workspace_);
     if (lt_) cublasLtDestroy(lt_);
     if (stream_) cudaStreamDestroy(stream_);
   }
   workspace_ = nullptr;
+  spacer_ = nullptr;
   lt_ = nullptr;
   stream_ = nullptr;
   (void)cudaGetLastError();
@@ -81,6 +83,16 @@ std::unique_ptr<DeviceTimer> CudaBackend::make_timer() { return make_event_timer
 void CudaBackend::flush_l2() {
   if (flusher_.bytes() == 0) flusher_.init(l2_bytes_);  // once, on first use
   flusher_.flush(stream_);
+}
+
+void CudaBackend::relocate_buffers(std::uint64_t salt) {
+  synchronize();
+  flusher_.release(false);  // re-made at the next flush, after this round's allocations
+  if (spacer_) AB_CUDA_CHECK(cudaFree(spacer_));
+  spacer_ = nullptr;
+  // 1 to 64 pages of 2 MiB, from a hash of the salt.
+  std::size_t bytes = (((salt + 1) * 0x9E3779B97F4A7C15ull) >> 58) * (2u << 20) + (2u << 20);
+  AB_CUDA_CHECK(cudaMalloc(&spacer_, bytes));
 }
 
 std::unique_ptr<CapturedForward> CudaBackend::capture(const std::function<void()>& forward) {

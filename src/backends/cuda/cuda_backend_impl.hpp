@@ -70,6 +70,8 @@ class CudaBackend final : public Backend {
   void range_pop() override;
   bool recover() override;
   void inject_fault() override;
+  void inject_delay(double ms) override;
+  void relocate_buffers(std::uint64_t salt) override;
 
   // Why the last capture() returned nullptr (empty after a successful one).
   const std::string& last_capture_error() const { return capture_error_; }
@@ -87,6 +89,7 @@ class CudaBackend final : public Backend {
   cudaStream_t stream_ = nullptr;
   cublasLtHandle_t lt_ = nullptr;
   void* workspace_ = nullptr;
+  void* spacer_ = nullptr;  // relocate_buffers' spacer
   DeviceMemory mem_;
   L2Flusher flusher_;
   std::int64_t l2_bytes_ = 0;

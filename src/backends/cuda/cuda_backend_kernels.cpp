@@ -12,6 +12,7 @@
 #include "compare_output.hpp"
 #include "core/errors.hpp"
 #include "fused_attention.hpp"
+#include "delay.hpp"
 #include "fault_injection.hpp"
 #include "primitives.hpp"
 #include "reference_attention.hpp"
@@ -77,6 +78,12 @@ void CudaBackend::inject_fault() {
   check_launch(kernels::launch_illegal_write(stream_), "illegal_write_kernel");
   AB_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the illegal address surfaces here, sticky
   throw BackendError("injected fault: illegal_write_kernel completed without an error", false);
+}
+
+void CudaBackend::inject_delay(double ms) {
+  if (!(ms >= 0) || !std::isfinite(ms)) throw BackendError(fmt::format("inject_delay: {} ms is not a delay", ms));
+  // Not counted as a kernel: it is no part of any strategy's launch contract.
+  check_launch(kernels::launch_delay(static_cast<std::uint64_t>(ms * 1e6), stream_), "delay_kernel");
 }
 
 void CudaBackend::gather_pages(const GatherArgs& a) {
