@@ -2,6 +2,8 @@
 // the verdict rule at its edges, status ranking, lone rows, device checks, regression decision.
 #include "report/compare.hpp"
 
+#include <cmath>
+
 #include "core/errors.hpp"
 #include "testing.hpp"
 
@@ -38,6 +40,11 @@ static Verdict verdict(double base, double next, double na, double nb, double th
 
 TEST(verdict_rule_edges) {
   CHECK(verdict(1.0, 1.04, 0.001, 0.001) == Verdict::same);       // within threshold, certain: still same
+  CHECK(verdict(1.0, 1.01, 0.02, 0.02) == Verdict::ambiguous);    // within threshold, but the band (5.7%) is not
+  CHECK(verdict(1.0, 1.00, INFINITY, 0.0) == Verdict::ambiguous); // unknown uncertainty: never "same"
+  CHECK(verdict(1.0, 1.02, 0.005, 0.005, kDefaultThreshold) == Verdict::same);  // the default threshold: 2.5%
+  CHECK(verdict(1.0, 1.03, 0.005, 0.005, kDefaultThreshold) == Verdict::slower);
+  CHECK_NEAR(CompareOptions{}.threshold, 0.025, 1e-15);
   CHECK(verdict(1.0, 1.10, 0.001, 0.001) == Verdict::slower);     // beyond both
   CHECK(verdict(1.0, 0.90, 0.001, 0.001) == Verdict::faster);
   CHECK(verdict(1.0, 1.10, 0.04, 0.04) == Verdict::ambiguous);    // 10% < 2*sqrt(2)*4% = 11.3%
@@ -61,10 +68,10 @@ TEST(status_ranks) {
 }
 
 TEST(matches_rows_and_decides) {
-  json base = report("H200", {row(512, "fused", 1.0, 0.01), row(512, "nested", 5.0, 0.01), row(1024, "fused", 2.0, 0.01),
-                              row(1024, "nested", 9.0, 0.01, "failed"), row(2048, "fused", 3.0, 0.01)});
-  json next = report("H200", {row(1024, "fused", 2.01, 0.01), row(512, "nested", 5.0, 0.01), row(512, "fused", 1.3, 0.01),
-                              row(1024, "nested", 8.0, 0.01), row(4096, "fused", 4.0, 0.01)});
+  json base = report("H200", {row(512, "fused", 1.0, 0.005), row(512, "nested", 5.0, 0.005), row(1024, "fused", 2.0, 0.005),
+                              row(1024, "nested", 9.0, 0.005, "failed"), row(2048, "fused", 3.0, 0.005)});
+  json next = report("H200", {row(1024, "fused", 2.01, 0.005), row(512, "nested", 5.0, 0.005), row(512, "fused", 1.3, 0.005),
+                              row(1024, "nested", 8.0, 0.005), row(4096, "fused", 4.0, 0.005)});
   next["results"][0]["problem"]["pages_requested"] = 0;  // spelled as page_size: still the same problem
   CompareResult c = compare_reports(base, next, CompareOptions{});
   REQUIRE(c.rows.size() == 4u);
@@ -120,11 +127,46 @@ TEST(too_few_samples_is_never_slower) {
   next["results"][1]["time_ms"]["samples"] = 2;
   CompareResult c = compare_reports(base, next, CompareOptions{});
   CHECK(c.rows[0].verdict == Verdict::ambiguous);
-  CHECK(c.rows[1].verdict == Verdict::same);
+  CHECK(c.rows[1].verdict == Verdict::ambiguous);  // +2%, but two samples cannot say it is within the threshold
   CHECK_EQ(c.exit_code(), 0);
   CHECK(render_compare(c, "console").find("n<3") != std::string::npos);
   base["results"][0]["time_ms"]["samples"] = 3;
   CHECK(compare_reports(base, next, CompareOptions{}).rows[0].verdict == Verdict::slower);
+}
+
+TEST(rounds_spread_sets_the_uncertainty) {
+  // 10% within-run noise alone makes +4% ambiguous; 20 rounds whose centers agree to 2% make it certain:
+  // u = 2% / sqrt(16 kept rounds) = 0.5% per side, band 2 * sqrt(2) * 0.5% = 1.4%.
+  json base = report("H200", {row(512, "fused", 1.0, 0.10)});
+  json next = report("H200", {row(512, "fused", 1.04, 0.10)});
+  CHECK(compare_reports(base, next, CompareOptions{}).rows[0].verdict == Verdict::ambiguous);
+  for (json* r : {&base, &next}) (*r)["results"][0]["rounds"] = {{"count", 20}, {"spread", 0.02}};
+  CompareResult c = compare_reports(base, next, CompareOptions{});
+  CHECK(c.rows[0].verdict == Verdict::slower);
+  CHECK_NEAR(c.rows[0].next.uncertainty, 0.005, 1e-12);
+  CHECK_NEAR(c.rows[0].noise, 0.005 * std::sqrt(2.0), 1e-12);
+  // Two rounds say nothing about their spread: the within-run noise rules again.
+  for (json* r : {&base, &next}) (*r)["results"][0]["rounds"]["count"] = 2;
+  CHECK(compare_reports(base, next, CompareOptions{}).rows[0].verdict == Verdict::ambiguous);
+}
+
+TEST(noise_target_and_clocks_are_flagged) {
+  json base = report("H200", {row(512, "fused", 1.0, 0.004), row(512, "nested", 2.0, 0.004)});
+  json next = base;
+  for (json* r : {&base, &next})
+    for (json& x : (*r)["results"]) x["sm_clock_mhz"] = 1980;
+  base["results"][0]["noise_met"] = true;
+  next["results"][0]["noise_met"] = false;
+  CompareResult c = compare_reports(base, next, CompareOptions{});
+  CHECK(c.warnings.empty());
+  CHECK(render_compare(c, "console").find("~") != std::string::npos);  // the noise cell says it
+  CHECK(render_compare(c, "csv").find(",true,false,") != std::string::npos);  // base met, new did not
+  for (json& x : next["results"]) x["sm_clock_mhz"] = 1410;
+  next["results"][1]["clock_low"] = true;
+  CompareResult low = compare_reports(base, next, CompareOptions{});
+  REQUIRE(low.warnings.size() == 2u);
+  CHECK(low.warnings[0].find("SM clocks differ: the baseline ran at 1980 MHz and the new run at 1410 MHz") == 0);
+  CHECK(low.warnings[1].find("1 row(s) ran with the SM clock below 80%") == 0);
 }
 
 TEST(missing_rows_fail_only_when_asked) {
@@ -164,8 +206,8 @@ TEST(no_results_is_unusable) {
 }
 
 TEST(duplicate_rows_warn_and_keep_the_first) {
-  json base = report("H200", {row(512, "fused", 1.0, 0.01), row(512, "fused", 9.0, 0.01)});
-  json next = report("H200", {row(512, "fused", 1.0, 0.01)});
+  json base = report("H200", {row(512, "fused", 1.0, 0.005), row(512, "fused", 9.0, 0.005)});
+  json next = report("H200", {row(512, "fused", 1.0, 0.005)});
   CompareResult c = compare_reports(base, next, CompareOptions{});
   REQUIRE(c.rows.size() == 1u);
   CHECK(c.rows[0].verdict == Verdict::same);
