@@ -6,7 +6,9 @@
 # and every (A/A run, slowed run) pair with `attnbench compare` at its default threshold and writes the tables
 # to OUTDIR/gate-study.md.
 #   scripts/gate-study.sh OUTDIR [N=10]
-#   Environment: ATTNBENCH (default build/attnbench), GATE_FLAGS (default: scripts/ci-perf.sh's), LEVELS ("2 3 5 10").
+#   Environment: ATTNBENCH (default build/attnbench), GATE_FLAGS (default: scripts/gate-settings.sh's),
+#   LEVELS ("2 3 5 10"), COMMANDS ("ci default": which commands to run; a study can be split over several
+#   calls into one OUTDIR, and STUDY_ONLY=1 skips the runs and only makes the tables).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: gate-study.sh OUTDIR [N]}
@@ -16,7 +18,7 @@ bin=${ATTNBENCH:-build/attnbench}
 source scripts/gate-settings.sh
 flags=$ATTNBENCH_GATE_FLAGS
 mkdir -p "$out"
-: >"$out/walls.txt"
+touch "$out/walls.txt"
 run() {  # run NAME ARGS...: one process, its wall time recorded
   local name=$1; shift
   local t0=$(date +%s%N)
@@ -26,14 +28,16 @@ run() {  # run NAME ARGS...: one process, its wall time recorded
   echo "$name rc=$rc $(( ($(date +%s%N) - t0) / 1000000 ))ms" | tee -a "$out/walls.txt"
 }
 levels=(${LEVELS:-2 3 5 10})
+declare -A args=([ci]="--config=ci" [default]="--batch=32 --heads=12 --seq_len=512")
 for i in $(seq 1 "$n"); do
-  run "ci-aa-$i" --config=ci
-  run "default-aa-$i" --batch=32 --heads=12 --seq_len=512
-  # The slowed runs sit between the A/A runs, so drift over the study touches both alike.
-  k=$(( i - 1 ))
-  if (( k < ${#levels[@]} )); then
-    ATTNBENCH_INJECT_SLOWDOWN="${levels[$k]}%" run "ci-slow-${levels[$k]}" --config=ci
-    ATTNBENCH_INJECT_SLOWDOWN="${levels[$k]}%" run "default-slow-${levels[$k]}" --batch=32 --heads=12 --seq_len=512
-  fi
+  [[ "${STUDY_ONLY:-0}" == 1 ]] && break
+  for c in ${COMMANDS:-ci default}; do
+    # shellcheck disable=SC2086
+    run "$c-aa-$i" ${args[$c]}
+    # The slowed runs sit between the A/A runs, so drift over the study touches both alike.
+    k=$(( i - 1 ))
+    # shellcheck disable=SC2086
+    (( k < ${#levels[@]} )) && ATTNBENCH_INJECT_SLOWDOWN="${levels[$k]}%" run "$c-slow-${levels[$k]}" ${args[$c]}
+  done
 done
 python3 scripts/gate_study.py "$out" --attnbench "$bin" | tee "$out/gate-study.md"

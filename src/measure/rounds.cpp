@@ -7,20 +7,28 @@
 
 namespace ab {
 
-std::int64_t rounds_trimmed(std::int64_t rounds) { return rounds >= 5 ? std::max<std::int64_t>(1, rounds / 10) : 0; }
+std::int64_t rounds_kept(std::int64_t rounds) { return (rounds + 1) / 2; }
+
+namespace {
+std::vector<double> fastest_half(std::vector<double> medians) {
+  std::sort(medians.begin(), medians.end());
+  medians.resize(static_cast<std::size_t>(rounds_kept(static_cast<std::int64_t>(medians.size()))));
+  return medians;
+}
+}  // namespace
 
 double center_of_rounds(std::vector<double> medians) {
   if (medians.empty()) return NAN;
-  std::sort(medians.begin(), medians.end());
-  std::size_t k = static_cast<std::size_t>(rounds_trimmed(static_cast<std::int64_t>(medians.size())));
+  std::vector<double> kept = fastest_half(std::move(medians));
   double sum = 0;
-  for (std::size_t i = k; i < medians.size() - k; ++i) sum += medians[i];
-  return sum / static_cast<double>(medians.size() - 2 * k);
+  for (double x : kept) sum += x;
+  return sum / static_cast<double>(kept.size());
 }
 
-double center_of_rounds_error(double spread, std::int64_t rounds) {
-  if (rounds < 1) return NAN;
-  return spread / std::sqrt(static_cast<double>(rounds - 2 * rounds_trimmed(rounds)));
+double center_of_rounds_error(const std::vector<double>& medians) {
+  std::vector<double> kept = fastest_half(medians);
+  if (kept.size() < 2) return NAN;
+  return compute_stats(kept).noise / std::sqrt(static_cast<double>(kept.size()));
 }
 
 namespace {
@@ -75,7 +83,11 @@ nlohmann::json rounds_to_json(const std::vector<Measurement>& rounds, const Meas
                       {"clock_low", clock > 0 && max_clock_mhz > 0 && clock < kLowClockFraction * max_clock_mhz}};
   if (rounds.size() > 1) {
     Stats r = compute_stats(medians);
-    j["rounds"] = {{"count", rounds.size()}, {"medians_ms", medians}, {"spread", r.noise}};
+    j["rounds"] = {{"count", rounds.size()},
+                   {"medians_ms", medians},
+                   {"spread", r.noise},
+                   {"kept", rounds_kept(static_cast<std::int64_t>(rounds.size()))},
+                   {"error", center_of_rounds_error(medians)}};
   }
   if (s.keep_samples) j["samples_ms"] = gpu;
   return j;

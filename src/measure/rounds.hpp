@@ -16,20 +16,21 @@ namespace ab {
 
 // Fewest rounds whose spread says anything about between-round variation; with fewer, compare falls back to
 // the within-run noise.
-inline constexpr int kMinRoundsForSpread = 3;
+inline constexpr int kMinRoundsForSpread = 4;
 
 // A row's SM clock is "low" below this fraction of the device's maximum (the throttling warning's bound).
 inline constexpr double kLowClockFraction = 0.8;
 
-// How many of the lowest and of the highest round medians the row's center leaves out: a tenth of them, at
-// least one each with 5 or more rounds, none below that.
-std::int64_t rounds_trimmed(std::int64_t rounds);
-// The row's center over its rounds: the mean of the round medians with rounds_trimmed of the lowest and of
-// the highest left out (a round that met a passing disturbance cannot pull it). NaN for none.
+// The row's center over its rounds: the mean of the fastest half of the round medians (the faster
+// ceil(R/2)). Interference only ever adds time, and on an H200 it comes in bursts of seconds (nested's graph
+// of 1153 kernels runs 7% slower for several rounds in a row, then recovers), so the faster half is what
+// repeats from run to run; averaging over it keeps one lucky round from setting the number. NaN for none.
 double center_of_rounds(std::vector<double> medians);
-// Relative standard error of that center, for rounds whose medians have relative spread `spread` (stdev /
-// mean): spread / sqrt(rounds kept), which errs on the high side for a trimmed mean. NaN for rounds < 1.
-double center_of_rounds_error(double spread, std::int64_t rounds);
+// How many round medians the center averages: ceil(R/2).
+std::int64_t rounds_kept(std::int64_t rounds);
+// Relative standard error of the center: the relative spread (stdev / mean) of the kept medians over
+// sqrt(kept). NaN with fewer than 2 kept.
+double center_of_rounds_error(const std::vector<double>& medians);
 
 // The timing fields of a result row (docs/report-format.md) from one or more rounds, in order:
 //   time_ms   statistics over every sample of every round; with more than one round, `median` is the rounds'
@@ -40,7 +41,8 @@ double center_of_rounds_error(double spread, std::int64_t rounds);
 //             ended a round with its noise above target);
 //   sm_clock_mhz the median of the rounds' observed clocks (0 unknown) and clock_low when it is below
 //             kLowClockFraction of `max_clock_mhz` (both known);
-//   rounds    {count, medians_ms, spread} with more than one round (spread: stdev / mean of the medians);
+//   rounds    {count, medians_ms (in the order they ran), spread (stdev / mean of all the medians), kept
+//             (rounds_kept), error (center_of_rounds_error)} with more than one round;
 //   samples_ms every sample, rounds concatenated, when s.keep_samples.
 // Throws std::invalid_argument for no rounds.
 nlohmann::json rounds_to_json(const std::vector<Measurement>& rounds, const MeasureSettings& s, int max_clock_mhz);

@@ -86,8 +86,8 @@ static CompareSide side_of(const RowView& v) {
   s.sm_clock_mhz = v.sm_clock_mhz;
   s.clock_low = v.clock_low;
   bool too_few = v.samples >= 0 && v.samples < kMinSamplesForNoise;
-  if (v.rounds >= kMinRoundsForSpread && std::isfinite(v.round_spread))
-    s.uncertainty = center_of_rounds_error(v.round_spread, v.rounds);
+  if (v.rounds >= kMinRoundsForSpread && std::isfinite(v.round_error))
+    s.uncertainty = v.round_error;
   else
     s.uncertainty = too_few ? INFINITY : v.noise;
   return s;

@@ -35,7 +35,7 @@ struct CompareSide {
   std::int64_t rounds = 1;
   double spread = NAN;        // stdev / mean of the rounds' medians (rounds > 1)
   // Relative uncertainty of the median that the verdict uses: with at least kMinRoundsForSpread rounds,
-  // the standard error of the rounds' center (center_of_rounds_error); otherwise the within-run
+  // the standard error of the rounds' center (rounds.error, center_of_rounds_error); otherwise the within-run
   // noise, which is all a single round has (+inf with fewer than kMinSamplesForNoise samples).
   double uncertainty = NAN;
   int noise_met = -1;         // 1, 0, -1 unknown

@@ -76,6 +76,7 @@ RowView view_row(const json& row) {
   const json& rounds = member(row, "rounds");
   v.rounds = std::max<std::int64_t>(1, json_int(rounds, "count", 1));
   v.round_spread = json_num(rounds, "spread");
+  v.round_error = json_num(rounds, "error");
   if (row.is_object() && row.contains("noise_met") && row["noise_met"].is_boolean())
     v.noise_met = row["noise_met"].get<bool>() ? 1 : 0;
   v.sm_clock_mhz = static_cast<int>(json_int(row, "sm_clock_mhz", 0));

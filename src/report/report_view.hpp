@@ -21,6 +21,7 @@ struct RowView {
   std::int64_t samples = -1;
   std::int64_t rounds = 1;              // rounds.count (1 when absent)
   double round_spread = NAN;            // rounds.spread: stdev / mean of the rounds' medians
+  double round_error = NAN;             // rounds.error: relative standard error of the rounds' center
   int noise_met = -1;                   // noise_met: 1, 0, or -1 when absent (older reports)
   int sm_clock_mhz = 0;                 // 0 unknown
   bool clock_low = false;

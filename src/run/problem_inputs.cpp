@@ -22,8 +22,10 @@ std::int64_t ProblemInputs::device_bytes(const Problem& p, bool with_reference) 
 }
 
 ProblemInputs::ProblemInputs(Backend& be, const Problem& p, std::uint64_t seed, bool with_reference)
+    : ProblemInputs(be, p, make_random_inputs(p, seed), with_reference) {}
+
+ProblemInputs::ProblemInputs(Backend& be, const Problem& p, const HostTensors& t, bool with_reference)
     : be_(be), p_(p) {
-  HostTensors t = make_random_inputs(p, seed);
   std::size_t es = dtype_size(p.dtype);
   q_ = Buffer(be, p.qkv_elements() * es);
   o_ = Buffer(be, p.qkv_elements() * es);

@@ -75,6 +75,22 @@ struct PendingRow {
   bool failed = false;
 };
 
+// A problem whose strategies wait for rounds 2..R, with its host inputs when they are kept (re-uploaded each
+// round rather than drawn again).
+struct PendingProblem {
+  std::size_t index = 0;
+  std::uint64_t seed = 0;
+  std::shared_ptr<const HostTensors> host;  // null: draw them again from the seed
+  std::vector<PendingRow> rows;
+};
+
+// Host inputs kept for later rounds only up to this many bytes in all; past it they are drawn again.
+constexpr std::size_t kKeptHostInputBytes = std::size_t(2) << 30;
+
+std::size_t host_bytes(const HostTensors& t) {
+  return (t.q.size() + t.k.size() + t.v.size()) * sizeof(std::uint16_t) + t.block_table.size() * sizeof(std::int32_t);
+}
+
 // The timed forward: the strategy's run, plus the injected delay when the test hook asks for one.
 std::function<void()> timed_forward(Strategy& st, Backend& be, double delay_ms) {
   if (delay_ms <= 0) return [&st, &be] { st.run(be); };
@@ -84,7 +100,7 @@ std::function<void()> timed_forward(Strategy& st, Backend& be, double delay_ms) 
   };
 }
 
-// The row's timing fields from its rounds, its rates from the median, and the rounds' warnings.
+// The row's timing fields from its rounds, its rates from the center, and the rounds' warnings.
 void write_timing(nlohmann::json& row, const PendingRow& pr, const Problem& p, const Strategy& st,
                   const MeasureSettings& s, int max_clock_mhz, std::vector<std::string>* warnings) {
   nlohmann::json t = rounds_to_json(pr.rounds, s, max_clock_mhz);
@@ -100,71 +116,82 @@ void write_timing(nlohmann::json& row, const PendingRow& pr, const Problem& p, c
     }
 }
 
-// Rounds 2..R of one problem: fresh placement, fresh inputs (the same values), and every pending strategy
-// set up, timed and torn down again, in an order rotated each round. A failure marks its row failed. Returns
-// false when a device error left the context unusable (the caller hands the rest to a fresh process).
-bool run_further_rounds(Backend& be, const Problem& p, std::uint64_t seed, const RunOptions& opt,
-                        std::vector<std::unique_ptr<Strategy>>& strategies, std::vector<PendingRow>& pending,
-                        nlohmann::json& results) {
+void write_all_timing(const std::vector<PendingProblem>& pending, const RunOptions& opt,
+                      std::vector<std::unique_ptr<Strategy>>& strategies, int max_clock_mhz, nlohmann::json& results,
+                      std::vector<std::string>* warnings) {
+  for (const PendingProblem& pp : pending)
+    for (const PendingRow& pr : pp.rows)
+      if (!pr.failed)
+        write_timing(results[pr.result], pr, opt.problems[pp.index], *strategies[pr.strategy], opt.measure,
+                     max_clock_mhz, warnings);
+}
+
+// Round r (1-based after the first) of one problem: fresh placement, the inputs uploaded again, and every
+// pending strategy set up, timed and torn down, in an order rotated each round. A failure marks its row
+// failed. Returns false when a device error left the context unusable.
+bool run_round(Backend& be, PendingProblem& pp, int r, const RunOptions& opt,
+               std::vector<std::unique_ptr<Strategy>>& strategies, nlohmann::json& results) {
+  const Problem& p = opt.problems[pp.index];
   auto fail = [&](PendingRow& pr, const std::string& why) {
     pr.failed = true;
     results[pr.result]["status"] = "failed";
     results[pr.result]["reason"] = why;
   };
-  for (int r = 1; r < opt.measure.rounds && !pending.empty(); ++r) {
-    std::unique_ptr<ProblemInputs> in;
+  auto fail_rest = [&](const std::string& why) {
+    for (PendingRow& pr : pp.rows)
+      if (!pr.failed) fail(pr, why);
+  };
+  std::unique_ptr<ProblemInputs> in;
+  auto prepare = [&] {
+    in = pp.host ? std::make_unique<ProblemInputs>(be, p, *pp.host, false)
+                 : std::make_unique<ProblemInputs>(be, p, pp.seed, false);
+  };
+  try {
+    be.relocate_buffers(pp.seed * 1000003u + static_cast<std::uint64_t>(r));
+    prepare();
+  } catch (const BackendError& e) {
+    if (in) in->forget_device_memory();
+    fail_rest(fmt::format("round {}: preparing inputs failed: {}", r + 1, e.what()));
+    return !e.sticky || be.recover();
+  }
+  for (std::size_t k = 0; k < pp.rows.size(); ++k) {
+    PendingRow& pr = pp.rows[(k + static_cast<std::size_t>(r)) % pp.rows.size()];
+    if (pr.failed) continue;
+    Strategy& st = *strategies[pr.strategy];
+    bool set_up = false;
     try {
-      be.relocate_buffers(seed * 1000003u + static_cast<std::uint64_t>(r));
-      in = std::make_unique<ProblemInputs>(be, p, seed, false);
-    } catch (const BackendError& e) {
-      if (in) in->forget_device_memory();
-      for (PendingRow& pr : pending)
-        if (!pr.failed) fail(pr, fmt::format("round {}: preparing inputs failed: {}", r + 1, e.what()));
-      return !e.sticky || be.recover();
-    }
-    for (std::size_t k = 0; k < pending.size(); ++k) {
-      PendingRow& pr = pending[(k + static_cast<std::size_t>(r)) % pending.size()];
-      if (pr.failed) continue;
-      Strategy& st = *strategies[pr.strategy];
-      bool set_up = false;
+      ScopedRange range(be, fmt::format("{} round {}", st.name(), r + 1));
+      st.setup(be, p, in->io(), pr.options);
+      set_up = true;
+      pr.rounds.push_back(measure_forward(be, timed_forward(st, be, pr.delay_ms), opt.measure));
+      set_up = false;
+      st.teardown(be);
+    } catch (const std::exception& e) {
+      const auto* be_err = dynamic_cast<const BackendError*>(&e);
+      bool sticky = be_err && be_err->sticky;
+      if (set_up && !sticky) {
+        try {
+          st.teardown(be);
+        } catch (...) {
+        }
+      }
+      fail(pr, fmt::format("{} / {}: round {}: {}", p.label(), st.name(), r + 1, e.what()));
+      if (!sticky) continue;
+      in->forget_device_memory();
+      bool ok = be.recover();
       try {
-        ScopedRange range(be, fmt::format("{} round {}", st.name(), r + 1));
-        st.setup(be, p, in->io(), pr.options);
-        set_up = true;
-        pr.rounds.push_back(measure_forward(be, timed_forward(st, be, pr.delay_ms), opt.measure));
-        set_up = false;
         st.teardown(be);
-      } catch (const std::exception& e) {
-        const auto* be_err = dynamic_cast<const BackendError*>(&e);
-        bool sticky = be_err && be_err->sticky;
-        if (set_up && !sticky) {
-          try {
-            st.teardown(be);
-          } catch (...) {
-          }
-        }
-        fail(pr, fmt::format("{} / {}: round {}: {}", p.label(), st.name(), r + 1, e.what()));
-        if (sticky) {
-          in->forget_device_memory();
-          bool ok = be.recover();
-          try {
-            st.teardown(be);
-          } catch (...) {
-          }
-          if (!ok) {
-            for (PendingRow& other : pending)
-              if (!other.failed) fail(other, "the device could not be recovered after an error in a later round");
-            return false;
-          }
-          in.reset();
-          try {
-            in = std::make_unique<ProblemInputs>(be, p, seed, false);
-          } catch (const std::exception& e2) {
-            for (PendingRow& other : pending)
-              if (!other.failed) fail(other, fmt::format("re-preparing inputs after a device error failed: {}", e2.what()));
-            return true;
-          }
-        }
+      } catch (...) {
+      }
+      if (!ok) {
+        fail_rest("the device could not be recovered after an error in a later round");
+        return false;
+      }
+      try {
+        prepare();
+      } catch (const std::exception& e2) {
+        fail_rest(fmt::format("re-preparing inputs after a device error failed: {}", e2.what()));
+        return true;
       }
     }
   }
@@ -205,6 +232,8 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
   check_memory_or_throw(opt.problems, opt.verify, limit);
   auto strategies = make_strategies(opt.strategies);
   Progress progress(static_cast<std::int64_t>(opt.problems.size()), opt.quiet);
+  std::vector<PendingProblem> waiting;  // problems whose strategies wait for rounds 2..R
+  std::size_t kept_host_bytes = 0;
 
   for (std::size_t pi = opt.start_problem; pi < opt.problems.size(); ++pi) {
     const Problem& p = opt.problems[pi];
@@ -212,7 +241,20 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
     ScopedRange problem_range(be, p.label());
     std::unique_ptr<ProblemInputs> in;
     std::string input_error;
-    auto prepare = [&]() { in = std::make_unique<ProblemInputs>(be, p, opt.seed + pi, opt.verify); };
+    std::shared_ptr<const HostTensors> host;  // kept for the later rounds
+    auto prepare = [&]() {
+      if (opt.measure.rounds > 1 && !host) {
+        auto t = std::make_shared<const HostTensors>(make_random_inputs(p, opt.seed + pi));
+        if (kept_host_bytes + host_bytes(*t) <= kKeptHostInputBytes) {
+          kept_host_bytes += host_bytes(*t);
+          host = t;
+        }
+        in = std::make_unique<ProblemInputs>(be, p, *t, opt.verify);
+        return;
+      }
+      in = host ? std::make_unique<ProblemInputs>(be, p, *host, opt.verify)
+                : std::make_unique<ProblemInputs>(be, p, opt.seed + pi, opt.verify);
+    };
     auto forget = [&]() {
       if (in) in->forget_device_memory();
       in.reset();
@@ -353,8 +395,9 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
             resume->problem = si + 1 < strategies.size() ? pi : pi + 1;
             resume->strategy = si + 1 < strategies.size() ? si + 1 : 0;
             resume->needed = resume->problem < opt.problems.size();  // nothing left: no fresh process
-            for (const PendingRow& pr : pending)  // what timed before the error keeps its first round
-              write_timing(results[pr.result], pr, p, *strategies[pr.strategy], opt.measure, dev.clock_mhz_max, warnings);
+            // What timed before the error keeps the rounds it has.
+            waiting.push_back({pi, opt.seed + pi, host, std::move(pending)});
+            write_all_timing(waiting, opt, strategies, dev.clock_mhz_max, results, warnings);
             progress.finish();
             return results;
           }
@@ -384,14 +427,7 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
         finish("failed", fmt::format("{} / {}: {}", p.label(), st->name(), e.what()));
       }
     }
-    if (!context_lost && !pending.empty()) {
-      in.reset();  // rounds 2..R place their own inputs
-      std::uint64_t seed = opt.seed + pi;
-      if (!run_further_rounds(be, p, seed, opt, strategies, pending, results)) context_lost = true;
-      for (const PendingRow& pr : pending)
-        if (!pr.failed)
-          write_timing(results[pr.result], pr, p, *strategies[pr.strategy], opt.measure, dev.clock_mhz_max, warnings);
-    }
+    if (!pending.empty()) waiting.push_back({pi, opt.seed + pi, host, std::move(pending)});
     progress.end_point();
     if (context_lost && resume && pi + 1 < opt.problems.size()) {
       // Every row of this problem is recorded as failed; the next problems need a fresh process.
@@ -401,6 +437,19 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
       break;
     }
   }
+  // Rounds 2..R go round the whole grid, so each row's rounds spread over the run: on an H200 a problem's
+  // speed drifts by 1-2% over seconds, and rounds taken back to back would all share one drift.
+  bool usable = !(resume && resume->needed);
+  for (int r = 1; r < opt.measure.rounds && usable; ++r)
+    for (std::size_t k = 0; k < waiting.size() && usable; ++k) {
+      PendingProblem& pp = waiting[(k + static_cast<std::size_t>(r)) % waiting.size()];
+      ScopedRange range(be, fmt::format("{} round {}", opt.problems[pp.index].label(), r + 1));
+      if (!run_round(be, pp, r, opt, strategies, results)) {
+        usable = false;
+        if (warnings) warnings->push_back(fmt::format("a device error in round {} ended the rounds; rows keep the rounds they finished", r + 1));
+      }
+    }
+  write_all_timing(waiting, opt, strategies, dev.clock_mhz_max, results, warnings);
   progress.finish();
   return results;
 }

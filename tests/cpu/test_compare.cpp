@@ -135,18 +135,18 @@ TEST(too_few_samples_is_never_slower) {
 }
 
 TEST(rounds_spread_sets_the_uncertainty) {
-  // 10% within-run noise alone makes +4% ambiguous; 20 rounds whose centers agree to 2% make it certain:
-  // u = 2% / sqrt(16 kept rounds) = 0.5% per side, band 2 * sqrt(2) * 0.5% = 1.4%.
+  // 10% within-run noise alone makes +4% ambiguous; 20 rounds whose center is known to 0.5% make it certain:
+  // band 2 * sqrt(2) * 0.5% = 1.4%.
   json base = report("H200", {row(512, "fused", 1.0, 0.10)});
   json next = report("H200", {row(512, "fused", 1.04, 0.10)});
   CHECK(compare_reports(base, next, CompareOptions{}).rows[0].verdict == Verdict::ambiguous);
-  for (json* r : {&base, &next}) (*r)["results"][0]["rounds"] = {{"count", 20}, {"spread", 0.02}};
+  for (json* r : {&base, &next}) (*r)["results"][0]["rounds"] = {{"count", 20}, {"spread", 0.02}, {"error", 0.005}};
   CompareResult c = compare_reports(base, next, CompareOptions{});
   CHECK(c.rows[0].verdict == Verdict::slower);
   CHECK_NEAR(c.rows[0].next.uncertainty, 0.005, 1e-12);
   CHECK_NEAR(c.rows[0].noise, 0.005 * std::sqrt(2.0), 1e-12);
-  // Two rounds say nothing about their spread: the within-run noise rules again.
-  for (json* r : {&base, &next}) (*r)["results"][0]["rounds"]["count"] = 2;
+  // Three rounds say little about their spread: the within-run noise rules again.
+  for (json* r : {&base, &next}) (*r)["results"][0]["rounds"]["count"] = 3;
   CHECK(compare_reports(base, next, CompareOptions{}).rows[0].verdict == Verdict::ambiguous);
 }
 

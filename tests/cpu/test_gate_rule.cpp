@@ -1,7 +1,8 @@
-// The CI gate's rule on the CPU, end to end: the real runner (rounds on fresh placements, the injected-slowdown
-// calibration) and the real compare, over a backend whose timer drifts between "processes" and memory
-// placements the way an H200's medians do (docs/ci-gate.md): every simulated process has its own offset, every
-// placement (a problem's first inputs, and each round's relocation) its own, every sample its own noise.
+// The CI gate's rule on the CPU, end to end: the real runner (rounds on fresh placements interleaved over the
+// grid, the injected-slowdown calibration) and the real compare, over a backend whose timer drifts the way an
+// H200's does (docs/ci-gate.md): every simulated process has its own offset, every placement (a problem's first
+// inputs, and each round's relocation) its own; over time a slow drift wanders (about 1% over tens of samples)
+// and bursts of a 7% slower state come and go; every sample has its own noise.
 // Unchanged runs compared pairwise must give no slower or faster row; slowed runs must be caught.
 #include <cmath>
 #include <random>
@@ -19,10 +20,13 @@ using nlohmann::json;
 
 namespace {
 
-// Relative standard deviations of the drift, read off the H200 study: a placement moves a median by about
-// 1.5%, a process by a few tenths of a percent more, and samples scatter by 1%.
+// The drift, read off the H200 study: a placement moves a median by about 1%, a process by a few tenths of
+// a percent more, samples scatter by 1%; a slow drift of about 1% (sd) decorrelates over ~50 samples; a 7%
+// slower state starts on 1% of samples and lasts 20 samples on average (nested's bursts).
 struct Drift {
-  double process = 0.003, placement = 0.015, sample = 0.01;
+  double process = 0.003, placement = 0.01, sample = 0.01;
+  double drift = 0.01, drift_memory = 0.98;
+  double burst = 0.07, burst_enter = 0.01, burst_exit = 0.05;
 };
 
 class DriftBackend : public ForwardingBackend {
@@ -55,14 +59,20 @@ class DriftBackend : public ForwardingBackend {
   double gauss(double sd) { return std::normal_distribution<double>(0.0, sd)(rng_); }
   void new_placement() { placement_offset_ = gauss(d_.placement); }
   double sample_ms() {
-    double ms = 1.0 * (1 + process_offset_) * (1 + placement_offset_) * (1 + gauss(d_.sample)) + pending_delay_ms_;
+    drift_ = d_.drift_memory * drift_ + gauss(d_.drift * std::sqrt(1 - d_.drift_memory * d_.drift_memory));
+    double u = std::uniform_real_distribution<double>(0, 1)(rng_);
+    slow_ = slow_ ? u >= d_.burst_exit : u < d_.burst_enter;
+    double ms = 1.0 * (1 + process_offset_) * (1 + placement_offset_) * (1 + drift_) * (1 + (slow_ ? d_.burst : 0)) *
+                    (1 + gauss(d_.sample)) +
+                pending_delay_ms_;
     pending_delay_ms_ = 0;
     return ms;
   }
 
   std::mt19937_64 rng_;
   Drift d_;
-  double process_offset_ = 0, placement_offset_ = 0, pending_delay_ms_ = 0;
+  double process_offset_ = 0, placement_offset_ = 0, pending_delay_ms_ = 0, drift_ = 0;
+  bool slow_ = false;
 };
 
 std::vector<Problem> problems() {
@@ -133,6 +143,8 @@ TEST(rows_combine_rounds_and_say_so) {
     CHECK(row["rounds"]["spread"].get<double>() > 0.002);  // placements really moved the rounds
     CHECK(row.contains("noise_met"));
     CHECK(row["time_ms"]["samples"].get<int>() >= 100);  // every round's samples pooled
+    CHECK_EQ(row["rounds"]["kept"].get<int>(), 10);    // the faster half
+    CHECK(row["rounds"]["error"].get<double>() > 0);
   }
   CHECK_EQ(r["settings"]["rounds"].get<int>(), 20);
 }
