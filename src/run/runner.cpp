@@ -70,7 +70,10 @@ struct PendingRow {
   std::size_t result = 0;    // index into the results array
   std::size_t strategy = 0;  // index into the strategies
   StrategyOptions options;
-  double delay_ms = 0;       // injected slowdown (test hook), 0 normally
+  // Injected slowdown (test hook): the delay kernel runs after every forward when `slowed`, even with a
+  // delay of 0 ms, since the calibration counted that kernel's own launch.
+  bool slowed = false;
+  double delay_ms = 0;
   std::vector<Measurement> rounds;
   bool failed = false;
 };
@@ -92,9 +95,9 @@ std::size_t host_bytes(const HostTensors& t) {
 }
 
 // The timed forward: the strategy's run, plus the injected delay when the test hook asks for one.
-std::function<void()> timed_forward(Strategy& st, Backend& be, double delay_ms) {
-  if (delay_ms <= 0) return [&st, &be] { st.run(be); };
-  return [&st, &be, delay_ms] {
+std::function<void()> timed_forward(Strategy& st, Backend& be, const PendingRow& pr) {
+  if (!pr.slowed) return [&st, &be] { st.run(be); };
+  return [&st, &be, delay_ms = pr.delay_ms] {
     st.run(be);
     be.inject_delay(delay_ms);
   };
@@ -163,7 +166,7 @@ bool run_round(Backend& be, PendingProblem& pp, int r, const RunOptions& opt,
       ScopedRange range(be, fmt::format("{} round {}", st.name(), r + 1));
       st.setup(be, p, in->io(), pr.options);
       set_up = true;
-      pr.rounds.push_back(measure_forward(be, timed_forward(st, be, pr.delay_ms), opt.measure));
+      pr.rounds.push_back(measure_forward(be, timed_forward(st, be, pr), opt.measure));
       set_up = false;
       st.teardown(be);
     } catch (const std::exception& e) {
@@ -361,12 +364,13 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
         if (double fraction = slowdown_for(opt.slowdown, st->name()); fraction > 0) {
           ScopedRange r(be, "calibrate injected slowdown");
           InjectedDelay d = calibrate_delay(be, [&] { st->run(be); }, fraction, opt.measure);
+          pr.slowed = true;
           pr.delay_ms = d.delay_ms;
           row["injected_slowdown"] = d.to_json();
         }
         {
           ScopedRange r(be, "measure");
-          pr.rounds.push_back(measure_forward(be, timed_forward(*st, be, pr.delay_ms), opt.measure));
+          pr.rounds.push_back(measure_forward(be, timed_forward(*st, be, pr), opt.measure));
         }
         set_up = false;
         st->teardown(be);
