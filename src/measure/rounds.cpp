@@ -7,10 +7,10 @@
 
 namespace ab {
 
-std::int64_t rounds_kept(std::int64_t rounds) { return (rounds + 1) / 2; }
+std::int64_t rounds_kept(std::int64_t rounds) { return (rounds + 3) / 4; }
 
 namespace {
-std::vector<double> fastest_half(std::vector<double> medians) {
+std::vector<double> fastest_kept(std::vector<double> medians) {
   std::sort(medians.begin(), medians.end());
   medians.resize(static_cast<std::size_t>(rounds_kept(static_cast<std::int64_t>(medians.size()))));
   return medians;
@@ -19,14 +19,14 @@ std::vector<double> fastest_half(std::vector<double> medians) {
 
 double center_of_rounds(std::vector<double> medians) {
   if (medians.empty()) return NAN;
-  std::vector<double> kept = fastest_half(std::move(medians));
+  std::vector<double> kept = fastest_kept(std::move(medians));
   double sum = 0;
   for (double x : kept) sum += x;
   return sum / static_cast<double>(kept.size());
 }
 
 double center_of_rounds_error(const std::vector<double>& medians) {
-  std::vector<double> kept = fastest_half(medians);
+  std::vector<double> kept = fastest_kept(medians);
   if (kept.size() < 2) return NAN;
   return compute_stats(kept).noise / std::sqrt(static_cast<double>(kept.size()));
 }

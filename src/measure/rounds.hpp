@@ -21,12 +21,15 @@ inline constexpr int kMinRoundsForSpread = 4;
 // A row's SM clock is "low" below this fraction of the device's maximum (the throttling warning's bound).
 inline constexpr double kLowClockFraction = 0.8;
 
-// The row's center over its rounds: the mean of the fastest half of the round medians (the faster
-// ceil(R/2)). Interference only ever adds time, and on an H200 it comes in bursts of seconds (nested's graph
-// of 1153 kernels runs 7% slower for several rounds in a row, then recovers), so the faster half is what
-// repeats from run to run; averaging over it keeps one lucky round from setting the number. NaN for none.
+// The row's center over its rounds: the mean of the fastest quarter of the round medians (the faster
+// ceil(R/4)). Interference only ever adds time, and on an H200 it comes in bursts of seconds (nested's graph
+// of 1153 kernels runs 7% slower for several rounds in a row, then recovers) and in slower spells of a few
+// percent, so the fastest rounds are what repeats from run to run; averaging several of them keeps one lucky
+// round from setting the number. Measured on an H200 over 10 runs of the CI suite and the default command
+// (20 rounds each), the worst row's center moved by 1.3% and 1.6% between runs with this rule, 2.3% and 3.3%
+// with the fastest half, 5.3% and 7.3% with the median of the rounds (docs/ci-gate.md). NaN for none.
 double center_of_rounds(std::vector<double> medians);
-// How many round medians the center averages: ceil(R/2).
+// How many round medians the center averages: ceil(R/4).
 std::int64_t rounds_kept(std::int64_t rounds);
 // Relative standard error of the center: the relative spread (stdev / mean) of the kept medians over
 // sqrt(kept). NaN with fewer than 2 kept.

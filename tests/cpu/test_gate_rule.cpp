@@ -143,7 +143,7 @@ TEST(rows_combine_rounds_and_say_so) {
     CHECK(row["rounds"]["spread"].get<double>() > 0.002);  // placements really moved the rounds
     CHECK(row.contains("noise_met"));
     CHECK(row["time_ms"]["samples"].get<int>() >= 100);  // every round's samples pooled
-    CHECK_EQ(row["rounds"]["kept"].get<int>(), 10);    // the faster half
+    CHECK_EQ(row["rounds"]["kept"].get<int>(), 5);     // the fastest quarter
     CHECK(row["rounds"]["error"].get<double>() > 0);
   }
   CHECK_EQ(r["settings"]["rounds"].get<int>(), 20);
