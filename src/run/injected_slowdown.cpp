@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "measure/rounds.hpp"
 
 namespace ab {
 
@@ -60,17 +61,25 @@ InjectedDelay calibrate_delay(Backend& be, const std::function<void()>& forward,
   q.min_samples = std::max(s.min_samples, 20);
   q.max_time_s = std::min(s.max_time_s, 0.5);
   q.warmup = std::max(s.warmup, 1);
+  // Each time is the center (center_of_rounds) of kPairs short series, taken alternately with and without
+  // the delay, so that a burst of slower running cannot set the delay.
+  constexpr int kPairs = 4;
+  auto base_and_delayed = [&](double ms) {
+    std::vector<double> base, delayed;
+    for (int i = 0; i < kPairs; ++i) {
+      base.push_back(measure_forward(be, forward, q).gpu.median);
+      delayed.push_back(measure_forward(be, [&] { forward(); be.inject_delay(ms); }, q).gpu.median);
+    }
+    return std::make_pair(center_of_rounds(base), center_of_rounds(delayed));
+  };
   InjectedDelay d;
   d.fraction = fraction;
-  d.base_ms = measure_forward(be, forward, q).gpu.median;
-  auto with_delay = [&](double ms) {
-    return measure_forward(be, [&] { forward(); be.inject_delay(ms); }, q).gpu.median;
-  };
-  double target = (1 + fraction) * d.base_ms;
-  d.delay_ms = fraction * d.base_ms;
-  d.delay_ms = std::max(0.0, d.delay_ms + target - with_delay(d.delay_ms));
-  double base_again = measure_forward(be, forward, q).gpu.median;
-  d.achieved = with_delay(d.delay_ms) / base_again - 1;
+  const double first_guess = fraction * measure_forward(be, forward, q).gpu.median;
+  auto [base, with_delay] = base_and_delayed(first_guess);
+  d.base_ms = base;
+  d.delay_ms = std::max(0.0, first_guess + (1 + fraction) * base - with_delay);
+  auto [base_again, with_final] = base_and_delayed(d.delay_ms);
+  d.achieved = with_final / base_again - 1;
   return d;
 }
 

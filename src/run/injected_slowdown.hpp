@@ -32,7 +32,9 @@ struct InjectedDelay {
 
 // Finds the delay that makes `forward` plus the delay take (1 + fraction) times `forward` alone, under `s`'s
 // timer: delay = fraction * base, then corrected once by what the measured total missed (the delay's own
-// launch, the timer's granularity). Measures about four short series. The delay kernel's launch alone costs
+// launch, the timer's granularity). Each time is the center (center_of_rounds) of 4 short series taken
+// alternately with and without the delay, so that a burst of slower running cannot set the delay; 17 short
+// series in all. The delay kernel's launch alone costs
 // a few microseconds, so on a short forward the achieved slowdown can exceed the fraction asked for (then
 // delay_ms is 0 and `achieved` says how much); the report carries both.
 InjectedDelay calibrate_delay(Backend& backend, const std::function<void()>& forward, double fraction,
