@@ -3,8 +3,8 @@
 # tests, then the benchmarks (default command, the issue shapes, timers, cold/hot, the PyTorch peer), and
 # write every report and log into OUTDIR. A summary table is printed last.
 #   scripts/gpu-check.sh OUTDIR [STAGES]
-#   STAGES: comma list of build,tests,fault,bench,timers,peer,grid,count,tune,tune-ci,tune-pages8,exhaustive,slow
-#   (default: all but tune-ci, tune-pages8 and exhaustive, which take minutes each)
+#   STAGES: comma list of build,tests,fault,bench,timers,peer,grid,count,tune,tune-ci,tune-pages8,exhaustive,slow,
+#   gate,sanitize (default: all but tune-ci, tune-pages8, exhaustive, gate and sanitize, which take minutes each)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: gpu-check.sh OUTDIR [STAGES]}
@@ -112,6 +112,14 @@ if has slow; then
   # A deliberately slowed run: a worse fused tile and fp32 score matrices.
   timed slowed $bin --batch=32 --heads=12 --seq_len=512 --tile=m64n128w4s2 --scores=fp32 --json="$out/slowed.json" --quiet
   timed compare $bin compare "$out/default.json" "$out/slowed.json"
+fi
+if has gate; then
+  # The CI gate's false-alarm rate and power (docs/ci-gate.md): GATE_RUNS unchanged runs of each command.
+  ATTNBENCH=$bin timed gate-study scripts/gate-study.sh "$out/gate" "${GATE_RUNS:-10}"
+fi
+if has sanitize; then
+  ATTNBENCH=$bin timed sanitize scripts/gpu-sanitize.sh "$out/sanitize"
+  cat "$out/sanitize/summary.txt" >>"$out/summary.txt"
 fi
 log "tables"
 for f in default default2 fault pages8 long causal fused-long hot nested-events nested-graph nested-cupti heuristic-graph cached-top8 cached-exh slowed; do
