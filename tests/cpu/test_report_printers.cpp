@@ -72,6 +72,26 @@ TEST(console_groups_marks_and_explains) {
   CHECK_EQ(line_with(t, "head_batched").find("ok"), line_with(t, "peer:torch-flash").find("ok"));
 }
 
+TEST(rows_that_missed_their_noise_target_or_ran_at_a_low_clock_are_marked) {
+  json r = sample_report();
+  r["results"][0]["noise_met"] = false;   // head_batched S=512: stopped on a limit above its target
+  r["results"][0]["time_ms"]["noise"] = 0.14;
+  r["results"][1]["noise_met"] = true;
+  r["results"][1]["clock_low"] = true;    // fused S=512: the SM clock was low
+  r["results"][1]["sm_clock_mhz"] = 1100;
+  r["results"][1]["rounds"] = {{"count", 20}, {"spread", 0.01}, {"kept", 5}, {"error", 0.002}};
+  for (const char* f : {"console", "md"}) {
+    std::string t = render_report(r, f);
+    CHECK(line_with(t, "head_batched").find("14.0%~") != std::string::npos);
+    CHECK(line_with(t, "fused").find("0.0860@") != std::string::npos);  // the first fused row: S=512
+    CHECK(line_with(t, "fused").find("~") == std::string::npos);
+  }
+  std::string csv = render_report(r, "csv");
+  CHECK(csv.find("noise_met,rounds,round_spread,sm_clock_mhz,clock_low") != std::string::npos);
+  CHECK(line_with(csv, ",head_batched,ok,").find(",false,1,,") != std::string::npos);      // not met, 1 round
+  CHECK(line_with(csv, ",fused,ok,").find(",true,20,0.01,1100,true,") != std::string::npos);
+}
+
 TEST(a_faster_peer_gets_the_star_and_the_best_own_row_a_plus) {
   json r = sample_report();
   r["results"][3]["time_ms"]["median"] = 0.05;  // peer:torch-flash now beats fused (0.086)
