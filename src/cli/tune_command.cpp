@@ -14,6 +14,7 @@
 #include "core/grid.hpp"
 #include "core/strategy.hpp"
 #include "report/report_io.hpp"
+#include "run/memory_estimate.hpp"
 #include "tune/heuristic_cache.hpp"
 #include "tune/tune_summary.hpp"
 #include "tune/tuner.hpp"
@@ -42,6 +43,7 @@ struct TuneFlags {
   int warmup = -1, min_samples = -1;
   double max_time = -1;
   std::string max_noise = "2%";
+  std::string max_memory;
   std::string timer = "auto";
   bool hot = false;
   bool quiet = false;
@@ -87,6 +89,7 @@ int tune_main(const TuneFlags& f) {
   if (f.min_samples == 0 || f.min_samples < -1) throw UsageError("--min_samples must be >= 1");
   if (f.max_time != -1 && !(f.max_time > 0)) throw UsageError("--max_time must be positive");
   if (f.device < 0) throw UsageError("--device must be >= 0");
+  if (!f.max_memory.empty()) opt.max_memory = parse_bytes("max_memory", f.max_memory);
   if (f.cache.empty() && !f.dry_run) throw UsageError("--cache: a file to write is required");
   if (!f.cache.empty() && std::filesystem::is_directory(f.cache))
     throw UsageError(fmt::format("--cache: '{}' is a directory", f.cache));
@@ -105,6 +108,8 @@ int tune_main(const TuneFlags& f) {
   if (f.timer == "auto") opt.measure.timer = cpu ? TimerKind::events : TimerKind::graph;
   opt.screen = screening_settings(opt.measure, f.screen_samples);
   if (f.skip_cached) opt.skip_cached = &existing;
+  // Refused before the header line and before anything is allocated (tune_grid checks again for its other callers).
+  check_memory_or_throw(*backend, opt.problems, true, memory_limit(backend->device_info(), opt.max_memory));
   const std::string path = f.cache;
   if (!f.dry_run) opt.checkpoint = [&path](const HeuristicCache& found) { found.save(path); };
 
@@ -180,6 +185,7 @@ Command add_tune_command(CLI::App& parent) {
   app->add_option("--min_samples,--min-samples", f.min_samples, "minimum samples per finalist (default 10; 3 on cpu)");
   app->add_option("--max_time,--max-time", f.max_time, "seconds of sampling per finalist at most (default 0.5)");
   app->add_option("--max_noise,--max-noise", f.max_noise, "stop once relative noise is at or under this")->capture_default_str();
+  app->add_option("--max_memory,--max-memory", f.max_memory, "memory limit (e.g. 8GiB); default: the device's free memory");
   app->add_option("--timer", f.timer, "auto (graph on a GPU, events on the CPU) | events | graph | cupti")
       ->capture_default_str();
   app->add_flag("--hot", f.hot, "no L2 flush between samples");

@@ -74,9 +74,12 @@ std::vector<std::int64_t> parse_axis(const std::string& axis, const std::string&
       if (lo > hi) throw UsageError(fmt::format("--{}: range '{}' is empty (start > end)", axis, item));
       if (op == '*' && step < 2) throw UsageError(fmt::format("--{}: geometric step in '{}' must be >= 2", axis, item));
       if (op == '+' && step < 1) throw UsageError(fmt::format("--{}: arithmetic step in '{}' must be >= 1", axis, item));
-      for (std::int64_t v = lo; v <= hi; v = op == '*' ? v * step : v + step) {
+      for (std::int64_t v = lo;;) {
         values.push_back(v);
         if (values.size() > 100000) throw UsageError(fmt::format("--{}: range '{}' has too many values", axis, item));
+        // The next value, or stop when it would pass hi (checked before computing it: no overflow).
+        if (op == '*' ? v > hi / step : v > hi - step) break;
+        v = op == '*' ? v * step : v + step;
       }
     } else {
       throw UsageError(fmt::format("--{}: malformed range '{}'", axis, item));

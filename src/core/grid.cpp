@@ -47,9 +47,10 @@ std::vector<Problem> expand_grid(const GridSpec& spec) {
     dtypes.push_back(*t);
   }
   auto causals = parse_causal(spec.causal);
-  std::size_t total = bs.size() * hs.size() * ss.size() * ds.size() * ps.size() * layouts.size() *
-                      dtypes.size() * causals.size();
-  if (total > 100000) throw UsageError(fmt::format("grid has {} points; the limit is 100000", total));
+  double total = 1;  // in floating point: a product of eight axis lengths can pass 2^64
+  for (std::size_t n : {bs.size(), hs.size(), ss.size(), ds.size(), ps.size(), layouts.size(), dtypes.size(), causals.size()})
+    total *= static_cast<double>(n);
+  if (total > 100000) throw UsageError(fmt::format("grid has {:.0f} points; the limit is 100000", total));
   std::vector<Problem> out;
   for (DType t : dtypes)
     for (bool c : causals)
