@@ -2,13 +2,13 @@
 #include "core/grid.hpp"
 
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/axis.hpp"
 #include "core/errors.hpp"
+#include "core/json_file.hpp"
 
 namespace ab {
 
@@ -78,13 +78,11 @@ std::string resolve_suite_path(const std::string& name_or_path) {
 
 std::vector<Problem> load_suite(const std::string& path_in, std::string* suite_name) {
   std::string path = resolve_suite_path(path_in);
-  std::ifstream f(path);
-  if (!f) throw UsageError(fmt::format("config '{}': cannot open file", path_in));
   nlohmann::json j;
   try {
-    f >> j;
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(fmt::format("config '{}': malformed JSON ({})", path, e.what()));
+    j = read_json_file(path);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("config {}", e.what()));
   }
   auto text_of = [&](const nlohmann::json& v, const char* key) -> std::string {
     if (v.is_string()) return v.get<std::string>();
@@ -105,6 +103,8 @@ std::vector<Problem> load_suite(const std::string& path_in, std::string* suite_n
   };
   if (!j.is_object() || !j.contains("grids") || !j["grids"].is_array() || j["grids"].empty())
     throw UsageError(fmt::format("config '{}': expected an object with a non-empty 'grids' list", path));
+  if (j.contains("name") && !j["name"].is_string())
+    throw UsageError(fmt::format("config '{}': 'name' must be a string", path));
   if (suite_name) *suite_name = j.value("name", std::filesystem::path(path).stem().string());
   std::vector<Problem> out;
   for (const auto& g : j["grids"]) {

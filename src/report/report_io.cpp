@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/json_file.hpp"
+#include "report/report_check.hpp"
 
 namespace ab {
 
@@ -54,18 +56,12 @@ void write_json_atomic(const std::string& path, const nlohmann::json& doc) {
 }
 
 nlohmann::json read_json_document(const std::string& path, const std::string& schema) {
-  std::ifstream f(path);
-  if (!f) throw UsageError(fmt::format("'{}': cannot open file", path));
-  nlohmann::json j;
-  try {
-    f >> j;
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(fmt::format("'{}': malformed JSON ({})", path, e.what()));
-  }
+  nlohmann::json j = read_json_file(path);
   if (!j.is_object() || !j.contains("schema") || !j["schema"].is_string())
     throw UsageError(fmt::format("'{}': not an attnbench document (no schema tag)", path));
   if (j["schema"] != schema)
     throw UsageError(fmt::format("'{}': schema is '{}', expected '{}'", path, j["schema"].get<std::string>(), schema));
+  if (schema == kReportSchema) check_report_types(j, fmt::format("'{}'", path));
   return j;
 }
 
