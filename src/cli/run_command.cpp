@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "cli/backend_factory.hpp"
+#include "cli/flag_values.hpp"
 #include "cli/grid_flags.hpp"
 #include "core/axis.hpp"
 #include "core/errors.hpp"
@@ -53,7 +54,7 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--timer", f.timer, "events | graph | cupti")->capture_default_str();
   app.add_flag("--samples", f.keep_samples, "write every sample into the JSON");
   app.add_flag("--quiet,-q", f.quiet, "no progress line");
-  app.add_option("--seed", f.seed, "random input seed")->capture_default_str();
+  app.add_option("--seed", f.seed, "random input seed")->capture_default_str()->check(non_negative_integer());
   app.add_option("--scores", f.scores, "score matrix precision: input (the input dtype, as PyTorch) | fp32")->capture_default_str();
   app.add_option("--tile", f.tile, "fused tile, e.g. m128n64w4s2 (see attnbench list)");
   app.add_option("--cache", f.cache, "heuristic cache from `attnbench tune` to use");
@@ -80,6 +81,8 @@ long long parse_bytes(const std::string& flag, const std::string& text) {
   else if (unit == "GB") mult = 1e9;
   else throw UsageError(fmt::format("--{}: unknown unit in '{}' (B, KiB, MiB, GiB, KB, MB, GB)", flag, text));
   if (!(v > 0) || !std::isfinite(v)) throw UsageError(fmt::format("--{}: '{}' must be positive", flag, text));
+  if (v * mult < 1) throw UsageError(fmt::format("--{}: '{}' is less than one byte", flag, text));
+  if (v * mult > 0x1p62) throw UsageError(fmt::format("--{}: '{}' is more than 4 EiB", flag, text));
   return static_cast<long long>(v * mult);
 }
 
@@ -95,6 +98,7 @@ double parse_fraction(const std::string& flag, const std::string& text) {
   if (rest == "%") v /= 100;
   else if (!rest.empty()) throw UsageError(fmt::format("--{}: '{}' is not a number or percentage", flag, text));
   if (!(v >= 0) || !std::isfinite(v)) throw UsageError(fmt::format("--{}: '{}' must not be negative", flag, text));
+  if (v > 1) throw UsageError(fmt::format("--{}: '{}' is more than 100%", flag, text));
   return v;
 }
 
@@ -193,8 +197,8 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   opt.measure.hot = f.hot;
   opt.measure.keep_samples = f.keep_samples;
   if (f.max_samples < 1) throw UsageError("--max_samples must be at least 1");
-  if (f.warmup < -1 || f.min_samples == 0 || f.min_samples < -1) throw UsageError("--warmup must be >= 0 and --min_samples >= 1");
-  if (f.max_time != -1 && !(f.max_time > 0)) throw UsageError("--max_time must be positive");
+  check_sample_flags(f.warmup, f.min_samples, f.max_samples);
+  double max_time = parse_max_time(f.max_time, 1.0);
   if (f.device < 0) throw UsageError("--device must be >= 0");
   if (!f.max_memory.empty()) opt.max_memory = parse_bytes("max_memory", f.max_memory);
   if (!f.json_path.empty()) check_writable(f.json_path);
@@ -209,7 +213,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   opt.measure.warmup = f.warmup >= 0 ? f.warmup : (cpu ? 1 : 3);
   opt.measure.min_samples = f.min_samples >= 1 ? f.min_samples : (cpu ? 3 : 10);
   opt.measure.max_samples = f.max_samples;
-  opt.measure.max_time_s = f.max_time > 0 ? f.max_time : 1.0;
+  opt.measure.max_time_s = max_time;
   DeviceInfo dev = backend->device_info();
 
   // Refuse a run in which no selected strategy can run any problem.

@@ -8,6 +8,7 @@
 
 #include "cli/backend_factory.hpp"
 #include "cli/commands.hpp"
+#include "cli/flag_values.hpp"
 #include "cli/grid_flags.hpp"
 #include "cli/run_command.hpp"
 #include "core/errors.hpp"
@@ -41,7 +42,7 @@ struct TuneFlags {
   std::string backend = "auto";
   int device = 0;
   int warmup = -1, min_samples = -1;
-  double max_time = -1;
+  std::string max_time;  // empty: the default
   std::string max_noise = "2%";
   std::string max_memory;
   std::string timer = "auto";
@@ -85,9 +86,8 @@ int tune_main(const TuneFlags& f) {
     throw UsageError(fmt::format("--timer: unknown timer '{}' (auto, events, graph, cupti)", f.timer));
   opt.measure.max_noise = parse_fraction("max_noise", f.max_noise);
   opt.measure.hot = f.hot;
-  if (f.warmup < -1) throw UsageError("--warmup must be >= 0");
-  if (f.min_samples == 0 || f.min_samples < -1) throw UsageError("--min_samples must be >= 1");
-  if (f.max_time != -1 && !(f.max_time > 0)) throw UsageError("--max_time must be positive");
+  check_sample_flags(f.warmup, f.min_samples, 0);
+  double max_time = parse_max_time(f.max_time, 0.5);
   if (f.device < 0) throw UsageError("--device must be >= 0");
   if (!f.max_memory.empty()) opt.max_memory = parse_bytes("max_memory", f.max_memory);
   if (f.cache.empty() && !f.dry_run) throw UsageError("--cache: a file to write is required");
@@ -101,7 +101,7 @@ int tune_main(const TuneFlags& f) {
   bool cpu = backend->kind() == BackendKind::cpu;
   opt.measure.warmup = f.warmup >= 0 ? f.warmup : (cpu ? 1 : 3);
   opt.measure.min_samples = f.min_samples >= 1 ? f.min_samples : (cpu ? 3 : 10);
-  opt.measure.max_time_s = f.max_time > 0 ? f.max_time : 0.5;
+  opt.measure.max_time_s = max_time;
   // auto: graph replay on a GPU. An algorithm or tile changes only what runs on the GPU, never the host's
   // launch work, so the tuner ranks by GPU time; under events a launch-bound strategy (nested) would be
   // ranked by host noise. The CPU backend has no graphs.
@@ -189,7 +189,7 @@ Command add_tune_command(CLI::App& parent) {
   app->add_option("--timer", f.timer, "auto (graph on a GPU, events on the CPU) | events | graph | cupti")
       ->capture_default_str();
   app->add_flag("--hot", f.hot, "no L2 flush between samples");
-  app->add_option("--seed", f.seed, "random input seed")->capture_default_str();
+  app->add_option("--seed", f.seed, "random input seed")->capture_default_str()->check(non_negative_integer());
   app->add_option("--scores", f.scores, "score matrix precision: input | fp32")->capture_default_str();
   app->add_flag("--quiet,-q", f.quiet, "no progress line or per-shape lines");
   return Command{app, [flags]() { return tune_main(*flags); }};

@@ -1,6 +1,7 @@
 // Axis grammar: item (',' item)*, item := int | int ':' int [':' ('*'|'+') int].
 #include "core/axis.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -87,6 +88,10 @@ std::vector<std::int64_t> parse_axis(const std::string& axis, const std::string&
   }
   for (std::int64_t v : values)
     if (v <= 0) throw UsageError(fmt::format("--{}: values must be positive, got {}", axis, v));
+  std::vector<std::int64_t> sorted = values;  // a value twice would run the same problems twice
+  std::sort(sorted.begin(), sorted.end());
+  auto dup = std::adjacent_find(sorted.begin(), sorted.end());
+  if (dup != sorted.end()) throw UsageError(fmt::format("--{}: {} is listed more than once in '{}'", axis, *dup, text));
   return values;
 }
 
@@ -95,6 +100,8 @@ std::vector<std::string> split_list(const std::string& axis, const std::string& 
   for (const std::string& s : split(text, ',')) {
     std::string t = trim(s);
     if (t.empty()) throw UsageError(fmt::format("--{}: empty item in '{}'", axis, text));
+    if (std::find(out.begin(), out.end(), t) != out.end())
+      throw UsageError(fmt::format("--{}: '{}' is listed more than once in '{}'", axis, t, text));
     out.push_back(t);
   }
   return out;

@@ -2,6 +2,7 @@
 #include "core/grid.hpp"
 
 #include <filesystem>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -61,6 +62,10 @@ std::vector<Problem> expand_grid(const GridSpec& spec) {
               for (auto s : ss)
                 for (auto p : ps)
                   out.push_back(make_problem(b, h, s, d, by_page_size ? 0 : p, by_page_size ? p : 0, l, t, c));
+  // Distinct axis values can still meet (S=10 with --pages=5,6 gives 5 pages of 2 twice; causal 1,true).
+  std::set<std::string> seen;
+  for (const Problem& p : out)
+    if (!seen.insert(p.label()).second) throw UsageError(fmt::format("the grid has problem {} twice", p.label()));
   return out;
 }
 
