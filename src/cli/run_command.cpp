@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -124,7 +125,14 @@ std::string join(const std::vector<std::string>& v) {
 // produced no report.
 bool continue_in_fresh_process(const std::vector<std::string>& argv, const ResumePoint& at,
                                nlohmann::json* results, std::vector<std::string>* warnings) {
-  std::string tmp = fmt::format("/tmp/attnbench-resume-{}-{}.json", static_cast<long>(getpid()), at.problem * 1000 + at.strategy);
+  // The child's report goes into a private directory (mkdtemp: 0700, a fresh name), never a guessable path.
+  std::string dir_template = (std::filesystem::temp_directory_path() / "attnbench-resume-XXXXXX").string();
+  if (!mkdtemp(dir_template.data())) {
+    warnings->push_back("could not create a private directory to continue after a device error");
+    return false;
+  }
+  const std::string dir = dir_template;
+  std::string tmp = dir + "/rows.json";
   std::vector<std::string> args = {"/proc/self/exe"};
   for (std::size_t i = 1; i < argv.size(); ++i) {
     const std::string& a = argv[i];
@@ -143,6 +151,7 @@ bool continue_in_fresh_process(const std::vector<std::string>& argv, const Resum
                at.problem + 1, at.strategy + 1);
   pid_t pid = 0;
   if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, cargv.data(), environ) != 0) {
+    rmdir(dir.c_str());
     warnings->push_back("could not start a fresh process to continue after a device error");
     return false;
   }
@@ -166,6 +175,7 @@ bool continue_in_fresh_process(const std::vector<std::string>& argv, const Resum
     ok = false;
   }
   std::remove(tmp.c_str());
+  rmdir(dir.c_str());
   return ok;
 }
 
