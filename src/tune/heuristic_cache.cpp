@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/file_lock.hpp"
 #include "report/report_io.hpp"
 #include "tune/problem_key.hpp"
 #include "git_info.hpp"  // ATTNBENCH_GIT, generated at build time
@@ -138,6 +139,7 @@ void HeuristicCache::merge(const HeuristicCache& newer) {
 }
 
 HeuristicCache HeuristicCache::save(const std::string& path) const {
+  FileLock lock(path);  // re-read, merge and write as one step against other processes saving here
   HeuristicCache merged = load_or_empty(path);
   merged.merge(*this);
   write_json_atomic(path, merged.to_json());
