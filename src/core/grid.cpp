@@ -89,6 +89,10 @@ std::vector<Problem> load_suite(const std::string& path_in, std::string* suite_n
   } catch (const UsageError& e) {
     throw UsageError(fmt::format("config {}", e.what()));
   }
+  return suite_from_json(j, path, suite_name);
+}
+
+std::vector<Problem> suite_from_json(const nlohmann::json& j, const std::string& path, std::string* suite_name) {
   auto text_of = [&](const nlohmann::json& v, const char* key) -> std::string {
     if (v.is_string()) return v.get<std::string>();
     if (v.is_number_integer()) return std::to_string(v.get<long long>());
@@ -134,6 +138,7 @@ std::vector<Problem> load_suite(const std::string& path_in, std::string* suite_n
     try {
       auto part = expand_grid(spec);
       out.insert(out.end(), part.begin(), part.end());
+      if (out.size() > 100000) throw UsageError(fmt::format("the suite has over 100000 problems; the limit is 100000"));
     } catch (const UsageError& e) {
       throw UsageError(fmt::format("config '{}': {}", path, e.what()));
     }

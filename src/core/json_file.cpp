@@ -51,10 +51,14 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& origi
     bool trailing = std::strstr(e.what(), "expected end of input") != nullptr;
     throw UsageError(fmt::format("{}: malformed JSON at line {}, column {}{}", origin, line, col,
                                  trailing ? " (text after the document)" : ""));
+  } catch (const nlohmann::json::exception&) {  // out_of_range: a number such as 1e500 that no double holds
+    throw UsageError(fmt::format("{}: malformed JSON (a number out of range)", origin));
   }
 }
 
-nlohmann::json read_json_file(const std::string& path) {
+nlohmann::json read_json_file(const std::string& path) { return parse_json_text(read_text_file(path), fmt::format("'{}'", path)); }
+
+std::string read_text_file(const std::string& path) {
   std::string origin = fmt::format("'{}'", path);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw UsageError(fmt::format("{}: cannot open file ({})", origin, std::strerror(errno)));
@@ -81,7 +85,7 @@ nlohmann::json read_json_file(const std::string& path) {
     }
   }
   ::close(fd);
-  return parse_json_text(text, origin);
+  return text;
 }
 
 }  // namespace ab

@@ -18,12 +18,16 @@ void write_json_atomic(const std::string& path, const nlohmann::json& doc) {
 
 nlohmann::json read_json_document(const std::string& path, const std::string& schema) {
   nlohmann::json j = read_json_file(path);
-  if (!j.is_object() || !j.contains("schema") || !j["schema"].is_string())
-    throw UsageError(fmt::format("'{}': not an attnbench document (no schema tag)", path));
-  if (j["schema"] != schema)
-    throw UsageError(fmt::format("'{}': schema is '{}', expected '{}'", path, j["schema"].get<std::string>(), schema));
-  if (schema == kReportSchema) check_report_types(j, fmt::format("'{}'", path));
+  check_json_document(j, schema, fmt::format("'{}'", path));
   return j;
+}
+
+void check_json_document(const nlohmann::json& j, const std::string& schema, const std::string& origin) {
+  if (!j.is_object() || !j.contains("schema") || !j["schema"].is_string())
+    throw UsageError(fmt::format("{}: not an attnbench document (no schema tag)", origin));
+  if (j["schema"] != schema)
+    throw UsageError(fmt::format("{}: schema is '{}', expected '{}'", origin, j["schema"].get<std::string>(), schema));
+  if (schema == kReportSchema) check_report_types(j, origin);
 }
 
 }  // namespace ab

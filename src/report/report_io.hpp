@@ -18,5 +18,7 @@ void write_json_atomic(const std::string& path, const nlohmann::json& doc);
 // Reads a JSON document (core/json_file.hpp: bounded depth and size, strict) and checks doc["schema"] ==
 // schema, and a report's field types (report_check.hpp); throws UsageError naming the file and problem.
 nlohmann::json read_json_document(const std::string& path, const std::string& schema);
+// The checks read_json_document makes after parsing, on a document from elsewhere; `origin` names it.
+void check_json_document(const nlohmann::json& doc, const std::string& schema, const std::string& origin);
 
 }  // namespace ab

@@ -55,6 +55,14 @@ expect_exit 2 "text after the document" "$bin" "${small[@]}" --cache=trailing_ca
 printf '{"grids": [{"batch": 1}]} ]' >trailing_config.json
 expect_exit 2 "text after the document" "$bin" "${small[@]}" --config=trailing_config.json
 
+# A number no double holds (found by fuzz_suite: exit 3 with library text before).
+printf '{"grids": [{"batch": 1e500}]}' >huge_number.json
+expect_exit 2 "huge_number.json': malformed JSON (a number out of range)" "$bin" "${small[@]}" --config=huge_number.json
+mutate good.json huge_median.json 'd = json.dumps(d).replace("\"median\": ", "\"median\": 1e500, \"m\": ", 1)'
+expect_exit 2 "malformed JSON (a number out of range)" "$bin" report huge_median.json
+mutate cache.json huge_cache.json 'd = json.dumps(d)[:-1] + ", \"x\": -1e999}"'
+expect_exit 2 "malformed JSON (a number out of range)" "$bin" "${small[@]}" --cache=huge_cache.json
+
 # Mistyped fields: one line naming the file and the field, exit 2.
 mutate good.json row_number.json 'd["results"][0] = 5'
 mutate good.json causal_yes.json 'd["results"][0]["problem"]["causal"] = "yes"'
