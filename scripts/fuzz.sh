@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets in fuzz/ with clang (-fsanitize=fuzzer,address,undefined) into build-fuzz/
+# Builds the libFuzzer targets in fuzz/ (scripts/sanitized-build.sh: clang, -fsanitize=fuzzer,address,undefined)
 # and runs each for SECONDS (default 15) from its seed corpus in fuzz/corpus/<target>/. New inputs go to
-# build-fuzz/corpus/<target>/ (the repo's corpus is left as it is); a crash leaves crash-* files in
-# build-fuzz/findings/ and fails the script. Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (scripts/fuzz.sh 3600: a long run)
+# build-sanitize/corpus/<target>/ (the repo's corpus is left as it is); a crash leaves crash-* files in
+# build-sanitize/findings/ and fails the script. Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (scripts/fuzz.sh 3600: a long run)
 # Targets: axis, suite, report, cache, cli. Needs clang and libclang-rt (Debian: apt-get install clang libclang-rt-14-dev).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,12 +10,9 @@ seconds=${1:-15}
 shift || true
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=(axis suite report cache cli)
-build=${FUZZ_BUILD_DIR:-build-fuzz}
+build=${SANITIZE_BUILD_DIR:-build-sanitize}
 root=$PWD
-flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -g -O1"
-CC=clang CXX=clang++ cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNBENCH_CUDA=OFF \
-  -DATTNBENCH_FUZZ=ON -DBUILD_TESTING=OFF -DCMAKE_CXX_FLAGS="$flags" >/dev/null
-ninja -C "$build" $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null
+scripts/sanitized-build.sh $(printf 'fuzz_%s ' "${targets[@]}")
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 status=0
