@@ -1,6 +1,9 @@
 // attnbench entry point: CLI11 front end with the subcommands run (the default), list, tune, compare and
-// report. Bad input prints one line and exits 2.
+// report. Exit codes (README "Exit codes"): 0 ok; 1 a regression, an incorrect or failed row, or a tune
+// without a winner; 2 bad input (one line on stderr); 3 a device error or an internal error (one line).
+// No other code is returned.
 #include <cstdio>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -39,6 +42,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "attnbench: error: %s\n", e.what());
     return 2;
+  } catch (const std::exception& e) {  // a flag's own conversion or check failing outside CLI11's errors
+    std::fprintf(stderr, "attnbench: error: %s\n", e.what());
+    return 2;
   }
 
   std::vector<std::string> args(argv, argv + argc);
@@ -54,8 +60,14 @@ int main(int argc, char** argv) {
   } catch (const ab::BackendError& e) {
     std::fprintf(stderr, "attnbench: device error: %s\n", e.what());
     return 3;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "attnbench: error: out of host memory\n");
+    return 3;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "attnbench: error: %s\n", e.what());
+    std::fprintf(stderr, "attnbench: internal error: %s\n", e.what());
+    return 3;
+  } catch (...) {
+    std::fprintf(stderr, "attnbench: internal error: unknown exception\n");
     return 3;
   }
 }

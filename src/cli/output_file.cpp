@@ -1,15 +1,13 @@
-// Atomic text output for the compare and report subcommands.
+// Text output for the compare and report subcommands: stdout, or a file through core/file_writer.
 #include "cli/output_file.hpp"
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/file_writer.hpp"
 
 namespace ab {
 
@@ -19,25 +17,7 @@ void emit_text(const std::string& path, const std::string& text) {
     std::fflush(stdout);
     return;
   }
-  if (std::filesystem::is_directory(path)) throw UsageError(fmt::format("--output: '{}' is a directory", path));
-  std::string tmp = fmt::format("{}.tmp.{}", path, static_cast<long>(getpid()));
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) throw UsageError(fmt::format("--output: cannot write '{}': directory missing or not writable", path));
-    f << text;
-    f.flush();
-    if (!f) {
-      f.close();
-      std::remove(tmp.c_str());
-      throw UsageError(fmt::format("--output: cannot write '{}': write failed", path));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw UsageError(fmt::format("--output: cannot write '{}': {}", path, ec.message()));
-  }
+  write_file_atomic(path, text);
 }
 
 void check_format(const std::string& format, const std::string& allowed) {

@@ -1,4 +1,4 @@
-// Where compare/report send their rendering: stdout, or a file written atomically (temporary file, rename).
+// Where compare/report send their rendering: stdout, or a file (core/file_writer.hpp).
 #pragma once
 #include <string>
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "cli/backend_factory.hpp"
+#include "cli/flag_values.hpp"
 #include "cli/grid_flags.hpp"
 #include "core/axis.hpp"
 #include "core/errors.hpp"
@@ -57,7 +59,7 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                  "of their medians (default 1; the CI gate uses 20)")
       ->capture_default_str();
   app.add_flag("--quiet,-q", f.quiet, "no progress line");
-  app.add_option("--seed", f.seed, "random input seed")->capture_default_str();
+  app.add_option("--seed", f.seed, "random input seed")->capture_default_str()->check(non_negative_integer());
   app.add_option("--scores", f.scores, "score matrix precision: input (the input dtype, as PyTorch) | fp32")->capture_default_str();
   app.add_option("--tile", f.tile, "fused tile, e.g. m128n64w4s2 (see attnbench list)");
   app.add_option("--cache", f.cache, "heuristic cache from `attnbench tune` to use");
@@ -84,6 +86,8 @@ long long parse_bytes(const std::string& flag, const std::string& text) {
   else if (unit == "GB") mult = 1e9;
   else throw UsageError(fmt::format("--{}: unknown unit in '{}' (B, KiB, MiB, GiB, KB, MB, GB)", flag, text));
   if (!(v > 0) || !std::isfinite(v)) throw UsageError(fmt::format("--{}: '{}' must be positive", flag, text));
+  if (v * mult < 1) throw UsageError(fmt::format("--{}: '{}' is less than one byte", flag, text));
+  if (v * mult > 0x1p62) throw UsageError(fmt::format("--{}: '{}' is more than 4 EiB", flag, text));
   return static_cast<long long>(v * mult);
 }
 
@@ -99,6 +103,7 @@ double parse_fraction(const std::string& flag, const std::string& text) {
   if (rest == "%") v /= 100;
   else if (!rest.empty()) throw UsageError(fmt::format("--{}: '{}' is not a number or percentage", flag, text));
   if (!(v >= 0) || !std::isfinite(v)) throw UsageError(fmt::format("--{}: '{}' must not be negative", flag, text));
+  if (v > 1) throw UsageError(fmt::format("--{}: '{}' is more than 100%", flag, text));
   return v;
 }
 
@@ -124,7 +129,14 @@ std::string join(const std::vector<std::string>& v) {
 // produced no report.
 bool continue_in_fresh_process(const std::vector<std::string>& argv, const ResumePoint& at,
                                nlohmann::json* results, std::vector<std::string>* warnings) {
-  std::string tmp = fmt::format("/tmp/attnbench-resume-{}-{}.json", static_cast<long>(getpid()), at.problem * 1000 + at.strategy);
+  // The child's report goes into a private directory (mkdtemp: 0700, a fresh name), never a guessable path.
+  std::string dir_template = (std::filesystem::temp_directory_path() / "attnbench-resume-XXXXXX").string();
+  if (!mkdtemp(dir_template.data())) {
+    warnings->push_back("could not create a private directory to continue after a device error");
+    return false;
+  }
+  const std::string dir = dir_template;
+  std::string tmp = dir + "/rows.json";
   std::vector<std::string> args = {"/proc/self/exe"};
   for (std::size_t i = 1; i < argv.size(); ++i) {
     const std::string& a = argv[i];
@@ -143,6 +155,7 @@ bool continue_in_fresh_process(const std::vector<std::string>& argv, const Resum
                at.problem + 1, at.strategy + 1);
   pid_t pid = 0;
   if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, cargv.data(), environ) != 0) {
+    rmdir(dir.c_str());
     warnings->push_back("could not start a fresh process to continue after a device error");
     return false;
   }
@@ -166,6 +179,7 @@ bool continue_in_fresh_process(const std::vector<std::string>& argv, const Resum
     ok = false;
   }
   std::remove(tmp.c_str());
+  rmdir(dir.c_str());
   return ok;
 }
 
@@ -199,8 +213,8 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   opt.measure.rounds = f.rounds;
   if (f.rounds < 1 || f.rounds > kMaxRounds) throw UsageError(fmt::format("--rounds must be between 1 and {}", kMaxRounds));
   if (f.max_samples < 1) throw UsageError("--max_samples must be at least 1");
-  if (f.warmup < -1 || f.min_samples == 0 || f.min_samples < -1) throw UsageError("--warmup must be >= 0 and --min_samples >= 1");
-  if (f.max_time != -1 && !(f.max_time > 0)) throw UsageError("--max_time must be positive");
+  check_sample_flags(f.warmup, f.min_samples, f.max_samples);
+  double max_time = parse_max_time(f.max_time, 1.0);
   if (f.device < 0) throw UsageError("--device must be >= 0");
   if (!f.max_memory.empty()) opt.max_memory = parse_bytes("max_memory", f.max_memory);
   if (!f.json_path.empty()) check_writable(f.json_path);
@@ -217,7 +231,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   opt.measure.warmup = f.warmup >= 0 ? f.warmup : (cpu ? 1 : 3);
   opt.measure.min_samples = f.min_samples >= 1 ? f.min_samples : (cpu ? 3 : 10);
   opt.measure.max_samples = f.max_samples;
-  opt.measure.max_time_s = f.max_time > 0 ? f.max_time : 1.0;
+  opt.measure.max_time_s = max_time;
   DeviceInfo dev = backend->device_info();
 
   // Refuse a run in which no selected strategy can run any problem.

@@ -20,7 +20,7 @@ struct RunFlags {
   std::string max_memory;
   int warmup = -1, min_samples = -1, max_samples = 100000;
   std::string max_noise = "2%";
-  double max_time = -1;
+  std::string max_time;  // empty: the default
   bool hot = false;
   std::string timer = "events";
   bool keep_samples = false;
@@ -39,9 +39,9 @@ void add_run_flags(CLI::App& app, RunFlags& f);
 // Executes a run; returns the exit code (0 ok; 1 when any result is incorrect or failed). Throws
 // UsageError on bad input before any work is done.
 int run_command(const RunFlags& f, const std::vector<std::string>& argv);
-// Parses "8GiB", "512MiB", "1e9", "2000000000" into bytes; throws UsageError.
+// Parses "8GiB", "512MiB", "1e9", "2000000000" into bytes (1 B to 4 EiB); throws UsageError.
 long long parse_bytes(const std::string& flag, const std::string& text);
-// Parses "2%" or "0.02" into a fraction; throws UsageError.
+// Parses "2%" or "0.02" into a fraction in [0, 1]; throws UsageError.
 double parse_fraction(const std::string& flag, const std::string& text);
 
 }  // namespace ab

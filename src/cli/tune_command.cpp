@@ -8,12 +8,14 @@
 
 #include "cli/backend_factory.hpp"
 #include "cli/commands.hpp"
+#include "cli/flag_values.hpp"
 #include "cli/grid_flags.hpp"
 #include "cli/run_command.hpp"
 #include "core/errors.hpp"
 #include "core/grid.hpp"
 #include "core/strategy.hpp"
 #include "report/report_io.hpp"
+#include "run/memory_estimate.hpp"
 #include "tune/heuristic_cache.hpp"
 #include "tune/tune_summary.hpp"
 #include "tune/tuner.hpp"
@@ -40,8 +42,9 @@ struct TuneFlags {
   std::string backend = "auto";
   int device = 0;
   int warmup = -1, min_samples = -1;
-  double max_time = -1;
+  std::string max_time;  // empty: the default
   std::string max_noise = "2%";
+  std::string max_memory;
   std::string timer = "auto";
   bool hot = false;
   bool quiet = false;
@@ -83,10 +86,10 @@ int tune_main(const TuneFlags& f) {
     throw UsageError(fmt::format("--timer: unknown timer '{}' (auto, events, graph, cupti)", f.timer));
   opt.measure.max_noise = parse_fraction("max_noise", f.max_noise);
   opt.measure.hot = f.hot;
-  if (f.warmup < -1) throw UsageError("--warmup must be >= 0");
-  if (f.min_samples == 0 || f.min_samples < -1) throw UsageError("--min_samples must be >= 1");
-  if (f.max_time != -1 && !(f.max_time > 0)) throw UsageError("--max_time must be positive");
+  check_sample_flags(f.warmup, f.min_samples, 0);
+  double max_time = parse_max_time(f.max_time, 0.5);
   if (f.device < 0) throw UsageError("--device must be >= 0");
+  if (!f.max_memory.empty()) opt.max_memory = parse_bytes("max_memory", f.max_memory);
   if (f.cache.empty() && !f.dry_run) throw UsageError("--cache: a file to write is required");
   if (!f.cache.empty() && std::filesystem::is_directory(f.cache))
     throw UsageError(fmt::format("--cache: '{}' is a directory", f.cache));
@@ -98,13 +101,15 @@ int tune_main(const TuneFlags& f) {
   bool cpu = backend->kind() == BackendKind::cpu;
   opt.measure.warmup = f.warmup >= 0 ? f.warmup : (cpu ? 1 : 3);
   opt.measure.min_samples = f.min_samples >= 1 ? f.min_samples : (cpu ? 3 : 10);
-  opt.measure.max_time_s = f.max_time > 0 ? f.max_time : 0.5;
+  opt.measure.max_time_s = max_time;
   // auto: graph replay on a GPU. An algorithm or tile changes only what runs on the GPU, never the host's
   // launch work, so the tuner ranks by GPU time; under events a launch-bound strategy (nested) would be
   // ranked by host noise. The CPU backend has no graphs.
   if (f.timer == "auto") opt.measure.timer = cpu ? TimerKind::events : TimerKind::graph;
   opt.screen = screening_settings(opt.measure, f.screen_samples);
   if (f.skip_cached) opt.skip_cached = &existing;
+  // Refused before the header line and before anything is allocated (tune_grid checks again for its other callers).
+  check_memory_or_throw(*backend, opt.problems, true, memory_limit(backend->device_info(), opt.max_memory));
   const std::string path = f.cache;
   if (!f.dry_run) opt.checkpoint = [&path](const HeuristicCache& found) { found.save(path); };
 
@@ -180,10 +185,11 @@ Command add_tune_command(CLI::App& parent) {
   app->add_option("--min_samples,--min-samples", f.min_samples, "minimum samples per finalist (default 10; 3 on cpu)");
   app->add_option("--max_time,--max-time", f.max_time, "seconds of sampling per finalist at most (default 0.5)");
   app->add_option("--max_noise,--max-noise", f.max_noise, "stop once relative noise is at or under this")->capture_default_str();
+  app->add_option("--max_memory,--max-memory", f.max_memory, "memory limit (e.g. 8GiB); default: the device's free memory");
   app->add_option("--timer", f.timer, "auto (graph on a GPU, events on the CPU) | events | graph | cupti")
       ->capture_default_str();
   app->add_flag("--hot", f.hot, "no L2 flush between samples");
-  app->add_option("--seed", f.seed, "random input seed")->capture_default_str();
+  app->add_option("--seed", f.seed, "random input seed")->capture_default_str()->check(non_negative_integer());
   app->add_option("--scores", f.scores, "score matrix precision: input | fp32")->capture_default_str();
   app->add_flag("--quiet,-q", f.quiet, "no progress line or per-shape lines");
   return Command{app, [flags]() { return tune_main(*flags); }};

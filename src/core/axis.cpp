@@ -1,6 +1,7 @@
 // Axis grammar: item (',' item)*, item := int | int ':' int [':' ('*'|'+') int].
 #include "core/axis.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -74,9 +75,12 @@ std::vector<std::int64_t> parse_axis(const std::string& axis, const std::string&
       if (lo > hi) throw UsageError(fmt::format("--{}: range '{}' is empty (start > end)", axis, item));
       if (op == '*' && step < 2) throw UsageError(fmt::format("--{}: geometric step in '{}' must be >= 2", axis, item));
       if (op == '+' && step < 1) throw UsageError(fmt::format("--{}: arithmetic step in '{}' must be >= 1", axis, item));
-      for (std::int64_t v = lo; v <= hi; v = op == '*' ? v * step : v + step) {
+      for (std::int64_t v = lo;;) {
         values.push_back(v);
         if (values.size() > 100000) throw UsageError(fmt::format("--{}: range '{}' has too many values", axis, item));
+        // The next value, or stop when it would pass hi (checked before computing it: no overflow).
+        if (op == '*' ? v > hi / step : v > hi - step) break;
+        v = op == '*' ? v * step : v + step;
       }
     } else {
       throw UsageError(fmt::format("--{}: malformed range '{}'", axis, item));
@@ -84,6 +88,10 @@ std::vector<std::int64_t> parse_axis(const std::string& axis, const std::string&
   }
   for (std::int64_t v : values)
     if (v <= 0) throw UsageError(fmt::format("--{}: values must be positive, got {}", axis, v));
+  std::vector<std::int64_t> sorted = values;  // a value twice would run the same problems twice
+  std::sort(sorted.begin(), sorted.end());
+  auto dup = std::adjacent_find(sorted.begin(), sorted.end());
+  if (dup != sorted.end()) throw UsageError(fmt::format("--{}: {} is listed more than once in '{}'", axis, *dup, text));
   return values;
 }
 
@@ -92,6 +100,8 @@ std::vector<std::string> split_list(const std::string& axis, const std::string& 
   for (const std::string& s : split(text, ',')) {
     std::string t = trim(s);
     if (t.empty()) throw UsageError(fmt::format("--{}: empty item in '{}'", axis, text));
+    if (std::find(out.begin(), out.end(), t) != out.end())
+      throw UsageError(fmt::format("--{}: '{}' is listed more than once in '{}'", axis, t, text));
     out.push_back(t);
   }
   return out;

@@ -7,10 +7,11 @@
 
 namespace ab {
 
-// Throws UsageError naming `axis` and the offending text on anything malformed, empty, zero or negative.
+// Throws UsageError naming `axis` and the offending text on anything malformed, empty, zero, negative or
+// listed twice.
 std::vector<std::int64_t> parse_axis(const std::string& axis, const std::string& text);
 
-// Comma-separated words ("fp16,bf16"); throws UsageError on an empty list or item.
+// Comma-separated words ("fp16,bf16"); throws UsageError on an empty list or item, or a word listed twice.
 std::vector<std::string> split_list(const std::string& axis, const std::string& text);
 
 }  // namespace ab

@@ -201,6 +201,14 @@ class Backend {
   virtual BackendKind kind() const = 0;
   virtual DeviceInfo device_info() const = 0;
 
+  // Bytes of this backend's memory that preparing a problem's inputs takes beyond the buffers allocated
+  // through alloc (the estimate made before allocating): 0 here; cpu, whose memory is host memory, counts
+  // the host copies of the inputs and, with the reference, its fp64 result.
+  virtual std::int64_t input_staging_bytes(const Problem& p, bool with_reference) const {
+    (void)p;
+    (void)with_reference;
+    return 0;
+  }
   // Memory. alloc throws BackendError when out of memory.
   virtual void* alloc(std::size_t bytes) = 0;
   virtual void free(void* p) = 0;
@@ -280,6 +288,8 @@ class Backend {
   // at other device addresses than the last round's. A median moves with memory placement between
   // processes; rounds on fresh placements let one process see that spread. No-op where placement is moot.
   virtual void relocate_buffers(std::uint64_t salt) { (void)salt; }
+  // The most a spacer of relocate_buffers holds (counted in the memory estimate of a run with rounds).
+  static constexpr std::int64_t kMaxRelocationSpacerBytes = std::int64_t(128) << 20;
 };
 
 // RAII profiler range.

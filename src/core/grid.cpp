@@ -2,13 +2,14 @@
 #include "core/grid.hpp"
 
 #include <filesystem>
-#include <fstream>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/axis.hpp"
 #include "core/errors.hpp"
+#include "core/json_file.hpp"
 
 namespace ab {
 
@@ -47,9 +48,10 @@ std::vector<Problem> expand_grid(const GridSpec& spec) {
     dtypes.push_back(*t);
   }
   auto causals = parse_causal(spec.causal);
-  std::size_t total = bs.size() * hs.size() * ss.size() * ds.size() * ps.size() * layouts.size() *
-                      dtypes.size() * causals.size();
-  if (total > 100000) throw UsageError(fmt::format("grid has {} points; the limit is 100000", total));
+  double total = 1;  // in floating point: a product of eight axis lengths can pass 2^64
+  for (std::size_t n : {bs.size(), hs.size(), ss.size(), ds.size(), ps.size(), layouts.size(), dtypes.size(), causals.size()})
+    total *= static_cast<double>(n);
+  if (total > 100000) throw UsageError(fmt::format("grid has {:.0f} points; the limit is 100000", total));
   std::vector<Problem> out;
   for (DType t : dtypes)
     for (bool c : causals)
@@ -60,6 +62,10 @@ std::vector<Problem> expand_grid(const GridSpec& spec) {
               for (auto s : ss)
                 for (auto p : ps)
                   out.push_back(make_problem(b, h, s, d, by_page_size ? 0 : p, by_page_size ? p : 0, l, t, c));
+  // Distinct axis values can still meet (S=10 with --pages=5,6 gives 5 pages of 2 twice; causal 1,true).
+  std::set<std::string> seen;
+  for (const Problem& p : out)
+    if (!seen.insert(p.label()).second) throw UsageError(fmt::format("the grid has problem {} twice", p.label()));
   return out;
 }
 
@@ -77,14 +83,16 @@ std::string resolve_suite_path(const std::string& name_or_path) {
 
 std::vector<Problem> load_suite(const std::string& path_in, std::string* suite_name) {
   std::string path = resolve_suite_path(path_in);
-  std::ifstream f(path);
-  if (!f) throw UsageError(fmt::format("config '{}': cannot open file", path_in));
   nlohmann::json j;
   try {
-    f >> j;
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(fmt::format("config '{}': malformed JSON ({})", path, e.what()));
+    j = read_json_file(path);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("config {}", e.what()));
   }
+  return suite_from_json(j, path, suite_name);
+}
+
+std::vector<Problem> suite_from_json(const nlohmann::json& j, const std::string& path, std::string* suite_name) {
   auto text_of = [&](const nlohmann::json& v, const char* key) -> std::string {
     if (v.is_string()) return v.get<std::string>();
     if (v.is_number_integer()) return std::to_string(v.get<long long>());
@@ -104,6 +112,8 @@ std::vector<Problem> load_suite(const std::string& path_in, std::string* suite_n
   };
   if (!j.is_object() || !j.contains("grids") || !j["grids"].is_array() || j["grids"].empty())
     throw UsageError(fmt::format("config '{}': expected an object with a non-empty 'grids' list", path));
+  if (j.contains("name") && !j["name"].is_string())
+    throw UsageError(fmt::format("config '{}': 'name' must be a string", path));
   if (suite_name) *suite_name = j.value("name", std::filesystem::path(path).stem().string());
   std::vector<Problem> out;
   for (const auto& g : j["grids"]) {
@@ -128,6 +138,7 @@ std::vector<Problem> load_suite(const std::string& path_in, std::string* suite_n
     try {
       auto part = expand_grid(spec);
       out.insert(out.end(), part.begin(), part.end());
+      if (out.size() > 100000) throw UsageError(fmt::format("the suite has over 100000 problems; the limit is 100000"));
     } catch (const UsageError& e) {
       throw UsageError(fmt::format("config '{}': {}", path, e.what()));
     }

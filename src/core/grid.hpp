@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/problem.hpp"
 
 namespace ab {
@@ -26,6 +28,8 @@ std::vector<Problem> expand_grid(const GridSpec& spec);
 // Loads a suite file (attnbench.suite/1 JSON: {"name", "description", "grids": [GridSpec-like objects]}).
 // Throws UsageError for a missing or malformed file, naming the file and the problem.
 std::vector<Problem> load_suite(const std::string& path, std::string* suite_name = nullptr);
+// The same from a parsed document; `path` names it in errors.
+std::vector<Problem> suite_from_json(const nlohmann::json& j, const std::string& path, std::string* suite_name = nullptr);
 
 // Resolves "ci" or "bert-base" to configs/<name>.json beside the source tree or the binary; paths pass through.
 std::string resolve_suite_path(const std::string& name_or_path);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/sizes.hpp"
 
 namespace ab {
 
@@ -76,6 +77,14 @@ Problem make_problem(std::int64_t batch, std::int64_t heads, std::int64_t seq_le
   // pages of 2); the effective count is the number of non-empty pages.
   p.pages = (seq_len + p.page_size - 1) / p.page_size;
   p.pages_requested = pages > 0 ? pages : 0;
+  // Every count derived from a problem (elements, fp64 bytes, pool slots, launches) must fit in 64 bits;
+  // the refusal prints the true size, computed in floating point.
+  if (size_mul(batch, heads, seq_len, head_dim) > kMaxTensorElements) {
+    double elements = static_cast<double>(batch) * heads * seq_len * head_dim;
+    throw UsageError(fmt::format("problem {}: one [B,H,S,D] tensor has {:.4g} elements ({} in {}), more than the "
+                                 "2^50 this tool can address; refused",
+                                 p.label(), elements, human_bytes(elements * dtype_size(dtype)), dtype_name(dtype)));
+  }
   return p;
 }
 

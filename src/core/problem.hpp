@@ -39,13 +39,20 @@ struct Problem {
   std::int64_t qkv_elements() const { return batch * heads * seq_len * head_dim; }
   // Slots in the paged pool (B·P pages, each [H, page_size, D]).
   std::int64_t pool_slots() const { return batch * pages; }
+  // Elements of the paged K (or V) pool: pool_slots() slots of [H, page_size, D].
+  std::int64_t pool_elements() const { return pool_slots() * heads * page_size * head_dim; }
 
   std::string label() const;  // "B=32 H=12 S=512 D=64 P=1 contiguous fp16"
   bool operator==(const Problem& o) const;
 };
 
+// The largest [B,H,S,D] tensor make_problem accepts (2^50 elements: 8 PiB in fp64), so that every size
+// derived from a problem fits in 64 bits.
+inline constexpr std::int64_t kMaxTensorElements = std::int64_t(1) << 50;
+
 // Builds a problem from user sizes. Exactly one of pages / page_size is > 0. Throws UsageError on
-// zero or negative sizes, more pages than tokens, or a page size larger than seq_len.
+// zero or negative sizes, more pages than tokens, a page size larger than seq_len, or a tensor of more
+// than kMaxTensorElements elements.
 Problem make_problem(std::int64_t batch, std::int64_t heads, std::int64_t seq_len, std::int64_t head_dim,
                      std::int64_t pages, std::int64_t page_size, KvLayout layout, DType dtype, bool causal);
 

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "core/parallel.hpp"
+#include "core/sizes.hpp"
 
 namespace ab {
 
@@ -16,6 +17,13 @@ std::int64_t kv_index(const Problem& p, const std::int32_t* block_table, std::in
   if (p.kv_layout == KvLayout::contiguous) return ((b * p.heads + h) * p.seq_len + s) * p.head_dim + d;
   std::int64_t slot = block_table[b * p.pages + s / p.page_size];
   return ((slot * p.heads + h) * p.page_size + s % p.page_size) * p.head_dim + d;
+}
+
+std::int64_t host_input_bytes(const Problem& p) {
+  bool paged = p.kv_layout == KvLayout::paged;
+  std::int64_t kv = paged ? p.pool_elements() : p.qkv_elements();
+  return size_add(size_mul(size_add(p.qkv_elements(), size_mul(2, kv)), sizeof(std::uint16_t)),
+                  paged ? size_mul(p.pool_slots(), sizeof(std::int32_t)) : 0);
 }
 
 HostTensors make_random_inputs(const Problem& p, std::uint64_t seed) {
@@ -35,7 +43,7 @@ HostTensors make_random_inputs(const Problem& p, std::uint64_t seed) {
     for (auto& x : t.v) x = bits(dist(rng));
     return t;
   }
-  std::int64_t pool = p.pool_slots() * p.heads * p.page_size * p.head_dim;
+  std::int64_t pool = p.pool_elements();
   t.k.assign(pool, 0);
   t.v.assign(pool, 0);
   std::vector<std::int32_t> slots(p.pool_slots());

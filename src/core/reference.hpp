@@ -13,6 +13,9 @@ struct HostTensors {
   std::vector<std::int32_t> block_table;  // [B, P], paged only
 };
 
+// Bytes make_random_inputs holds for `p` (q, k, v and the block table).
+std::int64_t host_input_bytes(const Problem& p);
+
 // Index of element (b,h,s,d) of K or V in either layout.
 std::int64_t kv_index(const Problem& p, const std::int32_t* block_table, std::int64_t b, std::int64_t h,
                       std::int64_t s, std::int64_t d);

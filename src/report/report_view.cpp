@@ -24,7 +24,9 @@ std::int64_t json_int(const json& j, const char* key, std::int64_t fallback) {
   if (!j.is_object()) return fallback;
   auto it = j.find(key);
   if (it == j.end() || !it->is_number()) return fallback;
-  return it->is_number_integer() ? it->get<std::int64_t>() : static_cast<std::int64_t>(it->get<double>());
+  if (it->is_number_integer()) return it->get<std::int64_t>();
+  double d = it->get<double>();  // in range before the cast (a cast of 1e300 is undefined)
+  return d >= -9.2e18 && d <= 9.2e18 ? static_cast<std::int64_t>(d) : fallback;
 }
 
 std::string json_str(const json& j, const char* key, const std::string& fallback) {

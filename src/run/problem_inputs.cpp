@@ -3,22 +3,23 @@
 
 #include <fmt/format.h>
 
+#include "core/sizes.hpp"
+
 namespace ab {
 
 namespace {
 constexpr unsigned char kPoison = 0xFF;  // NaN in every fp16/bf16/fp32 element
 
 std::int64_t kv_elements(const Problem& p) {
-  if (p.kv_layout == KvLayout::paged) return p.pool_slots() * p.heads * p.page_size * p.head_dim;
-  return p.qkv_elements() + kv_slack_rows(p) * p.head_dim;
+  if (p.kv_layout == KvLayout::paged) return p.pool_elements();
+  return size_add(p.qkv_elements(), size_mul(kv_slack_rows(p), p.head_dim));
 }
 }  // namespace
 
 std::int64_t ProblemInputs::device_bytes(const Problem& p, bool with_reference) {
   std::int64_t es = static_cast<std::int64_t>(dtype_size(p.dtype));
-  std::int64_t b = 2 * p.qkv_elements() * es + 2 * kv_elements(p) * es + p.batch * p.pages * 4;
-  if (with_reference) b += p.qkv_elements() * 4;
-  return b;
+  std::int64_t b = size_add(size_mul(2, p.qkv_elements(), es), size_mul(2, kv_elements(p), es), size_mul(p.batch, p.pages, 4));
+  return with_reference ? size_add(b, size_mul(p.qkv_elements(), 4)) : b;
 }
 
 ProblemInputs::ProblemInputs(Backend& be, const Problem& p, std::uint64_t seed, bool with_reference)

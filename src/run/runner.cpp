@@ -12,21 +12,12 @@
 #include "core/reference.hpp"
 #include "measure/progress.hpp"
 #include "measure/rounds.hpp"
+#include "run/memory_estimate.hpp"
 #include "run/problem_inputs.hpp"
 
 namespace ab {
 
 namespace {
-
-std::string human_bytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024 && u < 4) {
-    b /= 1024;
-    ++u;
-  }
-  return fmt::format("{:.2f} {}", b, units[u]);
-}
 
 // Kernels named as cuBLASLt split-K reductions, counted from "name xN" entries.
 std::int64_t splitk_reduction_kernels(const std::vector<std::string>& names) {
@@ -216,23 +207,11 @@ nlohmann::json problem_to_json(const Problem& p) {
           {"causal", p.causal}};
 }
 
-std::int64_t input_bytes(const Problem& p, bool verify) { return ProblemInputs::device_bytes(p, verify); }
-
-void check_memory_or_throw(const std::vector<Problem>& problems, bool verify, std::int64_t limit) {
-  if (limit <= 0) return;
-  for (const Problem& p : problems) {
-    std::int64_t need = input_bytes(p, verify);
-    if (need > limit)
-      throw UsageError(fmt::format("problem {} needs {} for its tensors alone, more than the {} available; refused before allocating",
-                                   p.label(), human_bytes(static_cast<double>(need)), human_bytes(static_cast<double>(limit))));
-  }
-}
-
 nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::string>* warnings, ResumePoint* resume) {
   nlohmann::json results = nlohmann::json::array();
   DeviceInfo dev = be.device_info();
-  std::int64_t limit = opt.max_memory > 0 ? opt.max_memory : (dev.memory_free > 0 ? dev.memory_free : dev.memory_bytes);
-  check_memory_or_throw(opt.problems, opt.verify, limit);
+  std::int64_t limit = memory_limit(dev, opt.max_memory);
+  check_memory_or_throw(be, opt.problems, opt.verify, limit);
   auto strategies = make_strategies(opt.strategies);
   Progress progress(static_cast<std::int64_t>(opt.problems.size()), opt.quiet);
   std::vector<PendingProblem> waiting;  // problems whose strategies wait for rounds 2..R
@@ -273,7 +252,8 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
       input_error = fmt::format("preparing inputs/reference failed: {}", e.what());
       forget();
     }
-    std::int64_t used = input_bytes(p, opt.verify);
+    std::int64_t used = input_bytes(be, p, opt.verify);
+    if (opt.measure.rounds > 1) used += Backend::kMaxRelocationSpacerBytes;  // later rounds' spacer
     std::vector<PendingRow> pending;  // strategies timed in the first round
 
     for (std::size_t si = 0; si < strategies.size(); ++si) {
@@ -310,12 +290,9 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
         finish("unsupported", why);
         continue;
       }
-      std::int64_t ws = st->workspace_bytes(p, sopt);
-      if (used + ws > limit) {
-        finish("unsupported", fmt::format("needs {} of workspace; {} of {} left after the inputs",
-                                          human_bytes(static_cast<double>(ws)),
-                                          human_bytes(static_cast<double>(limit - used)),
-                                          human_bytes(static_cast<double>(limit))));
+      std::string no_room = workspace_refusal(used, st->workspace_bytes(p, sopt), limit);
+      if (!no_room.empty()) {
+        finish("unsupported", no_room);
         continue;
       }
       ScopedRange strategy_range(be, st->name());

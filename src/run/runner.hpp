@@ -44,12 +44,6 @@ struct ResumePoint {
   std::size_t problem = 0, strategy = 0;
 };
 
-// Bytes the problem's inputs, output and reference need on the backend (excluding strategy workspace).
-std::int64_t input_bytes(const Problem& p, bool verify);
-
-// Throws UsageError when a problem's inputs alone exceed the limit (checked before anything is allocated).
-void check_memory_or_throw(const std::vector<Problem>& problems, bool verify, std::int64_t limit);
-
 // Runs the grid; returns the "results" array of the report.
 nlohmann::json run_grid(Backend& backend, const RunOptions& opt, std::vector<std::string>* warnings,
                         ResumePoint* resume = nullptr);

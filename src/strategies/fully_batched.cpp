@@ -22,8 +22,8 @@ class FullyBatched : public Strategy {
   }
   std::string can_implement(const Problem&, const Backend&, const StrategyOptions&) const override { return ""; }
   std::int64_t workspace_bytes(const Problem& p, const StrategyOptions& opt) const override {
-    std::int64_t scores = p.bh() * p.seq_len * p.padded_seq() * static_cast<std::int64_t>(dtype_size(score_type(p, opt)));
-    return scores + PageCombineBuffers::bytes(p) + (needs_gather(p) ? gathered_kv_bytes(p) : 0);
+    std::int64_t scores = size_mul(p.bh(), p.seq_len, p.padded_seq(), dtype_size(score_type(p, opt)));
+    return size_add(scores, PageCombineBuffers::bytes(p), needs_gather(p) ? gathered_kv_bytes(p) : 0);
   }
   void setup(Backend& be, const Problem& p, const AttentionIO& io, const StrategyOptions& opt) override {
     p_ = p;

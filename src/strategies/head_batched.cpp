@@ -19,10 +19,10 @@ class HeadBatched : public Strategy {
   }
   std::string can_implement(const Problem&, const Backend&, const StrategyOptions&) const override { return ""; }
   std::int64_t workspace_bytes(const Problem& p, const StrategyOptions& opt) const override {
-    std::int64_t tile = p.bh() * p.seq_len * p.page_size;
-    std::int64_t w = tile * static_cast<std::int64_t>(dtype_size(score_type(p, opt)) + dtype_size(p.dtype)) +
-                     p.bh() * p.seq_len * (p.head_dim + 2) * 4;
-    return w + (p.kv_layout == KvLayout::paged ? gathered_kv_bytes(p) : 0);
+    std::int64_t tile = size_mul(p.bh(), p.seq_len, p.page_size);
+    std::int64_t w = size_add(size_mul(tile, dtype_size(score_type(p, opt)) + dtype_size(p.dtype)),
+                              size_mul(p.bh(), p.seq_len, p.head_dim + 2, 4));
+    return size_add(w, p.kv_layout == KvLayout::paged ? gathered_kv_bytes(p) : 0);
   }
   void setup(Backend& be, const Problem& p, const AttentionIO& io, const StrategyOptions& opt) override {
     p_ = p;

@@ -21,9 +21,9 @@ class Nested : public Strategy {
     return "";
   }
   std::int64_t workspace_bytes(const Problem& p, const StrategyOptions& opt) const override {
-    std::int64_t tile = p.seq_len * p.page_size;
-    return tile * static_cast<std::int64_t>(dtype_size(score_type(p, opt)) + dtype_size(p.dtype)) +
-           p.bh() * p.seq_len * (p.head_dim + 2) * 4;
+    std::int64_t tile = size_mul(p.seq_len, p.page_size);
+    return size_add(size_mul(tile, dtype_size(score_type(p, opt)) + dtype_size(p.dtype)),
+                    size_mul(p.bh(), p.seq_len, p.head_dim + 2, 4));
   }
   void setup(Backend& be, const Problem& p, const AttentionIO& io, const StrategyOptions& opt) override {
     p_ = p;

@@ -12,8 +12,8 @@ struct PageCombineBuffers {
   float* page_sum = nullptr;
 
   static std::int64_t bytes(const Problem& p) {
-    std::int64_t n = p.bh() * p.pages * p.seq_len;
-    return n * p.page_size * static_cast<std::int64_t>(dtype_size(p.dtype)) + n * p.head_dim * 4 + 2 * n * 4;
+    std::int64_t n = size_mul(p.bh(), p.pages, p.seq_len);
+    return size_add(size_mul(n, p.page_size, dtype_size(p.dtype)), size_mul(n, p.head_dim, 4), size_mul(2, n, 4));
   }
   void allocate(Backend& be, Workspace& ws, const Problem& p) {
     std::int64_t n = p.bh() * p.pages * p.seq_len;

@@ -16,9 +16,9 @@ class PtrArray : public Strategy {
   LaunchContract contract(const Problem&) const override { return {2, 2, "2 gemm + softmax + combine"}; }
   std::string can_implement(const Problem&, const Backend&, const StrategyOptions&) const override { return ""; }
   std::int64_t workspace_bytes(const Problem& p, const StrategyOptions& opt) const override {
-    std::int64_t n = p.bh() * p.pages;
-    return n * p.seq_len * p.page_size * static_cast<std::int64_t>(dtype_size(score_type(p, opt))) +
-           PageCombineBuffers::bytes(p) + 6 * n * 8;
+    std::int64_t n = size_mul(p.bh(), p.pages);
+    return size_add(size_mul(n, p.seq_len, p.page_size, dtype_size(score_type(p, opt))),
+                    PageCombineBuffers::bytes(p), size_mul(6, n, 8));
   }
   void setup(Backend& be, const Problem& p, const AttentionIO& io, const StrategyOptions& opt) override {
     p_ = p;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/backend.hpp"
+#include "core/sizes.hpp"
 #include "core/strategy.hpp"
 
 namespace ab {
@@ -32,7 +33,7 @@ class Workspace {
 
 // K/V gathered (or padded) into contiguous [B*H, pages*page_size, D]: two tensors.
 inline std::int64_t gathered_kv_bytes(const Problem& p) {
-  return 2 * p.bh() * p.padded_seq() * p.head_dim * static_cast<std::int64_t>(dtype_size(p.dtype));
+  return size_mul(2, p.bh(), p.padded_seq(), p.head_dim, dtype_size(p.dtype));
 }
 
 GatherArgs make_gather_args(const Problem& p, const AttentionIO& io, void* k_dst, void* v_dst);

@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <ctime>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -47,6 +48,23 @@ json optional_array(const json& j, const char* name, const std::string& where) {
   if (it == j.end() || it->is_null()) return json::array();
   if (!it->is_array()) throw UsageError(fmt::format("{}: field '{}' must be a list", where, name));
   return *it;
+}
+
+// An optional field of a given type: `fallback` when absent, UsageError naming it when mistyped.
+template <class V>
+V optional_field(const json& j, const char* name, const std::string& where, V fallback) {
+  auto it = j.find(name);
+  if (it == j.end()) return fallback;
+  bool ok = std::is_same<V, std::string>::value ? it->is_string()
+            : std::is_same<V, json>::value      ? it->is_object()
+            : std::is_same<V, bool>::value      ? it->is_boolean()
+                                                : it->is_number_integer();
+  if (!ok) throw UsageError(fmt::format("{}: field '{}' must be {}", where, name,
+                                        std::is_same<V, std::string>::value ? "a string"
+                                        : std::is_same<V, json>::value      ? "an object"
+                                        : std::is_same<V, bool>::value      ? "true or false"
+                                                                            : "an integer"));
+  return it->template get<V>();
 }
 
 json number_or_null(double v) { return v > 0 ? json(v) : json(nullptr); }
@@ -107,6 +125,8 @@ GemmCacheEntry GemmCacheEntry::from_json(const json& j, const std::string& where
   if (!a.is_object()) throw UsageError(fmt::format("{}: 'algo' must be an object", where));
   if (a.contains("attrs") && !a["attrs"].is_object())
     throw UsageError(fmt::format("{}: 'algo.attrs' must be an object", where));
+  optional_field(a, "label", where + ".algo", std::string());
+  optional_field(a, "heuristic_first", where + ".algo", false);
   std::string blob = a.contains("blob") ? (a["blob"].is_string() ? a["blob"].get<std::string>() : "!") : "";
   if (!is_hex(blob)) throw UsageError(fmt::format("{}: 'algo.blob' must be a string of hex byte pairs", where));
   try {
@@ -118,14 +138,14 @@ GemmCacheEntry GemmCacheEntry::from_json(const json& j, const std::string& where
   if (e.best_ms <= 0) throw UsageError(fmt::format("{}: 'best_ms' must be positive", where));
   e.heuristic_ms = need_number(j, "heuristic_ms", where);
   e.gain = need_number(j, "gain", where);
-  e.heuristic_algo = j.value("heuristic_algo", std::string());
+  e.heuristic_algo = optional_field(j, "heuristic_algo", where, std::string());
   e.candidates = need_int(j, "candidates", where);
   e.failed = need_int(j, "failed", where);
   e.failures = optional_array(j, "failures", where);
-  e.search = j.value("search", std::string());
-  e.top = j.value("top", 0);
-  e.measured_with = j.value("measured_with", json::object());
-  e.tuned_at = j.value("tuned_at", std::string());
+  e.search = optional_field(j, "search", where, std::string());
+  e.top = static_cast<int>(optional_field<std::int64_t>(j, "top", where, 0));
+  e.measured_with = optional_field(j, "measured_with", where, json::object());
+  e.tuned_at = optional_field(j, "tuned_at", where, std::string());
   return e;
 }
 
@@ -149,18 +169,18 @@ FusedCacheEntry FusedCacheEntry::from_json(const json& j, const std::string& whe
   FusedCacheEntry e;
   e.env = need_string(j, "env", where);
   e.key = need_string(j, "key", where);
-  e.problem = j.value("problem", json::object());
+  e.problem = optional_field(j, "problem", where, json::object());
   e.tile = fused_tile_from_json(need(j, "tile", where), where + ".tile");
   e.best_ms = need_number(j, "best_ms", where);
   if (e.best_ms <= 0) throw UsageError(fmt::format("{}: 'best_ms' must be positive", where));
   e.default_ms = need_number(j, "default_ms", where);
   e.gain = need_number(j, "gain", where);
-  e.default_tile = j.value("default_tile", std::string());
+  e.default_tile = optional_field(j, "default_tile", where, std::string());
   if (j.contains("best_noise")) e.best_noise = need_number(j, "best_noise", where);
   e.candidates = need_int(j, "candidates", where);
   e.failed = need_int(j, "failed", where);
   e.failures = optional_array(j, "failures", where);
-  e.tuned_at = j.value("tuned_at", std::string());
+  e.tuned_at = optional_field(j, "tuned_at", where, std::string());
   return e;
 }
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/file_lock.hpp"
 #include "report/report_io.hpp"
 #include "tune/problem_key.hpp"
 #include "git_info.hpp"  // ATTNBENCH_GIT, generated at build time
@@ -36,7 +37,7 @@ HeuristicCache HeuristicCache::from_json(const json& doc, const std::string& ori
   HeuristicCache c;
   try {
     if (!doc.is_object()) throw UsageError(fmt::format("{}: not a JSON object", origin));
-    if (doc.value("schema", std::string()) != kCacheSchema)
+    if (!doc.contains("schema") || doc["schema"] != kCacheSchema)
       throw UsageError(fmt::format("{}: schema is not '{}'", origin, kCacheSchema));
     auto list = [&](const char* name) -> json {
       auto it = doc.find(name);
@@ -72,8 +73,8 @@ HeuristicCache HeuristicCache::from_json(const json& doc, const std::string& ori
         throw UsageError(fmt::format("{}: environment '{}' is not in 'environments'", where, e.env));
       c.fused_[{e.env, e.key}] = e;
     }
-  } catch (const json::exception& e) {
-    throw UsageError(fmt::format("{}: malformed ({})", origin, e.what()));
+  } catch (const json::exception&) {  // a field the checks above missed: one line, no library text
+    throw UsageError(fmt::format("{}: a field has the wrong type", origin));
   }
   return c;
 }
@@ -138,6 +139,7 @@ void HeuristicCache::merge(const HeuristicCache& newer) {
 }
 
 HeuristicCache HeuristicCache::save(const std::string& path) const {
+  FileLock lock(path);  // re-read, merge and write as one step against other processes saving here
   HeuristicCache merged = load_or_empty(path);
   merged.merge(*this);
   write_json_atomic(path, merged.to_json());

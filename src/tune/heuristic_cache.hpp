@@ -45,7 +45,8 @@ class HeuristicCache {
   // Every entry of `newer` replaces the same (environment, key) here; the others are kept.
   void merge(const HeuristicCache& newer);
   // Merges this cache into the file at `path` (re-read now, so entries written meanwhile survive) and
-  // writes the result atomically. UsageError when the existing file is corrupt (it is left untouched)
+  // writes the result atomically, all under an exclusive lock on PATH.lock (core/file_lock.hpp), so that
+  // concurrent tunes into one cache merge. UsageError when the existing file is corrupt (it is left untouched)
   // or the directory is not writable. Returns the merged cache as written.
   HeuristicCache save(const std::string& path) const;
 

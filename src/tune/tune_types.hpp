@@ -48,6 +48,7 @@ struct TuneOptions {
   bool dry_run = false;             // only enumerate: GEMM candidates and fused tiles are listed, nothing runs
   StrategyOptions strategy;         // base options (score precision); fused_tile is overridden per tile
   std::uint64_t seed = 1234;
+  std::int64_t max_memory = 0;      // bytes; 0 = the device's free memory (estimated before allocating, as run does)
   bool quiet = false;               // no progress line or per-shape messages
   // With it, GEMM shapes and fused problems that already have an entry for this environment are not
   // re-tuned: their cached choice is applied (source "cache") while the remaining plans are tuned.

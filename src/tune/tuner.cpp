@@ -14,6 +14,7 @@
 #include "tune/fused_search.hpp"
 #include "tune/gemm_search.hpp"
 #include "tune/plan_recorder.hpp"
+#include "run/memory_estimate.hpp"
 #include "run/problem_inputs.hpp"
 #include "tune/tune_records.hpp"
 
@@ -38,6 +39,8 @@ TuneOutcome tune_grid(Backend& be, const TuneOptions& opt) {
   validate_measure_settings(opt.measure);
   validate_measure_settings(opt.screen);
   auto strategies = make_strategies(opt.strategies);
+  const std::int64_t limit = memory_limit(be.device_info(), opt.max_memory);
+  check_memory_or_throw(be, opt.problems, true, limit);  // before anything is allocated, as run does
 
   TuneOutcome out;
   out.dry_run = opt.dry_run;
@@ -119,6 +122,8 @@ TuneOutcome tune_grid(Backend& be, const TuneOptions& opt) {
             }
           } else {
             std::string why = st->can_implement(p, be, opt.strategy);
+            if (why.empty())
+              why = workspace_refusal(input_bytes(be, p, true), st->workspace_bytes(p, opt.strategy), limit);
             if (!why.empty()) {
               note(fmt::format("{} / {}: unsupported: {}", p.label(), st->name(), why));
             } else {

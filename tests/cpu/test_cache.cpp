@@ -349,7 +349,10 @@ TEST(missing_corrupt_and_wrong_schema_files_are_one_line_usage_errors) {
       {"tile missing", [](nlohmann::json& d) { d["fused"][0].erase("tile"); }, "fused[0]"},
       {"tile zero", [](nlohmann::json& d) { d["fused"][0]["tile"]["warps"] = 0; }, "positive"},
       {"candidates float", [](nlohmann::json& d) { d["gemm"][0]["candidates"] = 1.5; }, "candidates"},
-      {"top text", [](nlohmann::json& d) { d["gemm"][0]["top"] = "eight"; }, "malformed"},
+      {"top text", [](nlohmann::json& d) { d["gemm"][0]["top"] = "eight"; }, "'top' must be an integer"},
+      {"search number", [](nlohmann::json& d) { d["gemm"][0]["search"] = 3; }, "'search' must be a string"},
+      {"problem list", [](nlohmann::json& d) { d["fused"][0]["problem"] = nlohmann::json::array(); }, "'problem' must be an object"},
+      {"schema number", [](nlohmann::json& d) { d["schema"] = 1; }, "schema"},
   };
   for (const auto& b : cases) {
     nlohmann::json doc = good;

@@ -23,7 +23,9 @@ static json row(int seq_len, const std::string& strategy, double median, double 
   return r;
 }
 
-static json report(const std::string& device, json rows) {
+// rows as a vector: a one-row `json rows = {row}` is that row under clang and a one-element array under
+// gcc (CWG 1467), which made every one-row case fail when built with clang.
+static json report(const std::string& device, std::vector<json> rows) {
   return {{"schema", "attnbench.report/1"},
           {"tool", {{"name", "attnbench"}, {"version", "0.1.0"}, {"git", "abc"}}},
           {"device", {{"backend", "cuda"}, {"name", device}}},

@@ -32,7 +32,7 @@ Outcome run_one(Strategy& st, const Problem& p, const StrategyOptions& opt, std:
   be->fill_bytes(v.get(), 0, v.bytes());
   std::memcpy(k.get(), t.k.data(), t.k.size() * es);
   std::memcpy(v.get(), t.v.data(), t.v.size() * es);
-  std::memcpy(bt.get(), t.block_table.data(), t.block_table.size() * 4);
+  if (!t.block_table.empty()) std::memcpy(bt.get(), t.block_table.data(), t.block_table.size() * 4);  // never memcpy from null
   AttentionIO io{q.get(), k.get(), v.get(), o.get(), bt.as<std::int32_t>(),
                  t.block_table.empty() ? nullptr : t.block_table.data()};
   std::vector<double> ref(p.qkv_elements());

@@ -16,6 +16,7 @@
 #include "core/errors.hpp"
 #include "core/parallel.hpp"
 #include "core/reference.hpp"
+#include "core/sizes.hpp"
 
 namespace ab {
 
@@ -86,6 +87,10 @@ class CpuBackend : public Backend {
     return d;
   }
 
+  // Backend memory is host memory: the host copies of the inputs and the fp64 reference share it.
+  std::int64_t input_staging_bytes(const Problem& p, bool with_reference) const override {
+    return size_add(host_input_bytes(p), with_reference ? size_mul(p.qkv_elements(), sizeof(double)) : 0);
+  }
   void* alloc(std::size_t bytes) override {
     void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
     if (!p) throw BackendError(fmt::format("cpu: out of memory allocating {} bytes", bytes));

@@ -90,7 +90,7 @@ void CudaBackend::relocate_buffers(std::uint64_t salt) {
   flusher_.release(false);  // re-made at the next flush, after this round's allocations
   if (spacer_) AB_CUDA_CHECK(cudaFree(spacer_));
   spacer_ = nullptr;
-  // 1 to 64 pages of 2 MiB, from a hash of the salt.
+  // 1 to 64 pages of 2 MiB (at most kMaxRelocationSpacerBytes), from a hash of the salt.
   std::size_t bytes = (((salt + 1) * 0x9E3779B97F4A7C15ull) >> 58) * (2u << 20) + (2u << 20);
   AB_CUDA_CHECK(cudaMalloc(&spacer_, bytes));
 }
