@@ -8,7 +8,7 @@
 #
 #   Environment: ATTNBENCH (binary; default build/attnbench, built with scripts/build.sh when missing),
 #   SUITE (default ci: configs/ci.json; a name or a path), GATE_FLAGS (replaces the gate's measurement
-#   settings in scripts/gate-settings.sh), THRESHOLD (default: compare's own, 2.5%), BACKEND (default cuda; cpu only to try the script), EXTRA_RUN_FLAGS (added to the run, e.g. "--max_time=2"), PEERS=1 (also time the
+#   settings in scripts/gate-settings.sh), THRESHOLD (default: compare's own, 3%), BACKEND (default cuda; cpu only to try the script), EXTRA_RUN_FLAGS (added to the run, e.g. "--max_time=2"), PEERS=1 (also time the
 #   PyTorch SDPA peers into new.json; needs torch), UPDATE_BASELINE=1 (copy new.json over the baseline and
 #   exit 0: run it on the main branch's runner, then commit the file).
 #

@@ -18,7 +18,7 @@ sanitize() {  # sanitize NAME TOOL ARGS...
   timeout "${TIMEOUT:-600}" "$san" --tool "$tool" --error-exitcode 9 "$bin" "$@" >"$out/$name.log" 2>&1
   local rc=$?
   local errors
-  errors=$(grep -Eo "ERROR SUMMARY: [0-9]+" "$out/$name.log" | tail -1)
+  errors=$(grep -Eo "(ERROR SUMMARY: [0-9]+ errors?|RACECHECK SUMMARY: [0-9]+ hazards displayed \([0-9]+ errors, [0-9]+ warnings\))" "$out/$name.log" | tail -1)
   printf '%-34s rc=%-3d %s\n' "$name" "$rc" "${errors:-no summary}" | tee -a "$out/summary.txt"
 }
 for tool in memcheck racecheck synccheck; do

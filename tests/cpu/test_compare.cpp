@@ -44,9 +44,9 @@ TEST(verdict_rule_edges) {
   CHECK(verdict(1.0, 1.04, 0.001, 0.001) == Verdict::same);       // within threshold, certain: still same
   CHECK(verdict(1.0, 1.01, 0.02, 0.02) == Verdict::ambiguous);    // within threshold, but the band (5.7%) is not
   CHECK(verdict(1.0, 1.00, INFINITY, 0.0) == Verdict::ambiguous); // unknown uncertainty: never "same"
-  CHECK(verdict(1.0, 1.02, 0.005, 0.005, kDefaultThreshold) == Verdict::same);  // the default threshold: 2.5%
-  CHECK(verdict(1.0, 1.03, 0.005, 0.005, kDefaultThreshold) == Verdict::slower);
-  CHECK_NEAR(CompareOptions{}.threshold, 0.025, 1e-15);
+  CHECK(verdict(1.0, 1.025, 0.005, 0.005, kDefaultThreshold) == Verdict::same);  // the default threshold: 3%
+  CHECK(verdict(1.0, 1.035, 0.005, 0.005, kDefaultThreshold) == Verdict::slower);
+  CHECK_NEAR(CompareOptions{}.threshold, 0.03, 1e-15);
   CHECK(verdict(1.0, 1.10, 0.001, 0.001) == Verdict::slower);     // beyond both
   CHECK(verdict(1.0, 0.90, 0.001, 0.001) == Verdict::faster);
   CHECK(verdict(1.0, 1.10, 0.04, 0.04) == Verdict::ambiguous);    // 10% < 2*sqrt(2)*4% = 11.3%

@@ -140,7 +140,7 @@ TEST(change_within_the_threshold_exits_0) {
   find_row(next, "ptr_array", 2)["time_ms"]["median"] =
       find_row(base, "ptr_array", 2)["time_ms"]["median"].get<double>() * 1.02;
   std::string b = save("thr_base.json", base), n = save("thr_new.json", next);
-  CHECK_EQ(attnbench("compare " + b + " " + n).code, 0);  // +2% within the default 2.5%
+  CHECK_EQ(attnbench("compare " + b + " " + n).code, 0);  // +2% within the default 3%
   CHECK_EQ(verdict_of(b, n, "ptr_array", 2), std::string("same"));
   CHECK_EQ(attnbench("compare " + b + " " + n + " --threshold=1.5%").code, 1);
   CHECK_EQ(attnbench("compare " + b + " " + n + " --threshold=0.015").code, 1);
