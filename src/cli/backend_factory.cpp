@@ -29,7 +29,7 @@ int visible_cuda_devices() {
 #endif
 }
 
-std::unique_ptr<Backend> make_backend(const std::string& kind, int device, bool quiet) {
+std::unique_ptr<Backend> make_backend(const std::string& kind, int device) {
   if (kind != "auto" && kind != "cuda" && kind != "cpu")
     throw UsageError(fmt::format("--backend: unknown backend '{}' (auto, cuda, cpu)", kind));
   if (kind == "cpu") return make_cpu_backend();
@@ -48,9 +48,12 @@ std::unique_ptr<Backend> make_backend(const std::string& kind, int device, bool 
     }
 #endif
   }
-  if (!quiet)
-    std::fprintf(stderr, "attnbench: no CUDA device found; running on the CPU reference backend (its times are CPU times, not GPU times)\n");
   return make_cpu_backend();
+}
+
+void announce_cpu_fallback(const std::string& kind, const Backend& backend, bool quiet) {
+  if (kind == "auto" && backend.kind() == BackendKind::cpu && !quiet)
+    std::fprintf(stderr, "attnbench: no CUDA device found; running on the CPU reference backend (its times are CPU times, not GPU times)\n");
 }
 
 }  // namespace ab

@@ -11,9 +11,12 @@ namespace ab {
 bool cuda_backend_built();
 int visible_cuda_devices();
 
-// Throws UsageError for an unknown kind or --backend=cuda without a device. With "auto" and no device,
-// prints one line to stderr saying the CPU reference backend runs and its times are not GPU times
-// (unless quiet).
-std::unique_ptr<Backend> make_backend(const std::string& kind, int device, bool quiet);
+// Throws UsageError for an unknown kind or --backend=cuda without a device. With "auto" and no device, the
+// CPU reference backend.
+std::unique_ptr<Backend> make_backend(const std::string& kind, int device);
+// With "auto" that fell back to the CPU backend, one line on stderr saying so and that its times are not GPU
+// times (unless quiet). Commands call it once their input passed every check, so that bad input still gets
+// one line.
+void announce_cpu_fallback(const std::string& kind, const Backend& backend, bool quiet);
 
 }  // namespace ab

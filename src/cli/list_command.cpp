@@ -27,7 +27,7 @@ int list_command() {
   if (n == 0) fmt::print("  none (no CUDA device visible; runs use the CPU backend)\n");
   for (int i = 0; i < n; ++i) {
     try {
-      auto be = make_backend("cuda", i, true);
+      auto be = make_backend("cuda", i);
       DeviceInfo d = be->device_info();
       fmt::print("  cuda:{}  {}  cc {}.{}  {} SMs  {:.1f} GiB\n", i, d.name, d.cc_major, d.cc_minor, d.sm_count,
                  d.memory_bytes / 1073741824.0);

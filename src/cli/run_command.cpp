@@ -23,6 +23,7 @@
 #include "core/grid.hpp"
 #include "report/printers.hpp"
 #include "report/report_io.hpp"
+#include "run/memory_estimate.hpp"
 #include "run/runner.hpp"
 #include "tune/heuristic_cache.hpp"
 #include "git_info.hpp"  // ATTNBENCH_GIT, generated at build time
@@ -226,7 +227,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   std::optional<HeuristicCache> cache;
   if (!f.cache.empty()) cache = HeuristicCache::load(f.cache);
 
-  auto backend = make_backend(f.backend, f.device, f.quiet);
+  auto backend = make_backend(f.backend, f.device);
   bool cpu = backend->kind() == BackendKind::cpu;
   opt.measure.warmup = f.warmup >= 0 ? f.warmup : (cpu ? 1 : 3);
   opt.measure.min_samples = f.min_samples >= 1 ? f.min_samples : (cpu ? 3 : 10);
@@ -248,6 +249,9 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
       }
     if (!any) throw UsageError(fmt::format("no strategy can run any problem of this grid ({})", first_reason));
   }
+  // Refused before anything is allocated (run_grid checks again for its other callers).
+  check_memory_or_throw(*backend, opt.problems, opt.verify, memory_limit(dev, opt.max_memory));
+  announce_cpu_fallback(f.backend, *backend, f.quiet);
 
   std::vector<std::string> warnings;
   if (cache) {

@@ -97,7 +97,7 @@ int tune_main(const TuneFlags& f) {
   HeuristicCache existing = f.cache.empty() ? HeuristicCache() : HeuristicCache::load_or_empty(f.cache);
   if (!f.dry_run) check_writable(f.cache);
 
-  auto backend = make_backend(f.backend, f.device, f.quiet);
+  auto backend = make_backend(f.backend, f.device);
   bool cpu = backend->kind() == BackendKind::cpu;
   opt.measure.warmup = f.warmup >= 0 ? f.warmup : (cpu ? 1 : 3);
   opt.measure.min_samples = f.min_samples >= 1 ? f.min_samples : (cpu ? 3 : 10);
@@ -110,6 +110,7 @@ int tune_main(const TuneFlags& f) {
   if (f.skip_cached) opt.skip_cached = &existing;
   // Refused before the header line and before anything is allocated (tune_grid checks again for its other callers).
   check_memory_or_throw(*backend, opt.problems, true, memory_limit(backend->device_info(), opt.max_memory));
+  announce_cpu_fallback(f.backend, *backend, f.quiet);
   const std::string path = f.cache;
   if (!f.dry_run) opt.checkpoint = [&path](const HeuristicCache& found) { found.save(path); };
 

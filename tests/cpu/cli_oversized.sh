@@ -25,6 +25,9 @@ many=$(seq -s, 1 200)
 expect_exit 2 "the limit is 100000" "$bin" --backend=cpu --batch="$many" --heads="$many" --seq_len="$many" --head_dim="$many"
 # tune estimates memory before allocating, as run does (was std::bad_alloc mid-tune).
 expect_exit 2 "refused before allocating" "$bin" tune --backend=cpu --batch=1024 --heads=64 --seq_len=8192 --head_dim=128 --strategies=fused --cache=c.json
+# The exact commands, with the backend chosen as a user would (auto): still one line, no notice first.
+expect_exit 2 "refused before allocating" "$bin" tune --batch=1024 --heads=64 --seq_len=8192 --head_dim=128 --strategies=fused --cache=c.json
+expect_exit 2 "refused before allocating" "$bin" --batch=1024 --heads=64 --seq_len=8192 --head_dim=128 --strategies=fused
 expect_exit 2 "refused before allocating" "$bin" tune --backend=cpu --quiet --batch=1 --heads=1 --seq_len=4096 --head_dim=64 --max_memory=1MiB --cache=c.json
 [[ ! -e c.json ]] && ok || bad "a refused tune left c.json"
 # The CPU estimate counts the host copies and the fp64 reference: B=64 H=1 S=256 D=64 is E=2^20 elements;
