@@ -31,6 +31,9 @@ import tempfile
 import time
 import warnings
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from atomic_file import WriteError, write_atomic  # noqa: E402
+
 SCHEMA = "attnbench.report/1"
 BACKENDS = ("flash", "cudnn", "efficient", "unfused")
 SDPA_ENUM = {"flash": "FLASH_ATTENTION", "cudnn": "CUDNN_ATTENTION", "efficient": "EFFICIENT_ATTENTION"}
@@ -186,20 +189,11 @@ def bytes_moved(p):
 # ---- reports -----------------------------------------------------------------------------------------
 
 def write_json_atomic(path, doc):
-    directory = os.path.dirname(os.path.abspath(path))
+    text = (json.dumps(doc, indent=2) + "\n").encode()
     try:
-        fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp.", dir=directory)
-    except OSError as e:
-        raise UsageError(f"cannot write '{path}': {e.strerror}") from None
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(doc, f, indent=2)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+        write_atomic(path, lambda f: f.write(text))
+    except WriteError as e:
+        raise UsageError(str(e)) from None
 
 
 def read_report(path):

@@ -22,6 +22,9 @@ import math
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from atomic_file import WriteError, write_atomic  # noqa: E402
+
 SCHEMA = "attnbench.report/1"
 ORDER = ["nested", "head_batched", "fully_batched", "ptr_array", "fused",
          "peer:torch-flash", "peer:torch-cudnn", "peer:torch-efficient", "peer:torch-unfused"]
@@ -368,7 +371,10 @@ def save(fig, out, prefix, name, formats):
     paths = []
     for ext in formats:
         path = os.path.join(out, f"{prefix}_{name}.{ext}")
-        fig.savefig(path, dpi=130, bbox_inches="tight")
+        try:
+            write_atomic(path, lambda f: fig.savefig(f, format=ext, dpi=130, bbox_inches="tight"))
+        except WriteError as e:
+            sys.exit(f"plot_report: {e}")
         paths.append(path)
     return paths
 

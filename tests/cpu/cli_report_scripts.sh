@@ -54,6 +54,14 @@ expect_rc 2 $peer --dry-run
 echo '{"schema": "attnbench.cache/1"}' >"$work/cache.json"
 expect_rc 2 $peer --dry-run --merge "$work/cache.json"
 [[ -e "$work/bad.json" ]] && fail "a refused run left bad.json"
+# The scripts' writer (scripts/atomic_file.py) keeps the binary's rules: a read-only target is refused and
+# left as it was, a link to a device is written through and stays a link.
+echo keep >"$work/ro.json" && chmod 444 "$work/ro.json"
+expect_rc 2 $peer --dry-run -q --batch=1 --seq_len=64 --head_dim=32 --json "$work/ro.json"
+[[ $(cat "$work/ro.json") == keep ]] || fail "a read-only target was replaced"
+ln -s /dev/null "$work/null.json"
+expect_rc 0 $peer --dry-run -q --batch=1 --seq_len=64 --head_dim=32 --json "$work/null.json"
+[[ -L "$work/null.json" ]] || fail "a link to /dev/null was replaced by a file"
 
 # plot_report.py: three figures, PNG and SVG each.
 if python3 -c "import matplotlib" 2>/dev/null; then
