@@ -124,7 +124,7 @@ expect_rc 2 $repro "$work/tuned.json" "$work/p.json"  # peer rows only: nothing 
 
 # ci-perf.sh on the CPU backend: no baseline -> 2; make one; a baseline doctored 100x faster -> 1;
 # an absurd threshold -> 0.
-export ATTNBENCH=$bin BACKEND=cpu SUITE="$src/tests/data/small-suite.json" GATE_FLAGS="--rounds=3 --min_samples=3 --max_time=0.02"
+export ATTNBENCH=$bin BACKEND=cpu SUITE="$src/tests/data/tiny-suite.json" GATE_FLAGS="--rounds=3 --min_samples=3 --max_time=0.02"
 expect_rc 2 bash "$src/scripts/ci-perf.sh" "$work/base.json" "$work/ci"
 UPDATE_BASELINE=1 expect_rc 0 bash "$src/scripts/ci-perf.sh" "$work/base.json" "$work/ci"
 [[ -f "$work/base.json" ]] || fail "UPDATE_BASELINE wrote no baseline"
