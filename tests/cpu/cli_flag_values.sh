@@ -30,6 +30,21 @@ for cmd in run tune; do
   [[ ! -e c.json ]] && ok || bad "$cmd left c.json behind"
 done
 expect_exit 2 "--min_samples=50 is above --max_samples=10" "$bin" "${small[@]}" --min_samples=50 --max_samples=10
+# The CI gate's flag and test hook (docs/ci-gate.md).
+expect_exit 2 "--rounds must be between 1 and 1000" "$bin" "${small[@]}" --rounds=0
+expect_exit 2 "--rounds must be between 1 and 1000" "$bin" "${small[@]}" --rounds=1001
+ATTNBENCH_INJECT_SLOWDOWN=fast expect_exit 2 "ATTNBENCH_INJECT_SLOWDOWN: 'fast' is not a fraction" "$bin" "${small[@]}"
+ATTNBENCH_INJECT_SLOWDOWN=fused=2000% expect_exit 2 "ATTNBENCH_INJECT_SLOWDOWN: '2000%' is outside 0 to 1000%" "$bin" "${small[@]}"
+# Rounds through the real binary: every row says how many it ran, and a slowed run says it was slowed.
+ATTNBENCH_INJECT_SLOWDOWN=fused=10% "$bin" "${small[@]}" --rounds=4 --min_samples=3 --json=r.json >/dev/null 2>stderr.txt &&
+  python3 -c "
+import json; r = json.load(open('r.json'))
+row = r['results'][0]
+assert row['rounds']['count'] == 4 and len(row['rounds']['medians_ms']) == 4 and row['rounds']['kept'] == 1, row
+assert row['injected_slowdown']['fraction'] == 0.1 and 'noise_met' in row, row
+assert r['settings']['rounds'] == 4 and r['settings']['injected_slowdown'] == 'fused=10%', r['settings']
+assert any('deliberately slowed' in w for w in r['warnings']), r['warnings']
+" && ok || bad "a run with rounds and a slowdown: $(cat stderr.txt)"
 # The edges still run: 100%, the largest warm-up is accepted as a value (not run here), min == max.
 "$bin" "${small[@]}" --max_noise=100% --min_samples=2 --max_samples=2 --warmup=0 --max_time=0.5 >/dev/null 2>stderr.txt && ok ||
   bad "edge values refused: $(cat stderr.txt)"
