@@ -27,7 +27,6 @@ import os
 import shlex
 import statistics
 import sys
-import tempfile
 import time
 import warnings
 

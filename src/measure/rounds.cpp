@@ -31,14 +31,6 @@ double center_of_rounds_error(const std::vector<double>& medians) {
   return compute_stats(kept).noise / std::sqrt(static_cast<double>(kept.size()));
 }
 
-namespace {
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-}  // namespace
-
 nlohmann::json rounds_to_json(const std::vector<Measurement>& rounds, const MeasureSettings& s, int max_clock_mhz) {
   if (rounds.empty()) throw std::invalid_argument("rounds_to_json: no rounds");
   std::vector<double> gpu, host_medians, medians, clocks;
@@ -70,10 +62,10 @@ nlohmann::json rounds_to_json(const std::vector<Measurement>& rounds, const Meas
     h.mean = n > 0 ? sum / n : 0;
     h.stdev = n > 1 ? std::sqrt(std::max(0.0, (sq - n * h.mean * h.mean) / (n - 1))) : 0;
     h.noise = h.mean > 0 ? h.stdev / h.mean : 0;
-    h.median = median_of(host_medians);
+    h.median = compute_stats(host_medians).median;
     t.median = center_of_rounds(medians);
   }
-  int clock = clocks.empty() ? 0 : static_cast<int>(median_of(clocks));
+  int clock = static_cast<int>(compute_stats(clocks).median);  // 0 when none is known
   nlohmann::json j = {{"time_ms", t.to_json()},
                       {"host_ms", h.to_json()},
                       {"timer", rounds.front().timer},

@@ -6,10 +6,7 @@
 set -u
 bin=$1
 trials=${3:-3}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-source "$2/tests/cpu/expect_lib.sh"
+source "$2/tests/cpu/expect_lib.sh"  # also makes and enters the scratch folder $work
 tune=(tune --backend=cpu --quiet --batch=1 --heads=1 --head_dim=8 --strategies=fused,head_batched --warmup=0 --min_samples=1 --max_time=0.05)
 lens=(16 24 32 40 48 56)
 

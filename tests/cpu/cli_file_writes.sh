@@ -6,10 +6,7 @@
 # under TMPDIR that it removes. Usage: cli_file_writes.sh ATTNBENCH SOURCE_DIR
 set -u
 bin=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-source "$2/tests/cpu/expect_lib.sh"
+source "$2/tests/cpu/expect_lib.sh"  # also makes and enters the scratch folder $work
 small=(--backend=cpu --quiet --batch=1 --heads=1 --seq_len=16 --head_dim=8 --strategies=fused --warmup=0 --max_samples=1)
 umask 022
 "$bin" "${small[@]}" --json=good.json >/dev/null 2>&1 || bad "no report"

@@ -3,10 +3,7 @@
 # the flag) with one line and exit 2 before any work. Usage: cli_flag_values.sh ATTNBENCH SOURCE_DIR
 set -u
 bin=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-source "$2/tests/cpu/expect_lib.sh"
+source "$2/tests/cpu/expect_lib.sh"  # also makes and enters the scratch folder $work
 small=(--backend=cpu --quiet --batch=1 --heads=1 --seq_len=16 --head_dim=8 --strategies=fused)
 
 for cmd in run tune; do

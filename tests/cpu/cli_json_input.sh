@@ -5,10 +5,7 @@
 # crash, library text or exit 3. Usage: cli_json_input.sh ATTNBENCH SOURCE_DIR
 set -u
 bin=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-source "$2/tests/cpu/expect_lib.sh"
+source "$2/tests/cpu/expect_lib.sh"  # also makes and enters the scratch folder $work
 tiny=(--backend=cpu --quiet --batch=1 --heads=1 --seq_len=16 --head_dim=8 --strategies=fused --warmup=0)
 small=("${tiny[@]}" --max_samples=1)
 "$bin" "${small[@]}" --json=good.json >/dev/null 2>&1 || bad "could not make a report"

@@ -5,10 +5,7 @@
 # Usage: cli_oversized.sh ATTNBENCH SOURCE_DIR
 set -u
 bin=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-source "$2/tests/cpu/expect_lib.sh"
+source "$2/tests/cpu/expect_lib.sh"  # also makes and enters the scratch folder $work
 
 huge=(--batch=1048576 --heads=1048576 --seq_len=262144 --head_dim=64)
 expect_exit 2 "1.845e+19 elements (32.00 EiB in fp16)" "$bin" --backend=cpu "${huge[@]}"

@@ -1,6 +1,10 @@
 # Shared by the cli_*.sh tests (sourced, not a test itself): expect_exit CODE NEEDLE CMD... runs CMD and
 # passes when it exits with exactly CODE and its stderr is exactly one line containing NEEDLE (no library
-# text, no second line); finish prints the tally and fails the test on any failure.
+# text, no second line); finish prints the tally and fails the test on any failure. Sourcing it makes a
+# scratch folder $work, enters it, and removes it on exit.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
 pass=0
 fail=0
 expect_exit() {
