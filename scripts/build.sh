@@ -6,5 +6,9 @@ cd "$(dirname "$0")/.."
 if [[ -z "${CUDACXX:-}" ]] && ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
   export PATH=/usr/local/cuda/bin:$PATH
 fi
-cmake -G Ninja -S . -B "${BUILD_DIR:-build}" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+launcher=()
+if command -v ccache >/dev/null; then  # rebuilds after small edits take seconds where ccache is installed
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
+cmake -G Ninja -S . -B "${BUILD_DIR:-build}" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" "$@" >/dev/null
 ninja -C "${BUILD_DIR:-build}"

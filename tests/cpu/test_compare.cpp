@@ -40,119 +40,119 @@ static Verdict verdict(double base, double next, double na, double nb, double th
   return timing_verdict(base, next, na, nb, o);
 }
 
-TEST(verdict_rule_edges) {
-  CHECK(verdict(1.0, 1.04, 0.001, 0.001) == Verdict::same);       // within threshold, certain: still same
-  CHECK(verdict(1.0, 1.01, 0.02, 0.02) == Verdict::ambiguous);    // within threshold, but the band (5.7%) is not
-  CHECK(verdict(1.0, 1.00, INFINITY, 0.0) == Verdict::ambiguous); // unknown uncertainty: never "same"
-  CHECK(verdict(1.0, 1.025, 0.005, 0.005, kDefaultThreshold) == Verdict::same);  // the default threshold: 3%
-  CHECK(verdict(1.0, 1.035, 0.005, 0.005, kDefaultThreshold) == Verdict::slower);
-  CHECK_NEAR(CompareOptions{}.threshold, 0.03, 1e-15);
-  CHECK(verdict(1.0, 1.10, 0.001, 0.001) == Verdict::slower);     // beyond both
-  CHECK(verdict(1.0, 0.90, 0.001, 0.001) == Verdict::faster);
-  CHECK(verdict(1.0, 1.10, 0.04, 0.04) == Verdict::ambiguous);    // 10% < 2*sqrt(2)*4% = 11.3%
-  CHECK(verdict(1.0, 1.12, 0.04, 0.04) == Verdict::slower);       // 12% > 11.3%
-  CHECK(verdict(1.0, 0.85, 0.10, 0.00) == Verdict::ambiguous);    // -15% inside 2*10%
-  CHECK(verdict(1.0, 1.03, 0.0, 0.0, 0.02) == Verdict::slower);   // --threshold=2%
-  CHECK(verdict(1.0, 1.10, NAN, NAN) == Verdict::slower);         // missing noise counts as 0
-  CHECK(verdict(1.0, 1.10, 0.04, 0.04, 0.05, 1.0) == Verdict::slower);  // k=1: 10% > 5.7%
+TEST(Compare, verdict_rule_edges) {
+  EXPECT_TRUE(verdict(1.0, 1.04, 0.001, 0.001) == Verdict::same);       // within threshold, certain: still same
+  EXPECT_TRUE(verdict(1.0, 1.01, 0.02, 0.02) == Verdict::ambiguous);    // within threshold, but the band (5.7%) is not
+  EXPECT_TRUE(verdict(1.0, 1.00, INFINITY, 0.0) == Verdict::ambiguous); // unknown uncertainty: never "same"
+  EXPECT_TRUE(verdict(1.0, 1.025, 0.005, 0.005, kDefaultThreshold) == Verdict::same);  // the default threshold: 3%
+  EXPECT_TRUE(verdict(1.0, 1.035, 0.005, 0.005, kDefaultThreshold) == Verdict::slower);
+  EXPECT_NEAR(CompareOptions{}.threshold, 0.03, 1e-15);
+  EXPECT_TRUE(verdict(1.0, 1.10, 0.001, 0.001) == Verdict::slower);     // beyond both
+  EXPECT_TRUE(verdict(1.0, 0.90, 0.001, 0.001) == Verdict::faster);
+  EXPECT_TRUE(verdict(1.0, 1.10, 0.04, 0.04) == Verdict::ambiguous);    // 10% < 2*sqrt(2)*4% = 11.3%
+  EXPECT_TRUE(verdict(1.0, 1.12, 0.04, 0.04) == Verdict::slower);       // 12% > 11.3%
+  EXPECT_TRUE(verdict(1.0, 0.85, 0.10, 0.00) == Verdict::ambiguous);    // -15% inside 2*10%
+  EXPECT_TRUE(verdict(1.0, 1.03, 0.0, 0.0, 0.02) == Verdict::slower);   // --threshold=2%
+  EXPECT_TRUE(verdict(1.0, 1.10, NAN, NAN) == Verdict::slower);         // missing noise counts as 0
+  EXPECT_TRUE(verdict(1.0, 1.10, 0.04, 0.04, 0.05, 1.0) == Verdict::slower);  // k=1: 10% > 5.7%
   double change = 0, noise = 0, limit = 0;
   CompareOptions o;
   timing_verdict(2.0, 2.5, 0.03, 0.04, o, &change, &noise, &limit);
-  CHECK_NEAR(change, 0.25, 1e-12);
-  CHECK_NEAR(noise, 0.05, 1e-12);
-  CHECK_NEAR(limit, 0.10, 1e-12);
+  EXPECT_NEAR(change, 0.25, 1e-12);
+  EXPECT_NEAR(noise, 0.05, 1e-12);
+  EXPECT_NEAR(limit, 0.10, 1e-12);
 }
 
-TEST(status_ranks) {
-  CHECK(status_rank("ok") > status_rank("unsupported"));
-  CHECK(status_rank("unsupported") > status_rank("incorrect"));
-  CHECK_EQ(status_rank("incorrect"), status_rank("failed"));
+TEST(Compare, status_ranks) {
+  EXPECT_TRUE(status_rank("ok") > status_rank("unsupported"));
+  EXPECT_TRUE(status_rank("unsupported") > status_rank("incorrect"));
+  EXPECT_EQ(status_rank("incorrect"), status_rank("failed"));
 }
 
-TEST(matches_rows_and_decides) {
+TEST(Compare, matches_rows_and_decides) {
   json base = report("H200", {row(512, "fused", 1.0, 0.005), row(512, "nested", 5.0, 0.005), row(1024, "fused", 2.0, 0.005),
                               row(1024, "nested", 9.0, 0.005, "failed"), row(2048, "fused", 3.0, 0.005)});
   json next = report("H200", {row(1024, "fused", 2.01, 0.005), row(512, "nested", 5.0, 0.005), row(512, "fused", 1.3, 0.005),
                               row(1024, "nested", 8.0, 0.005), row(4096, "fused", 4.0, 0.005)});
   next["results"][0]["problem"]["pages_requested"] = 0;  // spelled as page_size: still the same problem
   CompareResult c = compare_reports(base, next, CompareOptions{});
-  REQUIRE(c.rows.size() == 4u);
-  CHECK_EQ(c.rows[0].strategy, std::string("fused"));
-  CHECK(c.rows[0].verdict == Verdict::slower);  // 512 fused +30%
-  CHECK(c.rows[1].verdict == Verdict::same);
-  CHECK(c.rows[2].verdict == Verdict::same);    // 1024 fused +0.5%
-  CHECK(c.rows[3].verdict == Verdict::better);  // failed -> ok
-  REQUIRE(c.missing.size() == 1u);
-  CHECK_EQ(c.missing[0].label, std::string("B=2 H=4 S=2048 D=64 P=1 contiguous fp16"));
-  REQUIRE(c.added.size() == 1u);
-  CHECK_EQ(c.added[0].problem["seq_len"].get<int>(), 4096);
-  CHECK(c.regressed());
-  CHECK_EQ(c.exit_code(), 1);
+  ASSERT_TRUE(c.rows.size() == 4u);
+  EXPECT_EQ(c.rows[0].strategy, std::string("fused"));
+  EXPECT_TRUE(c.rows[0].verdict == Verdict::slower);  // 512 fused +30%
+  EXPECT_TRUE(c.rows[1].verdict == Verdict::same);
+  EXPECT_TRUE(c.rows[2].verdict == Verdict::same);    // 1024 fused +0.5%
+  EXPECT_TRUE(c.rows[3].verdict == Verdict::better);  // failed -> ok
+  ASSERT_TRUE(c.missing.size() == 1u);
+  EXPECT_EQ(c.missing[0].label, std::string("B=2 H=4 S=2048 D=64 P=1 contiguous fp16"));
+  ASSERT_TRUE(c.added.size() == 1u);
+  EXPECT_EQ(c.added[0].problem["seq_len"].get<int>(), 4096);
+  EXPECT_TRUE(c.regressed());
+  EXPECT_EQ(c.exit_code(), 1);
   json j = compare_to_json(c);
-  CHECK_EQ(j["counts"]["slower"].get<int>(), 1);
-  CHECK_EQ(j["counts"]["missing"].get<int>(), 1);
-  CHECK_EQ(j["exit_code"].get<int>(), 1);
+  EXPECT_EQ(j["counts"]["slower"].get<int>(), 1);
+  EXPECT_EQ(j["counts"]["missing"].get<int>(), 1);
+  EXPECT_EQ(j["exit_code"].get<int>(), 1);
 }
 
-TEST(status_worse_is_a_regression_without_any_time) {
+TEST(Compare, status_worse_is_a_regression_without_any_time) {
   json base = report("H200", {row(512, "fused", 1.0, 0.01)});
   json next = report("H200", {row(512, "fused", 0, 0, "incorrect")});
   CompareResult c = compare_reports(base, next, CompareOptions{});
-  REQUIRE(c.rows.size() == 1u);
-  CHECK(c.rows[0].verdict == Verdict::worse);
-  CHECK_EQ(c.exit_code(), 1);
+  ASSERT_TRUE(c.rows.size() == 1u);
+  EXPECT_TRUE(c.rows[0].verdict == Verdict::worse);
+  EXPECT_EQ(c.exit_code(), 1);
   std::string text = render_compare(c, "console");
-  CHECK(text.find("ok -> incorrect") != std::string::npos);
-  CHECK(text.find("REGRESSION") != std::string::npos);
+  EXPECT_TRUE(text.find("ok -> incorrect") != std::string::npos);
+  EXPECT_TRUE(text.find("REGRESSION") != std::string::npos);
   // ok -> unsupported is a coverage regression too; incorrect -> failed is a change, not worse.
   next["results"][0]["status"] = "unsupported";
-  CHECK_EQ(compare_reports(base, next, CompareOptions{}).exit_code(), 1);
+  EXPECT_EQ(compare_reports(base, next, CompareOptions{}).exit_code(), 1);
   json b2 = report("H200", {row(512, "fused", 0, 0, "incorrect")});
   json n2 = report("H200", {row(512, "fused", 0, 0, "failed")});
   CompareResult c2 = compare_reports(b2, n2, CompareOptions{});
-  CHECK(c2.rows[0].verdict == Verdict::changed);
-  CHECK_EQ(c2.exit_code(), 0);
+  EXPECT_TRUE(c2.rows[0].verdict == Verdict::changed);
+  EXPECT_EQ(c2.exit_code(), 0);
 }
 
-TEST(noise_never_fails_the_gate) {
+TEST(Compare, noise_never_fails_the_gate) {
   json base = report("H200", {row(512, "fused", 1.0, 0.3)});
   json next = report("H200", {row(512, "fused", 1.5, 0.3)});
   CompareResult c = compare_reports(base, next, CompareOptions{});
-  CHECK(c.rows[0].verdict == Verdict::ambiguous);
-  CHECK_EQ(c.exit_code(), 0);
+  EXPECT_TRUE(c.rows[0].verdict == Verdict::ambiguous);
+  EXPECT_EQ(c.exit_code(), 0);
 }
 
-TEST(too_few_samples_is_never_slower) {
+TEST(Compare, too_few_samples_is_never_slower) {
   json base = report("H200", {row(512, "fused", 1.0, 0.0), row(512, "nested", 1.0, 0.0)});
   json next = report("H200", {row(512, "fused", 1.5, 0.0), row(512, "nested", 1.02, 0.0)});
   base["results"][0]["time_ms"]["samples"] = 1;  // one sample: stdev 0 says nothing
   next["results"][1]["time_ms"]["samples"] = 2;
   CompareResult c = compare_reports(base, next, CompareOptions{});
-  CHECK(c.rows[0].verdict == Verdict::ambiguous);
-  CHECK(c.rows[1].verdict == Verdict::ambiguous);  // +2%, but two samples cannot say it is within the threshold
-  CHECK_EQ(c.exit_code(), 0);
-  CHECK(render_compare(c, "console").find("n<3") != std::string::npos);
+  EXPECT_TRUE(c.rows[0].verdict == Verdict::ambiguous);
+  EXPECT_TRUE(c.rows[1].verdict == Verdict::ambiguous);  // +2%, but two samples cannot say it is within the threshold
+  EXPECT_EQ(c.exit_code(), 0);
+  EXPECT_TRUE(render_compare(c, "console").find("n<3") != std::string::npos);
   base["results"][0]["time_ms"]["samples"] = 3;
-  CHECK(compare_reports(base, next, CompareOptions{}).rows[0].verdict == Verdict::slower);
+  EXPECT_TRUE(compare_reports(base, next, CompareOptions{}).rows[0].verdict == Verdict::slower);
 }
 
-TEST(rounds_spread_sets_the_uncertainty) {
+TEST(Compare, rounds_spread_sets_the_uncertainty) {
   // 10% within-run noise alone makes +4% ambiguous; 20 rounds whose center is known to 0.5% make it certain:
   // band 2 * sqrt(2) * 0.5% = 1.4%.
   json base = report("H200", {row(512, "fused", 1.0, 0.10)});
   json next = report("H200", {row(512, "fused", 1.04, 0.10)});
-  CHECK(compare_reports(base, next, CompareOptions{}).rows[0].verdict == Verdict::ambiguous);
+  EXPECT_TRUE(compare_reports(base, next, CompareOptions{}).rows[0].verdict == Verdict::ambiguous);
   for (json* r : {&base, &next}) (*r)["results"][0]["rounds"] = {{"count", 20}, {"spread", 0.02}, {"error", 0.005}};
   CompareResult c = compare_reports(base, next, CompareOptions{});
-  CHECK(c.rows[0].verdict == Verdict::slower);
-  CHECK_NEAR(c.rows[0].next.uncertainty, 0.005, 1e-12);
-  CHECK_NEAR(c.rows[0].noise, 0.005 * std::sqrt(2.0), 1e-12);
+  EXPECT_TRUE(c.rows[0].verdict == Verdict::slower);
+  EXPECT_NEAR(c.rows[0].next.uncertainty, 0.005, 1e-12);
+  EXPECT_NEAR(c.rows[0].noise, 0.005 * std::sqrt(2.0), 1e-12);
   // Three rounds say little about their spread: the within-run noise rules again.
   for (json* r : {&base, &next}) (*r)["results"][0]["rounds"]["count"] = 3;
-  CHECK(compare_reports(base, next, CompareOptions{}).rows[0].verdict == Verdict::ambiguous);
+  EXPECT_TRUE(compare_reports(base, next, CompareOptions{}).rows[0].verdict == Verdict::ambiguous);
 }
 
-TEST(noise_target_and_clocks_are_flagged) {
+TEST(Compare, noise_target_and_clocks_are_flagged) {
   json base = report("H200", {row(512, "fused", 1.0, 0.004), row(512, "nested", 2.0, 0.004)});
   json next = base;
   for (json* r : {&base, &next})
@@ -160,41 +160,41 @@ TEST(noise_target_and_clocks_are_flagged) {
   base["results"][0]["noise_met"] = true;
   next["results"][0]["noise_met"] = false;
   CompareResult c = compare_reports(base, next, CompareOptions{});
-  CHECK(c.warnings.empty());
-  CHECK(render_compare(c, "console").find("~") != std::string::npos);  // the noise cell says it
-  CHECK(render_compare(c, "csv").find(",true,false,") != std::string::npos);  // base met, new did not
+  EXPECT_TRUE(c.warnings.empty());
+  EXPECT_TRUE(render_compare(c, "console").find("~") != std::string::npos);  // the noise cell says it
+  EXPECT_TRUE(render_compare(c, "csv").find(",true,false,") != std::string::npos);  // base met, new did not
   for (json& x : next["results"]) x["sm_clock_mhz"] = 1410;
   next["results"][1]["clock_low"] = true;
   CompareResult low = compare_reports(base, next, CompareOptions{});
-  REQUIRE(low.warnings.size() == 2u);
-  CHECK(low.warnings[0].find("SM clocks differ: the baseline ran at 1980 MHz and the new run at 1410 MHz") == 0);
-  CHECK(low.warnings[1].find("1 row(s) ran with the SM clock below 80%") == 0);
+  ASSERT_TRUE(low.warnings.size() == 2u);
+  EXPECT_TRUE(low.warnings[0].find("SM clocks differ: the baseline ran at 1980 MHz and the new run at 1410 MHz") == 0);
+  EXPECT_TRUE(low.warnings[1].find("1 row(s) ran with the SM clock below 80%") == 0);
 }
 
-TEST(missing_rows_fail_only_when_asked) {
+TEST(Compare, missing_rows_fail_only_when_asked) {
   json base = report("H200", {row(512, "fused", 1.0, 0.01), row(512, "nested", 2.0, 0.01)});
   json next = report("H200", {row(512, "fused", 1.0, 0.01)});
   CompareOptions o;
-  CHECK_EQ(compare_reports(base, next, o).exit_code(), 0);
+  EXPECT_EQ(compare_reports(base, next, o).exit_code(), 0);
   o.fail_on_missing = true;
-  CHECK_EQ(compare_reports(base, next, o).exit_code(), 1);
+  EXPECT_EQ(compare_reports(base, next, o).exit_code(), 1);
 }
 
-TEST(device_mismatch_is_unusable_unless_ignored) {
+TEST(Compare, device_mismatch_is_unusable_unless_ignored) {
   json base = report("NVIDIA H200", {row(512, "fused", 1.0, 0.01)});
   json next = report("NVIDIA H100 80GB HBM3", {row(512, "fused", 1.0, 0.01)});
-  CHECK_THROWS(compare_reports(base, next, CompareOptions{}));
+  EXPECT_ANY_THROW(compare_reports(base, next, CompareOptions{}));
   CompareOptions o;
   o.ignore_device = true;
   CompareResult c = compare_reports(base, next, o);
-  CHECK_EQ(c.exit_code(), 0);
-  CHECK(!c.warnings.empty());
+  EXPECT_EQ(c.exit_code(), 0);
+  EXPECT_TRUE(!c.warnings.empty());
   json cpu = report("NVIDIA H200", {row(512, "fused", 1.0, 0.01)});
   cpu["device"]["backend"] = "cpu";
-  CHECK_THROWS(compare_reports(base, cpu, CompareOptions{}));
+  EXPECT_ANY_THROW(compare_reports(base, cpu, CompareOptions{}));
 }
 
-TEST(no_results_is_unusable) {
+TEST(Compare, no_results_is_unusable) {
   json base = report("H200", {row(512, "fused", 1.0, 0.01)});
   json next = base;
   next.erase("results");
@@ -204,33 +204,32 @@ TEST(no_results_is_unusable) {
   } catch (const UsageError&) {
     usage = true;
   }
-  CHECK(usage);
+  EXPECT_TRUE(usage);
 }
 
-TEST(duplicate_rows_warn_and_keep_the_first) {
+TEST(Compare, duplicate_rows_warn_and_keep_the_first) {
   json base = report("H200", {row(512, "fused", 1.0, 0.005), row(512, "fused", 9.0, 0.005)});
   json next = report("H200", {row(512, "fused", 1.0, 0.005)});
   CompareResult c = compare_reports(base, next, CompareOptions{});
-  REQUIRE(c.rows.size() == 1u);
-  CHECK(c.rows[0].verdict == Verdict::same);
-  CHECK(!c.warnings.empty());
+  ASSERT_TRUE(c.rows.size() == 1u);
+  EXPECT_TRUE(c.rows[0].verdict == Verdict::same);
+  EXPECT_TRUE(!c.warnings.empty());
 }
 
-TEST(renders_every_format) {
+TEST(Compare, renders_every_format) {
   json base = report("H200", {row(512, "fused", 1.0, 0.01), row(512, "peer:torch-flash", 1.2, 0.01)});
   json next = report("H200", {row(512, "fused", 1.2, 0.01), row(1024, "fused", 1.2, 0.01)});
   CompareResult c = compare_reports(base, next, CompareOptions{});
   std::string md = render_compare(c, "md");
-  CHECK(md.find("| problem | strategy |") != std::string::npos);
-  CHECK(md.find("**slower**") != std::string::npos);
+  EXPECT_TRUE(md.find("| problem | strategy |") != std::string::npos);
+  EXPECT_TRUE(md.find("**slower**") != std::string::npos);
   std::string csv = render_compare(c, "csv");
-  CHECK(csv.find(",slower,") != std::string::npos);
-  CHECK(csv.find(",missing,") != std::string::npos);
-  CHECK(csv.find(",new,") != std::string::npos);
+  EXPECT_TRUE(csv.find(",slower,") != std::string::npos);
+  EXPECT_TRUE(csv.find(",missing,") != std::string::npos);
+  EXPECT_TRUE(csv.find(",new,") != std::string::npos);
   json j = json::parse(render_compare(c, "json"));
-  CHECK_EQ(j["schema"].get<std::string>(), std::string("attnbench.compare/1"));
-  CHECK_EQ(j["rows"].size(), 1u);
-  CHECK_THROWS(render_compare(c, "html"));
+  EXPECT_EQ(j["schema"].get<std::string>(), std::string("attnbench.compare/1"));
+  EXPECT_EQ(j["rows"].size(), 1u);
+  EXPECT_ANY_THROW(render_compare(c, "html"));
 }
 
-TEST_MAIN()

@@ -80,73 +80,73 @@ static std::string verdict_of(const std::string& base, const std::string& next, 
   return "absent";
 }
 
-TEST(tool_report_is_usable) {
+TEST(CompareCli, tool_report_is_usable) {
   const json& doc = tool_report();
-  REQUIRE(doc["results"].size() == 10u);
-  for (const json& r : doc["results"]) CHECK_EQ(r["status"].get<std::string>(), std::string("ok"));
+  ASSERT_TRUE(doc["results"].size() == 10u);
+  for (const json& r : doc["results"]) EXPECT_EQ(r["status"].get<std::string>(), std::string("ok"));
 }
 
-TEST(identical_reports_exit_0) {
+TEST(CompareCli, identical_reports_exit_0) {
   std::string b = save("same.json", tool_report());
   Result r = attnbench("compare " + b + " " + b);
-  CHECK_EQ(r.code, 0);
-  CHECK(r.out.find("10 rows matched: 0 slower") != std::string::npos);
-  CHECK(r.out.find("no regression") != std::string::npos);
+  EXPECT_EQ(r.code, 0);
+  EXPECT_TRUE(r.out.find("10 rows matched: 0 slower") != std::string::npos);
+  EXPECT_TRUE(r.out.find("no regression") != std::string::npos);
 }
 
-TEST(a_real_rerun_matches_every_row) {
+TEST(CompareCli, a_real_rerun_matches_every_row) {
   Result run = attnbench("--backend=cpu --batch=1 --heads=2 --seq_len=64 --head_dim=32 --pages=1,2 --verify "
                          "--max_time=0.05 -q --json=" + path("rerun.json"));
-  REQUIRE(run.code == 0);
+  ASSERT_TRUE(run.code == 0);
   save("base_for_rerun.json", tool_report());
   Result r = attnbench("compare " + path("base_for_rerun.json") + " " + path("rerun.json") + " --format=json");
-  CHECK(r.code == 0 || r.code == 1);  // real timings: whatever they say, the input is usable
+  EXPECT_TRUE(r.code == 0 || r.code == 1);  // real timings: whatever they say, the input is usable
   json j = json::parse(r.out, nullptr, false);
-  REQUIRE(!j.is_discarded());
-  CHECK_EQ(j["rows"].size(), 10u);
-  CHECK_EQ(j["missing"].size(), 0u);
-  CHECK_EQ(j["new_rows"].size(), 0u);
+  ASSERT_TRUE(!j.is_discarded());
+  EXPECT_EQ(j["rows"].size(), 10u);
+  EXPECT_EQ(j["missing"].size(), 0u);
+  EXPECT_EQ(j["new_rows"].size(), 0u);
 }
 
-TEST(regression_beyond_threshold_and_noise_exits_1) {
+TEST(CompareCli, regression_beyond_threshold_and_noise_exits_1) {
   json base = with_noise(tool_report(), 0.005), next = base;
   find_row(next, "fused", 2)["time_ms"]["median"] = find_row(base, "fused", 2)["time_ms"]["median"].get<double>() * 1.25;
   std::string b = save("reg_base.json", base), n = save("reg_new.json", next);
   Result r = attnbench("compare " + b + " " + n);
-  CHECK_EQ(r.code, 1);
-  CHECK(r.out.find("REGRESSION") != std::string::npos);
-  CHECK(r.out.find("! fused") != std::string::npos);
-  CHECK_EQ(verdict_of(b, n, "fused", 2), std::string("slower"));
-  CHECK_EQ(verdict_of(b, n, "fused", 1), std::string("same"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(r.out.find("REGRESSION") != std::string::npos);
+  EXPECT_TRUE(r.out.find("! fused") != std::string::npos);
+  EXPECT_EQ(verdict_of(b, n, "fused", 2), std::string("slower"));
+  EXPECT_EQ(verdict_of(b, n, "fused", 1), std::string("same"));
   // The same edit with a 30% threshold is not a regression.
-  CHECK_EQ(attnbench("compare " + b + " " + n + " --threshold=30%").code, 0);
+  EXPECT_EQ(attnbench("compare " + b + " " + n + " --threshold=30%").code, 0);
   // Faster is not a regression.
-  CHECK_EQ(attnbench("compare " + n + " " + b).code, 0);
-  CHECK_EQ(verdict_of(n, b, "fused", 2), std::string("faster"));
+  EXPECT_EQ(attnbench("compare " + n + " " + b).code, 0);
+  EXPECT_EQ(verdict_of(n, b, "fused", 2), std::string("faster"));
 }
 
-TEST(change_within_the_noise_exits_0) {
+TEST(CompareCli, change_within_the_noise_exits_0) {
   json base = with_noise(tool_report(), 0.2), next = base;
   find_row(next, "nested", 1)["time_ms"]["median"] = find_row(base, "nested", 1)["time_ms"]["median"].get<double>() * 1.25;
   std::string b = save("noise_base.json", base), n = save("noise_new.json", next);
-  CHECK_EQ(attnbench("compare " + b + " " + n).code, 0);
-  CHECK_EQ(verdict_of(b, n, "nested", 1), std::string("ambiguous"));
+  EXPECT_EQ(attnbench("compare " + b + " " + n).code, 0);
+  EXPECT_EQ(verdict_of(b, n, "nested", 1), std::string("ambiguous"));
   // With a noise factor of 0 the noise no longer excuses it.
-  CHECK_EQ(attnbench("compare " + b + " " + n + " --noise_k=0").code, 1);
+  EXPECT_EQ(attnbench("compare " + b + " " + n + " --noise_k=0").code, 1);
 }
 
-TEST(change_within_the_threshold_exits_0) {
+TEST(CompareCli, change_within_the_threshold_exits_0) {
   json base = with_noise(tool_report(), 0.001), next = base;
   find_row(next, "ptr_array", 2)["time_ms"]["median"] =
       find_row(base, "ptr_array", 2)["time_ms"]["median"].get<double>() * 1.02;
   std::string b = save("thr_base.json", base), n = save("thr_new.json", next);
-  CHECK_EQ(attnbench("compare " + b + " " + n).code, 0);  // +2% within the default 3%
-  CHECK_EQ(verdict_of(b, n, "ptr_array", 2), std::string("same"));
-  CHECK_EQ(attnbench("compare " + b + " " + n + " --threshold=1.5%").code, 1);
-  CHECK_EQ(attnbench("compare " + b + " " + n + " --threshold=0.015").code, 1);
+  EXPECT_EQ(attnbench("compare " + b + " " + n).code, 0);  // +2% within the default 3%
+  EXPECT_EQ(verdict_of(b, n, "ptr_array", 2), std::string("same"));
+  EXPECT_EQ(attnbench("compare " + b + " " + n + " --threshold=1.5%").code, 1);
+  EXPECT_EQ(attnbench("compare " + b + " " + n + " --threshold=0.015").code, 1);
 }
 
-TEST(status_change_is_caught) {
+TEST(CompareCli, status_change_is_caught) {
   json base = tool_report(), next = base;
   json& row = find_row(next, "head_batched", 2);
   row["status"] = "incorrect";
@@ -154,16 +154,16 @@ TEST(status_change_is_caught) {
   row.erase("time_ms");
   std::string b = save("st_base.json", base), n = save("st_new.json", next);
   Result r = attnbench("compare " + b + " " + n);
-  CHECK_EQ(r.code, 1);
-  CHECK(r.out.find("ok -> incorrect") != std::string::npos);
-  CHECK(r.out.find("rel_l2_err 0.31") != std::string::npos);
-  CHECK_EQ(verdict_of(b, n, "head_batched", 2), std::string("worse"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(r.out.find("ok -> incorrect") != std::string::npos);
+  EXPECT_TRUE(r.out.find("rel_l2_err 0.31") != std::string::npos);
+  EXPECT_EQ(verdict_of(b, n, "head_batched", 2), std::string("worse"));
   // The other way round (incorrect -> ok) is better, not a regression.
-  CHECK_EQ(attnbench("compare " + n + " " + b).code, 0);
-  CHECK_EQ(verdict_of(n, b, "head_batched", 2), std::string("better"));
+  EXPECT_EQ(attnbench("compare " + n + " " + b).code, 0);
+  EXPECT_EQ(verdict_of(n, b, "head_batched", 2), std::string("better"));
 }
 
-TEST(missing_and_new_rows_are_reported) {
+TEST(CompareCli, missing_and_new_rows_are_reported) {
   json base = tool_report(), next = base;
   json kept = json::array();
   for (const json& r : next["results"])
@@ -171,83 +171,82 @@ TEST(missing_and_new_rows_are_reported) {
   next["results"] = kept;
   std::string b = save("miss_base.json", base), n = save("miss_new.json", next);
   Result r = attnbench("compare " + b + " " + n);
-  CHECK_EQ(r.code, 0);
-  CHECK(r.out.find("missing from the new run (1)") != std::string::npos);
-  CHECK(r.out.find("fully_batched") != std::string::npos);
-  CHECK_EQ(attnbench("compare " + b + " " + n + " --fail_on_missing").code, 1);
+  EXPECT_EQ(r.code, 0);
+  EXPECT_TRUE(r.out.find("missing from the new run (1)") != std::string::npos);
+  EXPECT_TRUE(r.out.find("fully_batched") != std::string::npos);
+  EXPECT_EQ(attnbench("compare " + b + " " + n + " --fail_on_missing").code, 1);
   Result back = attnbench("compare " + n + " " + b);
-  CHECK_EQ(back.code, 0);
-  CHECK(back.out.find("new in the new run (1)") != std::string::npos);
+  EXPECT_EQ(back.code, 0);
+  EXPECT_TRUE(back.out.find("new in the new run (1)") != std::string::npos);
 }
 
-TEST(unusable_input_exits_2) {
+TEST(CompareCli, unusable_input_exits_2) {
   json other = tool_report();
   other["schema"] = "attnbench.report/2";
   std::string b = save("u_base.json", tool_report()), o = save("u_schema.json", other);
   Result r = attnbench("compare " + b + " " + o);
-  CHECK_EQ(r.code, 2);
-  CHECK(r.out.find("schema") != std::string::npos);
-  CHECK_EQ(attnbench("compare " + o + " " + b).code, 2);
-  CHECK_EQ(attnbench("compare " + b + " " + path("does_not_exist.json")).code, 2);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(r.out.find("schema") != std::string::npos);
+  EXPECT_EQ(attnbench("compare " + o + " " + b).code, 2);
+  EXPECT_EQ(attnbench("compare " + b + " " + path("does_not_exist.json")).code, 2);
   { std::ofstream(path("broken.json")) << "{\"schema\": \"attnbench.report/1\", \"results\": ["; }
-  CHECK_EQ(attnbench("compare " + b + " " + path("broken.json")).code, 2);
+  EXPECT_EQ(attnbench("compare " + b + " " + path("broken.json")).code, 2);
   json no_results = tool_report();
   no_results.erase("results");
-  CHECK_EQ(attnbench("compare " + b + " " + save("u_nores.json", no_results)).code, 2);
+  EXPECT_EQ(attnbench("compare " + b + " " + save("u_nores.json", no_results)).code, 2);
   json cache = {{"schema", "attnbench.cache/1"}, {"entries", json::array()}};
-  CHECK_EQ(attnbench("compare " + b + " " + save("u_cache.json", cache)).code, 2);
-  CHECK_EQ(attnbench("compare " + b + " " + b + " --threshold=5").code, 2);
-  CHECK_EQ(attnbench("compare " + b + " " + b + " --threshold=abc").code, 2);
-  CHECK_EQ(attnbench("compare " + b + " " + b + " --format=html").code, 2);
-  CHECK_EQ(attnbench("compare " + b).code, 2);
+  EXPECT_EQ(attnbench("compare " + b + " " + save("u_cache.json", cache)).code, 2);
+  EXPECT_EQ(attnbench("compare " + b + " " + b + " --threshold=5").code, 2);
+  EXPECT_EQ(attnbench("compare " + b + " " + b + " --threshold=abc").code, 2);
+  EXPECT_EQ(attnbench("compare " + b + " " + b + " --format=html").code, 2);
+  EXPECT_EQ(attnbench("compare " + b).code, 2);
 }
 
-TEST(different_device_exits_2_unless_ignored) {
+TEST(CompareCli, different_device_exits_2_unless_ignored) {
   json other = tool_report();
   other["device"]["name"] = "NVIDIA H100 80GB HBM3";
   std::string b = save("d_base.json", tool_report()), o = save("d_other.json", other);
   Result r = attnbench("compare " + b + " " + o);
-  CHECK_EQ(r.code, 2);
-  CHECK(r.out.find("--ignore_device") != std::string::npos);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(r.out.find("--ignore_device") != std::string::npos);
   Result ok = attnbench("compare " + b + " " + o + " --ignore_device");
-  CHECK_EQ(ok.code, 0);
-  CHECK(ok.out.find("devices differ") != std::string::npos);
+  EXPECT_EQ(ok.code, 0);
+  EXPECT_TRUE(ok.out.find("devices differ") != std::string::npos);
 }
 
-TEST(output_file_gets_the_format_and_stdout_the_table) {
+TEST(CompareCli, output_file_gets_the_format_and_stdout_the_table) {
   json base = with_noise(tool_report(), 0.005), next = base;
   find_row(next, "fused", 1)["time_ms"]["median"] = find_row(base, "fused", 1)["time_ms"]["median"].get<double>() * 2;
   std::string b = save("o_base.json", base), n = save("o_new.json", next);
   fs::remove(path("cmp.md"));
   Result r = attnbench("compare " + b + " " + n + " --format=md --output=" + path("cmp.md"));
-  CHECK_EQ(r.code, 1);
-  CHECK(r.out.find("base ms") != std::string::npos);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(r.out.find("base ms") != std::string::npos);
   std::ifstream f(path("cmp.md"));
   std::stringstream ss;
   ss << f.rdbuf();
-  CHECK(ss.str().find("### attnbench compare: **REGRESSION**") != std::string::npos);
-  CHECK(ss.str().find("**slower**") != std::string::npos);
-  CHECK_EQ(attnbench("compare " + b + " " + n + " --output=" + path("no_such_dir/x.md")).code, 2);
+  EXPECT_TRUE(ss.str().find("### attnbench compare: **REGRESSION**") != std::string::npos);
+  EXPECT_TRUE(ss.str().find("**slower**") != std::string::npos);
+  EXPECT_EQ(attnbench("compare " + b + " " + n + " --output=" + path("no_such_dir/x.md")).code, 2);
 }
 
-TEST(report_renders_md_and_csv) {
+TEST(CompareCli, report_renders_md_and_csv) {
   std::string b = save("r_base.json", tool_report());
   Result md = attnbench("report " + b + " --format=md");
-  CHECK_EQ(md.code, 0);
-  CHECK(md.out.find("| problem | strategy | status |") != std::string::npos);
+  EXPECT_EQ(md.code, 0);
+  EXPECT_TRUE(md.out.find("| problem | strategy | status |") != std::string::npos);
   for (const char* s : {"nested", "head_batched", "fully_batched", "ptr_array", "fused"})
-    CHECK(md.out.find(std::string("| ") + s) != std::string::npos || md.out.find(std::string("**") + s) != std::string::npos);
+    EXPECT_TRUE(md.out.find(std::string("| ") + s) != std::string::npos || md.out.find(std::string("**") + s) != std::string::npos);
   Result csv = attnbench("report " + b + " --format=csv");
-  CHECK_EQ(csv.code, 0);
-  CHECK_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 11);  // header + 10 rows
+  EXPECT_EQ(csv.code, 0);
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 11);  // header + 10 rows
   Result console = attnbench("report " + b);
-  CHECK_EQ(console.code, 0);
-  CHECK(console.out.find("* ") != std::string::npos);
-  CHECK_EQ(attnbench("report " + b + " --format=json").code, 2);
-  CHECK_EQ(attnbench("report " + path("does_not_exist.json")).code, 2);
+  EXPECT_EQ(console.code, 0);
+  EXPECT_TRUE(console.out.find("* ") != std::string::npos);
+  EXPECT_EQ(attnbench("report " + b + " --format=json").code, 2);
+  EXPECT_EQ(attnbench("report " + path("does_not_exist.json")).code, 2);
   json other = tool_report();
   other["schema"] = "something/1";
-  CHECK_EQ(attnbench("report " + save("r_schema.json", other)).code, 2);
+  EXPECT_EQ(attnbench("report " + save("r_schema.json", other)).code, 2);
 }
 
-TEST_MAIN()

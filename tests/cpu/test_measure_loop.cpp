@@ -125,7 +125,7 @@ class FakeBackend : public Backend {
   World& w_;
 };
 
-struct Run {
+struct LoopRun {
   World w;
   FakeBackend be{w};
   Measurement m;
@@ -162,59 +162,59 @@ bool has_warning(const Measurement& m, const std::string& text) {
 
 }  // namespace
 
-TEST(noisy_series_stops_at_max_time) {
-  Run r;
+TEST(MeasureLoop, noisy_series_stops_at_max_time) {
+  LoopRun r;
   r.w.gpu_script = {1.0, 2.0};  // noise ~0.33, never under 2%
   r.go(settings(5, 0.02, 0.1));
-  CHECK_EQ(r.m.stop_reason, std::string("max_time"));
+  EXPECT_EQ(r.m.stop_reason, std::string("max_time"));
   // The clock advances only by the GPU samples: 1+2+1+... reaches 100 ms at the 67th sample.
-  CHECK_EQ(r.m.gpu.samples, 67);
+  EXPECT_EQ(r.m.gpu.samples, 67);
   std::vector<double> expected;
   for (int i = 0; i < 67; ++i) expected.push_back(i % 2 ? 2.0 : 1.0);  // 34 ones, 33 twos
   Stats e = compute_stats(expected);
-  CHECK_NEAR(r.m.gpu.noise, e.noise, 1e-12);
-  CHECK(r.m.gpu.noise > 0.3);
-  CHECK_NEAR(r.m.gpu.median, 1.0, 1e-12);
-  CHECK_NEAR(r.m.gpu.mean, 100.0 / 67.0, 1e-12);
+  EXPECT_NEAR(r.m.gpu.noise, e.noise, 1e-12);
+  EXPECT_TRUE(r.m.gpu.noise > 0.3);
+  EXPECT_NEAR(r.m.gpu.median, 1.0, 1e-12);
+  EXPECT_NEAR(r.m.gpu.mean, 100.0 / 67.0, 1e-12);
 }
 
-TEST(quiet_series_stops_exactly_at_min_samples) {
-  Run r;
+TEST(MeasureLoop, quiet_series_stops_exactly_at_min_samples) {
+  LoopRun r;
   r.w.gpu_script = {1.0, 1.001};
   r.go(settings(10, 0.02, 100.0));
-  CHECK_EQ(r.m.stop_reason, std::string("noise"));
-  CHECK_EQ(r.m.gpu.samples, 10);
-  CHECK_EQ(r.w.count("start"), 10);
-  CHECK_NEAR(r.m.gpu.median, 1.0005, 1e-12);
-  CHECK(r.m.gpu.noise < 0.001);
+  EXPECT_EQ(r.m.stop_reason, std::string("noise"));
+  EXPECT_EQ(r.m.gpu.samples, 10);
+  EXPECT_EQ(r.w.count("start"), 10);
+  EXPECT_NEAR(r.m.gpu.median, 1.0005, 1e-12);
+  EXPECT_TRUE(r.m.gpu.noise < 0.001);
 }
 
-TEST(max_noise_below_the_series_noise_keeps_sampling) {
-  Run r;
+TEST(MeasureLoop, max_noise_below_the_series_noise_keeps_sampling) {
+  LoopRun r;
   r.w.gpu_script = {1.0, 1.001};  // noise ~0.0005
   r.go(settings(10, 0.0001, 0.5));
-  CHECK_EQ(r.m.stop_reason, std::string("max_time"));
-  CHECK(r.m.gpu.samples > 10);
+  EXPECT_EQ(r.m.stop_reason, std::string("max_time"));
+  EXPECT_TRUE(r.m.gpu.samples > 10);
 }
 
-TEST(max_samples_caps) {
-  Run r;
+TEST(MeasureLoop, max_samples_caps) {
+  LoopRun r;
   r.w.gpu_script = {1.0, 3.0};
   MeasureSettings s = settings(5, 0.02, 1000.0);
   s.max_samples = 25;
   r.go(s);
-  CHECK_EQ(r.m.stop_reason, std::string("max_samples"));
-  CHECK_EQ(r.m.gpu.samples, 25);
-  CHECK_EQ(r.m.host.samples, 25);
+  EXPECT_EQ(r.m.stop_reason, std::string("max_samples"));
+  EXPECT_EQ(r.m.gpu.samples, 25);
+  EXPECT_EQ(r.m.host.samples, 25);
 }
 
-TEST(cold_flushes_once_per_sample_outside_the_timed_region) {
-  Run r;
+TEST(MeasureLoop, cold_flushes_once_per_sample_outside_the_timed_region) {
+  LoopRun r;
   r.go(settings(7, 0.02, 100.0));
-  CHECK_EQ(r.m.gpu.samples, 7);
-  CHECK_EQ(r.w.count("flush"), 7);
-  CHECK_EQ(r.forwards_before_first_sample(), 3);  // warm-up honoured
-  CHECK_EQ(r.w.count("fwd"), 3 + 7);
+  EXPECT_EQ(r.m.gpu.samples, 7);
+  EXPECT_EQ(r.w.count("flush"), 7);
+  EXPECT_EQ(r.forwards_before_first_sample(), 3);  // warm-up honoured
+  EXPECT_EQ(r.w.count("fwd"), 3 + 7);
   // Every timed region (start..stop) holds exactly one forward and no flush; a flush precedes every start.
   // The GPU is idle again (synchronize) between the flush and the start, as in hot mode.
   bool inside = false, synced_since_flush = false;
@@ -222,191 +222,190 @@ TEST(cold_flushes_once_per_sample_outside_the_timed_region) {
   for (const auto& e : r.w.log) {
     if (e == "sync") synced_since_flush = true;
     if (e == "start") {
-      CHECK(!inside);
-      CHECK_EQ(flush_since_stop, 1);
-      CHECK(synced_since_flush);
+      EXPECT_TRUE(!inside);
+      EXPECT_EQ(flush_since_stop, 1);
+      EXPECT_TRUE(synced_since_flush);
       inside = true;
       fwd_inside = 0;
     } else if (e == "stop") {
-      CHECK_EQ(fwd_inside, 1);
+      EXPECT_EQ(fwd_inside, 1);
       inside = false;
       flush_since_stop = 0;
     } else if (e == "fwd") {
       if (inside) ++fwd_inside;
     } else if (e == "flush") {
-      CHECK(!inside);
+      EXPECT_TRUE(!inside);
       ++flush_since_stop;
       synced_since_flush = false;
     }
   }
 }
 
-TEST(hot_never_flushes) {
-  Run r;
+TEST(MeasureLoop, hot_never_flushes) {
+  LoopRun r;
   MeasureSettings s = settings(7, 0.02, 100.0);
   s.hot = true;
   s.warmup = 5;
   r.go(s);
-  CHECK_EQ(r.m.gpu.samples, 7);
-  CHECK_EQ(r.w.count("flush"), 0);
-  CHECK_EQ(r.forwards_before_first_sample(), 5);
-  CHECK_EQ(r.w.count("fwd"), 5 + 7);
+  EXPECT_EQ(r.m.gpu.samples, 7);
+  EXPECT_EQ(r.w.count("flush"), 0);
+  EXPECT_EQ(r.forwards_before_first_sample(), 5);
+  EXPECT_EQ(r.w.count("fwd"), 5 + 7);
 }
 
-TEST(zero_warmup) {
-  Run r;
+TEST(MeasureLoop, zero_warmup) {
+  LoopRun r;
   MeasureSettings s = settings(4, 0.02, 100.0);
   s.warmup = 0;
   r.go(s);
-  CHECK_EQ(r.forwards_before_first_sample(), 0);
-  CHECK_EQ(r.w.count("fwd"), 4);
+  EXPECT_EQ(r.forwards_before_first_sample(), 0);
+  EXPECT_EQ(r.w.count("fwd"), 4);
 }
 
-TEST(graph_falls_back_to_events_when_capture_is_unavailable) {
-  Run r;
+TEST(MeasureLoop, graph_falls_back_to_events_when_capture_is_unavailable) {
+  LoopRun r;
   MeasureSettings s = settings(5, 0.02, 100.0);
   s.timer = TimerKind::graph;
   r.go(s);
-  CHECK_EQ(r.m.timer, std::string("events"));
-  CHECK(has_warning(r.m, "graph capture unavailable on cpu: timed with events"));
-  CHECK_EQ(r.w.count("fwd"), 3 + 5);
-  CHECK_EQ(r.w.count("replay"), 0);
+  EXPECT_EQ(r.m.timer, std::string("events"));
+  EXPECT_TRUE(has_warning(r.m, "graph capture unavailable on cpu: timed with events"));
+  EXPECT_EQ(r.w.count("fwd"), 3 + 5);
+  EXPECT_EQ(r.w.count("replay"), 0);
 }
 
-TEST(graph_falls_back_when_capture_throws) {
-  Run r;
+TEST(MeasureLoop, graph_falls_back_when_capture_throws) {
+  LoopRun r;
   r.w.capture_throws = true;
   MeasureSettings s = settings(5, 0.02, 100.0);
   s.timer = TimerKind::graph;
   r.go(s);
-  CHECK_EQ(r.m.timer, std::string("events"));
-  REQUIRE(r.m.warnings.size() == 1);
-  CHECK(r.m.warnings[0].find("graph capture unavailable on cpu (") == 0);
-  CHECK(r.m.warnings[0].find("timed with events") != std::string::npos);
+  EXPECT_EQ(r.m.timer, std::string("events"));
+  ASSERT_TRUE(r.m.warnings.size() == 1);
+  EXPECT_TRUE(r.m.warnings[0].find("graph capture unavailable on cpu (") == 0);
+  EXPECT_TRUE(r.m.warnings[0].find("timed with events") != std::string::npos);
 }
 
-TEST(graph_times_replays) {
-  Run r;
+TEST(MeasureLoop, graph_times_replays) {
+  LoopRun r;
   r.w.can_capture = true;
   r.w.host_ms_per_forward = 0.5;
   MeasureSettings s = settings(6, 0.02, 100.0);
   s.timer = TimerKind::graph;
   r.go(s);
-  CHECK_EQ(r.m.timer, std::string("graph"));
-  CHECK(r.m.warnings.empty());
-  CHECK_EQ(r.w.count("fwd"), 3);         // warm-up only: samples replay the graph
-  CHECK_EQ(r.w.count("replay"), 1 + 6);  // one untimed upload replay, then one per sample
-  CHECK_NEAR(r.m.host.median, 0.5, 1e-9);
+  EXPECT_EQ(r.m.timer, std::string("graph"));
+  EXPECT_TRUE(r.m.warnings.empty());
+  EXPECT_EQ(r.w.count("fwd"), 3);         // warm-up only: samples replay the graph
+  EXPECT_EQ(r.w.count("replay"), 1 + 6);  // one untimed upload replay, then one per sample
+  EXPECT_NEAR(r.m.host.median, 0.5, 1e-9);
 }
 
-TEST(graph_with_zero_warmup_primes_one_eager_forward) {
-  Run r;
+TEST(MeasureLoop, graph_with_zero_warmup_primes_one_eager_forward) {
+  LoopRun r;
   r.w.can_capture = true;
   MeasureSettings s = settings(3, 0.02, 100.0);
   s.timer = TimerKind::graph;
   s.warmup = 0;
   r.go(s);
-  CHECK_EQ(r.m.timer, std::string("graph"));
-  CHECK_EQ(r.w.count("fwd"), 1);
+  EXPECT_EQ(r.m.timer, std::string("graph"));
+  EXPECT_EQ(r.w.count("fwd"), 1);
 }
 
-TEST(cupti_uses_kernel_time) {
-  Run r;
+TEST(MeasureLoop, cupti_uses_kernel_time) {
+  LoopRun r;
   r.w.cupti_ms = 0.25;
   r.w.gpu_script = {9.0};  // the event timer's value must not be what is reported
   MeasureSettings s = settings(5, 0.02, 100.0);
   s.timer = TimerKind::cupti;
   r.go(s);
-  CHECK_EQ(r.m.timer, std::string("cupti"));
-  CHECK_NEAR(r.m.gpu.median, 0.25, 1e-12);
-  CHECK_EQ(r.m.gpu.samples, 5);
-  CHECK_EQ(r.w.count("count+"), 1 + 5);  // probe + samples
-  CHECK_EQ(r.w.count("start"), 0);
+  EXPECT_EQ(r.m.timer, std::string("cupti"));
+  EXPECT_NEAR(r.m.gpu.median, 0.25, 1e-12);
+  EXPECT_EQ(r.m.gpu.samples, 5);
+  EXPECT_EQ(r.w.count("count+"), 1 + 5);  // probe + samples
+  EXPECT_EQ(r.w.count("start"), 0);
 }
 
-TEST(cupti_falls_back_to_events_without_kernel_time) {
-  Run r;
+TEST(MeasureLoop, cupti_falls_back_to_events_without_kernel_time) {
+  LoopRun r;
   r.w.cupti_ms = 0;
   r.w.gpu_script = {2.0};
   MeasureSettings s = settings(5, 0.02, 100.0);
   s.timer = TimerKind::cupti;
   r.go(s);
-  CHECK_EQ(r.m.timer, std::string("events"));
-  CHECK(has_warning(r.m, "cupti kernel time unavailable on cpu: timed with events"));
-  CHECK_NEAR(r.m.gpu.median, 2.0, 1e-12);
+  EXPECT_EQ(r.m.timer, std::string("events"));
+  EXPECT_TRUE(has_warning(r.m, "cupti kernel time unavailable on cpu: timed with events"));
+  EXPECT_NEAR(r.m.gpu.median, 2.0, 1e-12);
 }
 
-TEST(host_time_is_the_enqueue_alone) {
-  Run r;
+TEST(MeasureLoop, host_time_is_the_enqueue_alone) {
+  LoopRun r;
   r.w.host_ms_per_forward = 0.3;
   r.w.timer_call_ms = 0.05;  // the timer's own calls are not in host_ms either
   r.w.gpu_script = {1.0};
   r.go(settings(5, 0.02, 100.0));
-  CHECK_NEAR(r.m.host.median, 0.3, 1e-9);
-  CHECK_NEAR(r.m.host.max, 0.3, 1e-9);  // the GPU wait (1 ms on the fake clock) is not in it
-  CHECK_NEAR(r.m.gpu.median, 1.0, 1e-12);
+  EXPECT_NEAR(r.m.host.median, 0.3, 1e-9);
+  EXPECT_NEAR(r.m.host.max, 0.3, 1e-9);  // the GPU wait (1 ms on the fake clock) is not in it
+  EXPECT_NEAR(r.m.gpu.median, 1.0, 1e-12);
 }
 
-TEST(throttling_warning_when_clock_is_low) {
-  Run r;
+TEST(MeasureLoop, throttling_warning_when_clock_is_low) {
+  LoopRun r;
   r.w.sm_clock = 1100;
   r.go(settings(5, 0.02, 100.0));
-  CHECK_EQ(r.m.sm_clock_mhz, 1100);
-  CHECK(has_warning(r.m, "SM clock 1100 MHz is 56% of its 1980 MHz maximum: the GPU may be throttling"));
-  CHECK(r.w.count("clock") >= 1);
+  EXPECT_EQ(r.m.sm_clock_mhz, 1100);
+  EXPECT_TRUE(has_warning(r.m, "SM clock 1100 MHz is 56% of its 1980 MHz maximum: the GPU may be throttling"));
+  EXPECT_TRUE(r.w.count("clock") >= 1);
   // Clock reads happen inside the sample, after the stop event, not inside the timed region.
   bool inside = false;
   for (const auto& e : r.w.log) {
     if (e == "start") inside = true;
     if (e == "stop") inside = false;
-    if (e == "clock") CHECK(!inside);
+    if (e == "clock") EXPECT_TRUE(!inside);
   }
 }
 
-TEST(no_throttling_warning_at_full_clock) {
-  Run r;
+TEST(MeasureLoop, no_throttling_warning_at_full_clock) {
+  LoopRun r;
   r.w.sm_clock = 1950;
   r.go(settings(5, 0.02, 100.0));
-  CHECK_EQ(r.m.sm_clock_mhz, 1950);
-  CHECK(r.m.warnings.empty());
-  Run unknown;  // clock 0: unknown, no reading, no warning
+  EXPECT_EQ(r.m.sm_clock_mhz, 1950);
+  EXPECT_TRUE(r.m.warnings.empty());
+  LoopRun unknown;  // clock 0: unknown, no reading, no warning
   unknown.go(settings(5, 0.02, 100.0));
-  CHECK_EQ(unknown.m.sm_clock_mhz, 0);
-  CHECK(unknown.m.warnings.empty());
+  EXPECT_EQ(unknown.m.sm_clock_mhz, 0);
+  EXPECT_TRUE(unknown.m.warnings.empty());
 }
 
-TEST(keep_samples_in_order) {
-  Run r;
+TEST(MeasureLoop, keep_samples_in_order) {
+  LoopRun r;
   r.w.gpu_script = {1.0, 1.001, 1.002};
   MeasureSettings s = settings(4, 0.02, 100.0);
   s.keep_samples = true;
   r.go(s);
-  CHECK(r.m.samples == (std::vector<double>{1.0, 1.001, 1.002, 1.0}));
+  EXPECT_TRUE(r.m.samples == (std::vector<double>{1.0, 1.001, 1.002, 1.0}));
   nlohmann::json j = rounds_to_json({r.m}, s, 0);
-  CHECK_EQ(j["samples_ms"].size(), std::size_t(4));
-  CHECK_EQ(j["stop_reason"].get<std::string>(), std::string("noise"));
-  CHECK_EQ(j["timer"].get<std::string>(), std::string("events"));
-  CHECK(j["time_ms"].contains("noise"));
-  Run r2;
+  EXPECT_EQ(j["samples_ms"].size(), std::size_t(4));
+  EXPECT_EQ(j["stop_reason"].get<std::string>(), std::string("noise"));
+  EXPECT_EQ(j["timer"].get<std::string>(), std::string("events"));
+  EXPECT_TRUE(j["time_ms"].contains("noise"));
+  LoopRun r2;
   MeasureSettings s2 = settings(4, 0.02, 100.0);
   r2.go(s2);
-  CHECK_EQ(r2.m.samples.size(), std::size_t(4));  // kept for combining rounds, written only when asked
-  CHECK(!rounds_to_json({r2.m}, s2, 0).contains("samples_ms"));
+  EXPECT_EQ(r2.m.samples.size(), std::size_t(4));  // kept for combining rounds, written only when asked
+  EXPECT_TRUE(!rounds_to_json({r2.m}, s2, 0).contains("samples_ms"));
 }
 
-TEST(invalid_settings_throw_before_running) {
-  Run r;
+TEST(MeasureLoop, invalid_settings_throw_before_running) {
+  LoopRun r;
   MeasureSettings s = settings(0, 0.02, 1.0);
-  CHECK_THROWS(r.go(s));
-  CHECK(r.w.log.empty());
+  EXPECT_ANY_THROW(r.go(s));
+  EXPECT_TRUE(r.w.log.empty());
 }
 
-TEST(a_slow_forward_gets_one_sample_then_max_time) {
-  Run r;
+TEST(MeasureLoop, a_slow_forward_gets_one_sample_then_max_time) {
+  LoopRun r;
   r.w.gpu_script = {5000.0};  // 5 s per forward, budget 1 s
   r.go(settings(10, 0.02, 1.0));
-  CHECK_EQ(r.m.gpu.samples, 1);
-  CHECK_EQ(r.m.stop_reason, std::string("max_time"));
+  EXPECT_EQ(r.m.gpu.samples, 1);
+  EXPECT_EQ(r.m.stop_reason, std::string("max_time"));
 }
 
-TEST_MAIN()

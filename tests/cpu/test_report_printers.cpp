@@ -53,26 +53,26 @@ static std::string line_with(const std::string& text, const std::string& needle)
   return "";
 }
 
-TEST(console_groups_marks_and_explains) {
+TEST(ReportPrinters, console_groups_marks_and_explains) {
   std::string t = render_report(sample_report(), "console");
-  CHECK(t.find("NVIDIA H200") != std::string::npos);
-  CHECK(line_with(t, " fused ").find("* fused") != std::string::npos);             // fastest of S=512
-  CHECK(line_with(t, "peer:torch-flash").find("* ") == std::string::npos);
-  CHECK(line_with(t, "peer:torch-flash").find("1.37x") != std::string::npos);      // 0.118 / 0.086
-  CHECK(line_with(t, "nested").find("head_dim 64 needs") != std::string::npos);    // reason shown
-  CHECK(line_with(t, "illegal address").find("failed") != std::string::npos);
-  CHECK(line_with(t, "S=1024").find("* head_batched") != std::string::npos);      // the only ok row
-  CHECK(line_with(t, "S=1024").find("5/4!") != std::string::npos);                // mismatch marked
-  CHECK(line_with(t, "S=1024").find("9.0e-04!") != std::string::npos);            // failed verify marked
-  CHECK(t.find("warning: clock throttled") != std::string::npos);
+  EXPECT_TRUE(t.find("NVIDIA H200") != std::string::npos);
+  EXPECT_TRUE(line_with(t, " fused ").find("* fused") != std::string::npos);             // fastest of S=512
+  EXPECT_TRUE(line_with(t, "peer:torch-flash").find("* ") == std::string::npos);
+  EXPECT_TRUE(line_with(t, "peer:torch-flash").find("1.37x") != std::string::npos);      // 0.118 / 0.086
+  EXPECT_TRUE(line_with(t, "nested").find("head_dim 64 needs") != std::string::npos);    // reason shown
+  EXPECT_TRUE(line_with(t, "illegal address").find("failed") != std::string::npos);
+  EXPECT_TRUE(line_with(t, "S=1024").find("* head_batched") != std::string::npos);      // the only ok row
+  EXPECT_TRUE(line_with(t, "S=1024").find("5/4!") != std::string::npos);                // mismatch marked
+  EXPECT_TRUE(line_with(t, "S=1024").find("9.0e-04!") != std::string::npos);            // failed verify marked
+  EXPECT_TRUE(t.find("warning: clock throttled") != std::string::npos);
   // The problem label appears once per group, and every data line of a table is equally aligned.
   int labels = 0;
   for (const auto& l : lines(t)) labels += l.rfind("B=32 H=12 S=512", 0) == 0;
-  CHECK_EQ(labels, 1);
-  CHECK_EQ(line_with(t, "head_batched").find("ok"), line_with(t, "peer:torch-flash").find("ok"));
+  EXPECT_EQ(labels, 1);
+  EXPECT_EQ(line_with(t, "head_batched").find("ok"), line_with(t, "peer:torch-flash").find("ok"));
 }
 
-TEST(rows_that_missed_their_noise_target_or_ran_at_a_low_clock_are_marked) {
+TEST(ReportPrinters, rows_that_missed_their_noise_target_or_ran_at_a_low_clock_are_marked) {
   json r = sample_report();
   r["results"][0]["noise_met"] = false;   // head_batched S=512: stopped on a limit above its target
   r["results"][0]["time_ms"]["noise"] = 0.14;
@@ -82,46 +82,46 @@ TEST(rows_that_missed_their_noise_target_or_ran_at_a_low_clock_are_marked) {
   r["results"][1]["rounds"] = {{"count", 20}, {"spread", 0.01}, {"kept", 5}, {"error", 0.002}};
   for (const char* f : {"console", "md"}) {
     std::string t = render_report(r, f);
-    CHECK(line_with(t, "head_batched").find("14.0%~") != std::string::npos);
-    CHECK(line_with(t, "fused").find("0.0860@") != std::string::npos);  // the first fused row: S=512
-    CHECK(line_with(t, "fused").find("~") == std::string::npos);
+    EXPECT_TRUE(line_with(t, "head_batched").find("14.0%~") != std::string::npos);
+    EXPECT_TRUE(line_with(t, "fused").find("0.0860@") != std::string::npos);  // the first fused row: S=512
+    EXPECT_TRUE(line_with(t, "fused").find("~") == std::string::npos);
   }
   std::string csv = render_report(r, "csv");
-  CHECK(csv.find("noise_met,rounds,round_spread,sm_clock_mhz,clock_low") != std::string::npos);
-  CHECK(line_with(csv, ",head_batched,ok,").find(",false,1,,") != std::string::npos);      // not met, 1 round
-  CHECK(line_with(csv, ",fused,ok,").find(",true,20,0.01,1100,true,") != std::string::npos);
+  EXPECT_TRUE(csv.find("noise_met,rounds,round_spread,sm_clock_mhz,clock_low") != std::string::npos);
+  EXPECT_TRUE(line_with(csv, ",head_batched,ok,").find(",false,1,,") != std::string::npos);      // not met, 1 round
+  EXPECT_TRUE(line_with(csv, ",fused,ok,").find(",true,20,0.01,1100,true,") != std::string::npos);
 }
 
-TEST(a_faster_peer_gets_the_star_and_the_best_own_row_a_plus) {
+TEST(ReportPrinters, a_faster_peer_gets_the_star_and_the_best_own_row_a_plus) {
   json r = sample_report();
   r["results"][3]["time_ms"]["median"] = 0.05;  // peer:torch-flash now beats fused (0.086)
   std::string t = render_report(r, "console");
-  CHECK(line_with(t, "peer:torch-flash").find("* peer:torch-flash") != std::string::npos);
-  CHECK(line_with(t, " fused ").find("+ fused") != std::string::npos);
-  CHECK(line_with(t, " fused ").find("1.72x") != std::string::npos);  // 0.086 / 0.05
-  CHECK(line_with(render_report(r, "csv"), ",fused,ok,").find(",false,true,") != std::string::npos);
-  CHECK(render_report(r, "md").find("*fused*") != std::string::npos);
+  EXPECT_TRUE(line_with(t, "peer:torch-flash").find("* peer:torch-flash") != std::string::npos);
+  EXPECT_TRUE(line_with(t, " fused ").find("+ fused") != std::string::npos);
+  EXPECT_TRUE(line_with(t, " fused ").find("1.72x") != std::string::npos);  // 0.086 / 0.05
+  EXPECT_TRUE(line_with(render_report(r, "csv"), ",fused,ok,").find(",false,true,") != std::string::npos);
+  EXPECT_TRUE(render_report(r, "md").find("*fused*") != std::string::npos);
 }
 
-TEST(print_console_table_omits_warnings) {
+TEST(ReportPrinters, print_console_table_omits_warnings) {
   std::FILE* f = std::tmpfile();
-  REQUIRE(f != nullptr);
+  ASSERT_TRUE(f != nullptr);
   print_console_table(sample_report(), f);
   std::rewind(f);
   std::string s;
   char buf[4096];
   for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) s.append(buf, n);
   std::fclose(f);
-  CHECK(s.find("* fused") != std::string::npos);
-  CHECK(s.find("clock throttled") == std::string::npos);
+  EXPECT_TRUE(s.find("* fused") != std::string::npos);
+  EXPECT_TRUE(s.find("clock throttled") == std::string::npos);
 }
 
-TEST(markdown_is_one_table_with_escaped_cells) {
+TEST(ReportPrinters, markdown_is_one_table_with_escaped_cells) {
   std::string t = render_report(sample_report(), "md");
-  CHECK(t.find("### attnbench on NVIDIA H200") != std::string::npos);
-  CHECK(t.find("|---|---|---|--:|") != std::string::npos);
-  CHECK(t.find("**fused**") != std::string::npos);
-  CHECK(t.find("needs \\| pages") != std::string::npos);
+  EXPECT_TRUE(t.find("### attnbench on NVIDIA H200") != std::string::npos);
+  EXPECT_TRUE(t.find("|---|---|---|--:|") != std::string::npos);
+  EXPECT_TRUE(t.find("**fused**") != std::string::npos);
+  EXPECT_TRUE(t.find("needs \\| pages") != std::string::npos);
   // Every table line has the same number of unescaped pipes.
   int want = -1;
   for (const auto& l : lines(t)) {
@@ -129,36 +129,35 @@ TEST(markdown_is_one_table_with_escaped_cells) {
     int n = 0;
     for (std::size_t i = 0; i < l.size(); ++i) n += l[i] == '|' && (i == 0 || l[i - 1] != '\\');
     if (want < 0) want = n;
-    CHECK_EQ(n, want);
+    EXPECT_EQ(n, want);
   }
-  CHECK_EQ(want, 11);
+  EXPECT_EQ(want, 11);
 }
 
-TEST(csv_has_one_line_per_row_and_quotes) {
+TEST(ReportPrinters, csv_has_one_line_per_row_and_quotes) {
   std::string t = render_report(sample_report(), "csv");
   auto ls = lines(t);
-  REQUIRE(ls.size() == 7u);
-  CHECK(ls[0].rfind("batch,heads,seq_len,", 0) == 0);
-  CHECK(t.find("\"head_dim 64 needs | pages, \"\"quoted\"\"\"") != std::string::npos);
-  CHECK(line_with(t, ",fused,ok,").find(",true,") != std::string::npos);  // fastest column
-  CHECK(line_with(t, ",fused,ok,").find(",0.086,") != std::string::npos);
+  ASSERT_TRUE(ls.size() == 7u);
+  EXPECT_TRUE(ls[0].rfind("batch,heads,seq_len,", 0) == 0);
+  EXPECT_TRUE(t.find("\"head_dim 64 needs | pages, \"\"quoted\"\"\"") != std::string::npos);
+  EXPECT_TRUE(line_with(t, ",fused,ok,").find(",true,") != std::string::npos);  // fastest column
+  EXPECT_TRUE(line_with(t, ",fused,ok,").find(",0.086,") != std::string::npos);
 }
 
-TEST(unknown_format_and_bad_document_throw) {
-  CHECK_THROWS(render_report(sample_report(), "html"));
+TEST(ReportPrinters, unknown_format_and_bad_document_throw) {
+  EXPECT_ANY_THROW(render_report(sample_report(), "html"));
   json bad = sample_report();
   bad["results"] = "nope";
-  CHECK_THROWS(render_report(bad, "console"));
+  EXPECT_ANY_THROW(render_report(bad, "console"));
 }
 
-TEST(tolerates_sparse_peer_rows) {
+TEST(ReportPrinters, tolerates_sparse_peer_rows) {
   json r = sample_report();
   r["results"] = json::array({{{"problem", {{"batch", 1}, {"seq_len", 64}}}, {"strategy", "peer:torch-cudnn"},
                                {"status", "ok"}, {"time_ms", {{"median", 0.5}}}}});
   for (const char* f : {"console", "md", "csv"}) {
     std::string t = render_report(r, f);
-    CHECK(t.find("peer:torch-cudnn") != std::string::npos);
+    EXPECT_TRUE(t.find("peer:torch-cudnn") != std::string::npos);
   }
 }
 
-TEST_MAIN()

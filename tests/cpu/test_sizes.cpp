@@ -15,68 +15,67 @@
 
 using namespace ab;
 
-TEST(size_arithmetic_saturates) {
-  CHECK_EQ(size_mul(3, 4, 5), std::int64_t(60));
-  CHECK_EQ(size_mul(0, kSizeSaturated), std::int64_t(0));
-  CHECK_EQ(size_mul(std::int64_t(1) << 40, std::int64_t(1) << 30), kSizeSaturated);
-  CHECK_EQ(size_mul(kSizeSaturated, 1), kSizeSaturated);
-  CHECK_EQ(size_add(kSizeSaturated - 1, 2), kSizeSaturated);
-  CHECK_EQ(size_add(1, 2, 3), std::int64_t(6));
-  CHECK_EQ(human_bytes_saturating(kSizeSaturated), std::string("more than 8 EiB"));
-  CHECK_EQ(human_bytes(1536.0), std::string("1.50 KiB"));
-  CHECK_EQ(human_bytes(std::ldexp(1.0, 160)), std::string("1208925819614629174706176.00 YiB"));
+TEST(Sizes, size_arithmetic_saturates) {
+  EXPECT_EQ(size_mul(3, 4, 5), std::int64_t(60));
+  EXPECT_EQ(size_mul(0, kSizeSaturated), std::int64_t(0));
+  EXPECT_EQ(size_mul(std::int64_t(1) << 40, std::int64_t(1) << 30), kSizeSaturated);
+  EXPECT_EQ(size_mul(kSizeSaturated, 1), kSizeSaturated);
+  EXPECT_EQ(size_add(kSizeSaturated - 1, 2), kSizeSaturated);
+  EXPECT_EQ(size_add(1, 2, 3), std::int64_t(6));
+  EXPECT_EQ(human_bytes_saturating(kSizeSaturated), std::string("more than 8 EiB"));
+  EXPECT_EQ(human_bytes(1536.0), std::string("1.50 KiB"));
+  EXPECT_EQ(human_bytes(std::ldexp(1.0, 160)), std::string("1208925819614629174706176.00 YiB"));
 }
 
-TEST(problem_bound_refuses_with_the_true_size) {
+TEST(Sizes, problem_bound_refuses_with_the_true_size) {
   bool threw = false;
   try {
     make_problem(1048576, 1048576, 262144, 64, 1, 0, KvLayout::contiguous, DType::fp16, false);
   } catch (const UsageError& e) {
     threw = std::string(e.what()).find("1.845e+19 elements (32.00 EiB in fp16)") != std::string::npos;
   }
-  CHECK(threw);
+  EXPECT_TRUE(threw);
   // The largest accepted tensor is 2^50 elements.
   make_problem(1 << 10, 1 << 10, 1 << 24, 64, 1, 0, KvLayout::contiguous, DType::fp16, false);
-  CHECK_THROWS(make_problem(1 << 10, 1 << 10, 1 << 24, 65, 1, 0, KvLayout::contiguous, DType::fp16, false));
+  EXPECT_ANY_THROW(make_problem(1 << 10, 1 << 10, 1 << 24, 65, 1, 0, KvLayout::contiguous, DType::fp16, false));
 }
 
-TEST(workspace_of_huge_score_matrices_saturates) {
+TEST(Sizes, workspace_of_huge_score_matrices_saturates) {
   // S = 2^33, D = 1: the inputs are small enough to exist, an S x S score matrix is 2^66 elements.
   Problem p = make_problem(1, 1, std::int64_t(1) << 33, 1, 2, 0, KvLayout::paged, DType::fp16, false);
   StrategyOptions so;
   for (const auto& s : make_strategies("all")) {
     std::int64_t ws = s->workspace_bytes(p, so);
-    if (s->name() == "fused") CHECK_EQ(ws, std::int64_t(0));
-    else if (s->name() != "nested") CHECK_EQ(ws, kSizeSaturated);
-    CHECK(ws >= 0);
+    if (s->name() == "fused") EXPECT_EQ(ws, std::int64_t(0));
+    else if (s->name() != "nested") EXPECT_EQ(ws, kSizeSaturated);
+    EXPECT_TRUE(ws >= 0);
   }
   std::string why = workspace_refusal(1000, kSizeSaturated, std::int64_t(1) << 40);
-  CHECK(why.find("needs more than 8 EiB of workspace") != std::string::npos);
-  CHECK(workspace_refusal(10, 20, 30).empty());
-  CHECK(!workspace_refusal(11, 20, 30).empty());
+  EXPECT_TRUE(why.find("needs more than 8 EiB of workspace") != std::string::npos);
+  EXPECT_TRUE(workspace_refusal(10, 20, 30).empty());
+  EXPECT_TRUE(!workspace_refusal(11, 20, 30).empty());
   // A used count above the limit leaves 0 left, never a negative size.
-  CHECK(workspace_refusal(50, 1, 30).find("0.00 B of 30.00 B") != std::string::npos);
+  EXPECT_TRUE(workspace_refusal(50, 1, 30).find("0.00 B of 30.00 B") != std::string::npos);
 }
 
-TEST(input_estimate_counts_what_the_cpu_backend_stages) {
+TEST(Sizes, input_estimate_counts_what_the_cpu_backend_stages) {
   Problem p = make_problem(1, 1, 16384, 64, 1, 0, KvLayout::contiguous, DType::fp16, false);
   std::int64_t e = p.qkv_elements();
-  CHECK_EQ(host_input_bytes(p), 6 * e);  // q, k, v as 16-bit values (no block table when contiguous)
-  CHECK(ProblemInputs::device_bytes(p, true) >= 12 * e);
+  EXPECT_EQ(host_input_bytes(p), 6 * e);  // q, k, v as 16-bit values (no block table when contiguous)
+  EXPECT_TRUE(ProblemInputs::device_bytes(p, true) >= 12 * e);
   auto cpu = make_cpu_backend();
-  CHECK_EQ(input_bytes(*cpu, p, true), ProblemInputs::device_bytes(p, true) + 6 * e + 8 * e);
-  CHECK_EQ(input_bytes(*cpu, p, false), ProblemInputs::device_bytes(p, false) + 6 * e);
+  EXPECT_EQ(input_bytes(*cpu, p, true), ProblemInputs::device_bytes(p, true) + 6 * e + 8 * e);
+  EXPECT_EQ(input_bytes(*cpu, p, false), ProblemInputs::device_bytes(p, false) + 6 * e);
   Problem paged = make_problem(2, 3, 100, 8, 7, 0, KvLayout::paged, DType::bf16, false);
-  CHECK_EQ(host_input_bytes(paged), (paged.qkv_elements() + 2 * paged.pool_elements()) * 2 + paged.pool_slots() * 4);
+  EXPECT_EQ(host_input_bytes(paged), (paged.qkv_elements() + 2 * paged.pool_elements()) * 2 + paged.pool_slots() * 4);
 }
 
-TEST(ranges_stop_before_overflowing) {
-  CHECK(parse_axis("batch", "1099511627776:1099511627776:*16777216") == std::vector<std::int64_t>({1099511627776}));
-  CHECK(parse_axis("batch", "1:1099511627776:*1099511627776") == std::vector<std::int64_t>({1, 1099511627776}));
-  CHECK(parse_axis("batch", "2:1099511627776:*1099511627776") == std::vector<std::int64_t>({2}));
-  CHECK(parse_axis("batch", "1099511627775:1099511627776:+1099511627776") ==
+TEST(Sizes, ranges_stop_before_overflowing) {
+  EXPECT_TRUE(parse_axis("batch", "1099511627776:1099511627776:*16777216") == std::vector<std::int64_t>({1099511627776}));
+  EXPECT_TRUE(parse_axis("batch", "1:1099511627776:*1099511627776") == std::vector<std::int64_t>({1, 1099511627776}));
+  EXPECT_TRUE(parse_axis("batch", "2:1099511627776:*1099511627776") == std::vector<std::int64_t>({2}));
+  EXPECT_TRUE(parse_axis("batch", "1099511627775:1099511627776:+1099511627776") ==
         std::vector<std::int64_t>({1099511627775}));
-  CHECK_EQ(parse_axis("batch", "1:1099511627776:*2").size(), std::size_t(41));
+  EXPECT_EQ(parse_axis("batch", "1:1099511627776:*2").size(), std::size_t(41));
 }
 
-TEST_MAIN()

@@ -69,7 +69,7 @@ std::vector<Problem> awkward_problems() {
 
 }  // namespace
 
-TEST(every_strategy_matches_fp64_reference_on_awkward_shapes) {
+TEST(StrategiesCpu, every_strategy_matches_fp64_reference_on_awkward_shapes) {
   std::uint64_t seed = 7;
   for (const Problem& p : awkward_problems()) {
     for (auto& st : make_all_strategies()) {
@@ -83,54 +83,54 @@ TEST(every_strategy_matches_fp64_reference_on_awkward_shapes) {
         if (!ok)
           std::fprintf(stderr, "  %s on %s (scores %s): rel_l2 %.3g nonfinite %lld\n", st->name().c_str(),
                        p.label().c_str(), fp32_scores ? "fp32" : "input", o.rel_l2, (long long)o.nonfinite);
-        CHECK(ok);
+        EXPECT_TRUE(ok);
       }
     }
   }
 }
 
-TEST(launch_contracts_equal_counted_calls) {
+TEST(StrategiesCpu, launch_contracts_equal_counted_calls) {
   for (const Problem& p : awkward_problems()) {
     for (auto& st : make_all_strategies()) {
       StrategyOptions opt;
       Outcome o = run_one(*st, p, opt, 99);
-      CHECK_EQ(o.launches.gemm_calls, o.contract.gemm_calls);
-      CHECK_EQ(o.launches.other_kernels, o.contract.kernels);
-      CHECK_EQ(o.launches.kernels, o.contract.total());
+      EXPECT_EQ(o.launches.gemm_calls, o.contract.gemm_calls);
+      EXPECT_EQ(o.launches.other_kernels, o.contract.kernels);
+      EXPECT_EQ(o.launches.kernels, o.contract.total());
     }
   }
 }
 
-TEST(contract_formulas_follow_the_design_table) {
+TEST(StrategiesCpu, contract_formulas_follow_the_design_table) {
   Problem p = make_problem(16, 16, 1024, 64, 32, 0, KvLayout::contiguous, DType::fp16, false);
   auto all = make_all_strategies();
-  REQUIRE(all.size() == 5);
-  CHECK_EQ(all[0]->name(), std::string("nested"));
-  CHECK_EQ(all[0]->contract(p).gemm_calls, 2 * 16 * 16 * 32);
-  CHECK_EQ(all[0]->contract(p).kernels, 16 * 16 * 32 + 1);
-  CHECK_EQ(all[1]->contract(p).gemm_calls, 2 * 32);
-  CHECK_EQ(all[1]->contract(p).kernels, 32 + 1);
-  CHECK_EQ(all[2]->contract(p).gemm_calls, 2);
-  CHECK_EQ(all[2]->contract(p).kernels, 2);
-  CHECK_EQ(all[3]->contract(p).total(), 4);
-  CHECK_EQ(all[4]->contract(p).total(), 1);
+  ASSERT_TRUE(all.size() == 5);
+  EXPECT_EQ(all[0]->name(), std::string("nested"));
+  EXPECT_EQ(all[0]->contract(p).gemm_calls, 2 * 16 * 16 * 32);
+  EXPECT_EQ(all[0]->contract(p).kernels, 16 * 16 * 32 + 1);
+  EXPECT_EQ(all[1]->contract(p).gemm_calls, 2 * 32);
+  EXPECT_EQ(all[1]->contract(p).kernels, 32 + 1);
+  EXPECT_EQ(all[2]->contract(p).gemm_calls, 2);
+  EXPECT_EQ(all[2]->contract(p).kernels, 2);
+  EXPECT_EQ(all[3]->contract(p).total(), 4);
+  EXPECT_EQ(all[4]->contract(p).total(), 1);
   Problem paged = make_problem(2, 2, 100, 64, 3, 0, KvLayout::paged, DType::fp16, false);
-  CHECK_EQ(all[1]->contract(paged).kernels, 3 + 1 + 1);  // + gather
-  CHECK_EQ(all[2]->contract(paged).kernels, 3);
-  CHECK_EQ(all[3]->contract(paged).kernels, 2);           // reads the pool directly
+  EXPECT_EQ(all[1]->contract(paged).kernels, 3 + 1 + 1);  // + gather
+  EXPECT_EQ(all[2]->contract(paged).kernels, 3);
+  EXPECT_EQ(all[3]->contract(paged).kernels, 2);           // reads the pool directly
 }
 
-TEST(poisoned_output_is_caught_when_a_strategy_writes_nothing) {
+TEST(StrategiesCpu, poisoned_output_is_caught_when_a_strategy_writes_nothing) {
   // The check the tests rely on: an output left at the poison value fails comparison.
   Problem p = make_problem(1, 1, 16, 8, 1, 0, KvLayout::contiguous, DType::fp16, false);
   std::vector<std::uint16_t> out(p.qkv_elements(), 0xFFFF);
   std::vector<double> ref(p.qkv_elements(), 0.5);
   ErrorStats e = compare_output(p, out.data(), ref.data());
-  CHECK_EQ(e.nonfinite, p.qkv_elements());
-  CHECK(!(e.rel_l2 <= 1.0));
+  EXPECT_EQ(e.nonfinite, p.qkv_elements());
+  EXPECT_TRUE(!(e.rel_l2 <= 1.0));
 }
 
-TEST(cpu_fused_tiling_matches_reference_for_several_tiles) {
+TEST(StrategiesCpu, cpu_fused_tiling_matches_reference_for_several_tiles) {
   Problem p = make_problem(2, 2, 77, 16, 5, 0, KvLayout::paged, DType::fp16, true);
   HostTensors t = make_random_inputs(p, 3);
   std::vector<double> ref(p.qkv_elements());
@@ -141,12 +141,12 @@ TEST(cpu_fused_tiling_matches_reference_for_several_tiles) {
       AttentionIO io{t.q.data(), t.k.data(), t.v.data(), o.data(), t.block_table.data(), t.block_table.data()};
       cpu_fused_attention(p, io, bm, bn);
       ErrorStats e = compare_output(p, o.data(), ref.data());
-      CHECK_EQ(e.nonfinite, 0);
-      CHECK(e.rel_l2 <= tolerance_for(p.dtype));
+      EXPECT_EQ(e.nonfinite, 0);
+      EXPECT_TRUE(e.rel_l2 <= tolerance_for(p.dtype));
     }
 }
 
-TEST(parallel_for_rethrows_a_worker_exception_on_the_caller) {
+TEST(StrategiesCpu, parallel_for_rethrows_a_worker_exception_on_the_caller) {
   bool caught = false;
   try {
     parallel_for(64, 1e9, [](std::int64_t lo, std::int64_t hi) {
@@ -156,7 +156,6 @@ TEST(parallel_for_rethrows_a_worker_exception_on_the_caller) {
   } catch (const std::runtime_error& e) {
     caught = std::string(e.what()) == "chunk failed";
   }
-  CHECK(caught);
+  EXPECT_TRUE(caught);
 }
 
-TEST_MAIN()

@@ -163,85 +163,85 @@ std::vector<std::string> sources_after_setup(Backend& be, const std::string& str
 
 }  // namespace
 
-TEST(search_keeps_fastest_correct_candidate_and_records_failures) {
+TEST(Tune, search_keeps_fastest_correct_candidate_and_records_failures) {
   auto cpu = make_cpu_backend();
   FakeLt lt(*cpu);
   TuneOptions opt = quick_options("head_batched");
   opt.top = 8;
   TuneOutcome out = tune_grid(lt, opt);
-  REQUIRE(out.gemm.size() == 2);  // Q·K^T and P·V
+  ASSERT_TRUE(out.gemm.size() == 2);  // Q·K^T and P·V
   for (const GemmTuneRecord& r : out.gemm) {
-    CHECK_EQ(r.candidates.size(), std::size_t(5));
-    REQUIRE(r.best >= 0);
-    CHECK_EQ(r.candidates[r.best].label, std::string("F"));
-    REQUIRE(r.baseline >= 0);
-    CHECK_EQ(r.candidates[r.baseline].label, std::string("H"));
-    CHECK(r.candidates[r.baseline].baseline);
-    CHECK_EQ(by_label(r, "X")->status, std::string("failed"));
-    CHECK(by_label(r, "X")->reason.find("NOT_SUPPORTED") != std::string::npos);
-    CHECK_EQ(by_label(r, "W")->status, std::string("incorrect"));
-    CHECK_EQ(by_label(r, "H")->status, std::string("ok"));
-    CHECK_EQ(by_label(r, "S")->status, std::string("ok"));
-    CHECK(by_label(r, "S")->ms > by_label(r, "F")->ms);
-    CHECK_EQ(r.failed(), 2);
-    CHECK(r.gain() > 1.5);  // H sleeps 1.5 ms per call, F not at all
-    CHECK_NEAR(r.gain(), r.baseline_ms() / r.best_ms(), 1e-12);
+    EXPECT_EQ(r.candidates.size(), std::size_t(5));
+    ASSERT_TRUE(r.best >= 0);
+    EXPECT_EQ(r.candidates[r.best].label, std::string("F"));
+    ASSERT_TRUE(r.baseline >= 0);
+    EXPECT_EQ(r.candidates[r.baseline].label, std::string("H"));
+    EXPECT_TRUE(r.candidates[r.baseline].baseline);
+    EXPECT_EQ(by_label(r, "X")->status, std::string("failed"));
+    EXPECT_TRUE(by_label(r, "X")->reason.find("NOT_SUPPORTED") != std::string::npos);
+    EXPECT_EQ(by_label(r, "W")->status, std::string("incorrect"));
+    EXPECT_EQ(by_label(r, "H")->status, std::string("ok"));
+    EXPECT_EQ(by_label(r, "S")->status, std::string("ok"));
+    EXPECT_TRUE(by_label(r, "S")->ms > by_label(r, "F")->ms);
+    EXPECT_EQ(r.failed(), 2);
+    EXPECT_TRUE(r.gain() > 1.5);  // H sleeps 1.5 ms per call, F not at all
+    EXPECT_NEAR(r.gain(), r.baseline_ms() / r.best_ms(), 1e-12);
   }
   // The cache entries carry the winner, the baseline and the failures.
   auto entries = out.cache.gemm_entries();
-  REQUIRE(entries.size() == 2);
+  ASSERT_TRUE(entries.size() == 2);
   for (const auto& e : entries) {
-    CHECK_EQ(e.algo.label, std::string("F"));
-    CHECK(e.algo.blob == FakeLt::algo("F", 4).blob);
-    CHECK_EQ(e.heuristic_algo, std::string("H"));
-    CHECK_EQ(e.candidates, 5);
-    CHECK_EQ(e.failed, 2);
-    CHECK_EQ(e.failures.size(), std::size_t(2));
-    CHECK(e.gain > 1.5);
-    CHECK(e.heuristic_ms > e.best_ms);
-    CHECK_EQ(e.search, std::string("heuristic"));
-    CHECK_EQ(e.measured_with["strategy"].get<std::string>(), std::string("head_batched"));
+    EXPECT_EQ(e.algo.label, std::string("F"));
+    EXPECT_TRUE(e.algo.blob == FakeLt::algo("F", 4).blob);
+    EXPECT_EQ(e.heuristic_algo, std::string("H"));
+    EXPECT_EQ(e.candidates, 5);
+    EXPECT_EQ(e.failed, 2);
+    EXPECT_EQ(e.failures.size(), std::size_t(2));
+    EXPECT_TRUE(e.gain > 1.5);
+    EXPECT_TRUE(e.heuristic_ms > e.best_ms);
+    EXPECT_EQ(e.search, std::string("heuristic"));
+    EXPECT_EQ(e.measured_with["strategy"].get<std::string>(), std::string("head_batched"));
   }
   std::string summary = format_tune_summary(out);
-  CHECK(summary.find("GEMM shape") != std::string::npos);
-  CHECK(summary.find("strided x2") != std::string::npos);
+  EXPECT_TRUE(summary.find("GEMM shape") != std::string::npos);
+  EXPECT_TRUE(summary.find("strided x2") != std::string::npos);
 }
 
-TEST(heuristic_winner_gives_gain_one) {
+TEST(Tune, heuristic_winner_gives_gain_one) {
   auto cpu = make_cpu_backend();
   FakeLt lt(*cpu);
   TuneOptions opt = quick_options("nested");
   opt.top = 2;  // H and X only: X cannot be set, so H must win
   TuneOutcome out = tune_grid(lt, opt);
-  REQUIRE(out.gemm.size() == 2);
+  ASSERT_TRUE(out.gemm.size() == 2);
   for (const auto& r : out.gemm) {
-    CHECK_EQ(r.candidates.size(), std::size_t(2));
-    REQUIRE(r.best >= 0);
-    CHECK_EQ(r.best, r.baseline);
-    CHECK_EQ(r.gain(), 1.0);
+    EXPECT_EQ(r.candidates.size(), std::size_t(2));
+    ASSERT_TRUE(r.best >= 0);
+    EXPECT_EQ(r.best, r.baseline);
+    EXPECT_EQ(r.gain(), 1.0);
   }
-  for (const auto& e : out.cache.gemm_entries()) CHECK(e.algo.heuristic_first);
+  for (const auto& e : out.cache.gemm_entries()) EXPECT_TRUE(e.algo.heuristic_first);
 }
 
-TEST(exhaustive_search_always_includes_the_heuristic_first_choice) {
+TEST(Tune, exhaustive_search_always_includes_the_heuristic_first_choice) {
   auto cpu = make_cpu_backend();
   FakeLt lt(*cpu);
   TuneOptions opt = quick_options("fully_batched");
   opt.exhaustive = true;
   TuneOutcome out = tune_grid(lt, opt);
-  REQUIRE(out.gemm.size() == 2);
-  CHECK(lt.heuristic_queries >= 2);  // asked for the heuristic's first choice for each shape
+  ASSERT_TRUE(out.gemm.size() == 2);
+  EXPECT_TRUE(lt.heuristic_queries >= 2);  // asked for the heuristic's first choice for each shape
   for (const auto& r : out.gemm) {
-    REQUIRE(r.candidates.size() == 5);  // H + S, F, W, X (the repeated F dropped)
-    CHECK_EQ(r.baseline, 0);
-    CHECK_EQ(r.candidates[0].label, std::string("H"));
-    REQUIRE(r.best >= 0);
-    CHECK_EQ(r.candidates[r.best].label, std::string("F"));
-    CHECK(r.gain() > 1.0);
+    ASSERT_TRUE(r.candidates.size() == 5);  // H + S, F, W, X (the repeated F dropped)
+    EXPECT_EQ(r.baseline, 0);
+    EXPECT_EQ(r.candidates[0].label, std::string("H"));
+    ASSERT_TRUE(r.best >= 0);
+    EXPECT_EQ(r.candidates[r.best].label, std::string("F"));
+    EXPECT_TRUE(r.gain() > 1.0);
   }
   for (const auto& e : out.cache.gemm_entries()) {
-    CHECK_EQ(e.search, std::string("exhaustive"));
-    CHECK_EQ(e.top, 0);
+    EXPECT_EQ(e.search, std::string("exhaustive"));
+    EXPECT_EQ(e.top, 0);
   }
 }
 
@@ -258,17 +258,17 @@ class CappedExhaustive : public FakeLt {
   }
 };
 
-TEST(capped_exhaustive_search_still_tries_the_heuristic_top_n) {
+TEST(Tune, capped_exhaustive_search_still_tries_the_heuristic_top_n) {
   auto cpu = make_cpu_backend();
   CappedExhaustive lt(*cpu);
   TuneOptions opt = quick_options("fully_batched");
   opt.exhaustive = true;
   opt.top = 8;
   TuneOutcome out = tune_grid(lt, opt);
-  REQUIRE(out.gemm.size() == 2);
+  ASSERT_TRUE(out.gemm.size() == 2);
   for (const auto& r : out.gemm) {
-    REQUIRE(r.best >= 0);
-    CHECK_EQ(r.candidates[r.best].label, std::string("F"));
+    ASSERT_TRUE(r.best >= 0);
+    EXPECT_EQ(r.candidates[r.best].label, std::string("F"));
   }
 }
 
@@ -305,7 +305,7 @@ class LuckyLt : public FakeLt {
   std::map<GemmPlanId, int> l_runs_, l_sets_;
 };
 
-TEST(the_winner_comes_from_the_re_measured_finalists_not_the_screen) {
+TEST(Tune, the_winner_comes_from_the_re_measured_finalists_not_the_screen) {
   for (int finalists : {1, 2}) {
     auto cpu = make_cpu_backend();
     LuckyLt lt(*cpu);
@@ -313,111 +313,111 @@ TEST(the_winner_comes_from_the_re_measured_finalists_not_the_screen) {
     TuneOptions opt = quick_options("head_batched");  // one plan per shape, each run once per forward
     opt.finalists = finalists;
     TuneOutcome out = tune_grid(lt, opt);
-    REQUIRE(out.gemm.size() == 2);
+    ASSERT_TRUE(out.gemm.size() == 2);
     for (const GemmTuneRecord& r : out.gemm) {
-      REQUIRE(r.candidates.size() == 4);
+      ASSERT_TRUE(r.candidates.size() == 4);
       const CandidateOutcome* l = by_label(r, "L");
       const CandidateOutcome* f = by_label(r, "F");
       const CandidateOutcome* s = by_label(r, "S");
       const CandidateOutcome* h = by_label(r, "H");
       // Every candidate was verified and screened.
       for (const auto* c : {l, f, s, h}) {
-        CHECK_EQ(c->status, std::string("ok"));
-        CHECK(c->screen_ms > 0);
+        EXPECT_EQ(c->status, std::string("ok"));
+        EXPECT_TRUE(c->screen_ms > 0);
       }
-      CHECK(l->screen_ms < f->screen_ms);  // L screened fastest
-      CHECK(h->finalist);                  // the heuristic's choice is always re-measured
-      CHECK(l->finalist);
-      CHECK(!s->finalist);
-      CHECK_EQ(s->ms, 0.0);
-      REQUIRE(r.best >= 0);
+      EXPECT_TRUE(l->screen_ms < f->screen_ms);  // L screened fastest
+      EXPECT_TRUE(h->finalist);                  // the heuristic's choice is always re-measured
+      EXPECT_TRUE(l->finalist);
+      EXPECT_TRUE(!s->finalist);
+      EXPECT_EQ(s->ms, 0.0);
+      ASSERT_TRUE(r.best >= 0);
       if (finalists == 1) {
         // Only H and L were re-measured: L is slow now, so H wins and the gain is 1, not L's screened time.
-        CHECK(!f->finalist);
-        CHECK_EQ(r.finalists(), 2);
-        CHECK_EQ(r.candidates[r.best].label, std::string("H"));
-        CHECK_EQ(r.gain(), 1.0);
+        EXPECT_TRUE(!f->finalist);
+        EXPECT_EQ(r.finalists(), 2);
+        EXPECT_EQ(r.candidates[r.best].label, std::string("H"));
+        EXPECT_EQ(r.gain(), 1.0);
       } else {
-        CHECK(f->finalist);
-        CHECK_EQ(r.finalists(), 3);
-        CHECK_EQ(r.candidates[r.best].label, std::string("F"));
-        CHECK(r.gain() > 1.4);  // Q·K^T: 4.5+4.5 against 0.5+4.5 ms of sleep (the other shape at H); P·V: 5 against 1
+        EXPECT_TRUE(f->finalist);
+        EXPECT_EQ(r.finalists(), 3);
+        EXPECT_EQ(r.candidates[r.best].label, std::string("F"));
+        EXPECT_TRUE(r.gain() > 1.4);  // Q·K^T: 4.5+4.5 against 0.5+4.5 ms of sleep (the other shape at H); P·V: 5 against 1
       }
-      CHECK(l->ms > h->ms);  // re-measured: L is slower than the heuristic's choice
+      EXPECT_TRUE(l->ms > h->ms);  // re-measured: L is slower than the heuristic's choice
     }
-    for (const auto& e : out.cache.gemm_entries()) CHECK_EQ(e.measured_with["finalists"].get<int>(), finalists + 1);
+    for (const auto& e : out.cache.gemm_entries()) EXPECT_EQ(e.measured_with["finalists"].get<int>(), finalists + 1);
   }
 }
 
-TEST(the_winner_is_measured_again_and_gives_way_when_it_is_no_faster) {
+TEST(Tune, the_winner_is_measured_again_and_gives_way_when_it_is_no_faster) {
   auto cpu = make_cpu_backend();
   LuckyLt lt(*cpu);
   lt.fast_sets = 2;   // fast through screening and the finalists' round, slow when measured again
   TuneOptions opt = quick_options("head_batched");
   opt.finalists = 1;  // H and L re-measured; L wins that round
   TuneOutcome out = tune_grid(lt, opt);
-  REQUIRE(out.gemm.size() == 2);
+  ASSERT_TRUE(out.gemm.size() == 2);
   for (const GemmTuneRecord& r : out.gemm) {
     const CandidateOutcome* l = by_label(r, "L");
     const CandidateOutcome* h = by_label(r, "H");
-    CHECK(l->finalist);
-    CHECK(l->finalist_ms > 0);
-    CHECK(l->finalist_ms < h->finalist_ms);  // L won the finalists' round...
-    CHECK(l->ms > h->ms);                    // ...and lost when measured again
-    REQUIRE(r.best >= 0);
-    CHECK_EQ(r.best, r.baseline);            // so the heuristic's choice stays
-    CHECK_EQ(r.gain(), 1.0);
+    EXPECT_TRUE(l->finalist);
+    EXPECT_TRUE(l->finalist_ms > 0);
+    EXPECT_TRUE(l->finalist_ms < h->finalist_ms);  // L won the finalists' round...
+    EXPECT_TRUE(l->ms > h->ms);                    // ...and lost when measured again
+    ASSERT_TRUE(r.best >= 0);
+    EXPECT_EQ(r.best, r.baseline);            // so the heuristic's choice stays
+    EXPECT_EQ(r.gain(), 1.0);
   }
 }
 
-TEST(screening_times_the_shapes_own_gemm_calls_alone) {
+TEST(Tune, screening_times_the_shapes_own_gemm_calls_alone) {
   auto cpu = make_cpu_backend();
   FakeLt lt(*cpu);
   TuneOptions opt = quick_options("nested");  // two calls of each shape per forward, one per head
   opt.finalists = -1;                          // re-measure every verified candidate
   TuneOutcome out = tune_grid(lt, opt);
-  REQUIRE(out.gemm.size() == 2);
+  ASSERT_TRUE(out.gemm.size() == 2);
   const GemmTuneRecord& qk = out.gemm[0];  // tuned while the P·V shape is still at H (1.5 ms per call)
   const CandidateOutcome* s = by_label(qk, "S");
-  REQUIRE(s != nullptr);
-  REQUIRE(s->status == "ok");
-  CHECK(s->finalist);
-  CHECK(s->screen_ms >= 6.0);            // both heads' Q·K^T calls at 3 ms each...
-  CHECK(s->ms >= 6.0 + 3.0);             // (the forward adds its 2 P·V calls at 1.5 ms each)...
+  ASSERT_TRUE(s != nullptr);
+  ASSERT_TRUE(s->status == "ok");
+  EXPECT_TRUE(s->finalist);
+  EXPECT_TRUE(s->screen_ms >= 6.0);            // both heads' Q·K^T calls at 3 ms each...
+  EXPECT_TRUE(s->ms >= 6.0 + 3.0);             // (the forward adds its 2 P·V calls at 1.5 ms each)...
   // ...but a screen holds none of them: F's Q·K^T calls do not sleep, and its screen (a median of 3) stays
   // under the 3 ms floor the P·V calls would add.
   const CandidateOutcome* f = by_label(qk, "F");
-  REQUIRE(f != nullptr);
-  CHECK(f->ms >= 3.0);
-  CHECK(f->screen_ms < 3.0);
+  ASSERT_TRUE(f != nullptr);
+  EXPECT_TRUE(f->ms >= 3.0);
+  EXPECT_TRUE(f->screen_ms < 3.0);
   // H (3 ms) was screened fully first; S's first sample is over 1.5x that, so it stopped there.
-  CHECK_EQ(by_label(qk, "H")->screen_samples, 3);
-  CHECK_EQ(s->screen_samples, 1);
-  CHECK_EQ(by_label(qk, "F")->screen_samples, 3);
-  CHECK_EQ(qk.finalists(), 3);           // H, F and S: X failed, W was incorrect
-  CHECK(qk.verify_s > 0);
-  CHECK(qk.screen_s > 0);
-  CHECK(qk.confirm_s > 0);
+  EXPECT_EQ(by_label(qk, "H")->screen_samples, 3);
+  EXPECT_EQ(s->screen_samples, 1);
+  EXPECT_EQ(by_label(qk, "F")->screen_samples, 3);
+  EXPECT_EQ(qk.finalists(), 3);           // H, F and S: X failed, W was incorrect
+  EXPECT_TRUE(qk.verify_s > 0);
+  EXPECT_TRUE(qk.screen_s > 0);
+  EXPECT_TRUE(qk.confirm_s > 0);
 }
 
-TEST(screen_calls_caps_the_calls_a_screen_replays) {
+TEST(Tune, screen_calls_caps_the_calls_a_screen_replays) {
   auto cpu = make_cpu_backend();
   FakeLt lt(*cpu);
   TuneOptions opt = quick_options("nested");  // two calls of each shape per forward, one per head
   opt.screen_calls = 1;
   TuneOutcome out = tune_grid(lt, opt);
-  REQUIRE(out.gemm.size() == 2);
+  ASSERT_TRUE(out.gemm.size() == 2);
   const GemmTuneRecord& qk = out.gemm[0];
-  CHECK_EQ(qk.own_calls, 2);
-  CHECK_EQ(qk.screen_calls, 1);
+  EXPECT_EQ(qk.own_calls, 2);
+  EXPECT_EQ(qk.screen_calls, 1);
   const CandidateOutcome* h = by_label(qk, "H");
-  REQUIRE(h != nullptr);
-  CHECK(h->screen_ms >= 1.5);  // one call at 1.5 ms...
-  CHECK(h->screen_ms < 3.0);   // ...not both heads' (3 ms)
-  CHECK(h->ms >= 3.0 + 3.0);   // the re-measured forward still runs every call of both shapes
+  ASSERT_TRUE(h != nullptr);
+  EXPECT_TRUE(h->screen_ms >= 1.5);  // one call at 1.5 ms...
+  EXPECT_TRUE(h->screen_ms < 3.0);   // ...not both heads' (3 ms)
+  EXPECT_TRUE(h->ms >= 3.0 + 3.0);   // the re-measured forward still runs every call of both shapes
   for (const auto& e : out.cache.gemm_entries()) {
-    CHECK_EQ(e.measured_with["screen_calls"].get<int>(), 1);
-    CHECK_EQ(e.measured_with["own_calls"].get<int>(), 2);
+    EXPECT_EQ(e.measured_with["screen_calls"].get<int>(), 1);
+    EXPECT_EQ(e.measured_with["own_calls"].get<int>(), 2);
   }
 }
 
@@ -447,50 +447,50 @@ class LateWrongLt : public FakeLt {
   std::map<GemmPlanId, std::pair<const void*, const void*>> first_operands_;
 };
 
-TEST(nested_candidates_are_verified_on_one_head_and_finalists_on_the_problem) {
+TEST(Tune, nested_candidates_are_verified_on_one_head_and_finalists_on_the_problem) {
   auto cpu = make_cpu_backend();
   LateWrongLt lt(*cpu);
   TuneOptions opt = quick_options("nested,head_batched");
   TuneOutcome out = tune_grid(lt, opt);
-  REQUIRE(out.gemm.size() == 4);
+  ASSERT_TRUE(out.gemm.size() == 4);
   for (const GemmTuneRecord& r : out.gemm) {
     const bool nested = r.strategy == "nested";
     // nested's shapes are found on B=1 H=1; head_batched's carry the head count and are verified in place.
-    CHECK_EQ(r.verified_on, nested ? std::string("B=1 H=1 S=32 D=16 P=1 contiguous fp16") : small().label());
+    EXPECT_EQ(r.verified_on, nested ? std::string("B=1 H=1 S=32 D=16 P=1 contiguous fp16") : small().label());
     const CandidateOutcome* w = by_label(r, "W");
     const CandidateOutcome* z = by_label(r, "Z");
-    REQUIRE(w != nullptr);
-    REQUIRE(z != nullptr);
-    CHECK_EQ(w->status, std::string("incorrect"));  // wrong on every call: caught on either problem
-    CHECK(!w->finalist);
+    ASSERT_TRUE(w != nullptr);
+    ASSERT_TRUE(z != nullptr);
+    EXPECT_EQ(w->status, std::string("incorrect"));  // wrong on every call: caught on either problem
+    EXPECT_TRUE(!w->finalist);
     if (nested) {
       // Z passed on one head, was screened among the fastest, and failed when verified on both heads.
-      CHECK(z->finalist);
-      CHECK_EQ(z->status, std::string("incorrect"));
-      CHECK(z->reason.find("on the tuned problem") != std::string::npos);
+      EXPECT_TRUE(z->finalist);
+      EXPECT_EQ(z->status, std::string("incorrect"));
+      EXPECT_TRUE(z->reason.find("on the tuned problem") != std::string::npos);
     } else {
-      CHECK_EQ(z->status, std::string("ok"));  // one call per forward: never wrong here
+      EXPECT_EQ(z->status, std::string("ok"));  // one call per forward: never wrong here
     }
-    REQUIRE(r.best >= 0);
-    if (nested) CHECK(r.candidates[r.best].label != "Z");
-    CHECK(r.candidates[r.best].label != "W");
+    ASSERT_TRUE(r.best >= 0);
+    if (nested) EXPECT_TRUE(r.candidates[r.best].label != "Z");
+    EXPECT_TRUE(r.candidates[r.best].label != "W");
   }
-  for (const auto& e : out.cache.gemm_entries()) CHECK(e.measured_with.contains("verified_on"));
+  for (const auto& e : out.cache.gemm_entries()) EXPECT_TRUE(e.measured_with.contains("verified_on"));
 }
 
-TEST(screen_cutoff_zero_screens_every_candidate_fully) {
+TEST(Tune, screen_cutoff_zero_screens_every_candidate_fully) {
   auto cpu = make_cpu_backend();
   FakeLt lt(*cpu);
   TuneOptions opt = quick_options("head_batched");
   opt.screen_cutoff = 0;
   TuneOutcome out = tune_grid(lt, opt);
-  REQUIRE(out.gemm.size() == 2);
+  ASSERT_TRUE(out.gemm.size() == 2);
   for (const auto& r : out.gemm)
     for (const auto& c : r.candidates)
-      if (c.status == "ok") CHECK_EQ(c.screen_samples, 3);
+      if (c.status == "ok") EXPECT_EQ(c.screen_samples, 3);
 }
 
-TEST(finalist_indices_put_the_baseline_first_then_screen_order) {
+TEST(Tune, finalist_indices_put_the_baseline_first_then_screen_order) {
   GemmTuneRecord r;
   auto add = [&](const char* status, double screen) {
     CandidateOutcome c;
@@ -505,21 +505,21 @@ TEST(finalist_indices_put_the_baseline_first_then_screen_order) {
   add("incorrect", 0); // 4
   add("ok", 3);        // 5
   r.baseline = 0;
-  CHECK(finalist_indices(r, 2) == std::vector<int>({0, 3, 1}));
-  CHECK(finalist_indices(r, -1) == std::vector<int>({0, 3, 1, 5}));
-  CHECK(finalist_indices(r, 10) == std::vector<int>({0, 3, 1, 5}));
+  EXPECT_TRUE(finalist_indices(r, 2) == std::vector<int>({0, 3, 1}));
+  EXPECT_TRUE(finalist_indices(r, -1) == std::vector<int>({0, 3, 1, 5}));
+  EXPECT_TRUE(finalist_indices(r, 10) == std::vector<int>({0, 3, 1, 5}));
   // An exhaustive list that starts with the heuristic's top-3 (0, 1 and the failed 2) re-measures 1 as well.
   r.heuristic_top = 3;
-  CHECK(finalist_indices(r, 1) == std::vector<int>({0, 3, 1}));
-  CHECK(finalist_indices(r, 2) == std::vector<int>({0, 3, 1}));
+  EXPECT_TRUE(finalist_indices(r, 1) == std::vector<int>({0, 3, 1}));
+  EXPECT_TRUE(finalist_indices(r, 2) == std::vector<int>({0, 3, 1}));
   r.heuristic_top = 0;
   r.candidates[0].status = "failed";  // a baseline that failed is not re-measured
-  CHECK(finalist_indices(r, 1) == std::vector<int>({3}));
+  EXPECT_TRUE(finalist_indices(r, 1) == std::vector<int>({3}));
 }
 
 // Exhaustive search against the screen's winner's curse: with one finalist, the lucky L (fastest screened,
 // slow after) is re-measured, and so is every heuristic top-N candidate, F among them, which wins.
-TEST(exhaustive_search_re_measures_the_heuristic_top_n) {
+TEST(Tune, exhaustive_search_re_measures_the_heuristic_top_n) {
   auto cpu = make_cpu_backend();
   LuckyLt lt(*cpu);
   lt.fast_runs = 1 + 1 + 3;
@@ -527,18 +527,18 @@ TEST(exhaustive_search_re_measures_the_heuristic_top_n) {
   opt.exhaustive = true;
   opt.finalists = 1;
   TuneOutcome out = tune_grid(lt, opt);
-  REQUIRE(out.gemm.size() == 2);
+  ASSERT_TRUE(out.gemm.size() == 2);
   for (const GemmTuneRecord& r : out.gemm) {
-    CHECK_EQ(r.heuristic_top, 4);  // LuckyLt's top-N is its whole list
-    CHECK(by_label(r, "L")->finalist);
-    CHECK(by_label(r, "F")->finalist);
-    CHECK(by_label(r, "S")->finalist);
-    REQUIRE(r.best >= 0);
-    CHECK_EQ(r.candidates[r.best].label, std::string("F"));
+    EXPECT_EQ(r.heuristic_top, 4);  // LuckyLt's top-N is its whole list
+    EXPECT_TRUE(by_label(r, "L")->finalist);
+    EXPECT_TRUE(by_label(r, "F")->finalist);
+    EXPECT_TRUE(by_label(r, "S")->finalist);
+    ASSERT_TRUE(r.best >= 0);
+    EXPECT_EQ(r.candidates[r.best].label, std::string("F"));
   }
 }
 
-TEST(dry_run_lists_candidates_and_tiles_without_timing) {
+TEST(Tune, dry_run_lists_candidates_and_tiles_without_timing) {
   auto cpu = make_cpu_backend();
   FakeLt lt(*cpu);
   TuneOptions opt = quick_options("head_batched,fused");
@@ -547,84 +547,84 @@ TEST(dry_run_lists_candidates_and_tiles_without_timing) {
   int checkpoints = 0;
   opt.checkpoint = [&](const HeuristicCache&) { checkpoints++; };
   TuneOutcome out = tune_grid(lt, opt);
-  REQUIRE(out.gemm.size() == 2);
+  ASSERT_TRUE(out.gemm.size() == 2);
   for (const auto& r : out.gemm) {
-    CHECK_EQ(r.algos.size(), std::size_t(5));  // H + S, F, W, X
-    CHECK_EQ(r.algos[0].label, std::string("H"));
-    CHECK_EQ(r.baseline, 0);
-    CHECK(r.candidates.empty());
-    CHECK_EQ(r.best, -1);
+    EXPECT_EQ(r.algos.size(), std::size_t(5));  // H + S, F, W, X
+    EXPECT_EQ(r.algos[0].label, std::string("H"));
+    EXPECT_EQ(r.baseline, 0);
+    EXPECT_TRUE(r.candidates.empty());
+    EXPECT_EQ(r.best, -1);
   }
-  REQUIRE(out.fused.size() == 1);
-  CHECK_EQ(out.fused[0].tiles.size(), cpu->fused_tiles().size());
-  CHECK(out.fused[0].candidates.empty());
-  CHECK(out.cache.gemm_entries().empty());
-  CHECK(out.cache.fused_entries().empty());
-  CHECK_EQ(checkpoints, 0);
+  ASSERT_TRUE(out.fused.size() == 1);
+  EXPECT_EQ(out.fused[0].tiles.size(), cpu->fused_tiles().size());
+  EXPECT_TRUE(out.fused[0].candidates.empty());
+  EXPECT_TRUE(out.cache.gemm_entries().empty());
+  EXPECT_TRUE(out.cache.fused_entries().empty());
+  EXPECT_EQ(checkpoints, 0);
   std::string summary = format_tune_summary(out);
-  CHECK(summary.find("10 candidates over 2 GEMM shapes") != std::string::npos);
-  CHECK(summary.find("dry run") != std::string::npos);
+  EXPECT_TRUE(summary.find("10 candidates over 2 GEMM shapes") != std::string::npos);
+  EXPECT_TRUE(summary.find("dry run") != std::string::npos);
 }
 
-TEST(end_to_end_tune_on_cpu_then_cache_serves_the_plans) {
+TEST(Tune, end_to_end_tune_on_cpu_then_cache_serves_the_plans) {
   auto cpu = make_cpu_backend();
   TuneOptions opt = quick_options("all", {small(1), small(3, KvLayout::paged)});
   int checkpoints = 0;
   std::size_t last_checkpoint_entries = 0;
   opt.checkpoint = [&](const HeuristicCache& c) {
     checkpoints++;
-    CHECK(!c.empty());
+    EXPECT_TRUE(!c.empty());
     last_checkpoint_entries = c.gemm_entries().size() + c.fused_entries().size();
   };
   TuneOutcome out = tune_grid(*cpu, opt);
-  CHECK(checkpoints >= 2);  // after every tuned shape and fused problem
-  CHECK_EQ(last_checkpoint_entries, out.gemm.size() + out.fused.size());
-  CHECK_EQ(out.failed_strategies, 0);
-  CHECK(out.gemm.size() >= 8);
+  EXPECT_TRUE(checkpoints >= 2);  // after every tuned shape and fused problem
+  EXPECT_EQ(last_checkpoint_entries, out.gemm.size() + out.fused.size());
+  EXPECT_EQ(out.failed_strategies, 0);
+  EXPECT_TRUE(out.gemm.size() >= 8);
   for (const auto& r : out.gemm) {
-    CHECK(r.best >= 0);
-    CHECK_EQ(r.candidates.size(), std::size_t(1));  // the CPU backend's single "cpu-reference"
-    CHECK_EQ(r.gain(), 1.0);
+    EXPECT_TRUE(r.best >= 0);
+    EXPECT_EQ(r.candidates.size(), std::size_t(1));  // the CPU backend's single "cpu-reference"
+    EXPECT_EQ(r.gain(), 1.0);
   }
-  REQUIRE(out.fused.size() == 2);
+  ASSERT_TRUE(out.fused.size() == 2);
   for (const auto& r : out.fused) {
-    CHECK_EQ(r.tiles.size(), cpu->fused_tiles().size());
-    CHECK_EQ(r.baseline, 0);
-    REQUIRE(r.best >= 0);
-    CHECK(r.gain() >= 1.0);
+    EXPECT_EQ(r.tiles.size(), cpu->fused_tiles().size());
+    EXPECT_EQ(r.baseline, 0);
+    ASSERT_TRUE(r.best >= 0);
+    EXPECT_TRUE(r.gain() >= 1.0);
   }
   // Every distinct shape was tuned once: no two records share a key.
   for (std::size_t i = 0; i < out.gemm.size(); ++i)
-    for (std::size_t j = i + 1; j < out.gemm.size(); ++j) CHECK(out.gemm[i].key != out.gemm[j].key);
+    for (std::size_t j = i + 1; j < out.gemm.size(); ++j) EXPECT_TRUE(out.gemm[i].key != out.gemm[j].key);
 
   std::string path = temp_file("e2e.json");
   out.cache.save(path);
   HeuristicCache loaded = HeuristicCache::load(path);
-  CHECK_EQ(loaded.gemm_entries().size(), out.gemm.size());
-  CHECK_EQ(loaded.fused_entries().size(), out.fused.size());
+  EXPECT_EQ(loaded.gemm_entries().size(), out.gemm.size());
+  EXPECT_EQ(loaded.fused_entries().size(), out.fused.size());
 
   // A fresh backend without the cache: every plan from the heuristic.
   auto plain = make_cpu_backend();
   for (const char* s : {"nested", "head_batched", "fully_batched", "ptr_array"})
-    for (const std::string& src : sources_after_setup(*plain, s, opt.problems[1])) CHECK_EQ(src, std::string("heuristic"));
+    for (const std::string& src : sources_after_setup(*plain, s, opt.problems[1])) EXPECT_EQ(src, std::string("heuristic"));
   // With it installed: every plan from the cache, and the fused tile is the tuned one.
   auto served = make_cpu_backend();
-  CHECK_EQ(loaded.install(*served), 0);
+  EXPECT_EQ(loaded.install(*served), 0);
   for (const Problem& p : opt.problems)
     for (const char* s : {"nested", "head_batched", "fully_batched", "ptr_array"}) {
       auto srcs = sources_after_setup(*served, s, p);
-      CHECK(!srcs.empty());
-      for (const std::string& src : srcs) CHECK_EQ(src, std::string("cache"));
+      EXPECT_TRUE(!srcs.empty());
+      for (const std::string& src : srcs) EXPECT_EQ(src, std::string("cache"));
     }
   for (const auto& r : out.fused) {
     auto t = loaded.fused_tile(r.problem, served->device_info());
-    REQUIRE(t.has_value());
-    CHECK(*t == r.tiles[r.best]);
+    ASSERT_TRUE(t.has_value());
+    EXPECT_TRUE(*t == r.tiles[r.best]);
   }
   // A problem that was not tuned has no tile and its shapes are not served.
   Problem other = make_problem(1, 2, 48, 16, 1, 0, KvLayout::contiguous, DType::fp16, false);
-  CHECK(!loaded.fused_tile(other, served->device_info()).has_value());
-  for (const std::string& src : sources_after_setup(*served, "head_batched", other)) CHECK_EQ(src, std::string("heuristic"));
+  EXPECT_TRUE(!loaded.fused_tile(other, served->device_info()).has_value());
+  for (const std::string& src : sources_after_setup(*served, "head_batched", other)) EXPECT_EQ(src, std::string("heuristic"));
 
   // Tuning starts from the heuristic even on a backend with a cache installed: the chooser is cleared.
   TuneOptions again = opt;
@@ -632,49 +632,49 @@ TEST(end_to_end_tune_on_cpu_then_cache_serves_the_plans) {
   again.strategies = "head_batched";
   again.checkpoint = nullptr;
   TuneOutcome out2 = tune_grid(*served, again);
-  CHECK_EQ(out2.gemm.size(), std::size_t(2));
-  for (const std::string& src : sources_after_setup(*served, "head_batched", small(1))) CHECK_EQ(src, std::string("heuristic"));
+  EXPECT_EQ(out2.gemm.size(), std::size_t(2));
+  for (const std::string& src : sources_after_setup(*served, "head_batched", small(1))) EXPECT_EQ(src, std::string("heuristic"));
 }
 
-TEST(skip_cached_reuses_entries_instead_of_retuning) {
+TEST(Tune, skip_cached_reuses_entries_instead_of_retuning) {
   auto cpu = make_cpu_backend();
   TuneOptions opt = quick_options("head_batched,fused", {small(1)});
   TuneOutcome first = tune_grid(*cpu, opt);
-  REQUIRE(first.gemm.size() == 2);
-  REQUIRE(first.fused.size() == 1);
+  ASSERT_TRUE(first.gemm.size() == 2);
+  ASSERT_TRUE(first.fused.size() == 1);
   opt.skip_cached = &first.cache;
   opt.problems = {small(1), small(2)};
   TuneOutcome second = tune_grid(*cpu, opt);
-  CHECK_EQ(second.cached_plans, 2);
-  CHECK_EQ(second.fused.size(), std::size_t(1));  // only the new problem
-  CHECK(second.fused[0].problem == small(2));
-  for (const auto& r : second.gemm) CHECK(first.cache.find_gemm(r.key, first.env) == nullptr);
+  EXPECT_EQ(second.cached_plans, 2);
+  EXPECT_EQ(second.fused.size(), std::size_t(1));  // only the new problem
+  EXPECT_TRUE(second.fused[0].problem == small(2));
+  for (const auto& r : second.gemm) EXPECT_TRUE(first.cache.find_gemm(r.key, first.env) == nullptr);
 }
 
-TEST(a_candidate_that_loses_the_device_is_skipped_after_recovery) {
+TEST(Tune, a_candidate_that_loses_the_device_is_skipped_after_recovery) {
   auto cpu = make_cpu_backend();
   FakeLt lt(*cpu);
   lt.crash = true;
   TuneOptions opt = quick_options("head_batched");
   TuneOutcome out = tune_grid(lt, opt);
-  CHECK_EQ(lt.recoveries, 2);  // once per shape: the retry skips C, the next shape crashes on its own C
-  CHECK_EQ(out.failed_strategies, 0);
-  REQUIRE(out.gemm.size() == 2);
+  EXPECT_EQ(lt.recoveries, 2);  // once per shape: the retry skips C, the next shape crashes on its own C
+  EXPECT_EQ(out.failed_strategies, 0);
+  ASSERT_TRUE(out.gemm.size() == 2);
   for (const auto& r : out.gemm) {
-    CHECK_EQ(r.candidates.size(), std::size_t(6));
+    EXPECT_EQ(r.candidates.size(), std::size_t(6));
     const CandidateOutcome* c = by_label(r, "C");
-    REQUIRE(c != nullptr);
-    CHECK_EQ(c->status, std::string("failed"));
-    CHECK(c->reason.find("device context") != std::string::npos);
-    REQUIRE(r.best >= 0);
-    CHECK_EQ(r.candidates[r.best].label, std::string("F"));
+    ASSERT_TRUE(c != nullptr);
+    EXPECT_EQ(c->status, std::string("failed"));
+    EXPECT_TRUE(c->reason.find("device context") != std::string::npos);
+    ASSERT_TRUE(r.best >= 0);
+    EXPECT_EQ(r.candidates[r.best].label, std::string("F"));
   }
   bool retried = false;
   for (const auto& n : out.notes) retried = retried || n.find("retrying without that candidate") != std::string::npos;
-  CHECK(retried);
+  EXPECT_TRUE(retried);
 }
 
-TEST(check_forward_rejects_wrong_and_unwritten_outputs) {
+TEST(Tune, check_forward_rejects_wrong_and_unwritten_outputs) {
   auto cpu = make_cpu_backend();
   Problem p = make_problem(2, 3, 40, 16, 1, 0, KvLayout::contiguous, DType::fp16, false);
   ProblemInputs in(*cpu, p, 11);
@@ -686,29 +686,28 @@ TEST(check_forward_rejects_wrong_and_unwritten_outputs) {
       for (std::int64_t i = 0; i < p.qkv_elements(); ++i) store_element(io.o, i, p.dtype, ref[i] * scale);
     };
   };
-  CHECK_EQ(in.check_forward(write_scaled(1.0)), std::string(""));
+  EXPECT_EQ(in.check_forward(write_scaled(1.0)), std::string(""));
   std::string wrong = in.check_forward(write_scaled(1.02));
-  CHECK(wrong.find("rel L2 error 0.02") != std::string::npos);
+  EXPECT_TRUE(wrong.find("rel L2 error 0.02") != std::string::npos);
   std::string unwritten = in.check_forward([] {});
-  CHECK(unwritten.find("NaN/Inf") != std::string::npos);
+  EXPECT_TRUE(unwritten.find("NaN/Inf") != std::string::npos);
   // It agrees with compare_output on the same output.
   in.check_forward(write_scaled(1.004));
   ErrorStats e = compare_output(p, io.o, ref.data());
-  CHECK(e.rel_l2 > 0.003 && e.rel_l2 < 0.005);
-  CHECK_EQ(in.check_forward(write_scaled(1.004)), std::string(""));  // 0.004 is within fp16's 5e-3
+  EXPECT_TRUE(e.rel_l2 > 0.003 && e.rel_l2 < 0.005);
+  EXPECT_EQ(in.check_forward(write_scaled(1.004)), std::string(""));  // 0.004 is within fp16's 5e-3
 }
 
-TEST(bad_options_are_usage_errors) {
+TEST(Tune, bad_options_are_usage_errors) {
   auto cpu = make_cpu_backend();
   TuneOptions opt = quick_options("all");
   opt.top = 0;
-  CHECK_THROWS(tune_grid(*cpu, opt));
+  EXPECT_ANY_THROW(tune_grid(*cpu, opt));
   opt.top = 8;
   opt.strategies = "nested,warp_speed";
-  CHECK_THROWS(tune_grid(*cpu, opt));
+  EXPECT_ANY_THROW(tune_grid(*cpu, opt));
   opt.strategies = "all";
   opt.measure.min_samples = 0;
-  CHECK_THROWS(tune_grid(*cpu, opt));
+  EXPECT_ANY_THROW(tune_grid(*cpu, opt));
 }
 
-TEST_MAIN()

@@ -59,50 +59,50 @@ bool one_error_line(const Result& r) {
 
 }  // namespace
 
-TEST(tune_writes_then_merges_a_cache) {
+TEST(TuneCli, tune_writes_then_merges_a_cache) {
   std::string cache = (dir() / "cli.json").string();
   Result r = run("tune --cache=" + cache + kGrid + " --pages=1,2");
   if (r.rc != 0) std::fprintf(stderr, "%s%s", r.out.c_str(), r.err.c_str());
-  REQUIRE(r.rc == 0);
-  CHECK(r.out.find("GEMM shape") != std::string::npos);
-  CHECK(r.out.find("fused problem") != std::string::npos);
+  ASSERT_TRUE(r.rc == 0);
+  EXPECT_TRUE(r.out.find("GEMM shape") != std::string::npos);
+  EXPECT_TRUE(r.out.find("fused problem") != std::string::npos);
   HeuristicCache first = HeuristicCache::load(cache);
-  CHECK(first.gemm_entries().size() >= 8);
-  CHECK_EQ(first.fused_entries().size(), std::size_t(2));
+  EXPECT_TRUE(first.gemm_entries().size() >= 8);
+  EXPECT_EQ(first.fused_entries().size(), std::size_t(2));
 
   // A second tune of other problems keeps the first one's entries.
   r = run("tune --cache=" + cache + kBase + " --seq_len=48 --strategies=head_batched,fused");
   if (r.rc != 0) std::fprintf(stderr, "%s%s", r.out.c_str(), r.err.c_str());
-  REQUIRE(r.rc == 0);
+  ASSERT_TRUE(r.rc == 0);
   HeuristicCache both = HeuristicCache::load(cache);
-  CHECK_EQ(both.gemm_entries().size(), first.gemm_entries().size() + 2);
-  CHECK_EQ(both.fused_entries().size(), std::size_t(3));
-  for (const auto& e : first.gemm_entries()) CHECK(both.find_gemm(e.key, both.environments()[0]) != nullptr);
+  EXPECT_EQ(both.gemm_entries().size(), first.gemm_entries().size() + 2);
+  EXPECT_EQ(both.fused_entries().size(), std::size_t(3));
+  for (const auto& e : first.gemm_entries()) EXPECT_TRUE(both.find_gemm(e.key, both.environments()[0]) != nullptr);
 }
 
-TEST(dry_run_lists_without_timing_or_writing) {
+TEST(TuneCli, dry_run_lists_without_timing_or_writing) {
   std::string cache = (dir() / "dry.json").string();
   Result r = run("tune --dry_run --search=exhaustive --cache=" + cache + kGrid + " --pages=1,2");
   if (r.rc != 0) std::fprintf(stderr, "%s%s", r.out.c_str(), r.err.c_str());
-  REQUIRE(r.rc == 0);
-  CHECK(r.out.find("candidates over") != std::string::npos);
-  CHECK(r.out.find("tiles that can implement it") != std::string::npos);
-  CHECK(r.out.find("no cache was written") != std::string::npos);
-  CHECK(!fs::exists(cache));
+  ASSERT_TRUE(r.rc == 0);
+  EXPECT_TRUE(r.out.find("candidates over") != std::string::npos);
+  EXPECT_TRUE(r.out.find("tiles that can implement it") != std::string::npos);
+  EXPECT_TRUE(r.out.find("no cache was written") != std::string::npos);
+  EXPECT_TRUE(!fs::exists(cache));
   // Without --cache, too.
-  CHECK_EQ(run("tune --dry_run" + kGrid).rc, 0);
+  EXPECT_EQ(run("tune --dry_run" + kGrid).rc, 0);
 }
 
-TEST(tune_rejects_bad_input_with_one_line) {
+TEST(TuneCli, tune_rejects_bad_input_with_one_line) {
   std::string corrupt = (dir() / "corrupt.json").string();
   {
     std::ofstream f(corrupt);
     f << "{\"schema\": \"attnbench.cache/1\", \"gemm\": [ {";
   }
   Result r = run("tune --cache=" + corrupt + kGrid);
-  CHECK(one_error_line(r));
-  CHECK(r.err.find(corrupt) != std::string::npos);
-  CHECK_EQ(read_text(corrupt), std::string("{\"schema\": \"attnbench.cache/1\", \"gemm\": [ {"));
+  EXPECT_TRUE(one_error_line(r));
+  EXPECT_TRUE(r.err.find(corrupt) != std::string::npos);
+  EXPECT_EQ(read_text(corrupt), std::string("{\"schema\": \"attnbench.cache/1\", \"gemm\": [ {"));
 
   std::string report = (dir() / "report.json").string();
   {
@@ -110,49 +110,49 @@ TEST(tune_rejects_bad_input_with_one_line) {
     f << "{\"schema\": \"attnbench.report/1\", \"results\": []}";
   }
   r = run("tune --cache=" + report + kGrid);
-  CHECK(one_error_line(r));
-  CHECK(r.err.find("attnbench.cache/1") != std::string::npos);
+  EXPECT_TRUE(one_error_line(r));
+  EXPECT_TRUE(r.err.find("attnbench.cache/1") != std::string::npos);
 
   std::string fresh = (dir() / "fresh.json").string();
-  CHECK(one_error_line(run("tune" + kGrid)));  // no --cache
-  CHECK(one_error_line(run("tune --cache=" + fresh + kGrid + " --search=greedy")));
-  CHECK(one_error_line(run("tune --cache=" + fresh + kGrid + " --top=0")));
-  CHECK(one_error_line(run("tune --cache=" + fresh + kGrid + " --finalists=0")));
-  CHECK(one_error_line(run("tune --cache=" + fresh + kGrid + " --screen_samples=0")));
-  CHECK(one_error_line(run("tune --cache=" + fresh + kGrid + " --screen_cutoff=0.5")));
-  CHECK(one_error_line(run("tune --cache=" + fresh + kGrid + " --screen_calls=-1")));
-  CHECK(one_error_line(run("tune --cache=" + fresh + kGrid + " --max_candidates=-1")));
-  CHECK(one_error_line(run("tune --cache=" + fresh + kGrid + " --timer=sundial")));
-  CHECK(one_error_line(run("tune --cache=" + fresh + kGrid + " --strategies=nested,nope")));
-  CHECK(one_error_line(run("tune --cache=" + (dir() / "missing_dir" / "c.json").string() + kGrid)));
-  CHECK(!fs::exists(fresh));
+  EXPECT_TRUE(one_error_line(run("tune" + kGrid)));  // no --cache
+  EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --search=greedy")));
+  EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --top=0")));
+  EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --finalists=0")));
+  EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --screen_samples=0")));
+  EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --screen_cutoff=0.5")));
+  EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --screen_calls=-1")));
+  EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --max_candidates=-1")));
+  EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --timer=sundial")));
+  EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --strategies=nested,nope")));
+  EXPECT_TRUE(one_error_line(run("tune --cache=" + (dir() / "missing_dir" / "c.json").string() + kGrid)));
+  EXPECT_TRUE(!fs::exists(fresh));
   // run --cache with a missing file is a clear error too.
   Result m = run("run --cache=" + (dir() / "nope.json").string() + kGrid);
-  CHECK(one_error_line(m));
-  CHECK(m.err.find("nope.json") != std::string::npos);
+  EXPECT_TRUE(one_error_line(m));
+  EXPECT_TRUE(m.err.find("nope.json") != std::string::npos);
 }
 
-TEST(run_with_the_cache_reports_cache_as_the_source) {
+TEST(TuneCli, run_with_the_cache_reports_cache_as_the_source) {
   std::string cache = (dir() / "for_run.json").string();
-  REQUIRE(run("tune --cache=" + cache + kGrid + " --pages=2").rc == 0);
+  ASSERT_TRUE(run("tune --cache=" + cache + kGrid + " --pages=2").rc == 0);
   std::string json = (dir() / "run.json").string();
   Result r = run("run --cache=" + cache + kGrid + " --pages=2 --json=" + json);
-  REQUIRE(r.rc == 0);
-  CHECK(r.err.find("another environment") == std::string::npos);
+  ASSERT_TRUE(r.rc == 0);
+  EXPECT_TRUE(r.err.find("another environment") == std::string::npos);
   nlohmann::json rep = nlohmann::json::parse(read_text(json));
   int rows = 0;
   for (const auto& row : rep["results"]) {
-    REQUIRE(row["status"] == "ok");
+    ASSERT_TRUE(row["status"] == "ok");
     rows++;
     if (row["strategy"] == "fused") {
-      CHECK_EQ(row["config"]["tile_source"].get<std::string>(), std::string("cache"));
+      EXPECT_EQ(row["config"]["tile_source"].get<std::string>(), std::string("cache"));
     } else {
-      REQUIRE(!row["config"]["gemm_algos"].empty());
-      for (const auto& g : row["config"]["gemm_algos"]) CHECK_EQ(g["source"].get<std::string>(), std::string("cache"));
+      ASSERT_TRUE(!row["config"]["gemm_algos"].empty());
+      for (const auto& g : row["config"]["gemm_algos"]) EXPECT_EQ(g["source"].get<std::string>(), std::string("cache"));
     }
-    CHECK_EQ(row["config"]["source"].get<std::string>(), std::string("cache"));
+    EXPECT_EQ(row["config"]["source"].get<std::string>(), std::string("cache"));
   }
-  CHECK_EQ(rows, 5);
+  EXPECT_EQ(rows, 5);
 
   // The same entries labelled with another GPU: not applied, and the run says how many were skipped.
   HeuristicCache mine = HeuristicCache::load(cache);
@@ -174,10 +174,9 @@ TEST(run_with_the_cache_reports_cache_as_the_source) {
   std::string foreign_path = (dir() / "foreign.json").string();
   foreign.save(foreign_path);
   r = run("run --cache=" + foreign_path + kGrid + " --pages=2 --json=" + json);
-  REQUIRE(r.rc == 0);
-  CHECK(r.err.find(std::to_string(n) + " cache entries come from another environment") != std::string::npos);
+  ASSERT_TRUE(r.rc == 0);
+  EXPECT_TRUE(r.err.find(std::to_string(n) + " cache entries come from another environment") != std::string::npos);
   rep = nlohmann::json::parse(read_text(json));
-  for (const auto& row : rep["results"]) CHECK(row["config"]["source"] != "cache");
+  for (const auto& row : rep["results"]) EXPECT_TRUE(row["config"]["source"] != "cache");
 }
 
-TEST_MAIN()

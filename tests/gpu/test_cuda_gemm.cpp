@@ -136,7 +136,7 @@ struct Operands {
 
 }  // namespace
 
-TEST(every_gemm_mode_matches_cpu) {
+TEST(CudaGemm, every_gemm_mode_matches_cpu) {
   std::uint64_t seed = 1;
   struct Size { std::int64_t m, n, k; } sizes[] = {{64, 48, 64}, {37, 19, 21}};
   for (BatchMode mode : {BatchMode::single, BatchMode::strided, BatchMode::pointer_array})
@@ -149,13 +149,13 @@ TEST(every_gemm_mode_matches_cpu) {
             GemmPlanId plan = gpu()->make_gemm_plan(g);
             std::string what = g.key();
             std::printf("  %s  [%s]\n", what.c_str(), gpu()->gemm_plan_report().back()["algo"].get<std::string>().c_str());
-            CHECK(ops.run_and_compare(plan, 0.125f, 0.0f, what.c_str()));
-            CHECK(ops.run_and_compare(plan, 1.0f, 1.0f, (what + " beta=1").c_str()));
+            EXPECT_TRUE(ops.run_and_compare(plan, 0.125f, 0.0f, what.c_str()));
+            EXPECT_TRUE(ops.run_and_compare(plan, 1.0f, 1.0f, (what + " beta=1").c_str()));
             gpu()->release_gemm_plans();
           }
 }
 
-TEST(invalid_shape_is_a_backend_error) {
+TEST(CudaGemm, invalid_shape_is_a_backend_error) {
   GemmShape g = make_shape(16, 16, 16, true, DType::fp16, DType::fp32, BatchMode::single, 1);
   g.ldc = 8;  // < n
   bool thrown = false;
@@ -164,45 +164,45 @@ TEST(invalid_shape_is_a_backend_error) {
   } catch (const BackendError& e) {
     thrown = std::string(e.what()).find(g.key()) != std::string::npos;
   }
-  CHECK(thrown);
-  CHECK_THROWS(gpu()->gemm(12345, nullptr, nullptr, nullptr, 1, 0));
+  EXPECT_TRUE(thrown);
+  EXPECT_ANY_THROW(gpu()->gemm(12345, nullptr, nullptr, nullptr, 1, 0));
 }
 
-TEST(heuristic_candidates_and_set_gemm_algo) {
+TEST(CudaGemm, heuristic_candidates_and_set_gemm_algo) {
   GemmShape g = make_shape(512, 512, 64, true, DType::fp16, DType::fp16, BatchMode::strided, 4);
   Operands ops(g, 77);
   GemmPlanId plan = gpu()->make_gemm_plan(g);
   auto report = gpu()->gemm_plan_report();
-  REQUIRE(report.size() == 1);
-  CHECK_EQ(report[0]["source"].get<std::string>(), std::string("heuristic"));
-  CHECK_EQ(report[0]["shape"].get<std::string>(), g.key());
+  ASSERT_TRUE(report.size() == 1);
+  EXPECT_EQ(report[0]["source"].get<std::string>(), std::string("heuristic"));
+  EXPECT_EQ(report[0]["shape"].get<std::string>(), g.key());
   auto cands = gpu()->gemm_candidates(plan, 8, false);
-  REQUIRE(!cands.empty());
-  CHECK(cands.size() <= 8);
-  CHECK(cands[0].heuristic_first);
+  ASSERT_TRUE(!cands.empty());
+  EXPECT_TRUE(cands.size() <= 8);
+  EXPECT_TRUE(cands[0].heuristic_first);
   for (std::size_t i = 0; i < cands.size(); ++i) {
-    CHECK_EQ(cands[i].blob.size(), std::size_t(64));
-    CHECK(cands[i].attrs.contains("ALGO_ID") && cands[i].attrs.contains("TILE_ID") && cands[i].attrs.contains("STAGES_ID") &&
+    EXPECT_EQ(cands[i].blob.size(), std::size_t(64));
+    EXPECT_TRUE(cands[i].attrs.contains("ALGO_ID") && cands[i].attrs.contains("TILE_ID") && cands[i].attrs.contains("STAGES_ID") &&
           cands[i].attrs.contains("SPLITK_NUM") && cands[i].attrs.contains("CLUSTER_SHAPE_ID"));
     std::printf("  candidate %zu: %s\n", i, cands[i].label.c_str());
     gpu()->set_gemm_algo(plan, cands[i], "tuned");
-    CHECK(ops.run_and_compare(plan, 0.125f, 0.0f, cands[i].label.c_str()));
+    EXPECT_TRUE(ops.run_and_compare(plan, 0.125f, 0.0f, cands[i].label.c_str()));
   }
-  CHECK_EQ(gpu()->gemm_plan_report()[0]["source"].get<std::string>(), std::string("tuned"));
+  EXPECT_EQ(gpu()->gemm_plan_report()[0]["source"].get<std::string>(), std::string("tuned"));
   // Rebuilt from attributes alone (no blob), through JSON.
   GemmAlgo attrs_only = GemmAlgo::from_json(cands.back().to_json());
   attrs_only.blob.clear();
   gpu()->set_gemm_algo(plan, attrs_only, "cache");
-  CHECK(ops.run_and_compare(plan, 1.0f, 1.0f, "rebuilt from attrs"));
+  EXPECT_TRUE(ops.run_and_compare(plan, 1.0f, 1.0f, "rebuilt from attrs"));
   // An algorithm that cannot exist.
   GemmAlgo bogus;
   bogus.attrs = {{"ALGO_ID", 99999}};
   bogus.label = "bogus";
-  CHECK_THROWS(gpu()->set_gemm_algo(plan, bogus, "tuned"));
+  EXPECT_ANY_THROW(gpu()->set_gemm_algo(plan, bogus, "tuned"));
   gpu()->release_gemm_plans();
 }
 
-TEST(exhaustive_candidates_run_correctly) {
+TEST(CudaGemm, exhaustive_candidates_run_correctly) {
   for (BatchMode mode : {BatchMode::strided, BatchMode::pointer_array}) {
     GemmShape g = make_shape(256, 64, 256, false, DType::bf16, DType::fp32, mode, 6);
     Operands ops(g, 99);
@@ -210,10 +210,10 @@ TEST(exhaustive_candidates_run_correctly) {
     auto heur = gpu()->gemm_candidates(plan, 4, false);
     auto all = gpu()->gemm_candidates(plan, 4, true);
     std::printf("  %s: %zu heuristic, %zu exhaustive candidates\n", batch_mode_name(mode), heur.size(), all.size());
-    REQUIRE(!all.empty());
-    CHECK(all[0].heuristic_first);
-    CHECK(all.size() >= heur.size());
-    CHECK(all.size() <= 2001);
+    ASSERT_TRUE(!all.empty());
+    EXPECT_TRUE(all[0].heuristic_first);
+    EXPECT_TRUE(all.size() >= heur.size());
+    EXPECT_TRUE(all.size() <= 2001);
     // Try a spread of them: first, last, and every n-th.
     std::size_t step = std::max<std::size_t>(1, all.size() / 12);
     int tried = 0, failed_to_set = 0;
@@ -226,15 +226,15 @@ TEST(exhaustive_candidates_run_correctly) {
         continue;
       }
       tried++;
-      CHECK(ops.run_and_compare(plan, 1.0f, 0.0f, all[i].label.c_str()));
+      EXPECT_TRUE(ops.run_and_compare(plan, 1.0f, 0.0f, all[i].label.c_str()));
     }
-    CHECK_EQ(failed_to_set, 0);
-    CHECK(tried > 0);
+    EXPECT_EQ(failed_to_set, 0);
+    EXPECT_TRUE(tried > 0);
     gpu()->release_gemm_plans();
   }
 }
 
-TEST(chooser_supplies_cached_algorithms) {
+TEST(CudaGemm, chooser_supplies_cached_algorithms) {
   GemmShape g = make_shape(128, 128, 64, true, DType::fp16, DType::fp32, BatchMode::strided, 2);
   Operands ops(g, 5);
   GemmPlanId p0 = gpu()->make_gemm_plan(g);
@@ -250,10 +250,10 @@ TEST(chooser_supplies_cached_algorithms) {
   });
   GemmPlanId p1 = gpu()->make_gemm_plan(g);
   auto rep = gpu()->gemm_plan_report();
-  CHECK_EQ(asked, 1);
-  CHECK_EQ(rep[0]["source"].get<std::string>(), std::string("cache"));
-  CHECK_EQ(rep[0]["algo"].get<std::string>(), want.label);
-  CHECK(ops.run_and_compare(p1, 1.0f, 0.0f, "cached algo"));
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(rep[0]["source"].get<std::string>(), std::string("cache"));
+  EXPECT_EQ(rep[0]["algo"].get<std::string>(), want.label);
+  EXPECT_TRUE(ops.run_and_compare(p1, 1.0f, 0.0f, "cached algo"));
   gpu()->release_gemm_plans();
   // A cached algorithm that fails its check falls back to the heuristic, with a note.
   GemmAlgo broken;
@@ -265,20 +265,16 @@ TEST(chooser_supplies_cached_algorithms) {
   });
   GemmPlanId p2 = gpu()->make_gemm_plan(g);
   rep = gpu()->gemm_plan_report();
-  CHECK_EQ(rep[0]["source"].get<std::string>(), std::string("heuristic"));
-  CHECK(rep[0].contains("note"));
-  CHECK(ops.run_and_compare(p2, 1.0f, 0.0f, "fallback"));
+  EXPECT_EQ(rep[0]["source"].get<std::string>(), std::string("heuristic"));
+  EXPECT_TRUE(rep[0].contains("note"));
+  EXPECT_TRUE(ops.run_and_compare(p2, 1.0f, 0.0f, "fallback"));
   gpu()->set_gemm_chooser(nullptr);
   gpu()->release_gemm_plans();
 }
 
-#define main test_main
-TEST_MAIN()
-#undef main
-
-int main() {
-  if (ab::cuda_device_count() == 0) testing::skip_test_program("no CUDA device");
-  int rc = test_main();
+int main(int argc, char** argv) {
+  if (ab::cuda_device_count() == 0) attnbench_testing::skip_test_program("no CUDA device");
+  int rc = attnbench_testing::run_all_tests(argc, argv);
   gpu().reset();
   return rc;
 }

@@ -125,9 +125,9 @@ void run_page_softmax(const PageCase& c, std::uint64_t seed) {
               static_cast<long long>(c.bh), static_cast<long long>(c.pages), static_cast<long long>(c.rows),
               static_cast<long long>(c.page_size), static_cast<long long>(c.last_len), c.causal,
               c.ptr_layout ? "ptr-layout" : "fb-layout", dtype_name(c.st), dtype_name(c.pt));
-  CHECK(compare("probs", dp.get(), probs, c.pt, eps_of(c.pt), 1e-7));
-  CHECK(compare("page_max", dm.get(), pmax, DType::fp32, 0, 0));
-  CHECK(compare("page_sum", dsum.get(), psum, DType::fp32, eps_of(c.pt), 1e-6));
+  EXPECT_TRUE(compare("probs", dp.get(), probs, c.pt, eps_of(c.pt), 1e-7));
+  EXPECT_TRUE(compare("page_max", dm.get(), pmax, DType::fp32, 0, 0));
+  EXPECT_TRUE(compare("page_sum", dsum.get(), psum, DType::fp32, eps_of(c.pt), 1e-6));
 }
 
 // ---- softmax_update --------------------------------------------------------------------------------
@@ -183,15 +183,15 @@ void run_softmax_update(const UpdateCase& c, std::uint64_t seed) {
               static_cast<long long>(c.bh), static_cast<long long>(c.rows), static_cast<long long>(c.cols),
               static_cast<long long>(c.head_dim), static_cast<long long>(c.col_offset), static_cast<long long>(c.ld_pad),
               c.first, c.causal, dtype_name(c.st), dtype_name(c.pt));
-  CHECK(compare("probs", dp.get(), probs, c.pt, eps_of(c.pt), 1e-7));
-  CHECK(compare("row_max", dmax.get(), rmax, DType::fp32, 0, 0));
-  CHECK(compare("row_sum", dsum.get(), rsum, DType::fp32, eps_of(c.pt), 1e-5));
-  CHECK(compare("acc", dacc.get(), acc, DType::fp32, 1e-5, 1e-6));
+  EXPECT_TRUE(compare("probs", dp.get(), probs, c.pt, eps_of(c.pt), 1e-7));
+  EXPECT_TRUE(compare("row_max", dmax.get(), rmax, DType::fp32, 0, 0));
+  EXPECT_TRUE(compare("row_sum", dsum.get(), rsum, DType::fp32, eps_of(c.pt), 1e-5));
+  EXPECT_TRUE(compare("acc", dacc.get(), acc, DType::fp32, 1e-5, 1e-6));
 }
 
 }  // namespace
 
-TEST(page_softmax_matches_cpu) {
+TEST(CudaPrimitives, page_softmax_matches_cpu) {
   std::uint64_t seed = 10;
   for (DType pt : {DType::fp16, DType::bf16})
     for (DType st : {pt, DType::fp32})
@@ -202,7 +202,7 @@ TEST(page_softmax_matches_cpu) {
         }
 }
 
-TEST(page_softmax_long_and_wide_rows) {
+TEST(CudaPrimitives, page_softmax_long_and_wide_rows) {
   std::uint64_t seed = 50;
   for (DType pt : {DType::fp16, DType::bf16}) {
     run_page_softmax({2, 1, 5, 512, 512, false, false, false, pt, pt}, seed++);                // G=16, 4 chunks
@@ -212,7 +212,7 @@ TEST(page_softmax_long_and_wide_rows) {
   }
 }
 
-TEST(softmax_update_matches_cpu) {
+TEST(CudaPrimitives, softmax_update_matches_cpu) {
   std::uint64_t seed = 100;
   for (DType pt : {DType::fp16, DType::bf16})
     for (DType st : {pt, DType::fp32})
@@ -226,7 +226,7 @@ TEST(softmax_update_matches_cpu) {
   run_softmax_update({1, 2, 40000, 64, 0, 0, false, false, DType::bf16, DType::bf16}, seed++);   // long rows
 }
 
-TEST(combine_pages_matches_cpu) {
+TEST(CudaPrimitives, combine_pages_matches_cpu) {
   std::uint64_t seed = 200;
   for (std::int64_t pages : {4, 1})
     for (DType out : {DType::fp16, DType::bf16, DType::fp32})
@@ -263,11 +263,11 @@ TEST(combine_pages_matches_cpu) {
         gpu()->synchronize();
         std::printf("  combine pages=%lld D=%lld out=%s\n", static_cast<long long>(pages), static_cast<long long>(D),
                     dtype_name(out));
-        CHECK(compare("out", dout.get(), o, out, out == DType::fp32 ? 1e-5 : eps_of(out), 1e-7));
+        EXPECT_TRUE(compare("out", dout.get(), o, out, out == DType::fp32 ? 1e-5 : eps_of(out), 1e-7));
       }
 }
 
-TEST(finalize_matches_cpu) {
+TEST(CudaPrimitives, finalize_matches_cpu) {
   std::uint64_t seed = 300;
   for (DType out : {DType::fp16, DType::bf16, DType::fp32})
     for (std::int64_t D : {64, 30}) {
@@ -293,11 +293,11 @@ TEST(finalize_matches_cpu) {
       gpu()->finalize(g);
       gpu()->synchronize();
       std::printf("  finalize D=%lld out=%s\n", static_cast<long long>(D), dtype_name(out));
-      CHECK(compare("out", dout.get(), o, out, out == DType::fp32 ? 1e-6 : eps_of(out), 1e-7));
+      EXPECT_TRUE(compare("out", dout.get(), o, out, out == DType::fp32 ? 1e-6 : eps_of(out), 1e-7));
     }
 }
 
-TEST(gather_pages_matches_cpu) {
+TEST(CudaPrimitives, gather_pages_matches_cpu) {
   std::uint64_t seed = 400;
   for (KvLayout layout : {KvLayout::contiguous, KvLayout::paged})
     for (std::int64_t D : {64, 30})
@@ -338,14 +338,14 @@ TEST(gather_pages_matches_cpu) {
         gpu()->gather_pages(g);
         gpu()->synchronize();
         std::printf("  gather %s D=%lld %s\n", kv_layout_name(layout), static_cast<long long>(D), dtype_name(dt));
-        CHECK(dkd.get() == kh);
-        CHECK(dvd.get() == vh);
+        EXPECT_TRUE(dkd.get() == kh);
+        EXPECT_TRUE(dvd.get() == vh);
       }
 }
 
 // The verification statistics computed on the GPU equal the host's compare_output on the same data: random
 // outputs near a random reference, a size that fills no block evenly, both dtypes, then with NaN and Inf.
-TEST(compare_to_reference_matches_the_host) {
+TEST(CudaPrimitives, compare_to_reference_matches_the_host) {
   std::mt19937_64 rng(99);
   for (DType t : {DType::fp16, DType::bf16}) {
     Problem p = make_problem(3, 5, 1000, 72, 1, 0, KvLayout::contiguous, t, false);
@@ -365,36 +365,32 @@ TEST(compare_to_reference_matches_the_host) {
       Dev dout(out);
       ErrorStats host = compare_output(p, out.data(), ref.data());
       ErrorStats dev = gpu()->compare_to_reference(p, dout.ptr(), dref.as<float>());
-      CHECK_EQ(dev.count, host.count);
-      CHECK_EQ(dev.nonfinite, host.nonfinite);
-      CHECK_EQ(dev.nonfinite, std::int64_t(poison ? 2 : 0));
-      CHECK_NEAR(dev.max_abs, host.max_abs, 1e-12);
-      if (poison) CHECK(std::isinf(dev.rel_l2));
+      EXPECT_EQ(dev.count, host.count);
+      EXPECT_EQ(dev.nonfinite, host.nonfinite);
+      EXPECT_EQ(dev.nonfinite, std::int64_t(poison ? 2 : 0));
+      EXPECT_NEAR(dev.max_abs, host.max_abs, 1e-12);
+      if (poison) EXPECT_TRUE(std::isinf(dev.rel_l2));
       else {
-        CHECK_NEAR(dev.rel_l2, host.rel_l2, 1e-9);
-        CHECK(host.rel_l2 > 1e-3);  // the perturbation is really there
+        EXPECT_NEAR(dev.rel_l2, host.rel_l2, 1e-9);
+        EXPECT_TRUE(host.rel_l2 > 1e-3);  // the perturbation is really there
       }
     }
   }
 }
 
-TEST(unsupported_dtypes_are_refused) {
+TEST(CudaPrimitives, unsupported_dtypes_are_refused) {
   SoftmaxUpdateArgs a;
   a.score_type = DType::fp16;
   a.prob_type = DType::bf16;
-  CHECK_THROWS(gpu()->softmax_update(a));
+  EXPECT_ANY_THROW(gpu()->softmax_update(a));
   PageSoftmaxArgs p;
   p.prob_type = DType::fp32;
-  CHECK_THROWS(gpu()->page_softmax(p));
+  EXPECT_ANY_THROW(gpu()->page_softmax(p));
 }
 
-#define main test_main
-TEST_MAIN()
-#undef main
-
-int main() {
-  if (ab::cuda_device_count() == 0) testing::skip_test_program("no CUDA device");
-  int rc = test_main();
+int main(int argc, char** argv) {
+  if (ab::cuda_device_count() == 0) attnbench_testing::skip_test_program("no CUDA device");
+  int rc = attnbench_testing::run_all_tests(argc, argv);
   gpu().reset();
   return rc;
 }

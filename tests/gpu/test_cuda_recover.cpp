@@ -24,7 +24,7 @@ GemmShape shape() {
 }
 }  // namespace
 
-TEST(sticky_error_then_recover) {
+TEST(CudaRecover, sticky_error_then_recover) {
   Backend& be = *gpu();
   Buffer b(be, 256 * 64 * 2), c(be, 256 * 256 * 4);
   be.fill_bytes(b.get(), 0, b.bytes());
@@ -37,17 +37,17 @@ TEST(sticky_error_then_recover) {
     sticky = e.sticky;
     std::printf("  error: %s (sticky %d)\n", e.what(), e.sticky);
   }
-  CHECK(sticky);
+  EXPECT_TRUE(sticky);
   bool ok = be.recover();
   if (!ok) {
     // CUDA documents an illegal address as fatal to the process; where the driver refuses a new context
     // (exclusive-process mode), recover() must say so and later calls must fail cleanly, not crash.
     std::string why = dynamic_cast<cuda::CudaBackend&>(be).last_recover_error();
     std::printf("  recover() returned false: %s\n", why.c_str());
-    CHECK(!why.empty());
+    EXPECT_TRUE(!why.empty());
     b.forget();
     c.forget();
-    CHECK_THROWS(be.alloc(1024));
+    EXPECT_ANY_THROW(be.alloc(1024));
     return;
   }
   b.forget();
@@ -60,23 +60,19 @@ TEST(sticky_error_then_recover) {
   be.begin_launch_count();
   be.gemm(p2, a2.get(), b2.get(), c2.get(), 1.0f, 0.0f);
   LaunchRecord r = be.end_launch_count();  // CUPTI still counts in the new context
-  CHECK_EQ(r.gemm_calls, std::int64_t(1));
-  CHECK_EQ(r.source, std::string("cupti"));
-  CHECK(r.kernels >= 1);
+  EXPECT_EQ(r.gemm_calls, std::int64_t(1));
+  EXPECT_EQ(r.source, std::string("cupti"));
+  EXPECT_TRUE(r.kernels >= 1);
   std::vector<float> out(256 * 256);
   be.download(out.data(), c2.get(), out.size() * 4);
-  CHECK_EQ(out[0], 64.0f);
-  CHECK_EQ(out.back(), 64.0f);
+  EXPECT_EQ(out[0], 64.0f);
+  EXPECT_EQ(out.back(), 64.0f);
   be.release_gemm_plans();
 }
 
-#define main test_main
-TEST_MAIN()
-#undef main
-
-int main() {
-  if (ab::cuda_device_count() == 0) testing::skip_test_program("no CUDA device");
-  int rc = test_main();
+int main(int argc, char** argv) {
+  if (ab::cuda_device_count() == 0) attnbench_testing::skip_test_program("no CUDA device");
+  int rc = attnbench_testing::run_all_tests(argc, argv);
   gpu().reset();
   return rc;
 }

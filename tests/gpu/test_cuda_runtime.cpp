@@ -59,24 +59,24 @@ GemmShape small_gemm() {
 
 }  // namespace
 
-TEST(device_info_is_filled) {
+TEST(CudaRuntime, device_info_is_filled) {
   DeviceInfo d = gpu()->device_info();
   std::printf("  %s\n", d.to_json().dump().c_str());
-  CHECK_EQ(d.backend, std::string("cuda"));
-  CHECK(!d.name.empty());
-  CHECK(d.cc_major >= 7);
-  CHECK(d.sm_count > 0);
-  CHECK(d.l2_bytes > 0);
-  CHECK(d.memory_bytes > 0 && d.memory_free > 0 && d.memory_free <= d.memory_bytes);
-  CHECK(!d.driver.empty() && !d.cuda_runtime.empty() && !d.cublaslt.empty());
-  CHECK(d.clock_mhz_max > 0);
-  CHECK_EQ(gpu()->reference_name(), std::string("cuda-fp32"));
+  EXPECT_EQ(d.backend, std::string("cuda"));
+  EXPECT_TRUE(!d.name.empty());
+  EXPECT_TRUE(d.cc_major >= 7);
+  EXPECT_TRUE(d.sm_count > 0);
+  EXPECT_TRUE(d.l2_bytes > 0);
+  EXPECT_TRUE(d.memory_bytes > 0 && d.memory_free > 0 && d.memory_free <= d.memory_bytes);
+  EXPECT_TRUE(!d.driver.empty() && !d.cuda_runtime.empty() && !d.cublaslt.empty());
+  EXPECT_TRUE(d.clock_mhz_max > 0);
+  EXPECT_EQ(gpu()->reference_name(), std::string("cuda-fp32"));
   int clk = gpu()->current_sm_clock_mhz();
   std::printf("  current SM clock %d MHz (0: NVML unavailable)\n", clk);
-  CHECK(clk >= 0);
+  EXPECT_TRUE(clk >= 0);
 }
 
-TEST(cupti_counts_one_kernel_exactly) {
+TEST(CudaRuntime, cupti_counts_one_kernel_exactly) {
   FinalizeJob job;
   gpu()->synchronize();
   gpu()->begin_launch_count();
@@ -85,18 +85,18 @@ TEST(cupti_counts_one_kernel_exactly) {
   std::printf("  source %s, kernels %lld, names:", r.source.c_str(), static_cast<long long>(r.kernels));
   for (const auto& n : r.kernel_names) std::printf(" [%s]", n.c_str());
   std::printf(", %.4f ms\n", r.kernel_time_ms);
-  CHECK_EQ(r.source, std::string("cupti"));
-  CHECK_EQ(r.kernels, std::int64_t(1));
-  CHECK_EQ(r.other_kernels, std::int64_t(1));
-  CHECK_EQ(r.gemm_calls, std::int64_t(0));
-  REQUIRE(r.kernel_names.size() == 1);
-  CHECK(r.kernel_names[0].find("finalize_kernel") != std::string::npos);
-  CHECK(r.kernel_names[0].size() > 3 && r.kernel_names[0].substr(r.kernel_names[0].size() - 3) == " x1");
-  CHECK(r.kernel_time_ms > 0);
-  CHECK(job.output_ok());
+  EXPECT_EQ(r.source, std::string("cupti"));
+  EXPECT_EQ(r.kernels, std::int64_t(1));
+  EXPECT_EQ(r.other_kernels, std::int64_t(1));
+  EXPECT_EQ(r.gemm_calls, std::int64_t(0));
+  ASSERT_TRUE(r.kernel_names.size() == 1);
+  EXPECT_TRUE(r.kernel_names[0].find("finalize_kernel") != std::string::npos);
+  EXPECT_TRUE(r.kernel_names[0].size() > 3 && r.kernel_names[0].substr(r.kernel_names[0].size() - 3) == " x1");
+  EXPECT_TRUE(r.kernel_time_ms > 0);
+  EXPECT_TRUE(job.output_ok());
 }
 
-TEST(cupti_windows_are_independent) {
+TEST(CudaRuntime, cupti_windows_are_independent) {
   FinalizeJob job;
   Buffer a(*gpu(), 128 * 64 * 2), b(*gpu(), 128 * 64 * 2), c(*gpu(), 128 * 128 * 4);
   gpu()->fill_bytes(a.get(), 0, a.bytes());
@@ -111,21 +111,21 @@ TEST(cupti_windows_are_independent) {
   std::printf("  kernels %lld:", static_cast<long long>(r.kernels));
   for (const auto& n : r.kernel_names) std::printf(" [%s]", n.c_str());
   std::printf("\n");
-  CHECK_EQ(r.gemm_calls, std::int64_t(1));
-  CHECK_EQ(r.other_kernels, std::int64_t(3));
-  CHECK(r.kernels >= 4);
+  EXPECT_EQ(r.gemm_calls, std::int64_t(1));
+  EXPECT_EQ(r.other_kernels, std::int64_t(3));
+  EXPECT_TRUE(r.kernels >= 4);
   bool found = false;
   for (const auto& n : r.kernel_names)
     if (n.find("finalize_kernel") != std::string::npos) found = n.substr(n.size() - 3) == " x3";
-  CHECK(found);
+  EXPECT_TRUE(found);
   gpu()->begin_launch_count();
   LaunchRecord empty = gpu()->end_launch_count();
-  CHECK_EQ(empty.kernels, std::int64_t(0));
-  CHECK_EQ(empty.gemm_calls, std::int64_t(0));
+  EXPECT_EQ(empty.kernels, std::int64_t(0));
+  EXPECT_EQ(empty.gemm_calls, std::int64_t(0));
   gpu()->release_gemm_plans();
 }
 
-TEST(graph_capture_replays_the_forward) {
+TEST(CudaRuntime, graph_capture_replays_the_forward) {
   FinalizeJob job;
   Backend& be = *gpu();
   std::vector<std::uint16_t> ha(128 * 64), hb(128 * 64);
@@ -146,7 +146,7 @@ TEST(graph_capture_replays_the_forward) {
   std::vector<float> eager(128 * 128);
   be.download(eager.data(), c.get(), eager.size() * 4);
   auto graph = be.capture(forward);
-  REQUIRE(graph != nullptr);
+  ASSERT_TRUE(graph != nullptr);
   for (int rep = 0; rep < 2; ++rep) {
     be.fill_bytes(c.get(), 0xFF, c.bytes());
     be.fill_bytes(job.out.get(), 0xFF, job.out.bytes());
@@ -155,30 +155,30 @@ TEST(graph_capture_replays_the_forward) {
     LaunchRecord r = be.end_launch_count();
     std::vector<float> replayed(128 * 128);
     be.download(replayed.data(), c.get(), replayed.size() * 4);
-    CHECK(std::memcmp(eager.data(), replayed.data(), eager.size() * 4) == 0);
-    CHECK(job.output_ok());
-    CHECK(r.kernels >= 2);  // the graph's kernels are seen by CUPTI
-    CHECK_EQ(r.gemm_calls, std::int64_t(0));  // ...but no backend calls were made
+    EXPECT_TRUE(std::memcmp(eager.data(), replayed.data(), eager.size() * 4) == 0);
+    EXPECT_TRUE(job.output_ok());
+    EXPECT_TRUE(r.kernels >= 2);  // the graph's kernels are seen by CUPTI
+    EXPECT_EQ(r.gemm_calls, std::int64_t(0));  // ...but no backend calls were made
   }
   graph.reset();
   be.release_gemm_plans();
 }
 
-TEST(capture_failure_returns_null_and_leaves_the_backend_usable) {
+TEST(CudaRuntime, capture_failure_returns_null_and_leaves_the_backend_usable) {
   FinalizeJob job;
   Backend& be = *gpu();
   auto graph = be.capture([&] {
     be.finalize(job.args);
     be.synchronize();  // not allowed while capturing
   });
-  CHECK(graph == nullptr);
+  EXPECT_TRUE(graph == nullptr);
   be.fill_bytes(job.out.get(), 0, job.out.bytes());
   be.finalize(job.args);
   be.synchronize();
-  CHECK(job.output_ok());
+  EXPECT_TRUE(job.output_ok());
 }
 
-TEST(event_timer_measures_device_work) {
+TEST(CudaRuntime, event_timer_measures_device_work) {
   FinalizeJob job;
   auto t = gpu()->make_timer();
   t->start();
@@ -186,7 +186,7 @@ TEST(event_timer_measures_device_work) {
   t->stop();
   double ms = t->elapsed_ms();
   std::printf("  20 finalize launches: %.4f ms\n", ms);
-  CHECK(ms > 0 && ms < 1000);
+  EXPECT_TRUE(ms > 0 && ms < 1000);
   gpu()->flush_l2();
   gpu()->flush_l2();
   gpu()->synchronize();
@@ -194,7 +194,7 @@ TEST(event_timer_measures_device_work) {
   gpu()->range_pop();
 }
 
-TEST(out_of_memory_is_a_clear_error) {
+TEST(CudaRuntime, out_of_memory_is_a_clear_error) {
   bool thrown = false, sticky = true;
   try {
     gpu()->alloc(std::size_t(1) << 50);
@@ -203,21 +203,17 @@ TEST(out_of_memory_is_a_clear_error) {
     sticky = e.sticky;
     std::printf("  %s\n", e.what());
   }
-  CHECK(thrown);
-  CHECK(!sticky);
+  EXPECT_TRUE(thrown);
+  EXPECT_TRUE(!sticky);
   void* p = gpu()->alloc(1024);  // the device is still fine
-  CHECK(p != nullptr);
+  EXPECT_TRUE(p != nullptr);
   gpu()->free(p);
   gpu()->free(p);  // a second free of the same pointer is ignored
 }
 
-#define main test_main
-TEST_MAIN()
-#undef main
-
-int main() {
-  if (ab::cuda_device_count() == 0) testing::skip_test_program("no CUDA device");
-  int rc = test_main();
+int main(int argc, char** argv) {
+  if (ab::cuda_device_count() == 0) attnbench_testing::skip_test_program("no CUDA device");
+  int rc = attnbench_testing::run_all_tests(argc, argv);
   gpu().reset();
   return rc;
 }

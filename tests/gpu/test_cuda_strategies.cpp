@@ -85,13 +85,13 @@ void run_all(const Problem& p, bool fp32_scores, std::uint64_t seed) {
     std::string why = st->can_implement(p, be, opt);
     if (!why.empty()) {
       std::printf("    %-14s unsupported: %s\n", st->name().c_str(), why.c_str());
-      CHECK(st->name() == "fused");  // the four GEMM strategies take every problem
+      EXPECT_TRUE(st->name() == "fused");  // the four GEMM strategies take every problem
       continue;
     }
     try {
       run_one(*st, p, in, opt);
     } catch (const std::exception& ex) {
-      testing::fail(__FILE__, __LINE__, st->name() + " on " + p.label() + ": " + ex.what());
+      ADD_FAILURE() << st->name() + " on " + p.label() + ": " + ex.what();
       try {
         st->teardown(be);
       } catch (...) {
@@ -122,46 +122,42 @@ void run_one(Strategy& st, const Problem& p, const Inputs& in, const StrategyOpt
               st.name().c_str(), e.rel_l2, tolerance_for(p.dtype), static_cast<long long>(e.nonfinite),
               static_cast<long long>(r.kernels), static_cast<long long>(ours), static_cast<long long>(lib),
               static_cast<long long>(c.gemm_calls), static_cast<long long>(c.kernels));
-  CHECK_EQ(e.nonfinite, std::int64_t(0));
-  CHECK(e.rel_l2 <= tolerance_for(p.dtype));
-  CHECK_EQ(r.source, std::string("cupti"));
-  CHECK_EQ(r.gemm_calls, c.gemm_calls);
-  CHECK_EQ(r.other_kernels, c.kernels);
-  CHECK_EQ(ours, c.kernels);
+  EXPECT_EQ(e.nonfinite, std::int64_t(0));
+  EXPECT_TRUE(e.rel_l2 <= tolerance_for(p.dtype));
+  EXPECT_EQ(r.source, std::string("cupti"));
+  EXPECT_EQ(r.gemm_calls, c.gemm_calls);
+  EXPECT_EQ(r.other_kernels, c.kernels);
+  EXPECT_EQ(ours, c.kernels);
   if (lib != c.gemm_calls) {  // the names explain the difference (split-K adds a kernel per call)
     for (const auto& n : r.kernel_names) std::printf("      %s\n", n.c_str());
-    if (split) CHECK(lib >= c.gemm_calls);
-    else CHECK_EQ(lib, c.gemm_calls);
+    if (split) EXPECT_TRUE(lib >= c.gemm_calls);
+    else EXPECT_EQ(lib, c.gemm_calls);
   }
   st.teardown(be);
 }
 
 }  // namespace
 
-TEST(awkward_causal_bf16_contiguous) {
+TEST(CudaStrategies, awkward_causal_bf16_contiguous) {
   run_all(make_problem(3, 5, 1000, 64, 7, 0, KvLayout::contiguous, DType::bf16, true), false, 1);
   run_all(make_problem(3, 5, 1000, 128, 7, 0, KvLayout::contiguous, DType::bf16, true), false, 2);
 }
 
-TEST(awkward_causal_bf16_paged) {
+TEST(CudaStrategies, awkward_causal_bf16_paged) {
   run_all(make_problem(3, 5, 1000, 64, 7, 0, KvLayout::paged, DType::bf16, true), false, 3);
   run_all(make_problem(3, 5, 1000, 128, 7, 0, KvLayout::paged, DType::bf16, true), false, 4);
 }
 
-TEST(small_and_fp32_score_variants) {
+TEST(CudaStrategies, small_and_fp32_score_variants) {
   run_all(make_problem(1, 1, 37, 64, 5, 0, KvLayout::paged, DType::fp16, false), false, 5);
   run_all(make_problem(2, 3, 256, 64, 1, 0, KvLayout::contiguous, DType::fp16, false), false, 6);
   run_all(make_problem(2, 3, 300, 128, 4, 0, KvLayout::contiguous, DType::fp16, true), false, 7);
   run_all(make_problem(2, 2, 200, 64, 3, 0, KvLayout::paged, DType::bf16, false), true, 8);
 }
 
-#define main test_main
-TEST_MAIN()
-#undef main
-
-int main() {
-  if (ab::cuda_device_count() == 0) testing::skip_test_program("no CUDA device");
-  int rc = test_main();
+int main(int argc, char** argv) {
+  if (ab::cuda_device_count() == 0) attnbench_testing::skip_test_program("no CUDA device");
+  int rc = attnbench_testing::run_all_tests(argc, argv);
   gpu().reset();
   return rc;
 }

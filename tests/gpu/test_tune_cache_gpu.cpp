@@ -14,8 +14,7 @@
 
 using namespace ab;
 
-TEST(tuned_choices_reload_from_the_cache_unchanged) {
-  if (cuda_device_count() == 0) testing::skip_test_program("no CUDA device");
+TEST(TuneCacheGpu, tuned_choices_reload_from_the_cache_unchanged) {
   auto be = make_cuda_backend(0);
   Problem p = make_problem(4, 8, 384, 64, 3, 0, KvLayout::contiguous, DType::fp16, false);
   TuneOptions opt;
@@ -27,9 +26,9 @@ TEST(tuned_choices_reload_from_the_cache_unchanged) {
   opt.measure.max_time_s = 0.1;
   opt.quiet = true;
   TuneOutcome out = tune_grid(*be, opt);
-  REQUIRE(out.failed_strategies == 0);
-  REQUIRE(!out.gemm.empty());
-  REQUIRE(out.fused.size() == 1 && out.fused[0].best >= 0);
+  ASSERT_TRUE(out.failed_strategies == 0);
+  ASSERT_TRUE(!out.gemm.empty());
+  ASSERT_TRUE(out.fused.size() == 1 && out.fused[0].best >= 0);
 
   std::string path = (std::filesystem::temp_directory_path() / ("attnbench-gpu-cache-" + std::to_string(getpid()) + ".json")).string();
   out.cache.save(path);
@@ -37,29 +36,32 @@ TEST(tuned_choices_reload_from_the_cache_unchanged) {
   std::filesystem::remove(path);
 
   auto fresh = make_cuda_backend(0);
-  CHECK_EQ(loaded.install(*fresh), 0);
+  EXPECT_EQ(loaded.install(*fresh), 0);
   ProblemInputs in(*fresh, p, 5);
   auto st = make_strategies("head_batched");
   st[0]->setup(*fresh, p, in.io(), StrategyOptions{});
   nlohmann::json plans = fresh->gemm_plan_report();
-  REQUIRE(!plans.empty());
+  ASSERT_TRUE(!plans.empty());
   for (const auto& plan : plans) {
-    CHECK_EQ(plan.value("source", std::string()), std::string("cache"));
+    EXPECT_EQ(plan.value("source", std::string()), std::string("cache"));
     const GemmTuneRecord* rec = nullptr;
     for (const auto& r : out.gemm)
       if (r.key == plan.value("shape", std::string())) rec = &r;
-    REQUIRE(rec != nullptr && rec->best >= 0);
+    ASSERT_TRUE(rec != nullptr && rec->best >= 0);
     // The served algorithm is the tuned one: same decoded attributes.
-    CHECK(plan.contains("attrs"));
-    if (plan.contains("attrs")) CHECK(plan["attrs"] == rec->algos[rec->best].attrs);
+    EXPECT_TRUE(plan.contains("attrs"));
+    if (plan.contains("attrs")) EXPECT_TRUE(plan["attrs"] == rec->algos[rec->best].attrs);
   }
   // The forward with the cached algorithms is still correct.
-  CHECK_EQ(in.check_forward([&] { st[0]->run(*fresh); }), std::string());
+  EXPECT_EQ(in.check_forward([&] { st[0]->run(*fresh); }), std::string());
   st[0]->teardown(*fresh);
 
   auto tile = loaded.fused_tile(p, fresh->device_info());
-  REQUIRE(tile.has_value());
-  CHECK(*tile == out.fused[0].tiles[out.fused[0].best]);
+  ASSERT_TRUE(tile.has_value());
+  EXPECT_TRUE(*tile == out.fused[0].tiles[out.fused[0].best]);
 }
 
-TEST_MAIN()
+int main(int argc, char** argv) {
+  if (cuda_device_count() == 0) attnbench_testing::skip_test_program("no CUDA device");
+  return attnbench_testing::run_all_tests(argc, argv);
+}
