@@ -4,7 +4,8 @@
 # write every report and log into OUTDIR. A summary table is printed last.
 #   scripts/gpu-check.sh OUTDIR [STAGES]
 #   STAGES: comma list of build,tests,fault,bench,timers,peer,grid,count,tune,tune-ci,tune-pages8,exhaustive,slow,
-#   gate,sanitize (default: all but tune-ci, tune-pages8, exhaustive, gate and sanitize, which take minutes each)
+#   gate,sanitize,baseline (default: all but tune-ci, tune-pages8, exhaustive, gate, sanitize and baseline, which take
+#   minutes each; baseline needs BASELINE_SRC, an earlier commit's `git archive` tarball: scripts/baseline-compare.sh)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: gpu-check.sh OUTDIR [STAGES]}
@@ -120,6 +121,10 @@ fi
 if has sanitize; then
   ATTNBENCH=$bin timed sanitize scripts/gpu-sanitize.sh "$out/sanitize"
   cat "$out/sanitize/summary.txt" >>"$out/summary.txt"
+fi
+if has baseline; then
+  ATTNBENCH=$bin timed baseline scripts/baseline-compare.sh "$out/baseline"
+  cat "$out/baseline/summary.txt" >>"$out/summary.txt"
 fi
 log "tables"
 for f in default default2 fault pages8 long causal fused-long hot nested-events nested-graph nested-cupti heuristic-graph cached-top8 cached-exh slowed; do
