@@ -5,7 +5,8 @@
 set -u
 bin=$1
 source "$2/tests/cpu/expect_lib.sh"  # also makes and enters the scratch folder $work
-small=(--backend=cpu --quiet --batch=1 --heads=1 --seq_len=16 --head_dim=8 --strategies=fused --max_samples=1 --warmup=0)
+tiny=(--backend=cpu --quiet --batch=1 --heads=1 --seq_len=16 --head_dim=8 --strategies=fused --warmup=0)
+small=("${tiny[@]}" --max_samples=1)
 
 # grid: text is one label a line, in the run's order; json carries the problem fields, label and key.
 "$bin" grid --batch=1,2 --heads=1 --seq_len=16:32:*2 --head_dim=8 --causal >out.txt 2>err.txt || bad "grid text failed"
@@ -42,20 +43,20 @@ for cmd in run tune grid; do
   extra=()
   [[ $cmd == tune ]] && extra=(--cache=c.json)
   [[ $cmd == grid ]] || extra+=(--backend=cpu --quiet)
-  expect_exit 2 "--batch excludes --config" "$bin" $cmd --config=ci --batch=4 "${extra[@]}"
-  expect_exit 2 "--causal excludes --config" "$bin" $cmd --config=ci --causal "${extra[@]}"
+  expect_exit 2 "--config excludes --batch" "$bin" $cmd --config=ci --batch=4 "${extra[@]}"
+  expect_exit 2 "--config excludes --causal" "$bin" $cmd --config=ci --causal "${extra[@]}"
   expect_exit 2 "excludes" "$bin" $cmd --batch=1 --seq_len=16 --pages=2 --page_size=8 "${extra[@]}"
 done
 # Flags that cannot take effect on the CPU backend.
 expect_exit 2 "--timer=graph: the CPU backend has no CUDA graphs" "$bin" "${small[@]}" --timer=graph
 expect_exit 2 "--timer=cupti: the CPU backend has no CUPTI" "$bin" "${small[@]}" --timer=cupti
-expect_exit 2 "--timer=graph: the CPU backend" "$bin" tune "${small[@]}" --timer=graph --cache=c.json
+expect_exit 2 "--timer=graph: the CPU backend" "$bin" tune "${tiny[@]}" --timer=graph --cache=c.json
 expect_exit 2 "--device=3: the CPU backend has only device 0" "$bin" "${small[@]}" --device=3
-expect_exit 2 "--device=1: the CPU backend has only device 0" "$bin" tune "${small[@]}" --device=1 --cache=c.json
+expect_exit 2 "--device=1: the CPU backend has only device 0" "$bin" tune "${tiny[@]}" --device=1 --cache=c.json
 # CLI11 validators keep the one-line errors.
 expect_exit 2 "--scores" "$bin" "${small[@]}" --scores=fp64
-expect_exit 2 "--search" "$bin" tune "${small[@]}" --search=random --cache=c.json
-expect_exit 2 "--timer" "$bin" tune "${small[@]}" --timer=sundial --cache=c.json
+expect_exit 2 "--search" "$bin" tune "${tiny[@]}" --search=random --cache=c.json
+expect_exit 2 "--timer" "$bin" tune "${tiny[@]}" --timer=sundial --cache=c.json
 expect_exit 2 "--device" "$bin" "${small[@]}" --device=-1
 expect_exit 2 "--max_memory: unknown unit in '8XB'" "$bin" "${small[@]}" --max_memory=8XB
 # --causal alone is still "true", --causal=false still false; a list runs both.
