@@ -50,6 +50,16 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_flag("--no_table", f.no_table)->group("");
 }
 
+// A run flag that no selected strategy would use is refused, not ignored.
+static void refuse_flags_without_effect(const RunFlags& f) {
+  if (f.tile.empty()) return;
+  bool fused = false;
+  for (const auto& s : make_strategies(f.strategies)) fused = fused || s->name() == "fused";
+  if (!fused)
+    throw UsageError(fmt::format("--tile={}: only the fused strategy takes a tile, and --strategies={} does not select it",
+                                 f.tile, f.strategies));
+}
+
 long long parse_bytes(const std::string& flag, const std::string& text) {
   std::size_t pos = 0;
   double v = 0;
@@ -183,6 +193,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   opt.problems = problems_from_flags(f);
   opt.strategies = f.strategies;
   (void)make_strategies(f.strategies);  // unknown names fail here
+  refuse_flags_without_effect(f);
   opt.verify = f.verify;
   opt.seed = f.seed;
   opt.quiet = f.quiet;

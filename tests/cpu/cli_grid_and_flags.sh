@@ -53,6 +53,8 @@ expect_exit 2 "--timer=cupti: the CPU backend has no CUPTI" "$bin" "${small[@]}"
 expect_exit 2 "--timer=graph: the CPU backend" "$bin" tune "${tiny[@]}" --timer=graph --cache=c.json
 expect_exit 2 "--device=3: the CPU backend has only device 0" "$bin" "${small[@]}" --device=3
 expect_exit 2 "--device=1: the CPU backend has only device 0" "$bin" tune "${tiny[@]}" --device=1 --cache=c.json
+# A fused tile without the fused strategy would be ignored: refused.
+expect_exit 2 "--tile=m64n64w4s2: only the fused strategy takes a tile" "$bin" "${small[@]}" --strategies=head_batched --tile=m64n64w4s2
 # CLI11 validators keep the one-line errors.
 expect_exit 2 "--scores" "$bin" "${small[@]}" --scores=fp64
 expect_exit 2 "--search" "$bin" tune "${tiny[@]}" --search=random --cache=c.json
