@@ -32,7 +32,7 @@ void add_shared_flags(CLI::App& app, SharedFlags& f, const SharedFlagText& text)
   app.add_option("--backend", f.backend, "auto | cuda | cpu")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
-  app.add_option("--device", f.device, "CUDA device index")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--device", f.device, "CUDA device index")->capture_default_str()->check(non_negative_integer());
   app.add_option("--max_memory,--max-memory", f.max_memory, "memory limit (e.g. 8GiB); default: the device's free memory")
       ->check(usage_validator([](const std::string& s) { parse_bytes("max_memory", s); }, "SIZE"));
   app.add_option("--warmup", f.warmup, text.warmup);

@@ -34,6 +34,7 @@ g = json.load(open(sys.argv[1]))
 r = json.load(open(sys.argv[2]))["results"]
 assert [{k: v for k, v in p.items() if k not in ("label", "key")} for p in g] == [row["problem"] for row in r]
 PY
+"$bin" grid >out.txt 2>&1 && [[ $(cat out.txt) == "B=32 H=12 S=512 D=64 P=1 contiguous fp16" ]] && ok || bad "grid defaults: $(cat out.txt)"
 expect_exit 2 "--batch: 'x' is not a number" "$bin" grid --batch=x
 expect_exit 2 "--format" "$bin" grid --format=yaml
 expect_exit 2 "cannot open" "$bin" grid --config=no_such_suite.json
@@ -59,7 +60,7 @@ expect_exit 2 "--tile=m64n64w4s2: only the fused strategy takes a tile" "$bin" "
 expect_exit 2 "--scores" "$bin" "${small[@]}" --scores=fp64
 expect_exit 2 "--search" "$bin" tune "${tiny[@]}" --search=random --cache=c.json
 expect_exit 2 "--timer" "$bin" tune "${tiny[@]}" --timer=sundial --cache=c.json
-expect_exit 2 "--device" "$bin" "${small[@]}" --device=-1
+expect_exit 2 "--device: must be 0 or more, got -1" "$bin" "${small[@]}" --device=-1
 expect_exit 2 "--max_memory: unknown unit in '8XB'" "$bin" "${small[@]}" --max_memory=8XB
 # --causal alone is still "true", --causal=false still false; a list runs both.
 "$bin" grid --batch=1 --seq_len=16 --head_dim=8 --causal=false >out.txt 2>&1 && ! grep -q causal out.txt && ok || bad "--causal=false"
