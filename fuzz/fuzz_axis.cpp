@@ -21,8 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // The text as every size axis of a grid at once (the expansion refuses grids over 100000 points).
   try {
     ab::GridSpec g;
-    g.batch = g.heads = g.seq_len = text;
-    g.head_dim = "8";
+    g.set("batch", text).set("heads", text).set("seq_len", text).set("head_dim", "8");
     ab::expand_grid(g);
   } catch (const ab::UsageError&) {
   }

@@ -1,5 +1,5 @@
 // libFuzzer target: the command line. The input, split at newlines into arguments, goes through the same
-// CLI11 app main() builds (run flags, tune, compare, report), then through the checks `run` makes before
+// CLI11 app main() builds (run flags, tune, compare, report, grid), then through the checks `run` makes before
 // any work (grid, strategies, sizes, fractions, times, sample counts). Nothing is run. Any exception other
 // than CLI11's parse errors and UsageError, and any sanitizer report, is a finding.
 #include <cstddef>
@@ -39,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ab::add_run_flags(app, f);
   // The commands own their flag structs: kept alive while the app parses into them, as in main().
   ab::Command tune = ab::add_tune_command(app), compare = ab::add_compare_command(app),
-              report = ab::add_report_command(app);
+              report = ab::add_report_command(app), grid = ab::add_grid_command(app);
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const CLI::Error&) {

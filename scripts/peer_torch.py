@@ -12,7 +12,8 @@ Run it on the GPU machine with that machine's PyTorch (Python 3.12; only torch a
   python3 scripts/peer_torch.py --merge out.json     # peers for every shape of an attnbench report, appended to it
   python3 scripts/peer_torch.py --dry-run --json p.json   # no GPU needed: rows with status unsupported
 
-Sizes take a value, a list (1,8,32) or a range (128:4096:*2 geometric, 64:256:+64 arithmetic), as the CLI.
+Sizes take a value, a list (1,8,32) or a range (128:4096:*2 geometric, 64:256:+64 arithmetic), as the CLI:
+the grid is expanded by `attnbench grid` ($ATTNBENCH, else build/attnbench, else attnbench on PATH).
 Timing: CUDA events around one forward, a spin kernel queued first so host-side dispatch is not timed,
 L2 flushed before every sample unless --hot, warm-up, then samples until the relative noise (stdev / mean)
 is at or under --max-noise (after --min-samples) or --max-time runs out; the median is reported.
@@ -26,6 +27,7 @@ import math
 import os
 import shlex
 import statistics
+import subprocess
 import sys
 import time
 import warnings
@@ -47,59 +49,26 @@ class UsageError(Exception):
 
 # ---- grid --------------------------------------------------------------------------------------------
 
-def parse_sizes(flag, text):
-    """'32' -> [32]; '1,8,32' -> [1, 8, 32]; '128:4096:*2' and '64:256:+64' -> ranges (inclusive)."""
-    text = str(text).strip()
-    if not text:
-        raise UsageError(f"--{flag}: empty value")
-    values = []
-    for part in text.split(","):
-        part = part.strip()
-        if ":" in part:
-            fields = part.split(":")
-            if len(fields) != 3 or len(fields[2]) < 2 or fields[2][0] not in "*+":
-                raise UsageError(f"--{flag}: malformed range '{part}' (use 128:4096:*2 or 64:256:+64)")
-            lo, hi, step = _positive(flag, fields[0]), _positive(flag, fields[1]), _positive(flag, fields[2][1:])
-            if lo > hi or (fields[2][0] == "*" and step < 2):
-                raise UsageError(f"--{flag}: empty or endless range '{part}'")
-            v = lo
-            while v <= hi:
-                values.append(v)
-                v = v * step if fields[2][0] == "*" else v + step
-        else:
-            values.append(_positive(flag, part))
-    return values
+def attnbench_binary():
+    """The attnbench binary that expands grids: $ATTNBENCH, else build/attnbench beside this script, else PATH."""
+    env = os.environ.get("ATTNBENCH")
+    if env:
+        return env
+    built = os.path.join(REPO, "build", "attnbench")
+    return built if os.access(built, os.X_OK) else "attnbench"
 
 
-def _positive(flag, s):
+def ask_grid(args):
+    """The problems `attnbench grid ARGS --format=json` expands to: the binary owns the axis grammar and suites."""
+    cmd = [attnbench_binary(), "grid", *args, "--format=json"]
     try:
-        v = int(s)
-    except ValueError:
-        raise UsageError(f"--{flag}: '{s}' is not a whole number") from None
-    if v <= 0:
-        raise UsageError(f"--{flag}: '{s}' must be positive")
-    return v
-
-
-def parse_bools(flag, text):
-    out = []
-    for part in str(text).split(","):
-        p = part.strip().lower()
-        if p in ("1", "true", "yes", "on"):
-            out.append(True)
-        elif p in ("0", "false", "no", "off"):
-            out.append(False)
-        else:
-            raise UsageError(f"--{flag}: '{part}' is not true or false")
-    return out
-
-
-def parse_dtypes(text):
-    out = [d.strip() for d in str(text).split(",")]
-    for d in out:
-        if d not in ELEMENT_BYTES:
-            raise UsageError(f"--dtype: '{d}' is not fp16 or bf16")
-    return out
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    except OSError as e:
+        raise UsageError(f"cannot run {cmd[0]} to expand the grid ({e}); set ATTNBENCH to the binary") from None
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines() or [f"exit code {done.returncode}"]
+        raise UsageError(lines[-1].removeprefix("attnbench: error: "))
+    return json.loads(done.stdout)
 
 
 def make_problem(b, h, s, d, dtype, causal):
@@ -112,45 +81,20 @@ def problem_key(p):
     return json.dumps({k: v for k, v in p.items() if k != "pages_requested"}, sort_keys=True)
 
 
+def peer_problems(expanded):
+    """Peers use contiguous K/V, pages=1: each expanded problem reduced to its shape, dtype and mask."""
+    return [make_problem(p["batch"], p["heads"], p["seq_len"], p["head_dim"], p["dtype"], p["causal"]) for p in expanded]
+
+
 def grid_from_flags(a):
-    problems = []
-    for b in parse_sizes("batch", a.batch):
-        for h in parse_sizes("heads", a.heads):
-            for s in parse_sizes("seq_len", a.seq_len):
-                for d in parse_sizes("head_dim", a.head_dim):
-                    for dt in parse_dtypes(a.dtype):
-                        for c in parse_bools("causal", a.causal):
-                            problems.append(make_problem(b, h, s, d, dt, c))
-    return problems
-
-
-def _as_list(flag, v, parse):
-    if isinstance(v, list):
-        return [x for item in v for x in parse(flag, str(item).lower() if isinstance(item, bool) else str(item))]
-    return parse(flag, str(v).lower() if isinstance(v, bool) else str(v))
+    args = [f"--{k}={v}" for k, v in (("batch", a.batch), ("heads", a.heads), ("seq_len", a.seq_len),
+                                      ("head_dim", a.head_dim), ("dtype", a.dtype), ("causal", a.causal))]
+    return peer_problems(ask_grid(args))
 
 
 def grid_from_config(name):
     """Shapes of an attnbench suite (configs/NAME.json or a path); pages and layout are dropped."""
-    path = name if os.path.isfile(name) else os.path.join(REPO, "configs", name + ".json")
-    try:
-        with open(path) as f:
-            cfg = json.load(f)
-        grids = cfg["grids"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise UsageError(f"--config: cannot read suite '{name}' ({path}): {e}") from None
-    problems = []
-    for g in grids:
-        dtypes = g.get("dtype", "fp16")
-        dtypes = parse_dtypes(",".join(dtypes) if isinstance(dtypes, list) else dtypes)
-        for b in _as_list("batch", g.get("batch", 1), parse_sizes):
-            for h in _as_list("heads", g.get("heads", 1), parse_sizes):
-                for s in _as_list("seq_len", g.get("seq_len", 1), parse_sizes):
-                    for d in _as_list("head_dim", g.get("head_dim", 64), parse_sizes):
-                        for dt in dtypes:
-                            for c in _as_list("causal", g.get("causal", False), parse_bools):
-                                problems.append(make_problem(b, h, s, d, dt, c))
-    return problems
+    return peer_problems(ask_grid([f"--config={name}"]))
 
 
 def grid_from_report(report):

@@ -32,7 +32,10 @@ int visible_cuda_devices() {
 std::unique_ptr<Backend> make_backend(const std::string& kind, int device) {
   if (kind != "auto" && kind != "cuda" && kind != "cpu")
     throw UsageError(fmt::format("--backend: unknown backend '{}' (auto, cuda, cpu)", kind));
-  if (kind == "cpu") return make_cpu_backend();
+  if (kind == "cpu") {
+    if (device != 0) throw UsageError(fmt::format("--device={}: the CPU backend has only device 0", device));
+    return make_cpu_backend();
+  }
   int n = visible_cuda_devices();
   if (kind == "cuda") {
     if (!cuda_backend_built()) throw UsageError("--backend=cuda: this binary was built without CUDA (-DATTNBENCH_CUDA=OFF)");
@@ -48,6 +51,10 @@ std::unique_ptr<Backend> make_backend(const std::string& kind, int device) {
     }
 #endif
   }
+  // The CPU backend has one device: another index cannot take effect, so it is refused, not ignored.
+  if (device != 0)
+    throw UsageError(fmt::format("--device={}: {} CUDA device is visible; the CPU backend has only device 0", device,
+                                 cuda_backend_built() ? "no" : "this binary was built without CUDA, so no"));
   return make_cpu_backend();
 }
 

@@ -1,28 +1,26 @@
-// The problem grid from the size flags that `run` and `tune` share (or from --config), for any flags
-// struct with the fields batch, heads, seq_len, head_dim, pages, page_size, kv_layout, dtype, causal, config.
+// The problem-size flags, one per axis of core/problem_axes.hpp, plus --config: added to run, tune and grid by
+// one function, and the problem grid built from them.
 #pragma once
+#include <map>
+#include <string>
 #include <vector>
 
-#include "core/errors.hpp"
-#include "core/grid.hpp"
+#include <CLI/CLI.hpp>
+
+#include "core/problem.hpp"
 
 namespace ab {
 
-template <class Flags>
-std::vector<Problem> problems_from_flags(const Flags& f) {
-  if (!f.config.empty()) return load_suite(f.config);
-  if (!f.pages.empty() && !f.page_size.empty()) throw UsageError("give --pages or --page_size, not both");
-  GridSpec g;
-  g.batch = f.batch;
-  g.heads = f.heads;
-  g.seq_len = f.seq_len;
-  g.head_dim = f.head_dim;
-  g.pages = f.pages.empty() ? "1" : f.pages;
-  g.page_size = f.page_size;
-  g.kv_layout = f.kv_layout;
-  g.dtype = f.dtype;
-  g.causal = f.causal ? "true" : "false";
-  return expand_grid(g);
-}
+struct GridFlags {
+  std::map<std::string, std::string> text;      // axis name → the text given (read only when given)
+  std::map<std::string, CLI::Option*> options;  // axis name → its option (count() > 0: given)
+  std::string config;
+};
+
+// One option per axis (its spellings, help and default from the table) and --config, which excludes
+// every size flag; --page_size excludes --pages.
+void add_grid_flags(CLI::App& app, GridFlags& f);
+// The suite of --config, else the product of the given axes (defaults for the others). Throws UsageError.
+std::vector<Problem> problems_from_flags(const GridFlags& f);
 
 }  // namespace ab

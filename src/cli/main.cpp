@@ -1,4 +1,4 @@
-// attnbench entry point: CLI11 front end with the subcommands run (the default), list, tune, compare and
+// attnbench entry point: CLI11 front end with the subcommands run (the default), list, tune, compare, grid and
 // report. Exit codes (README "Exit codes"): 0 ok; 1 a regression, an incorrect or failed row, or a tune
 // without a winner; 2 bad input (one line on stderr); 3 a device error or an internal error (one line).
 // No other code is returned.
@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   ab::Command tune = ab::add_tune_command(app);
   ab::Command compare = ab::add_compare_command(app);
   ab::Command report = ab::add_report_command(app);
+  ab::Command grid = ab::add_grid_command(app);
 
   try {
     app.parse(argc, argv);
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
     if (tune.app && *tune.app) return tune.run();
     if (compare.app && *compare.app) return compare.run();
     if (report.app && *report.app) return report.run();
+    if (grid.app && *grid.app) return grid.run();
     return ab::run_command(*run ? run_flags : top_flags, args);
   } catch (const ab::UsageError& e) {
     std::fprintf(stderr, "attnbench: error: %s\n", e.what());

@@ -31,41 +31,33 @@
 namespace ab {
 
 void add_run_flags(CLI::App& app, RunFlags& f) {
-  app.add_option("--batch,-b", f.batch, "batch size: value, list (1,8,32) or range (1:64:*2, 64:256:+64)")->capture_default_str();
-  app.add_option("--heads", f.heads, "heads per batch (value, list or range)")->capture_default_str();
-  app.add_option("--seq_len,--seq-len,-s", f.seq_len, "sequence length (value, list or range)")->capture_default_str();
-  app.add_option("--head_dim,--head-dim,-d", f.head_dim, "head dimension (value, list or range)")->capture_default_str();
-  app.add_option("--pages,-p", f.pages, "KV pages per sequence, page_size = ceil(S/P) (default 1)");
-  app.add_option("--page_size,--page-size", f.page_size, "tokens per KV page (alternative to --pages)");
-  app.add_option("--kv_layout,--kv-layout", f.kv_layout, "contiguous | paged (list allowed)")->capture_default_str();
-  app.add_option("--dtype", f.dtype, "fp16 | bf16 (list allowed)")->capture_default_str();
-  app.add_flag("--causal", f.causal, "causal mask");
-  app.add_option("--strategies", f.strategies, "comma list of strategies, or all")->capture_default_str();
-  app.add_option("--backend", f.backend, "auto | cuda | cpu")->capture_default_str();
-  app.add_option("--device", f.device, "CUDA device index")->capture_default_str();
+  add_shared_flags(app, f,
+                   {"untimed forwards before sampling (default 3; 1 on cpu)", "minimum samples (default 10; 3 on cpu)",
+                    "seconds of sampling per point at most (default 1; 1 on cpu)",
+                    "stop once relative noise is at or under this (2% or 0.02)", "events | graph | cupti",
+                    "no progress line", {"events", "graph", "cupti"}, 1.0});
   app.add_flag("--verify", f.verify, "check every strategy against the reference");
   app.add_option("--json", f.json_path, "write the report (attnbench.report/1) here");
-  app.add_option("--config", f.config, "a suite from configs/ (name or path) instead of the size flags");
-  app.add_option("--max_memory,--max-memory", f.max_memory, "memory limit (e.g. 8GiB); default: the device's free memory");
-  app.add_option("--warmup", f.warmup, "untimed forwards before sampling (default 3; 1 on cpu)");
-  app.add_option("--min_samples,--min-samples", f.min_samples, "minimum samples (default 10; 3 on cpu)");
   app.add_option("--max_samples,--max-samples", f.max_samples, "maximum samples")->capture_default_str();
-  app.add_option("--max_noise,--max-noise", f.max_noise, "stop once relative noise is at or under this (2% or 0.02)")->capture_default_str();
-  app.add_option("--max_time,--max-time", f.max_time, "seconds of sampling per point at most (default 1; 1 on cpu)");
-  app.add_flag("--hot", f.hot, "no L2 flush between samples");
-  app.add_option("--timer", f.timer, "events | graph | cupti")->capture_default_str();
   app.add_flag("--samples", f.keep_samples, "write every sample into the JSON");
   app.add_option("--rounds", f.rounds,
                  "time every row in this many rounds, each on freshly placed inputs, and report the trimmed mean "
                  "of their medians (default 1; the CI gate uses 20)")
       ->capture_default_str();
-  app.add_flag("--quiet,-q", f.quiet, "no progress line");
-  app.add_option("--seed", f.seed, "random input seed")->capture_default_str()->check(non_negative_integer());
-  app.add_option("--scores", f.scores, "score matrix precision: input (the input dtype, as PyTorch) | fp32")->capture_default_str();
   app.add_option("--tile", f.tile, "fused tile, e.g. m128n64w4s2 (see attnbench list)");
   app.add_option("--cache", f.cache, "heuristic cache from `attnbench tune` to use");
   app.add_option("--resume_at", f.resume_at)->group("");  // internal: see continue_in_fresh_process
   app.add_flag("--no_table", f.no_table)->group("");
+}
+
+// A run flag that no selected strategy would use is refused, not ignored.
+static void refuse_flags_without_effect(const RunFlags& f) {
+  if (f.tile.empty()) return;
+  bool fused = false;
+  for (const auto& s : make_strategies(f.strategies)) fused = fused || s->name() == "fused";
+  if (!fused)
+    throw UsageError(fmt::format("--tile={}: only the fused strategy takes a tile, and --strategies={} does not select it",
+                                 f.tile, f.strategies));
 }
 
 long long parse_bytes(const std::string& flag, const std::string& text) {
@@ -201,6 +193,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   opt.problems = problems_from_flags(f);
   opt.strategies = f.strategies;
   (void)make_strategies(f.strategies);  // unknown names fail here
+  refuse_flags_without_effect(f);
   opt.verify = f.verify;
   opt.seed = f.seed;
   opt.quiet = f.quiet;
@@ -228,6 +221,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   if (!f.cache.empty()) cache = HeuristicCache::load(f.cache);
 
   auto backend = make_backend(f.backend, f.device);
+  check_flags_for_backend(f, *backend);
   bool cpu = backend->kind() == BackendKind::cpu;
   opt.measure.warmup = f.warmup >= 0 ? f.warmup : (cpu ? 1 : 3);
   opt.measure.min_samples = f.min_samples >= 1 ? f.min_samples : (cpu ? 3 : 10);

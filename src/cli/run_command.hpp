@@ -5,29 +5,18 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/shared_flags.hpp"
+
 namespace ab {
 
-struct RunFlags {
-  std::string batch = "32", heads = "12", seq_len = "512", head_dim = "64", pages, page_size;
-  std::string kv_layout = "contiguous", dtype = "fp16";
-  bool causal = false;
-  std::string strategies = "all";
-  std::string backend = "auto";
-  int device = 0;
+// The grid, strategy, backend and measurement flags come from SharedFlags (cli/shared_flags.hpp).
+struct RunFlags : SharedFlags {
+  RunFlags() { timer = "events"; }
   bool verify = false;
   std::string json_path;
-  std::string config;
-  std::string max_memory;
-  int warmup = -1, min_samples = -1, max_samples = 100000;
-  std::string max_noise = "2%";
-  std::string max_time;  // empty: the default
-  bool hot = false;
-  std::string timer = "events";
+  int max_samples = 100000;
   bool keep_samples = false;
   int rounds = 1;
-  bool quiet = false;
-  unsigned long long seed = 1234;
-  std::string scores = "input";
   std::string tile;
   std::string cache;
   std::string resume_at;  // hidden: "P:S", set when the run continues in a fresh process

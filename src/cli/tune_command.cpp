@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
 #include "cli/grid_flags.hpp"
+#include "cli/shared_flags.hpp"
 #include "cli/run_command.hpp"
 #include "core/errors.hpp"
 #include "core/grid.hpp"
@@ -24,12 +25,9 @@ namespace ab {
 
 namespace {
 
-struct TuneFlags {
-  std::string batch = "32", heads = "12", seq_len = "512", head_dim = "64", pages, page_size;
-  std::string kv_layout = "contiguous", dtype = "fp16";
-  bool causal = false;
-  std::string strategies = "all";
-  std::string config;
+// The grid, strategy, backend and measurement flags come from SharedFlags (cli/shared_flags.hpp).
+struct TuneFlags : SharedFlags {
+  TuneFlags() { timer = "auto"; }
   std::string cache;
   int top = 8;
   int max_candidates = 0;
@@ -39,18 +37,7 @@ struct TuneFlags {
   double screen_cutoff = 1.5;
   bool dry_run = false;
   std::string search = "heuristic";
-  std::string backend = "auto";
-  int device = 0;
-  int warmup = -1, min_samples = -1;
-  std::string max_time;  // empty: the default
-  std::string max_noise = "2%";
-  std::string max_memory;
-  std::string timer = "auto";
-  bool hot = false;
-  bool quiet = false;
   bool skip_cached = false;
-  unsigned long long seed = 1234;
-  std::string scores = "input";
 };
 
 
@@ -98,6 +85,7 @@ int tune_main(const TuneFlags& f) {
   if (!f.dry_run) check_writable(f.cache);
 
   auto backend = make_backend(f.backend, f.device);
+  check_flags_for_backend(f, *backend);
   bool cpu = backend->kind() == BackendKind::cpu;
   opt.measure.warmup = f.warmup >= 0 ? f.warmup : (cpu ? 1 : 3);
   opt.measure.min_samples = f.min_samples >= 1 ? f.min_samples : (cpu ? 3 : 10);
@@ -166,33 +154,17 @@ Command add_tune_command(CLI::App& parent) {
   app->add_flag("--dry_run,--dry-run", f.dry_run,
                 "list the GEMM candidates and fused tiles each shape would try, time nothing, write no cache");
   app->add_option("--search", f.search, "heuristic (top-N) | exhaustive (every algorithm, tile, stage, split-K...)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::IsMember({"heuristic", "exhaustive"}));
   app->add_flag("--skip_cached,--skip-cached", f.skip_cached,
                 "keep entries the cache already has for this environment instead of re-tuning them");
-  app->add_option("--batch,-b", f.batch, "batch size: value, list or range")->capture_default_str();
-  app->add_option("--heads", f.heads, "heads per batch")->capture_default_str();
-  app->add_option("--seq_len,--seq-len,-s", f.seq_len, "sequence length")->capture_default_str();
-  app->add_option("--head_dim,--head-dim,-d", f.head_dim, "head dimension")->capture_default_str();
-  app->add_option("--pages,-p", f.pages, "KV pages per sequence (default 1)");
-  app->add_option("--page_size,--page-size", f.page_size, "tokens per KV page (alternative to --pages)");
-  app->add_option("--kv_layout,--kv-layout", f.kv_layout, "contiguous | paged (list allowed)")->capture_default_str();
-  app->add_option("--dtype", f.dtype, "fp16 | bf16 (list allowed)")->capture_default_str();
-  app->add_flag("--causal", f.causal, "causal mask");
-  app->add_option("--strategies", f.strategies, "comma list of strategies, or all")->capture_default_str();
-  app->add_option("--config", f.config, "a suite from configs/ (name or path) instead of the size flags");
-  app->add_option("--backend", f.backend, "auto | cuda | cpu")->capture_default_str();
-  app->add_option("--device", f.device, "CUDA device index")->capture_default_str();
-  app->add_option("--warmup", f.warmup, "untimed forwards per candidate (default 3; 1 on cpu)");
-  app->add_option("--min_samples,--min-samples", f.min_samples, "minimum samples per finalist (default 10; 3 on cpu)");
-  app->add_option("--max_time,--max-time", f.max_time, "seconds of sampling per finalist at most (default 0.5)");
-  app->add_option("--max_noise,--max-noise", f.max_noise, "stop once relative noise is at or under this")->capture_default_str();
-  app->add_option("--max_memory,--max-memory", f.max_memory, "memory limit (e.g. 8GiB); default: the device's free memory");
-  app->add_option("--timer", f.timer, "auto (graph on a GPU, events on the CPU) | events | graph | cupti")
-      ->capture_default_str();
-  app->add_flag("--hot", f.hot, "no L2 flush between samples");
-  app->add_option("--seed", f.seed, "random input seed")->capture_default_str()->check(non_negative_integer());
-  app->add_option("--scores", f.scores, "score matrix precision: input | fp32")->capture_default_str();
-  app->add_flag("--quiet,-q", f.quiet, "no progress line or per-shape lines");
+  add_shared_flags(*app, f,
+                   {"untimed forwards per candidate (default 3; 1 on cpu)",
+                    "minimum samples per finalist (default 10; 3 on cpu)",
+                    "seconds of sampling per finalist at most (default 0.5)",
+                    "stop once relative noise is at or under this",
+                    "auto (graph on a GPU, events on the CPU) | events | graph | cupti", "no progress line or per-shape lines",
+                    {"auto", "events", "graph", "cupti"}, 0.5});
   return Command{app, [flags]() { return tune_main(*flags); }};
 }
 

@@ -1,6 +1,7 @@
-// Grid expansion and suite loading.
+// Grid expansion (the product of the axis table) and suite loading.
 #include "core/grid.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -10,58 +11,49 @@
 #include "core/axis.hpp"
 #include "core/errors.hpp"
 #include "core/json_file.hpp"
+#include "core/problem_axes.hpp"
 
 namespace ab {
 
-namespace {
-
-std::vector<bool> parse_causal(const std::string& text) {
-  std::vector<bool> out;
-  for (const std::string& w : split_list("causal", text)) {
-    if (w == "true" || w == "1" || w == "on" || w == "yes") out.push_back(true);
-    else if (w == "false" || w == "0" || w == "off" || w == "no") out.push_back(false);
-    else throw UsageError(fmt::format("--causal: '{}' is not true or false", w));
-  }
-  return out;
+GridSpec& GridSpec::set(const std::string& axis, const std::string& value) {
+  if (!find_problem_axis(axis)) throw UsageError(fmt::format("unknown problem axis '{}'", axis));
+  text[axis] = value;
+  return *this;
 }
 
-}  // namespace
-
 std::vector<Problem> expand_grid(const GridSpec& spec) {
-  auto bs = parse_axis("batch", spec.batch);
-  auto hs = parse_axis("heads", spec.heads);
-  auto ss = parse_axis("seq_len", spec.seq_len);
-  auto ds = parse_axis("head_dim", spec.head_dim);
-  bool by_page_size = !spec.page_size.empty();
-  auto ps = by_page_size ? parse_axis("page_size", spec.page_size) : parse_axis("pages", spec.pages);
-  std::vector<KvLayout> layouts;
-  for (const auto& w : split_list("kv_layout", spec.kv_layout)) {
-    KvLayout l;
-    if (!parse_kv_layout(w, &l))
-      throw UsageError(fmt::format("--kv_layout: unknown layout '{}' (contiguous, paged)", w));
-    layouts.push_back(l);
+  const std::vector<ProblemAxis>& axes = problem_axes();
+  // Each axis's values, parsed in table order (so the first malformed axis is the one reported).
+  struct Active {
+    const ProblemAxis* axis;
+    std::vector<std::int64_t> codes;
+  };
+  std::vector<Active> active;
+  for (const ProblemAxis& a : axes) {
+    bool replaced = false;
+    for (const ProblemAxis& b : axes)
+      replaced = replaced || (b.replaces == std::string(a.name) && spec.text.count(b.name));
+    if (replaced) continue;
+    auto it = spec.text.find(a.name);
+    std::string text = it != spec.text.end() ? it->second : a.default_text;
+    if (it == spec.text.end() && text.empty()) continue;  // an axis that is off unless given
+    active.push_back({&a, a.parse(text)});
   }
-  std::vector<DType> dtypes;
-  for (const auto& w : split_list("dtype", spec.dtype)) {
-    auto t = parse_dtype(w);
-    if (!t) throw UsageError(fmt::format("--dtype: unknown dtype '{}' (fp16, bf16)", w));
-    dtypes.push_back(*t);
-  }
-  auto causals = parse_causal(spec.causal);
   double total = 1;  // in floating point: a product of eight axis lengths can pass 2^64
-  for (std::size_t n : {bs.size(), hs.size(), ss.size(), ds.size(), ps.size(), layouts.size(), dtypes.size(), causals.size()})
-    total *= static_cast<double>(n);
+  for (const Active& a : active) total *= static_cast<double>(a.codes.size());
   if (total > 100000) throw UsageError(fmt::format("grid has {:.0f} points; the limit is 100000", total));
+  std::stable_sort(active.begin(), active.end(), [](const Active& x, const Active& y) { return x.axis->nest < y.axis->nest; });
+  // An odometer over the axes, the last (innermost) turning fastest.
   std::vector<Problem> out;
-  for (DType t : dtypes)
-    for (bool c : causals)
-      for (KvLayout l : layouts)
-        for (auto d : ds)
-          for (auto b : bs)
-            for (auto h : hs)
-              for (auto s : ss)
-                for (auto p : ps)
-                  out.push_back(make_problem(b, h, s, d, by_page_size ? 0 : p, by_page_size ? p : 0, l, t, c));
+  std::vector<std::size_t> at(active.size(), 0);
+  for (;;) {
+    ProblemDraft d;
+    for (std::size_t i = 0; i < active.size(); ++i) active[i].axis->apply(d, active[i].codes[at[i]]);
+    out.push_back(d.make());
+    std::size_t i = active.size();
+    while (i > 0 && ++at[i - 1] == active[i - 1].codes.size()) at[--i] = 0;
+    if (i == 0) break;
+  }
   // Distinct axis values can still meet (S=10 with --pages=5,6 gives 5 pages of 2 twice; causal 1,true).
   std::set<std::string> seen;
   for (const Problem& p : out)
@@ -119,22 +111,11 @@ std::vector<Problem> suite_from_json(const nlohmann::json& j, const std::string&
   for (const auto& g : j["grids"]) {
     if (!g.is_object()) throw UsageError(fmt::format("config '{}': each grid must be an object", path));
     GridSpec spec;
-    static const char* known[] = {"batch", "heads", "seq_len", "head_dim", "pages", "page_size",
-                                  "kv_layout", "dtype", "causal", "comment"};
     for (auto it = g.begin(); it != g.end(); ++it) {
-      bool ok = false;
-      for (const char* k : known) ok = ok || it.key() == k;
-      if (!ok) throw UsageError(fmt::format("config '{}': unknown key '{}'", path, it.key()));
+      if (it.key() == "comment") continue;
+      if (!find_problem_axis(it.key())) throw UsageError(fmt::format("config '{}': unknown key '{}'", path, it.key()));
+      spec.text[it.key()] = text_of(it.value(), it.key().c_str());
     }
-    if (g.contains("batch")) spec.batch = text_of(g["batch"], "batch");
-    if (g.contains("heads")) spec.heads = text_of(g["heads"], "heads");
-    if (g.contains("seq_len")) spec.seq_len = text_of(g["seq_len"], "seq_len");
-    if (g.contains("head_dim")) spec.head_dim = text_of(g["head_dim"], "head_dim");
-    if (g.contains("pages")) spec.pages = text_of(g["pages"], "pages");
-    if (g.contains("page_size")) spec.page_size = text_of(g["page_size"], "page_size");
-    if (g.contains("kv_layout")) spec.kv_layout = text_of(g["kv_layout"], "kv_layout");
-    if (g.contains("dtype")) spec.dtype = text_of(g["dtype"], "dtype");
-    if (g.contains("causal")) spec.causal = text_of(g["causal"], "causal");
     try {
       auto part = expand_grid(spec);
       out.insert(out.end(), part.begin(), part.end());

@@ -1,5 +1,7 @@
-// A grid of problems: the product of every axis, from command-line flags or from a named suite in configs/.
+// A grid of problems: the product of every axis of core/problem_axes.hpp, from command-line flags or from a
+// named suite in configs/.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -9,17 +11,11 @@
 
 namespace ab {
 
-// Axes as text in the axis grammar (see axis.hpp). Empty page_size means "use pages".
+// Axis texts in the axis grammar (see axis.hpp), by axis name; an axis not in the map takes its default.
+// Giving page_size (even alongside pages, as a suite may) stands in for pages.
 struct GridSpec {
-  std::string batch = "32";
-  std::string heads = "12";
-  std::string seq_len = "512";
-  std::string head_dim = "64";
-  std::string pages = "1";
-  std::string page_size;  // alternative to pages
-  std::string kv_layout = "contiguous";  // list allowed
-  std::string dtype = "fp16";            // list allowed
-  std::string causal = "false";          // "false", "true" or "false,true"
+  std::map<std::string, std::string> text;
+  GridSpec& set(const std::string& axis, const std::string& value);  // throws UsageError for an unknown axis
 };
 
 // Expands a spec into problems; throws UsageError on any malformed axis or invalid problem.

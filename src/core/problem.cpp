@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/problem_axes.hpp"
 #include "core/sizes.hpp"
 
 namespace ab {
@@ -33,11 +34,7 @@ double Problem::flops() const {
 
 double Problem::bytes() const { return 4.0 * static_cast<double>(qkv_elements()) * dtype_size(dtype); }
 
-std::string Problem::label() const {
-  return fmt::format("B={} H={} S={} D={} P={}{} {} {}{}", batch, heads, seq_len, head_dim, pages,
-                     pages > 1 ? fmt::format(" ps={}", page_size) : std::string(), kv_layout_name(kv_layout),
-                     dtype_name(dtype), causal ? " causal" : "");
-}
+std::string Problem::label() const { return problem_label(*this); }  // from the axis table
 
 bool Problem::operator==(const Problem& o) const {
   return batch == o.batch && heads == o.heads && seq_len == o.seq_len && head_dim == o.head_dim &&

@@ -1,17 +1,17 @@
 // The CSV printer: one line per result with every problem field, time statistic and check in its own column.
 #include <fmt/format.h>
 
+#include "core/problem_axes.hpp"
 #include "report/cells.hpp"
 #include "report/printers.hpp"
 
 namespace ab {
 
-static const char* kProblemFields[] = {"batch", "heads", "seq_len", "head_dim", "pages", "page_size"};
-
 void CsvPrinter::do_begin(const nlohmann::json& report, const std::vector<ProblemGroup>& groups) {
   (void)report;
   (void)groups;
-  out_ += "batch,heads,seq_len,head_dim,pages,page_size,kv_layout,dtype,causal,strategy,status,reason,"
+  for (const std::string& c : problem_csv_columns()) out_ += c + ",";
+  out_ += "strategy,status,reason,"
           "median_ms,mean_ms,min_ms,max_ms,stdev_ms,noise,samples,tflops,gbps,vs_best,fastest,fastest_own,"
           "launches_expected,launches_measured,launches_match,rel_l2_err,max_abs_err,verify_passed,timer,stop_reason,"
           "noise_met,rounds,round_spread,sm_clock_mhz,clock_low,device\n";
@@ -21,12 +21,7 @@ void CsvPrinter::do_begin(const nlohmann::json& report, const std::vector<Proble
 void CsvPrinter::do_row(const ProblemGroup& group, const RowView& r) {
   const nlohmann::json& p = group.problem;
   std::string line;
-  for (const char* f : kProblemFields) {
-    std::int64_t v = json_int(p, f);
-    line += (v >= 0 ? std::to_string(v) : std::string()) + ",";
-  }
-  line += csv_field(json_str(p, "kv_layout")) + "," + csv_field(json_str(p, "dtype")) + ",";
-  line += std::string(p.is_object() && p.value("causal", false) ? "true" : "false") + ",";
+  for (const std::string& cell : problem_csv_cells_of_json(p)) line += csv_field(cell) + ",";
   line += csv_field(r.strategy) + "," + csv_field(r.status) + "," + csv_field(r.reason) + ",";
   nlohmann::json t = r.row ? r.row->value("time_ms", nlohmann::json::object()) : nlohmann::json::object();
   for (const char* k : {"median", "mean", "min", "max", "stdev", "noise"}) line += csv_num(json_num(t, k)) + ",";

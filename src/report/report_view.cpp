@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "core/errors.hpp"
+#include "core/problem_axes.hpp"
 
 namespace ab {
 
@@ -43,23 +44,9 @@ static const json& member(const json& j, const char* key) {
   return it == j.end() ? empty : *it;
 }
 
-std::string problem_label(const json& p) {
-  std::int64_t pages = json_int(p, "pages", 1);
-  std::string s = fmt::format("B={} H={} S={} D={} P={}", json_int(p, "batch"), json_int(p, "heads"),
-                              json_int(p, "seq_len"), json_int(p, "head_dim"), pages);
-  if (pages > 1) s += fmt::format(" ps={}", json_int(p, "page_size"));
-  s += " " + json_str(p, "kv_layout", "?") + " " + json_str(p, "dtype", "?");
-  if (p.is_object() && p.value("causal", false)) s += " causal";
-  return s;
-}
+std::string problem_label(const json& p) { return problem_label_of_json(p); }
 
-std::string problem_key(const json& p) {
-  // Every field identifies the problem except pages_requested (how the user spelled the page count;
-  // Problem::operator== ignores it too). json objects keep keys sorted, so dump() is canonical.
-  json k = p.is_object() ? p : json::object();
-  k.erase("pages_requested");
-  return k.dump();
-}
+std::string problem_key(const json& p) { return problem_key_of_json(p); }
 
 RowView view_row(const json& row) {
   RowView v;

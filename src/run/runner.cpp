@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/problem_axes.hpp"
 #include "core/reference.hpp"
 #include "measure/progress.hpp"
 #include "measure/rounds.hpp"
@@ -193,19 +194,6 @@ bool run_round(Backend& be, PendingProblem& pp, int r, const RunOptions& opt,
 }
 
 }  // namespace
-
-nlohmann::json problem_to_json(const Problem& p) {
-  return {{"batch", p.batch},
-          {"heads", p.heads},
-          {"seq_len", p.seq_len},
-          {"head_dim", p.head_dim},
-          {"pages", p.pages},
-          {"page_size", p.page_size},
-          {"pages_requested", p.pages_requested ? p.pages_requested : p.pages},
-          {"kv_layout", kv_layout_name(p.kv_layout)},
-          {"dtype", dtype_name(p.dtype)},
-          {"causal", p.causal}};
-}
 
 nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::string>* warnings, ResumePoint* resume) {
   nlohmann::json results = nlohmann::json::array();

@@ -48,7 +48,4 @@ struct ResumePoint {
 nlohmann::json run_grid(Backend& backend, const RunOptions& opt, std::vector<std::string>* warnings,
                         ResumePoint* resume = nullptr);
 
-// Problem as report JSON.
-nlohmann::json problem_to_json(const Problem& p);
-
 }  // namespace ab

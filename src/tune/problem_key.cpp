@@ -1,21 +1,16 @@
-// Problem → cache key text and JSON.
+// Problem → cache key text and JSON, both from the axis table (core/problem_axes.hpp).
 #include "tune/problem_key.hpp"
 
-#include <fmt/format.h>
+#include "core/problem_axes.hpp"
 
 namespace ab {
 
-std::string problem_cache_key(const Problem& p) {
-  return fmt::format("B{}_H{}_S{}_D{}_P{}_ps{}_{}_{}_{}", p.batch, p.heads, p.seq_len, p.head_dim, p.pages,
-                     p.page_size, kv_layout_name(p.kv_layout), dtype_name(p.dtype), p.causal ? "causal" : "full");
-}
+std::string problem_cache_key(const Problem& p) { return problem_cache_key_of_json(problem_to_json(p)); }
 
 nlohmann::json problem_cache_json(const Problem& p) {
-  return {{"batch", p.batch},         {"heads", p.heads},
-          {"seq_len", p.seq_len},     {"head_dim", p.head_dim},
-          {"pages", p.pages},         {"page_size", p.page_size},
-          {"kv_layout", kv_layout_name(p.kv_layout)}, {"dtype", dtype_name(p.dtype)},
-          {"causal", p.causal}};
+  nlohmann::json j = problem_to_json(p);
+  j.erase("pages_requested");  // the cache keys the problem itself, not how its page count was spelled
+  return j;
 }
 
 }  // namespace ab

@@ -8,6 +8,7 @@ bin=$1
 source "$2/tests/cpu/expect_lib.sh"  # also makes and enters the scratch folder $work
 tiny=(--backend=cpu --quiet --batch=1 --heads=1 --seq_len=16 --head_dim=8 --strategies=fused --warmup=0)
 small=("${tiny[@]}" --max_samples=1)
+suite=(--backend=cpu --quiet --strategies=fused --warmup=0 --max_samples=1)  # --config refuses size flags
 "$bin" "${small[@]}" --json=good.json >/dev/null 2>&1 || bad "could not make a report"
 "$bin" tune "${tiny[@]}" --cache=cache.json >/dev/null 2>&1 || bad "could not make a cache"
 
@@ -37,12 +38,12 @@ cp deep_cache.json tune_target.json
 expect_exit 2 "nested more than 64 levels" "$bin" tune "${tiny[@]}" --cache=tune_target.json
 cmp -s deep_cache.json tune_target.json && ok || bad "tune changed a cache it refused"
 { printf '{"grids": [{"batch": 1, "comment": '; cat deep500k.txt; printf '}]}'; } >deep_config.json
-expect_exit 2 "nested more than 64 levels" "$bin" "${small[@]}" --config=deep_config.json
+expect_exit 2 "nested more than 64 levels" "$bin" "${suite[@]}" --config=deep_config.json
 # 64 levels are fine, 65 are not (the limit is exact).
 python3 -c "print('{\"grids\": [{\"batch\": 1, \"comment\": ' + '['*61 + ']'*61 + '}]}')" >depth64.json
 python3 -c "print('{\"grids\": [{\"batch\": 1, \"comment\": ' + '['*62 + ']'*62 + '}]}')" >depth65.json
-"$bin" "${small[@]}" --config=depth64.json >stdout.txt 2>stderr.txt && ok || bad "a config 64 levels deep was refused: $(cat stderr.txt)"
-expect_exit 2 "nested more than 64 levels" "$bin" "${small[@]}" --config=depth65.json
+"$bin" "${suite[@]}" --config=depth64.json >stdout.txt 2>stderr.txt && ok || bad "a config 64 levels deep was refused: $(cat stderr.txt)"
+expect_exit 2 "nested more than 64 levels" "$bin" "${suite[@]}" --config=depth65.json
 
 # Text after the document.
 { cat good.json; echo '{"schema": "attnbench.report/1", "results": []}'; } >trailing.json
@@ -50,11 +51,11 @@ expect_exit 2 "text after the document" "$bin" report trailing.json
 { cat cache.json; echo 'garbage'; } >trailing_cache.json
 expect_exit 2 "text after the document" "$bin" "${small[@]}" --cache=trailing_cache.json
 printf '{"grids": [{"batch": 1}]} ]' >trailing_config.json
-expect_exit 2 "text after the document" "$bin" "${small[@]}" --config=trailing_config.json
+expect_exit 2 "text after the document" "$bin" "${suite[@]}" --config=trailing_config.json
 
 # A number no double holds (found by fuzz_suite: exit 3 with library text before).
 printf '{"grids": [{"batch": 1e500}]}' >huge_number.json
-expect_exit 2 "huge_number.json': malformed JSON (a number out of range)" "$bin" "${small[@]}" --config=huge_number.json
+expect_exit 2 "huge_number.json': malformed JSON (a number out of range)" "$bin" "${suite[@]}" --config=huge_number.json
 mutate good.json huge_median.json 'd = json.dumps(d).replace("\"median\": ", "\"median\": 1e500, \"m\": ", 1)'
 expect_exit 2 "malformed JSON (a number out of range)" "$bin" report huge_median.json
 mutate cache.json huge_cache.json 'd = json.dumps(d)[:-1] + ", \"x\": -1e999}"'
@@ -80,6 +81,6 @@ mkdir adir
 expect_exit 2 "adir': is a directory" "$bin" report adir
 expect_exit 2 "adir': is a directory" "$bin" compare adir good.json
 expect_exit 2 "adir': is a directory" "$bin" "${small[@]}" --cache=adir
-expect_exit 2 "adir': is a directory" "$bin" "${small[@]}" --config=adir
+expect_exit 2 "adir': is a directory" "$bin" "${suite[@]}" --config=adir
 expect_exit 2 "is a directory" "$bin" tune "${tiny[@]}" --cache=adir
 finish

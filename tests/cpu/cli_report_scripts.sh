@@ -23,6 +23,7 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 peer="python3 $src/scripts/peer_torch.py"
+export ATTNBENCH=$bin  # peer_torch.py asks the binary to expand its grids
 
 expect_rc 0 "$bin" --backend=cpu --batch=1 --heads=2 --seq_len=64 --head_dim=32 --max_time=0.05 -q --json="$work/r.json"
 

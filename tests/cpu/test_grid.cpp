@@ -6,6 +6,8 @@
 #include "core/errors.hpp"
 #include "core/grid.hpp"
 #include "core/problem.hpp"
+#include "core/problem_axes.hpp"
+#include "tune/problem_key.hpp"
 #include "testing.hpp"
 
 using namespace ab;
@@ -70,21 +72,15 @@ TEST(Grid, problem_validation) {
 
 TEST(Grid, grid_is_the_product_of_axes) {
   GridSpec g;
-  g.batch = "1,2";
-  g.heads = "3";
-  g.seq_len = "64:256:*2";
-  g.head_dim = "64,128";
-  g.pages = "1,2";
-  g.dtype = "fp16,bf16";
-  g.causal = "false,true";
-  g.kv_layout = "contiguous,paged";
+  g.set("batch", "1,2").set("heads", "3").set("seq_len", "64:256:*2").set("head_dim", "64,128").set("pages", "1,2");
+  g.set("dtype", "fp16,bf16").set("causal", "false,true").set("kv_layout", "contiguous,paged");
   auto ps = expand_grid(g);
   EXPECT_EQ(ps.size(), std::size_t(2 * 1 * 3 * 2 * 2 * 2 * 2 * 2));
   GridSpec bad = g;
-  bad.dtype = "fp8";
+  bad.set("dtype", "fp8");
   EXPECT_ANY_THROW(expand_grid(bad));
   bad = g;
-  bad.kv_layout = "ring";
+  bad.set("kv_layout", "ring");
   EXPECT_ANY_THROW(expand_grid(bad));
 }
 
@@ -138,3 +134,95 @@ TEST(Grid, half_and_bf16_conversions_round_to_nearest_even) {
   for (float f : {0.1f, -3.75f, 1234.5f, 1e-3f}) EXPECT_NEAR(half_bits_to_float(float_to_half_bits(f)), f, std::fabs(f) * 1e-3);
 }
 
+
+// The facts derived from the axis table, written out literally as earlier versions wrote them.
+TEST(ProblemAxes, label_key_json_csv_and_cache_key_keep_their_format) {
+  Problem p = make_problem(32, 12, 512, 64, 1, 0, KvLayout::contiguous, DType::fp16, false);
+  EXPECT_EQ(problem_label(p), "B=32 H=12 S=512 D=64 P=1 contiguous fp16");
+  EXPECT_EQ(p.label(), problem_label(p));
+  Problem q = make_problem(2, 4, 100, 32, 0, 16, KvLayout::paged, DType::bf16, true);
+  EXPECT_EQ(problem_label(q), "B=2 H=4 S=100 D=32 P=7 ps=16 paged bf16 causal");
+  EXPECT_EQ(problem_to_json(q).dump(),
+            R"({"batch":2,"causal":true,"dtype":"bf16","head_dim":32,"heads":4,"kv_layout":"paged","page_size":16,)"
+            R"("pages":7,"pages_requested":7,"seq_len":100})");
+  EXPECT_EQ(problem_key(q), R"({"batch":2,"causal":true,"dtype":"bf16","head_dim":32,"heads":4,"kv_layout":"paged",)"
+                            R"("page_size":16,"pages":7,"seq_len":100})");
+  EXPECT_EQ(problem_cache_key(p), "B32_H12_S512_D64_P1_ps512_contiguous_fp16_full");
+  EXPECT_EQ(problem_cache_key(q), "B2_H4_S100_D32_P7_ps16_paged_bf16_causal");
+  EXPECT_EQ(problem_cache_json(q).contains("pages_requested"), false);
+  std::vector<std::string> cols = problem_csv_columns();
+  std::string header;
+  for (const auto& c : cols) header += c + ",";
+  EXPECT_EQ(header, "batch,heads,seq_len,head_dim,pages,page_size,kv_layout,dtype,causal,");
+  EXPECT_TRUE(problem_csv_cells(q) ==
+              std::vector<std::string>({"2", "4", "100", "32", "7", "16", "paged", "bf16", "true"}));
+  // Requested pages beyond the non-empty ones are kept in pages_requested, not in the key.
+  Problem r = make_problem(1, 1, 10, 8, 6, 0, KvLayout::paged, DType::fp16, false);
+  EXPECT_EQ(problem_to_json(r)["pages_requested"], 6);
+  EXPECT_EQ(problem_label(r), "B=1 H=1 S=10 D=8 P=5 ps=2 paged fp16");
+}
+
+TEST(ProblemAxes, report_json_reads_tolerantly_and_strictly) {
+  nlohmann::json partial = {{"batch", 3}, {"dtype", "fp16"}};
+  EXPECT_EQ(problem_label_of_json(partial), "B=3 H=-1 S=-1 D=-1 P=1 ? fp16");
+  EXPECT_TRUE(problem_csv_cells_of_json(partial) ==
+              std::vector<std::string>({"3", "", "", "", "", "", "", "fp16", "false"}));
+  for (const Problem& p : {make_problem(2, 4, 100, 32, 0, 16, KvLayout::paged, DType::bf16, true),
+                           make_problem(1, 1, 10, 8, 6, 0, KvLayout::paged, DType::fp16, false),
+                           make_problem(32, 12, 512, 64, 1, 0, KvLayout::contiguous, DType::fp16, false)}) {
+    Problem back = problem_from_json(problem_to_json(p), "t.json");
+    EXPECT_TRUE(back == p);
+    EXPECT_EQ(problem_to_json(back).dump(), problem_to_json(p).dump());
+  }
+  auto refused = [](nlohmann::json j, const char* needle) {
+    try {
+      problem_from_json(j, "r.json: results[0]");
+      ADD_FAILURE() << "accepted " << j.dump();
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+    }
+  };
+  nlohmann::json good = problem_to_json(make_problem(2, 4, 100, 32, 0, 16, KvLayout::paged, DType::bf16, true));
+  nlohmann::json j = good;
+  j.erase("heads");
+  refused(j, "r.json: results[0]: problem.heads is missing");
+  j = good;
+  j["causal"] = "yes";
+  refused(j, "problem.causal must be true or false");
+  j = good;
+  j["dtype"] = "fp8";
+  refused(j, "unknown dtype 'fp8'");
+  j = good;
+  j["pages"] = 3;
+  refused(j, "problem.pages does not match");
+  j = good;
+  j["batch"] = 0;
+  refused(j, "problem.batch");
+}
+
+TEST(ProblemAxes, grid_order_and_suite_keys_come_from_the_table) {
+  // The product nests dtype, causal, layout, head_dim, batch, heads, seq_len, pages (outermost first).
+  GridSpec g;
+  g.set("batch", "1,2").set("seq_len", "16,32").set("head_dim", "8").set("heads", "1").set("causal", "false,true");
+  auto ps = expand_grid(g);
+  ASSERT_EQ(ps.size(), std::size_t(8));
+  EXPECT_EQ(ps[0].label(), "B=1 H=1 S=16 D=8 P=1 contiguous fp16");
+  EXPECT_EQ(ps[1].label(), "B=1 H=1 S=32 D=8 P=1 contiguous fp16");
+  EXPECT_EQ(ps[2].label(), "B=2 H=1 S=16 D=8 P=1 contiguous fp16");
+  EXPECT_EQ(ps[4].label(), "B=1 H=1 S=16 D=8 P=1 contiguous fp16 causal");
+  // page_size stands in for pages.
+  GridSpec paged;
+  paged.set("seq_len", "64").set("page_size", "16,32").set("batch", "1").set("heads", "1").set("head_dim", "8");
+  auto pp = expand_grid(paged);
+  ASSERT_EQ(pp.size(), std::size_t(2));
+  EXPECT_EQ(pp[0].pages, 4);
+  EXPECT_EQ(pp[1].pages, 2);
+  EXPECT_ANY_THROW(GridSpec().set("bogus", "1"));
+  nlohmann::json suite = {{"grids", {{{"batch", {1, 2}}, {"seq_len", "16"}, {"head_dim", 8}, {"causal", true}, {"comment", "x"}}}}};
+  auto sp = suite_from_json(suite, "s.json");
+  ASSERT_EQ(sp.size(), std::size_t(2));
+  EXPECT_EQ(sp[1].label(), "B=2 H=12 S=16 D=8 P=1 contiguous fp16 causal");
+  nlohmann::json unknown = {{"grids", {{{"batch", 1}, {"sequence", 16}}}}};
+  EXPECT_ANY_THROW(suite_from_json(unknown, "s.json"));
+}

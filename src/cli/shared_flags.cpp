@@ -1,0 +1,63 @@
+// One definition of the flags run and tune share; CLI11 validators where CLI11 can check the value.
+#include "cli/shared_flags.hpp"
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "cli/flag_values.hpp"
+#include "cli/run_command.hpp"
+#include "core/errors.hpp"
+
+namespace ab {
+
+CLI::Validator usage_validator(std::function<void(const std::string&)> check, const std::string& name) {
+  return CLI::Validator(
+      [check](std::string& s) -> std::string {
+        try {
+          check(s);
+          return {};
+        } catch (const UsageError& e) {
+          std::string m = e.what();
+          if (m.rfind("--", 0) == 0 && m.find(": ") != std::string::npos) m = m.substr(m.find(": ") + 2);
+          return m;
+        }
+      },
+      name);
+}
+
+void add_shared_flags(CLI::App& app, SharedFlags& f, const SharedFlagText& text) {
+  add_grid_flags(app, f);
+  app.add_option("--strategies", f.strategies, "comma list of strategies, or all")->capture_default_str();
+  app.add_option("--backend", f.backend, "auto | cuda | cpu")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  app.add_option("--device", f.device, "CUDA device index")->capture_default_str()->check(non_negative_integer());
+  app.add_option("--max_memory,--max-memory", f.max_memory, "memory limit (e.g. 8GiB); default: the device's free memory")
+      ->check(usage_validator([](const std::string& s) { parse_bytes("max_memory", s); }, "SIZE"));
+  app.add_option("--warmup", f.warmup, text.warmup);
+  app.add_option("--min_samples,--min-samples", f.min_samples, text.min_samples);
+  double fallback = text.max_time_default;
+  app.add_option("--max_time,--max-time", f.max_time, text.max_time)
+      ->check(usage_validator([fallback](const std::string& s) { parse_max_time(s, fallback); }, "SECONDS"));
+  app.add_option("--max_noise,--max-noise", f.max_noise, text.max_noise)
+      ->capture_default_str()
+      ->check(usage_validator([](const std::string& s) { parse_fraction("max_noise", s); }, "FRACTION"));
+  app.add_option("--timer", f.timer, text.timer)->capture_default_str()->check(CLI::IsMember(text.timers));
+  app.add_flag("--hot", f.hot, "no L2 flush between samples");
+  app.add_option("--seed", f.seed, "random input seed")->capture_default_str()->check(non_negative_integer());
+  app.add_option("--scores", f.scores, "score matrix precision: input (the input dtype, as PyTorch) | fp32")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"input", "fp32"}));
+  app.add_flag("--quiet,-q", f.quiet, text.quiet);
+}
+
+void check_flags_for_backend(const SharedFlags& f, const Backend& backend) {
+  if (backend.kind() != BackendKind::cpu || (f.timer != "graph" && f.timer != "cupti")) return;
+  std::string why = fmt::format("--timer={}: the CPU backend has no {}; it times with events", f.timer,
+                                f.timer == "graph" ? "CUDA graphs" : "CUPTI");
+  if (f.backend == "cpu") throw UsageError(why + " (give --timer=events)");
+  std::fprintf(stderr, "attnbench: note: %s\n", why.c_str());
+}
+
+}  // namespace ab

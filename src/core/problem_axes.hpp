@@ -1,0 +1,74 @@
+// The one table of problem axes. Each axis (batch, heads, seq_len, head_dim, pages | page_size, kv_layout,
+// dtype, causal) is declared once, with its name (JSON key, CSV column, suite key), CLI spellings, default,
+// parser and checks, label and cache-key fragments. The grid product, the run/tune flags, --config suites,
+// the problem label and key, the problem JSON and the CSV problem columns all come from it: adding an axis
+// is one entry in problem_axes.cpp plus the code that uses the value.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/problem.hpp"
+
+namespace ab {
+
+// How an axis's value is written in JSON: a whole number, a word, or true/false.
+enum class AxisType { integer, word, boolean };
+
+// make_problem's arguments, filled axis by axis while a grid expands (0: not given).
+struct ProblemDraft {
+  std::int64_t batch = 0, heads = 0, seq_len = 0, head_dim = 0, pages = 0, page_size = 0;
+  KvLayout kv_layout = KvLayout::contiguous;
+  DType dtype = DType::fp16;
+  bool causal = false;
+  Problem make() const;  // make_problem: throws UsageError on an invalid problem
+};
+
+struct ProblemAxis {
+  const char* name;          // JSON key, CSV column, suite key and the flag's name in errors ("--batch: ...")
+  const char* cli;           // CLI11 spellings, e.g. "--seq_len,--seq-len,-s"
+  const char* help;          // the flag's help text
+  const char* default_text;  // text when not given; "" : the axis is off unless given (page_size)
+  const char* replaces;      // another axis this one stands in for when given, "" none (page_size: pages)
+  bool cli_flag;             // given alone ("--causal") it means "true"
+  AxisType type;
+  int nest;                  // rank in the grid product, outermost 0 (the expansion order of earlier versions)
+  // Text in the axis grammar (value, list, range; words; booleans) → value codes. Throws UsageError naming
+  // the axis on malformed, empty, repeated or invalid text.
+  std::vector<std::int64_t> (*parse)(const std::string& text);
+  void (*apply)(ProblemDraft& d, std::int64_t code);
+  nlohmann::json (*to_json)(const Problem& p);
+  // Fragments read from a problem's JSON (tolerant of missing fields, as reports may be): "" leaves none.
+  std::string (*label)(const nlohmann::json& problem);
+  std::string (*cache_key)(const nlohmann::json& problem);
+};
+
+// Every axis, in label / JSON / CSV order.
+const std::vector<ProblemAxis>& problem_axes();
+// The axis named `name` (its JSON key), or nullptr.
+const ProblemAxis* find_problem_axis(const std::string& name);
+
+// "B=32 H=12 S=512 D=64 P=1 contiguous fp16" (+ " ps=N" when paged into several pages, + " causal").
+std::string problem_label(const Problem& p);
+// The key compare and report match rows by: the problem JSON (sorted keys) without pages_requested.
+std::string problem_key(const Problem& p);
+// {"batch", "heads", "seq_len", "head_dim", "pages", "page_size", "pages_requested", "kv_layout", "dtype", "causal"}.
+nlohmann::json problem_to_json(const Problem& p);
+// The inverse of problem_to_json; throws UsageError "ORIGIN: problem.FIELD ..." (one line) on a missing,
+// mistyped or inconsistent field.
+Problem problem_from_json(const nlohmann::json& j, const std::string& origin);
+// The CSV header cells of the problem ("batch", ..., "causal") and one problem's cells (unquoted).
+std::vector<std::string> problem_csv_columns();
+std::vector<std::string> problem_csv_cells(const Problem& p);
+
+// The same facts read from a report's problem JSON, tolerant of missing or mistyped fields (a missing
+// number is -1 in the label and an empty CSV cell, a missing word "?" in the label, missing causal false).
+std::string problem_label_of_json(const nlohmann::json& problem);
+std::string problem_key_of_json(const nlohmann::json& problem);
+std::vector<std::string> problem_csv_cells_of_json(const nlohmann::json& problem);
+// "B32_H12_S512_D64_P1_ps512_contiguous_fp16_full": the heuristic cache's problem key.
+std::string problem_cache_key_of_json(const nlohmann::json& problem);
+
+}  // namespace ab
