@@ -21,7 +21,9 @@
 #include "core/axis.hpp"
 #include "core/errors.hpp"
 #include "core/grid.hpp"
+#include "core/utc_timestamp.hpp"
 #include "report/printers.hpp"
+#include "core/file_writer.hpp"
 #include "report/report_io.hpp"
 #include "run/memory_estimate.hpp"
 #include "run/runner.hpp"
@@ -110,15 +112,6 @@ double parse_fraction(const std::string& flag, const std::string& text) {
 
 namespace {
 
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string join(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& a : v) s += (s.empty() ? "" : " ") + a;
@@ -168,7 +161,7 @@ bool continue_in_fresh_process(const std::vector<std::string>& argv, const Resum
                                           : "unknown status";
   bool ok = true;
   try {
-    nlohmann::json child = read_json_document(tmp, kReportSchema);
+    nlohmann::json child = read_report_document(tmp);
     for (auto& r : child["results"]) results->push_back(r);
     for (auto& w : child["warnings"]) {
       std::string ws = w.get<std::string>();
@@ -284,7 +277,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   report["schema"] = kReportSchema;
   report["tool"] = {{"name", "attnbench"}, {"version", ATTNBENCH_VERSION}, {"git", ATTNBENCH_GIT}};
   report["command"] = command_line;
-  report["created"] = utc_now();
+  report["created"] = utc_timestamp();
   report["device"] = dev.to_json();
   nlohmann::json settings = opt.measure.to_json();
   settings["verify"] = opt.verify;

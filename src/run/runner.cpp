@@ -276,7 +276,7 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
       StrategyOptions sopt = opt.strategy;
       bool tile_from_cache = false;
       FusedTile cached;
-      if (st->name() == "fused" && !sopt.fused_tile && opt.cached_tile && opt.cached_tile(p, &cached)) {
+      if (st->uses_fused_tile() && !sopt.fused_tile && opt.cached_tile && opt.cached_tile(p, &cached)) {
         // A cached tile that cannot take this problem (another build's tile list) falls back to the default.
         if (be.fused_can_implement(p, cached).empty()) {
           sopt.fused_tile = cached;

@@ -84,7 +84,7 @@ TuneOutcome tune_grid(Backend& be, const TuneOptions& opt) {
 
     for (auto& st : strategies) {
       progress.begin_point(point++, fmt::format("{} / {}", p.label(), st->name()));
-      const bool is_fused = st->name() == "fused";
+      const bool is_fused = st->uses_fused_tile();
       for (int attempt = 0; attempt < kAttempts; ++attempt) {
         if (!input_error.empty()) {
           out.failed_strategies++;
