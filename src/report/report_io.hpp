@@ -6,10 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json_document.hpp"  // write_json_atomic, read_json_document, check_schema_tag
+#include "run/run_report.hpp"       // kReportSchema
 
 namespace ab {
 
-inline constexpr const char* kReportSchema = "attnbench.report/1";
 
 // Reads a report: read_json_document(path, kReportSchema), then its field types; throws UsageError naming
 // the file and the problem ("'PATH': schema is 'X', expected 'attnbench.report/1'").

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "core/text_table.hpp"
+
 namespace ab {
 
 std::string gemm_shape_label(const GemmShape& s) {
@@ -39,27 +41,14 @@ namespace {
 std::string ms_cell(double ms) { return ms > 0 ? fmt::format("{:.4f}", ms) : "-"; }
 std::string gain_cell(double g) { return g > 0 ? fmt::format("{:.3f}x", g) : "-"; }
 
+// First column left-aligned, the rest right-aligned (numbers), two spaces apart, each as wide as it needs.
 std::string table(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::size_t> w(head.size());
-  for (std::size_t c = 0; c < head.size(); ++c) {
-    w[c] = head[c].size();
-    for (const auto& r : rows) w[c] = std::max(w[c], r[c].size());
-  }
-  auto line = [&](const std::vector<std::string>& r) {
-    std::string s;
-    for (std::size_t c = 0; c < r.size(); ++c) {
-      // First column left-aligned, the rest right-aligned (numbers).
-      s += c == 0 ? fmt::format("{:<{}}", r[c], w[c]) : fmt::format("  {:>{}}", r[c], w[c]);
-    }
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    return s + "\n";
-  };
-  std::string out = line(head);
-  std::size_t total = 0;
-  for (std::size_t c = 0; c < w.size(); ++c) total += w[c] + (c ? 2 : 0);
-  out += std::string(total, '-') + "\n";
-  for (const auto& r : rows) out += line(r);
-  return out;
+  std::vector<TableColumn> cols;
+  for (std::size_t c = 0; c < head.size(); ++c)
+    cols.push_back(TableColumn{head[c], c == 0 ? Align::left : Align::right, 0, true, 2});
+  TextTable t(std::move(cols));
+  for (const auto& r : rows) t.add_row(r);
+  return t.render();
 }
 
 std::string stats_line(const char* what, const GainStats& g) {
