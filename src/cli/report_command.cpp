@@ -25,7 +25,7 @@ Command add_report_command(CLI::App& parent) {
   c.app = app;
   c.run = [args]() {
     check_format(args->format, "console|md|csv");
-    nlohmann::json report = read_json_document(args->file, kReportSchema);
+    nlohmann::json report = read_report_document(args->file);
     emit_text(args->output, render_report(report, args->format));
     return 0;
   };

@@ -21,12 +21,13 @@
 #include "core/axis.hpp"
 #include "core/errors.hpp"
 #include "core/grid.hpp"
+#include "core/utc_timestamp.hpp"
 #include "report/printers.hpp"
+#include "core/file_writer.hpp"
 #include "report/report_io.hpp"
 #include "run/memory_estimate.hpp"
 #include "run/runner.hpp"
 #include "tune/heuristic_cache.hpp"
-#include "git_info.hpp"  // ATTNBENCH_GIT, generated at build time
 
 namespace ab {
 
@@ -102,15 +103,6 @@ double parse_fraction(const std::string& flag, const std::string& text) {
 
 namespace {
 
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string join(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& a : v) s += (s.empty() ? "" : " ") + a;
@@ -121,7 +113,7 @@ std::string join(const std::vector<std::string>& v) {
 // (this binary again, told where to resume), whose rows are appended here. Returns false when the child
 // produced no report.
 bool continue_in_fresh_process(const std::vector<std::string>& argv, const ResumePoint& at,
-                               nlohmann::json* results, std::vector<std::string>* warnings) {
+                               std::vector<ResultRow>* rows, std::vector<std::string>* warnings) {
   // The child's report goes into a private directory (mkdtemp: 0700, a fresh name), never a guessable path.
   std::string dir_template = (std::filesystem::temp_directory_path() / "attnbench-resume-XXXXXX").string();
   if (!mkdtemp(dir_template.data())) {
@@ -160,12 +152,10 @@ bool continue_in_fresh_process(const std::vector<std::string>& argv, const Resum
                                           : "unknown status";
   bool ok = true;
   try {
-    nlohmann::json child = read_json_document(tmp, kReportSchema);
-    for (auto& r : child["results"]) results->push_back(r);
-    for (auto& w : child["warnings"]) {
-      std::string ws = w.get<std::string>();
-      if (std::find(warnings->begin(), warnings->end(), ws) == warnings->end()) warnings->push_back(ws);
-    }
+    Report child = report_from_json(read_report_document(tmp), fmt::format("'{}'", tmp));
+    for (ResultRow& r : child.rows) rows->push_back(std::move(r));
+    for (const std::string& w : child.warnings)
+      if (std::find(warnings->begin(), warnings->end(), w) == warnings->end()) warnings->push_back(w);
     warnings->push_back(fmt::format("a device error could not be recovered in-process; rows after it come from a fresh process ({})", join(args)));
   } catch (const std::exception&) {
     warnings->push_back(fmt::format("the fresh process continuing after a device error produced no report ({})", how));
@@ -268,18 +258,17 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
                                    "not real measurements", slowdown));
 
   ResumePoint resume;
-  nlohmann::json results = run_grid(*backend, opt, &warnings, &resume);
+  Report report;
+  report.rows = run_grid_rows(*backend, opt, &warnings, &resume);
   if (resume.needed) {
     backend.reset();  // give the broken context up before the fresh process opens the device
-    continue_in_fresh_process(argv, resume, &results, &warnings);
+    continue_in_fresh_process(argv, resume, &report.rows, &warnings);
   }
 
-  nlohmann::json report;
-  report["schema"] = kReportSchema;
-  report["tool"] = {{"name", "attnbench"}, {"version", ATTNBENCH_VERSION}, {"git", ATTNBENCH_GIT}};
-  report["command"] = command_line;
-  report["created"] = utc_now();
-  report["device"] = dev.to_json();
+  report.tool = this_tool();
+  report.command = command_line;
+  report.created = utc_timestamp();
+  report.device = dev.to_json();
   nlohmann::json settings = opt.measure.to_json();
   settings["verify"] = opt.verify;
   settings["score_dtype"] = f.scores;
@@ -287,19 +276,16 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   settings["max_memory"] = opt.max_memory;
   if (!f.cache.empty()) settings["cache"] = f.cache;
   if (!opt.slowdown.empty()) settings["injected_slowdown"] = slowdown;
-  report["settings"] = settings;
-  report["warnings"] = warnings;
-  report["results"] = results;
+  report.settings = settings;
+  report.warnings = warnings;
   for (const auto& w : warnings)
     if (w.find("CPU reference backend") == std::string::npos && !f.quiet)
       std::fprintf(stderr, "attnbench: warning: %s\n", w.c_str());
 
-  if (!f.no_table) print_console_table(report, stdout);
-  if (!f.json_path.empty()) write_json_atomic(f.json_path, report);
-
-  int bad = 0;
-  for (const auto& r : results) bad += r["status"] == "incorrect" || r["status"] == "failed";
-  return bad ? 1 : 0;
+  nlohmann::json doc = to_json(report);
+  if (!f.no_table) print_console_table(doc, stdout);
+  if (!f.json_path.empty()) write_json_atomic(f.json_path, doc);
+  return count_errors(report.rows) ? 1 : 0;
 }
 
 }  // namespace ab

@@ -1,7 +1,11 @@
 // Out-of-line pieces of the backend seam: names, keys and JSON forms of its value types.
 #include "core/backend.hpp"
 
+#include <stdexcept>
+
 #include <fmt/format.h>
+
+#include "core/blob_hex.hpp"
 
 #include "core/errors.hpp"
 
@@ -49,9 +53,7 @@ nlohmann::json GemmShape::to_json() const {
 }
 
 nlohmann::json GemmAlgo::to_json() const {
-  std::string hex;
-  for (std::uint8_t b : blob) hex += fmt::format("{:02x}", b);
-  return {{"attrs", attrs}, {"blob", hex}, {"label", label}, {"heuristic_first", heuristic_first}};
+  return {{"attrs", attrs}, {"blob", blob_to_hex(blob)}, {"label", label}, {"heuristic_first", heuristic_first}};
 }
 
 GemmAlgo GemmAlgo::from_json(const nlohmann::json& j) {
@@ -59,9 +61,7 @@ GemmAlgo GemmAlgo::from_json(const nlohmann::json& j) {
   a.attrs = j.value("attrs", nlohmann::json::object());
   a.label = j.value("label", std::string());
   a.heuristic_first = j.value("heuristic_first", false);
-  std::string hex = j.value("blob", std::string());
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
-    a.blob.push_back(static_cast<std::uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  if (!blob_from_hex(j.value("blob", std::string()), &a.blob)) throw std::invalid_argument("'blob' is not hex byte pairs");
   return a;
 }
 

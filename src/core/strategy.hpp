@@ -48,6 +48,9 @@ class Strategy {
   virtual void teardown(Backend& backend) = 0;
   // What this strategy chose for the report's "config" (tile, gathered pages, score precision...).
   virtual nlohmann::json config() const = 0;
+  // True when the strategy runs the fused kernel, whose tile StrategyOptions::fused_tile picks (a cached
+  // tile applies to it; the tuner searches its tiles instead of its GEMMs).
+  virtual bool uses_fused_tile() const { return false; }
 };
 
 // All strategies, in the order they are run and printed.

@@ -31,8 +31,8 @@ double center_of_rounds_error(const std::vector<double>& medians) {
   return compute_stats(kept).noise / std::sqrt(static_cast<double>(kept.size()));
 }
 
-nlohmann::json rounds_to_json(const std::vector<Measurement>& rounds, const MeasureSettings& s, int max_clock_mhz) {
-  if (rounds.empty()) throw std::invalid_argument("rounds_to_json: no rounds");
+RowTiming combine_rounds(const std::vector<Measurement>& rounds, const MeasureSettings& s, int max_clock_mhz) {
+  if (rounds.empty()) throw std::invalid_argument("combine_rounds: no rounds");
   std::vector<double> gpu, host_medians, medians, clocks;
   std::string stop = "noise";
   for (const Measurement& m : rounds) {
@@ -66,23 +66,37 @@ nlohmann::json rounds_to_json(const std::vector<Measurement>& rounds, const Meas
     t.median = center_of_rounds(medians);
   }
   int clock = static_cast<int>(compute_stats(clocks).median);  // 0 when none is known
-  nlohmann::json j = {{"time_ms", t.to_json()},
-                      {"host_ms", h.to_json()},
-                      {"timer", rounds.front().timer},
-                      {"stop_reason", stop},
-                      {"noise_met", stop == "noise"},
-                      {"sm_clock_mhz", clock},
-                      {"clock_low", clock > 0 && max_clock_mhz > 0 && clock < kLowClockFraction * max_clock_mhz}};
+  RowTiming out;
+  out.time_ms = t;
+  out.host_ms = h;
+  out.timer = rounds.front().timer;
+  out.stop_reason = stop;
+  out.noise_met = stop == "noise";
+  out.sm_clock_mhz = clock;
+  out.clock_low = clock > 0 && max_clock_mhz > 0 && clock < kLowClockFraction * max_clock_mhz;
   if (rounds.size() > 1) {
-    Stats r = compute_stats(medians);
-    j["rounds"] = {{"count", rounds.size()},
-                   {"medians_ms", medians},
-                   {"spread", r.noise},
-                   {"kept", rounds_kept(static_cast<std::int64_t>(rounds.size()))},
-                   {"error", center_of_rounds_error(medians)}};
+    auto count = static_cast<std::int64_t>(rounds.size());
+    out.rounds = RoundsSummary{count, medians, compute_stats(medians).noise, rounds_kept(count),
+                               center_of_rounds_error(medians)};
   }
-  if (s.keep_samples) j["samples_ms"] = gpu;
+  if (s.keep_samples) out.samples_ms = std::move(gpu);
+  return out;
+}
+
+nlohmann::json to_json(const RowTiming& t) {
+  nlohmann::json j = {{"time_ms", t.time_ms.to_json()}, {"host_ms", t.host_ms.to_json()},
+                      {"timer", t.timer},               {"stop_reason", t.stop_reason},
+                      {"noise_met", t.noise_met},       {"sm_clock_mhz", t.sm_clock_mhz},
+                      {"clock_low", t.clock_low}};
+  if (t.rounds)
+    j["rounds"] = {{"count", t.rounds->count}, {"medians_ms", t.rounds->medians_ms}, {"spread", t.rounds->spread},
+                   {"kept", t.rounds->kept},   {"error", t.rounds->error}};
+  if (t.samples_ms) j["samples_ms"] = *t.samples_ms;
   return j;
+}
+
+nlohmann::json rounds_to_json(const std::vector<Measurement>& rounds, const MeasureSettings& s, int max_clock_mhz) {
+  return to_json(combine_rounds(rounds, s, max_clock_mhz));
 }
 
 }  // namespace ab

@@ -5,7 +5,10 @@
 // run to run at noise 0.5-1%), mostly with where the inputs land in device memory. Rounds on fresh
 // placements let one invocation see that spread and average over it (docs/ci-gate.md).
 #pragma once
+#include <cmath>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -35,6 +38,26 @@ std::int64_t rounds_kept(std::int64_t rounds);
 // sqrt(kept). NaN with fewer than 2 kept.
 double center_of_rounds_error(const std::vector<double>& medians);
 
+// rounds: a row's summary of its rounds, present with more than one round.
+struct RoundsSummary {
+  std::int64_t count = 0;
+  std::vector<double> medians_ms;  // in the order they ran
+  double spread = NAN;             // stdev / mean of all the medians
+  std::int64_t kept = 0;           // rounds_kept(count)
+  double error = NAN;              // center_of_rounds_error
+};
+
+// The typed timing fields of a result row (docs/report-format.md); combine_rounds says how they are made.
+struct RowTiming {
+  Stats time_ms, host_ms;
+  std::string timer, stop_reason;
+  bool noise_met = false;
+  int sm_clock_mhz = 0;  // 0 unknown
+  bool clock_low = false;
+  std::optional<RoundsSummary> rounds;            // more than one round
+  std::optional<std::vector<double>> samples_ms;  // with keep_samples
+};
+
 // The timing fields of a result row (docs/report-format.md) from one or more rounds, in order:
 //   time_ms   statistics over every sample of every round; with more than one round, `median` is the rounds'
 //             center (center_of_rounds: each round counts once, however many samples it took);
@@ -48,6 +71,10 @@ double center_of_rounds_error(const std::vector<double>& medians);
 //             (rounds_kept), error (center_of_rounds_error)} with more than one round;
 //   samples_ms every sample, rounds concatenated, when s.keep_samples.
 // Throws std::invalid_argument for no rounds.
+RowTiming combine_rounds(const std::vector<Measurement>& rounds, const MeasureSettings& s, int max_clock_mhz);
+// The timing fields as report JSON (the row's writer, run/result_row_json.cpp, merges them into the row).
+nlohmann::json to_json(const RowTiming& t);
+// to_json(combine_rounds(...)).
 nlohmann::json rounds_to_json(const std::vector<Measurement>& rounds, const MeasureSettings& s, int max_clock_mhz);
 
 }  // namespace ab

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/text_table.hpp"
 #include "report/cells.hpp"
 #include "report/compare.hpp"
 #include "report/report_view.hpp"
@@ -75,27 +76,26 @@ std::string render_console(const CompareResult& c) {
   o += "new:  " + side_line(c.new_name, c.new_info) + "\n";
   o += rule_line(c) + "\n";
   for (const std::string& w : c.warnings) o += "warning: " + w + "\n";
-  std::size_t lw = 7, sw = 8, tw = 6;
-  for (const CompareRow& r : c.rows) {
-    lw = std::max(lw, r.label.size());
-    sw = std::max(sw, r.strategy.size());
-    tw = std::max(tw, status_cell(r).size());
-  }
-  sw += 2;
-  std::string header = fmt::format("{:<{}}  {:<{}} {:<{}} {:>10} {:>10} {:>8} {:>8}  {}", "problem", lw, "strategy",
-                                   sw, "status", tw, "base ms", "new ms", "change", "noise", "verdict");
-  o += "\n" + header + "\n" + std::string(header.size() + 6, '-') + "\n";
+  std::size_t sw = 8;  // the strategy column: the longest name plus the "! " mark
+  for (const CompareRow& r : c.rows) sw = std::max(sw, r.strategy.size());
+  TextTable table({{"problem", Align::left, 7, true, 0},
+                   {"strategy", Align::left, sw + 2, false, 2},
+                   {"status", Align::left, 6, true, 1},
+                   {"base ms", Align::right, 10, false, 1},
+                   {"new ms", Align::right, 10, false, 1},
+                   {"change", Align::right, 8, false, 1},
+                   {"noise", Align::right, 8, false, 1},
+                   {"verdict", Align::left, 0, false, 2}});
+  table.set_rule_extra(6);
   std::string prev_label;
   for (const CompareRow& r : c.rows) {
-    if (!prev_label.empty() && r.label != prev_label) o += "\n";
-    std::string line = fmt::format("{:<{}}  {:<{}} {:<{}} {:>10} {:>10} {:>8} {:>8}  {}",
-                                   r.label == prev_label ? "" : r.label, lw,
-                                   (is_regression(r) ? "! " : "  ") + r.strategy, sw, status_cell(r), tw,
-                                   cell_ms(r.base.median_ms), cell_ms(r.next.median_ms), cell_signed_pct(r.change),
-                                   noise_cell(c, r), verdict_name(r.verdict));
-    o += line + "\n";
+    if (!prev_label.empty() && r.label != prev_label) table.add_break();
+    table.add_row({r.label == prev_label ? "" : r.label, (is_regression(r) ? "! " : "  ") + r.strategy, status_cell(r),
+                   cell_ms(r.base.median_ms), cell_ms(r.next.median_ms), cell_signed_pct(r.change), noise_cell(c, r),
+                   verdict_name(r.verdict)});
     prev_label = r.label;
   }
+  o += "\n" + table.render();
   std::vector<const CompareRow*> changed;
   for (const CompareRow& r : c.rows)
     if (r.base.status != r.next.status) changed.push_back(&r);

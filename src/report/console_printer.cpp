@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text_table.hpp"
 #include "report/cells.hpp"
 #include "report/printers.hpp"
 
@@ -33,19 +34,21 @@ void ConsolePrinter::do_begin(const nlohmann::json& report, const std::vector<Pr
   out_ += fmt::format("{} | {}\n", device_line(report), tool_line(report));
   std::string settings = settings_line(report);
   if (!settings.empty()) out_ += settings + "\n";
-  out_ += fmt::format("{:<{}}  {:<{}} {:<{}} {:>{}} {:>{}} {:>{}} {:>{}} {:>{}} {:>{}} {:>{}}\n", "problem",
-                      label_width_, "strategy", strategy_width_, "status", kStatusW, "median ms", kW[0], "noise",
-                      kW[1], "vs best", kW[2], "TFLOP/s", kW[3], "GB/s", kW[4], "launches", launches_width_, "rel-err", kW[6]);
-  std::size_t total = label_width_ + 2 + strategy_width_ + 1 + kStatusW;
-  for (int w : kW) total += 1 + w;
-  total += launches_width_ - kW[5];
-  out_ += std::string(total, '-') + "\n";
+  auto fixed = [](const char* head, Align a, std::size_t w, std::size_t gap = 1) {
+    return TableColumn{head, a, w, false, gap};
+  };
+  table_ = std::make_unique<TextTable>(std::vector<TableColumn>{
+      fixed("problem", Align::left, label_width_, 0), fixed("strategy", Align::left, strategy_width_, 2),
+      fixed("status", Align::left, kStatusW), fixed("median ms", Align::right, kW[0]),
+      fixed("noise", Align::right, kW[1]), fixed("vs best", Align::right, kW[2]),
+      fixed("TFLOP/s", Align::right, kW[3]), fixed("GB/s", Align::right, kW[4]),
+      fixed("launches", Align::right, launches_width_), fixed("rel-err", Align::right, kW[6])});
   first_group_ = true;
 }
 
 void ConsolePrinter::do_group(const ProblemGroup& group) {
   (void)group;
-  if (!first_group_) out_ += "\n";
+  if (!first_group_) table_->add_break();
   first_group_ = false;
 }
 
@@ -54,22 +57,19 @@ void ConsolePrinter::do_row(const ProblemGroup& group, const RowView& r) {
   bool fastest = group.fastest >= 0 && &r == &group.rows[group.fastest];
   bool fastest_own = group.fastest_own >= 0 && &r == &group.rows[group.fastest_own];
   std::string strategy = std::string(fastest ? "* " : fastest_own ? "+ " : "  ") + r.strategy;
-  out_ += fmt::format("{:<{}}  {:<{}} {:<{}}", first ? group.label : "", label_width_, strategy, strategy_width_,
-                      r.status, kStatusW);
-  if (r.timed()) {
-    out_ += fmt::format(" {:>{}} {:>{}} {:>{}} {:>{}} {:>{}} {:>{}} {:>{}}", cell_median(r), kW[0],
-                        cell_noise(r), kW[1], cell_ratio(r.median_ms / group.best_ms()), kW[2],
-                        cell_rate(r.tflops), kW[3], cell_rate(r.gbps), kW[4], cell_launches(r), launches_width_,
-                        cell_rel_err(r), kW[6]);
-  } else {
-    out_ += " " + cell_reason(r);
+  std::vector<std::string> cells = {first ? group.label : "", strategy, r.status};
+  if (!r.timed()) {
+    table_->add_row(std::move(cells), cell_reason(r));
+    return;
   }
-  // Trailing spaces from padding are noise in logs and diffs.
-  while (!out_.empty() && out_.back() == ' ') out_.pop_back();
-  out_ += "\n";
+  for (std::string cell : {cell_median(r), cell_noise(r), cell_ratio(r.median_ms / group.best_ms()), cell_rate(r.tflops),
+                           cell_rate(r.gbps), cell_launches(r), cell_rel_err(r)})
+    cells.push_back(std::move(cell));
+  table_->add_row(std::move(cells));
 }
 
 void ConsolePrinter::do_end() {
+  out_ += table_->render();
   out_ += fmt::format(
       "\n* fastest ok row of its problem; vs best = median / fastest median; noise = stdev / mean (~ above its target:\n"
       "  a time or sample limit stopped it); @ the SM clock was below 80% of its maximum;\n"

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/text_table.hpp"
 #include "report/report_view.hpp"
 
 namespace ab {
@@ -41,6 +42,7 @@ class ConsolePrinter : public Printer {
 
  private:
   std::size_t label_width_ = 0, strategy_width_ = 0, launches_width_ = 0;
+  std::unique_ptr<TextTable> table_;  // filled by do_group / do_row, printed by do_end
   std::vector<std::string> warnings_;
   bool show_warnings_ = true, first_group_ = true, any_peer_ = false;
 };

@@ -1,33 +1,22 @@
-// Atomic JSON writes and schema-checked reads.
+// Schema- and type-checked report reads.
 #include "report/report_io.hpp"
 
 #include <fmt/format.h>
 
-#include "core/errors.hpp"
-#include "core/file_writer.hpp"
 #include "core/json_file.hpp"
 #include "report/report_check.hpp"
 
 namespace ab {
 
-void write_json_atomic(const std::string& path, const nlohmann::json& doc) {
-  // Serialise first (invalid UTF-8, e.g. in a recorded command line, is replaced, never thrown), so
-  // that nothing is created when serialising fails.
-  write_file_atomic(path, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-}
-
-nlohmann::json read_json_document(const std::string& path, const std::string& schema) {
+nlohmann::json read_report_document(const std::string& path) {
   nlohmann::json j = read_json_file(path);
-  check_json_document(j, schema, fmt::format("'{}'", path));
+  check_report_document(j, fmt::format("'{}'", path));
   return j;
 }
 
-void check_json_document(const nlohmann::json& j, const std::string& schema, const std::string& origin) {
-  if (!j.is_object() || !j.contains("schema") || !j["schema"].is_string())
-    throw UsageError(fmt::format("{}: not an attnbench document (no schema tag)", origin));
-  if (j["schema"] != schema)
-    throw UsageError(fmt::format("{}: schema is '{}', expected '{}'", origin, j["schema"].get<std::string>(), schema));
-  if (schema == kReportSchema) check_report_types(j, origin);
+void check_report_document(const nlohmann::json& j, const std::string& origin) {
+  check_schema_tag(j, kReportSchema, origin);
+  check_report_types(j, origin);
 }
 
 }  // namespace ab

@@ -1,9 +1,9 @@
-// Grid runner implementation: inputs, reference, and the per-strategy pipeline with error isolation.
+// Grid runner implementation: inputs, reference, and the per-strategy pipeline, each strategy run through a
+// StrategySession (run/strategy_session.hpp) for error isolation and device recovery.
 #include "run/runner.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <optional>
 
 #include <fmt/format.h>
@@ -13,41 +13,14 @@
 #include "core/reference.hpp"
 #include "measure/progress.hpp"
 #include "measure/rounds.hpp"
+#include "run/launch_summary.hpp"
 #include "run/memory_estimate.hpp"
 #include "run/problem_inputs.hpp"
+#include "run/strategy_session.hpp"
 
 namespace ab {
 
 namespace {
-
-// Kernels named as cuBLASLt split-K reductions, counted from "name xN" entries.
-std::int64_t splitk_reduction_kernels(const std::vector<std::string>& names) {
-  std::int64_t n = 0;
-  for (const std::string& s : names) {
-    if (s.find("splitK") == std::string::npos && s.find("educe") == std::string::npos) continue;
-    auto x = s.rfind(" x");
-    n += x == std::string::npos ? 1 : std::atoll(s.c_str() + x + 2);
-  }
-  return n;
-}
-
-nlohmann::json launches_json(const LaunchContract& c, const std::optional<LaunchRecord>& r) {
-  nlohmann::json j;
-  j["expected"] = {{"gemm", c.gemm_calls}, {"kernels", c.kernels}, {"total", c.total()}, {"formula", c.formula}};
-  if (r) {
-    j["measured"] = {{"kernels", r->kernels},       {"gemm_calls", r->gemm_calls},
-                     {"other_kernels", r->other_kernels}, {"kernel_names", r->kernel_names},
-                     {"source", r->source}};
-    // cuBLASLt may split one GEMM call into a split-K kernel plus a reduction; such extra kernels are
-    // explained by their names and do not count as a broken contract.
-    std::int64_t extra = r->kernels - c.total();
-    std::int64_t reductions = splitk_reduction_kernels(r->kernel_names);
-    j["match"] = extra == 0 || (extra > 0 && extra == reductions);
-    if (extra > 0 && extra == reductions)
-      j["explained"] = fmt::format("{} extra cuBLASLt split-K reduction kernel(s)", reductions);
-  }
-  return j;
-}
 
 std::string config_source(const nlohmann::json& gemm_report, const nlohmann::json& cfg) {
   std::string src = "heuristic";
@@ -59,7 +32,7 @@ std::string config_source(const nlohmann::json& gemm_report, const nlohmann::jso
 
 // A strategy whose first round timed, waiting for its further rounds.
 struct PendingRow {
-  std::size_t result = 0;    // index into the results array
+  std::size_t result = 0;    // index into the rows
   std::size_t strategy = 0;  // index into the strategies
   StrategyOptions options;
   // Injected slowdown (test hook): the delay kernel runs after every forward when `slowed`, even with a
@@ -95,331 +68,382 @@ std::function<void()> timed_forward(Strategy& st, Backend& be, const PendingRow&
   };
 }
 
-// The row's timing fields from its rounds, its rates from the center, and the rounds' warnings.
-void write_timing(nlohmann::json& row, const PendingRow& pr, const Problem& p, const Strategy& st,
-                  const MeasureSettings& s, int max_clock_mhz, std::vector<std::string>* warnings) {
-  nlohmann::json t = rounds_to_json(pr.rounds, s, max_clock_mhz);
-  for (auto it = t.begin(); it != t.end(); ++it) row[it.key()] = it.value();
-  double sec = row["time_ms"]["median"].get<double>() * 1e-3;
-  row["tflops"] = sec > 0 ? p.flops() / sec * 1e-12 : 0.0;
-  row["gbps"] = sec > 0 ? p.bytes() / sec * 1e-9 : 0.0;
-  if (!warnings) return;
-  for (const Measurement& m : pr.rounds)
-    for (const auto& w : m.warnings) {
-      std::string msg = fmt::format("{} / {}: {}", p.label(), st.name(), w);
-      if (std::find(warnings->begin(), warnings->end(), msg) == warnings->end()) warnings->push_back(msg);
+RowVerification verification(const Backend& be, const Problem& p, const ErrorStats& e) {
+  RowVerification v;
+  v.reference = be.reference_name();
+  v.max_abs_err = e.max_abs;
+  v.rel_l2_err = e.rel_l2;
+  v.tolerance = tolerance_for(p.dtype);
+  v.nonfinite = e.nonfinite;
+  v.passed = verify_failure(p, e).empty();
+  return v;
+}
+
+// The run's memory limit, once the grid is known to fit in it (refused before anything is allocated).
+std::int64_t checked_memory_limit(Backend& be, const RunOptions& opt, const DeviceInfo& dev) {
+  std::int64_t limit = memory_limit(dev, opt.max_memory);
+  check_memory_or_throw(be, opt.problems, opt.verify, limit);
+  return limit;
+}
+
+// One problem's state during its first round.
+struct ProblemRun {
+  std::size_t index = 0;
+  const Problem* problem = nullptr;
+  std::shared_ptr<const HostTensors> host;  // kept for the later rounds
+  std::unique_ptr<ProblemWorkspace> workspace;
+  std::string input_error;  // set: every remaining strategy of the problem fails with it
+  bool context_lost = false;
+  std::int64_t used = 0;    // bytes the inputs take, for the workspace estimate
+  std::vector<PendingRow> pending;
+};
+
+// The whole run: first round problem by problem, then rounds 2..R round the grid, then timing into rows.
+class GridRun {
+ public:
+  GridRun(Backend& be, const RunOptions& opt, std::vector<std::string>* warnings, ResumePoint* resume)
+      : be_(be), opt_(opt), warnings_(warnings), resume_(resume), dev_(be.device_info()),
+        limit_(checked_memory_limit(be, opt, dev_)), strategies_(make_strategies(opt.strategies)),
+        progress_(static_cast<std::int64_t>(opt.problems.size()), opt.quiet) {}
+
+  std::vector<ResultRow> run() {
+    bool handed_off = false;
+    for (std::size_t pi = opt_.start_problem; pi < opt_.problems.size() && !handed_off; ++pi)
+      handed_off = !run_problem(pi);
+    if (!handed_off) run_later_rounds();
+    write_all_timing();
+    progress_.finish();
+    return std::move(rows_);
+  }
+
+ private:
+  // The first round of problem `pi`; false when the rest of the grid goes to a fresh process.
+  bool run_problem(std::size_t pi);
+  ProblemWorkspace::Make first_round_inputs(ProblemRun& pr);
+  // Strategy `si` on the problem; false when the context was lost and the rest goes to a fresh process.
+  bool run_strategy(ProblemRun& pr, std::size_t si);
+  std::optional<std::string> refusal(ProblemRun& pr, Strategy& st, StrategyOptions* sopt);
+  void first_round_body(ProblemRun& pr, std::size_t si, StrategySession& session, const StrategyOptions& sopt,
+                        ResultRow& row);
+  bool after_failure(ProblemRun& pr, std::size_t si, const SessionFailure& f, ResultRow& row);
+  void hand_off(ProblemRun& pr, std::size_t problem, std::size_t strategy);
+  ResultRow base_row(const Problem& p, const Strategy& st) const;
+  void finish(ResultRow row, Disposition d, const std::string& reason);
+
+  void run_later_rounds();
+  bool run_round(PendingProblem& pp, int r);
+  bool prepare_round(PendingProblem& pp, int r, ProblemWorkspace& ws);
+  void fail(PendingRow& pr, const std::string& why);
+  void fail_rest(PendingProblem& pp, const std::string& why);
+  void write_timing(const PendingRow& pr, const Problem& p);
+  void write_all_timing();
+
+  Backend& be_;
+  const RunOptions& opt_;
+  std::vector<std::string>* warnings_;
+  ResumePoint* resume_;
+  DeviceInfo dev_;
+  std::int64_t limit_;
+  std::vector<std::unique_ptr<Strategy>> strategies_;
+  Progress progress_;
+  std::vector<ResultRow> rows_;
+  std::vector<PendingProblem> waiting_;  // problems whose strategies wait for rounds 2..R
+  std::size_t kept_host_bytes_ = 0;
+};
+
+ProblemWorkspace::Make GridRun::first_round_inputs(ProblemRun& pr) {
+  return [this, &pr]() -> std::unique_ptr<ProblemInputs> {
+    const Problem& p = *pr.problem;
+    std::uint64_t seed = opt_.seed + pr.index;
+    if (opt_.measure.rounds > 1 && !pr.host) {
+      auto t = std::make_shared<const HostTensors>(make_random_inputs(p, seed));
+      if (kept_host_bytes_ + host_bytes(*t) <= kKeptHostInputBytes) {
+        kept_host_bytes_ += host_bytes(*t);
+        pr.host = t;
+      }
+      return std::make_unique<ProblemInputs>(be_, p, *t, opt_.verify);
+    }
+    return pr.host ? std::make_unique<ProblemInputs>(be_, p, *pr.host, opt_.verify)
+                   : std::make_unique<ProblemInputs>(be_, p, seed, opt_.verify);
+  };
+}
+
+bool GridRun::run_problem(std::size_t pi) {
+  ProblemRun pr;
+  pr.index = pi;
+  pr.problem = &opt_.problems[pi];
+  const Problem& p = *pr.problem;
+  progress_.begin_point(static_cast<std::int64_t>(pi), p.label());
+  ScopedRange problem_range(be_, p.label());
+  pr.workspace = std::make_unique<ProblemWorkspace>(be_, first_round_inputs(pr));
+  if (!pr.workspace->prepare()) {
+    pr.input_error = fmt::format("preparing inputs/reference failed: {}", pr.workspace->error());
+    pr.context_lost = pr.workspace->device_lost();
+  }
+  pr.used = input_bytes(be_, p, opt_.verify);
+  if (opt_.measure.rounds > 1) pr.used += Backend::kMaxRelocationSpacerBytes;  // later rounds' spacer
+  for (std::size_t si = 0; si < strategies_.size(); ++si) {
+    if (pi == opt_.start_problem && si < opt_.start_strategy) continue;
+    if (!run_strategy(pr, si)) return false;
+  }
+  if (!pr.pending.empty()) waiting_.push_back({pi, opt_.seed + pi, pr.host, std::move(pr.pending)});
+  progress_.end_point();
+  if (pr.context_lost && resume_ && pi + 1 < opt_.problems.size()) {
+    // Every row of this problem is recorded as failed; the next problems need a fresh process.
+    resume_->needed = true;
+    resume_->problem = pi + 1;
+    resume_->strategy = 0;
+    return false;
+  }
+  return true;
+}
+
+ResultRow GridRun::base_row(const Problem& p, const Strategy& st) const {
+  ResultRow row;
+  row.problem = p;
+  row.strategy = st.name();
+  row.launches = summarize_launches(st.contract(p), std::nullopt);
+  return row;
+}
+
+void GridRun::finish(ResultRow row, Disposition d, const std::string& reason) {
+  row.disposition = d;
+  row.reason = reason;
+  rows_.push_back(std::move(row));
+}
+
+// Why strategy `st` does not run on the problem (inputs failed, cannot implement, no room), or nullopt;
+// picks the cached fused tile into `sopt` on the way.
+std::optional<std::string> GridRun::refusal(ProblemRun& pr, Strategy& st, StrategyOptions* sopt) {
+  const Problem& p = *pr.problem;
+  if (!pr.input_error.empty()) return pr.input_error;
+  FusedTile cached;
+  if (st.uses_fused_tile() && !sopt->fused_tile && opt_.cached_tile && opt_.cached_tile(p, &cached)) {
+    // A cached tile that cannot take this problem (another build's tile list) falls back to the default.
+    if (be_.fused_can_implement(p, cached).empty()) {
+      sopt->fused_tile = cached;
+    } else if (warnings_) {
+      warnings_->push_back(fmt::format("{}: cached fused tile {} cannot run it; using the default tile", p.label(), cached.name()));
+    }
+  }
+  std::string why = st.can_implement(p, be_, *sopt);
+  if (why.empty()) why = workspace_refusal(pr.used, st.workspace_bytes(p, *sopt), limit_);
+  if (why.empty()) return std::nullopt;
+  return why;
+}
+
+bool GridRun::run_strategy(ProblemRun& pr, std::size_t si) {
+  Strategy& st = *strategies_[si];
+  ResultRow row = base_row(*pr.problem, st);
+  StrategyOptions sopt = opt_.strategy;
+  if (auto why = refusal(pr, st, &sopt)) {
+    finish(std::move(row), pr.input_error.empty() ? Disposition::unsupported : Disposition::failed, *why);
+    return true;
+  }
+  ScopedRange strategy_range(be_, st.name());
+  StrategySession session(be_, st, *pr.workspace);
+  auto failure = session.run([&] { first_round_body(pr, si, session, sopt, row); });
+  if (failure) return after_failure(pr, si, *failure, row);
+  return true;
+}
+
+// Set up, one poisoned and launch-counted forward (verified with --verify), the injected slowdown's
+// calibration, the first round's timing, teardown. Records the row (ok or incorrect).
+void GridRun::first_round_body(ProblemRun& pr, std::size_t si, StrategySession& session, const StrategyOptions& sopt,
+                               ResultRow& row) {
+  Strategy& st = session.strategy();
+  const Problem& p = *pr.problem;
+  bool tile_from_cache = sopt.fused_tile && !opt_.strategy.fused_tile;
+  {
+    ScopedRange r(be_, "setup");
+    session.setup(p, sopt);
+  }
+  nlohmann::json cfg = st.config();
+  nlohmann::json gemm_report = be_.gemm_plan_report();
+  if (tile_from_cache) cfg["tile_source"] = "cache";
+  cfg["gemm_algos"] = gemm_report;
+  cfg["source"] = config_source(gemm_report, cfg);
+  row.config = cfg;
+  session.inputs().poison_output();
+  std::optional<LaunchRecord> rec;
+  {
+    ScopedRange r(be_, "verify forward");
+    be_.begin_launch_count();
+    if (!opt_.inject_fault.empty() && opt_.inject_fault == st.name()) be_.inject_fault();
+    st.run(be_);
+    rec = be_.end_launch_count();
+  }
+  row.launches = summarize_launches(st.contract(p), rec);
+  if (opt_.verify) {
+    ErrorStats e = session.inputs().verify_output();
+    row.verify = verification(be_, p, e);
+    if (!row.verify->passed) {
+      session.teardown();
+      finish(std::move(row), Disposition::incorrect, verify_failure(p, e));
+      return;
+    }
+  }
+  PendingRow pending;
+  pending.strategy = si;
+  pending.options = sopt;
+  if (double fraction = slowdown_for(opt_.slowdown, st.name()); fraction > 0) {
+    ScopedRange r(be_, "calibrate injected slowdown");
+    InjectedDelay d = calibrate_delay(be_, [&] { st.run(be_); }, fraction, opt_.measure);
+    pending.slowed = true;
+    pending.delay_ms = d.delay_ms;
+    row.injected_slowdown = InjectedSlowdown{d.fraction, d.delay_ms, d.base_ms, d.achieved};
+  }
+  {
+    ScopedRange r(be_, "measure");
+    pending.rounds.push_back(measure_forward(be_, timed_forward(st, be_, pending), opt_.measure));
+  }
+  session.teardown();
+  pending.result = rows_.size();
+  pr.pending.push_back(std::move(pending));
+  finish(std::move(row), Disposition::ok, "");
+}
+
+// Records a failed or unsupported row; after a device error rebuilds the inputs, or (the device lost, with a
+// resume point) hands the rest of the grid to a fresh process and returns false.
+bool GridRun::after_failure(ProblemRun& pr, std::size_t si, const SessionFailure& f, ResultRow& row) {
+  if (f.unsupported) {
+    finish(std::move(row), Disposition::unsupported, f.what);
+    return true;
+  }
+  std::string msg = fmt::format("{} / {}: {}", pr.problem->label(), strategies_[si]->name(), f.what);
+  if (f.sticky && f.context_lost && resume_) {
+    finish(std::move(row), Disposition::failed, msg);
+    bool more = si + 1 < strategies_.size();
+    hand_off(pr, more ? pr.index : pr.index + 1, more ? si + 1 : 0);
+    return false;
+  }
+  if (f.sticky && f.context_lost) {
+    pr.input_error = "the device could not be recovered after an earlier error";
+  } else if (f.sticky && !pr.workspace->prepare()) {
+    pr.input_error = fmt::format("re-preparing inputs after a device error failed: {}", pr.workspace->error());
+  }
+  finish(std::move(row), Disposition::failed, msg);
+  return true;
+}
+
+// The device could not be rebuilt: the rest of the grid, from (problem, strategy), goes to a fresh process;
+// what timed before the error keeps the rounds it has.
+void GridRun::hand_off(ProblemRun& pr, std::size_t problem, std::size_t strategy) {
+  resume_->problem = problem;
+  resume_->strategy = strategy;
+  resume_->needed = problem < opt_.problems.size();  // nothing left: no fresh process
+  waiting_.push_back({pr.index, opt_.seed + pr.index, pr.host, std::move(pr.pending)});
+}
+
+// Rounds 2..R go round the whole grid, so each row's rounds spread over the run: on an H200 a problem's
+// speed drifts by 1-2% over seconds, and rounds taken back to back would all share one drift.
+void GridRun::run_later_rounds() {
+  if (resume_ && resume_->needed) return;
+  for (int r = 1; r < opt_.measure.rounds; ++r)
+    for (std::size_t k = 0; k < waiting_.size(); ++k) {
+      PendingProblem& pp = waiting_[(k + static_cast<std::size_t>(r)) % waiting_.size()];
+      ScopedRange range(be_, fmt::format("{} round {}", opt_.problems[pp.index].label(), r + 1));
+      if (run_round(pp, r)) continue;
+      if (warnings_) warnings_->push_back(fmt::format("a device error in round {} ended the rounds; rows keep the rounds they finished", r + 1));
+      return;
     }
 }
 
-void write_all_timing(const std::vector<PendingProblem>& pending, const RunOptions& opt,
-                      std::vector<std::unique_ptr<Strategy>>& strategies, int max_clock_mhz, nlohmann::json& results,
-                      std::vector<std::string>* warnings) {
-  for (const PendingProblem& pp : pending)
-    for (const PendingRow& pr : pp.rows)
-      if (!pr.failed)
-        write_timing(results[pr.result], pr, opt.problems[pp.index], *strategies[pr.strategy], opt.measure,
-                     max_clock_mhz, warnings);
+void GridRun::fail(PendingRow& pr, const std::string& why) {
+  pr.failed = true;
+  rows_[pr.result].disposition = Disposition::failed;
+  rows_[pr.result].reason = why;
 }
 
-// Round r (1-based after the first) of one problem: fresh placement, the inputs uploaded again, and every
-// pending strategy set up, timed and torn down, in an order rotated each round. A failure marks its row
-// failed. Returns false when a device error left the context unusable.
-bool run_round(Backend& be, PendingProblem& pp, int r, const RunOptions& opt,
-               std::vector<std::unique_ptr<Strategy>>& strategies, nlohmann::json& results) {
-  const Problem& p = opt.problems[pp.index];
-  auto fail = [&](PendingRow& pr, const std::string& why) {
-    pr.failed = true;
-    results[pr.result]["status"] = "failed";
-    results[pr.result]["reason"] = why;
-  };
-  auto fail_rest = [&](const std::string& why) {
-    for (PendingRow& pr : pp.rows)
-      if (!pr.failed) fail(pr, why);
-  };
-  std::unique_ptr<ProblemInputs> in;
-  auto prepare = [&] {
-    in = pp.host ? std::make_unique<ProblemInputs>(be, p, *pp.host, false)
-                 : std::make_unique<ProblemInputs>(be, p, pp.seed, false);
-  };
+void GridRun::fail_rest(PendingProblem& pp, const std::string& why) {
+  for (PendingRow& pr : pp.rows)
+    if (!pr.failed) fail(pr, why);
+}
+
+// Fresh placement and the inputs uploaded again; false (every row failed) when that failed.
+bool GridRun::prepare_round(PendingProblem& pp, int r, ProblemWorkspace& ws) {
+  std::string error;
+  bool sticky = false;
   try {
-    be.relocate_buffers(pp.seed * 1000003u + static_cast<std::uint64_t>(r));
-    prepare();
+    be_.relocate_buffers(pp.seed * 1000003u + static_cast<std::uint64_t>(r));
   } catch (const BackendError& e) {
-    if (in) in->forget_device_memory();
-    fail_rest(fmt::format("round {}: preparing inputs failed: {}", r + 1, e.what()));
-    return !e.sticky || be.recover();
+    error = e.what();
+    sticky = e.sticky;
+    if (sticky) ws.recover_device();
   }
+  if (error.empty() && !ws.prepare()) error = ws.error();
+  if (error.empty()) return true;
+  fail_rest(pp, fmt::format("round {}: preparing inputs failed: {}", r + 1, error));
+  return false;
+}
+
+// Round r (1-based after the first) of one problem: every pending strategy set up, timed and torn down, in
+// an order rotated each round. A failure marks its row failed. Returns false when a device error left the
+// context unusable.
+bool GridRun::run_round(PendingProblem& pp, int r) {
+  const Problem& p = opt_.problems[pp.index];
+  ProblemWorkspace ws(be_, [&]() {
+    return pp.host ? std::make_unique<ProblemInputs>(be_, p, *pp.host, false)
+                   : std::make_unique<ProblemInputs>(be_, p, pp.seed, false);
+  });
+  if (!prepare_round(pp, r, ws)) return !ws.device_lost();
   for (std::size_t k = 0; k < pp.rows.size(); ++k) {
     PendingRow& pr = pp.rows[(k + static_cast<std::size_t>(r)) % pp.rows.size()];
     if (pr.failed) continue;
-    Strategy& st = *strategies[pr.strategy];
-    bool set_up = false;
-    try {
-      ScopedRange range(be, fmt::format("{} round {}", st.name(), r + 1));
-      st.setup(be, p, in->io(), pr.options);
-      set_up = true;
-      pr.rounds.push_back(measure_forward(be, timed_forward(st, be, pr), opt.measure));
-      set_up = false;
-      st.teardown(be);
-    } catch (const std::exception& e) {
-      const auto* be_err = dynamic_cast<const BackendError*>(&e);
-      bool sticky = be_err && be_err->sticky;
-      if (set_up && !sticky) {
-        try {
-          st.teardown(be);
-        } catch (...) {
-        }
-      }
-      fail(pr, fmt::format("{} / {}: round {}: {}", p.label(), st.name(), r + 1, e.what()));
-      if (!sticky) continue;
-      in->forget_device_memory();
-      bool ok = be.recover();
-      try {
-        st.teardown(be);
-      } catch (...) {
-      }
-      if (!ok) {
-        fail_rest("the device could not be recovered after an error in a later round");
-        return false;
-      }
-      try {
-        prepare();
-      } catch (const std::exception& e2) {
-        fail_rest(fmt::format("re-preparing inputs after a device error failed: {}", e2.what()));
-        return true;
-      }
+    Strategy& st = *strategies_[pr.strategy];
+    StrategySession session(be_, st, ws);
+    auto failure = session.run([&] {
+      ScopedRange range(be_, fmt::format("{} round {}", st.name(), r + 1));
+      session.setup(p, pr.options);
+      pr.rounds.push_back(measure_forward(be_, timed_forward(st, be_, pr), opt_.measure));
+      session.teardown();
+    });
+    if (!failure) continue;
+    fail(pr, fmt::format("{} / {}: round {}: {}", p.label(), st.name(), r + 1, failure->what));
+    if (!failure->sticky) continue;
+    if (failure->context_lost) {
+      fail_rest(pp, "the device could not be recovered after an error in a later round");
+      return false;
+    }
+    if (!ws.prepare()) {
+      fail_rest(pp, fmt::format("re-preparing inputs after a device error failed: {}", ws.error()));
+      return true;
     }
   }
   return true;
 }
 
+// The row's timing from its rounds, its rates from the center, and the rounds' warnings.
+void GridRun::write_timing(const PendingRow& pr, const Problem& p) {
+  ResultRow& row = rows_[pr.result];
+  row.timing = combine_rounds(pr.rounds, opt_.measure, dev_.clock_mhz_max);
+  double sec = row.timing->time_ms.median * 1e-3;
+  row.tflops = sec > 0 ? p.flops() / sec * 1e-12 : 0.0;
+  row.gbps = sec > 0 ? p.bytes() / sec * 1e-9 : 0.0;
+  if (!warnings_) return;
+  for (const Measurement& m : pr.rounds)
+    for (const auto& w : m.warnings) {
+      std::string msg = fmt::format("{} / {}: {}", p.label(), row.strategy, w);
+      if (std::find(warnings_->begin(), warnings_->end(), msg) == warnings_->end()) warnings_->push_back(msg);
+    }
+}
+
+void GridRun::write_all_timing() {
+  for (const PendingProblem& pp : waiting_)
+    for (const PendingRow& pr : pp.rows)
+      if (!pr.failed) write_timing(pr, opt_.problems[pp.index]);
+}
+
 }  // namespace
+
+std::vector<ResultRow> run_grid_rows(Backend& be, const RunOptions& opt, std::vector<std::string>* warnings,
+                                     ResumePoint* resume) {
+  return GridRun(be, opt, warnings, resume).run();
+}
 
 nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::string>* warnings, ResumePoint* resume) {
   nlohmann::json results = nlohmann::json::array();
-  DeviceInfo dev = be.device_info();
-  std::int64_t limit = memory_limit(dev, opt.max_memory);
-  check_memory_or_throw(be, opt.problems, opt.verify, limit);
-  auto strategies = make_strategies(opt.strategies);
-  Progress progress(static_cast<std::int64_t>(opt.problems.size()), opt.quiet);
-  std::vector<PendingProblem> waiting;  // problems whose strategies wait for rounds 2..R
-  std::size_t kept_host_bytes = 0;
-
-  for (std::size_t pi = opt.start_problem; pi < opt.problems.size(); ++pi) {
-    const Problem& p = opt.problems[pi];
-    progress.begin_point(static_cast<std::int64_t>(pi), p.label());
-    ScopedRange problem_range(be, p.label());
-    std::unique_ptr<ProblemInputs> in;
-    std::string input_error;
-    std::shared_ptr<const HostTensors> host;  // kept for the later rounds
-    auto prepare = [&]() {
-      if (opt.measure.rounds > 1 && !host) {
-        auto t = std::make_shared<const HostTensors>(make_random_inputs(p, opt.seed + pi));
-        if (kept_host_bytes + host_bytes(*t) <= kKeptHostInputBytes) {
-          kept_host_bytes += host_bytes(*t);
-          host = t;
-        }
-        in = std::make_unique<ProblemInputs>(be, p, *t, opt.verify);
-        return;
-      }
-      in = host ? std::make_unique<ProblemInputs>(be, p, *host, opt.verify)
-                : std::make_unique<ProblemInputs>(be, p, opt.seed + pi, opt.verify);
-    };
-    auto forget = [&]() {
-      if (in) in->forget_device_memory();
-      in.reset();
-    };
-    bool context_lost = false;
-    try {
-      prepare();
-    } catch (const BackendError& e) {
-      input_error = fmt::format("preparing inputs/reference failed: {}", e.what());
-      forget();
-      context_lost = e.sticky && !be.recover();
-    } catch (const std::exception& e) {  // host allocations (std::bad_alloc) and the like
-      input_error = fmt::format("preparing inputs/reference failed: {}", e.what());
-      forget();
-    }
-    std::int64_t used = input_bytes(be, p, opt.verify);
-    if (opt.measure.rounds > 1) used += Backend::kMaxRelocationSpacerBytes;  // later rounds' spacer
-    std::vector<PendingRow> pending;  // strategies timed in the first round
-
-    for (std::size_t si = 0; si < strategies.size(); ++si) {
-      if (pi == opt.start_problem && si < opt.start_strategy) continue;
-      auto& st = strategies[si];
-      nlohmann::json row;
-      row["problem"] = problem_to_json(p);
-      row["strategy"] = st->name();
-      LaunchContract contract = st->contract(p);
-      row["launches"] = launches_json(contract, std::nullopt);
-      auto finish = [&](const char* status, const std::string& reason) {
-        row["status"] = status;
-        row["reason"] = reason;
-        results.push_back(row);
-      };
-      if (!input_error.empty()) {
-        finish("failed", input_error);
-        continue;
-      }
-      StrategyOptions sopt = opt.strategy;
-      bool tile_from_cache = false;
-      FusedTile cached;
-      if (st->name() == "fused" && !sopt.fused_tile && opt.cached_tile && opt.cached_tile(p, &cached)) {
-        // A cached tile that cannot take this problem (another build's tile list) falls back to the default.
-        if (be.fused_can_implement(p, cached).empty()) {
-          sopt.fused_tile = cached;
-          tile_from_cache = true;
-        } else if (warnings) {
-          warnings->push_back(fmt::format("{}: cached fused tile {} cannot run it; using the default tile", p.label(), cached.name()));
-        }
-      }
-      std::string why = st->can_implement(p, be, sopt);
-      if (!why.empty()) {
-        finish("unsupported", why);
-        continue;
-      }
-      std::string no_room = workspace_refusal(used, st->workspace_bytes(p, sopt), limit);
-      if (!no_room.empty()) {
-        finish("unsupported", no_room);
-        continue;
-      }
-      ScopedRange strategy_range(be, st->name());
-      bool set_up = false;
-      try {
-        {
-          ScopedRange r(be, "setup");
-          st->setup(be, p, in->io(), sopt);
-          set_up = true;
-        }
-        nlohmann::json cfg = st->config();
-        nlohmann::json gemm_report = be.gemm_plan_report();
-        if (tile_from_cache) cfg["tile_source"] = "cache";
-        cfg["gemm_algos"] = gemm_report;
-        cfg["source"] = config_source(gemm_report, cfg);
-        row["config"] = cfg;
-        // One poisoned forward, launch-counted; its output is what gets verified.
-        in->poison_output();
-        std::optional<LaunchRecord> rec;
-        {
-          ScopedRange r(be, "verify forward");
-          be.begin_launch_count();
-          if (!opt.inject_fault.empty() && opt.inject_fault == st->name()) be.inject_fault();
-          st->run(be);
-          rec = be.end_launch_count();
-        }
-        row["launches"] = launches_json(contract, rec);
-        if (opt.verify) {
-          ErrorStats e = in->verify_output();
-          double tol = tolerance_for(p.dtype);
-          std::string failure = verify_failure(p, e);
-          bool passed = failure.empty();
-          row["verify"] = {{"reference", be.reference_name()}, {"max_abs_err", e.max_abs},
-                           {"rel_l2_err", std::isfinite(e.rel_l2) ? nlohmann::json(e.rel_l2) : nlohmann::json(nullptr)},
-                           {"tolerance", tol},   {"nonfinite", e.nonfinite}, {"passed", passed}};
-          if (!passed) {
-            set_up = false;
-            st->teardown(be);
-            finish("incorrect", failure);
-            continue;
-          }
-        }
-        PendingRow pr;
-        pr.strategy = si;
-        pr.options = sopt;
-        if (double fraction = slowdown_for(opt.slowdown, st->name()); fraction > 0) {
-          ScopedRange r(be, "calibrate injected slowdown");
-          InjectedDelay d = calibrate_delay(be, [&] { st->run(be); }, fraction, opt.measure);
-          pr.slowed = true;
-          pr.delay_ms = d.delay_ms;
-          row["injected_slowdown"] = d.to_json();
-        }
-        {
-          ScopedRange r(be, "measure");
-          pr.rounds.push_back(measure_forward(be, timed_forward(*st, be, pr), opt.measure));
-        }
-        set_up = false;
-        st->teardown(be);
-        pr.result = results.size();
-        pending.push_back(std::move(pr));
-        finish("ok", "");
-      } catch (const UnsupportedError& e) {
-        if (set_up) {
-          set_up = false;
-          st->teardown(be);
-        }
-        finish("unsupported", e.what());
-      } catch (const BackendError& e) {
-        std::string msg = fmt::format("{} / {}: {}", p.label(), st->name(), e.what());
-        if (e.sticky) {
-          // The context is gone: rebuild it and the inputs so the remaining strategies can run; where
-          // the device cannot be rebuilt in this process, hand the rest of the grid to a fresh one.
-          bool ok = be.recover();
-          forget();
-          try {
-            st->teardown(be);
-          } catch (...) {
-          }
-          if (!ok && resume) {
-            finish("failed", msg);
-            resume->problem = si + 1 < strategies.size() ? pi : pi + 1;
-            resume->strategy = si + 1 < strategies.size() ? si + 1 : 0;
-            resume->needed = resume->problem < opt.problems.size();  // nothing left: no fresh process
-            // What timed before the error keeps the rounds it has.
-            waiting.push_back({pi, opt.seed + pi, host, std::move(pending)});
-            write_all_timing(waiting, opt, strategies, dev.clock_mhz_max, results, warnings);
-            progress.finish();
-            return results;
-          }
-          if (ok) {
-            try {
-              prepare();
-            } catch (const std::exception& e2) {
-              input_error = fmt::format("re-preparing inputs after a device error failed: {}", e2.what());
-            }
-          } else {
-            input_error = "the device could not be recovered after an earlier error";
-          }
-        } else if (set_up) {
-          try {
-            st->teardown(be);
-          } catch (...) {
-          }
-        }
-        finish("failed", msg);
-      } catch (const std::exception& e) {
-        if (set_up) {
-          try {
-            st->teardown(be);
-          } catch (...) {
-          }
-        }
-        finish("failed", fmt::format("{} / {}: {}", p.label(), st->name(), e.what()));
-      }
-    }
-    if (!pending.empty()) waiting.push_back({pi, opt.seed + pi, host, std::move(pending)});
-    progress.end_point();
-    if (context_lost && resume && pi + 1 < opt.problems.size()) {
-      // Every row of this problem is recorded as failed; the next problems need a fresh process.
-      resume->needed = true;
-      resume->problem = pi + 1;
-      resume->strategy = 0;
-      break;
-    }
-  }
-  // Rounds 2..R go round the whole grid, so each row's rounds spread over the run: on an H200 a problem's
-  // speed drifts by 1-2% over seconds, and rounds taken back to back would all share one drift.
-  bool usable = !(resume && resume->needed);
-  for (int r = 1; r < opt.measure.rounds && usable; ++r)
-    for (std::size_t k = 0; k < waiting.size() && usable; ++k) {
-      PendingProblem& pp = waiting[(k + static_cast<std::size_t>(r)) % waiting.size()];
-      ScopedRange range(be, fmt::format("{} round {}", opt.problems[pp.index].label(), r + 1));
-      if (!run_round(be, pp, r, opt, strategies, results)) {
-        usable = false;
-        if (warnings) warnings->push_back(fmt::format("a device error in round {} ended the rounds; rows keep the rounds they finished", r + 1));
-      }
-    }
-  write_all_timing(waiting, opt, strategies, dev.clock_mhz_max, results, warnings);
-  progress.finish();
+  for (const ResultRow& row : run_grid_rows(be, opt, warnings, resume)) results.push_back(to_json(row));
   return results;
 }
 

@@ -1,6 +1,6 @@
 // The grid runner: for each problem, allocate random inputs once, compute the reference, then put every
 // strategy through can_implement → setup → poisoned, counted, verified forward → timing → teardown,
-// producing one report row each. A failing strategy becomes a `failed` row; the others go on. With
+// producing one typed row each (run/result_row.hpp). A failing strategy becomes a `failed` row; the others go on. With
 // measure.rounds > 1, every strategy that timed is timed again in further rounds, each on freshly placed
 // inputs (Backend::relocate_buffers) with the strategies' order rotated, and its row combines the rounds.
 #pragma once
@@ -15,6 +15,7 @@
 #include "core/strategy.hpp"
 #include "measure/measure.hpp"
 #include "run/injected_slowdown.hpp"
+#include "run/result_row.hpp"
 
 namespace ab {
 
@@ -44,7 +45,11 @@ struct ResumePoint {
   std::size_t problem = 0, strategy = 0;
 };
 
-// Runs the grid; returns the "results" array of the report.
+// Runs the grid; returns its typed rows, in report order. Each strategy runs through a StrategySession
+// (run/strategy_session.hpp).
+std::vector<ResultRow> run_grid_rows(Backend& backend, const RunOptions& opt, std::vector<std::string>* warnings,
+                                     ResumePoint* resume = nullptr);
+// The same rows as the report's "results" array (to_json of each).
 nlohmann::json run_grid(Backend& backend, const RunOptions& opt, std::vector<std::string>* warnings,
                         ResumePoint* resume = nullptr);
 

@@ -11,6 +11,7 @@ namespace {
 class Fused : public Strategy {
  public:
   std::string name() const override { return "fused"; }
+  bool uses_fused_tile() const override { return true; }
   std::string description() const override { return "one FlashAttention-2 style kernel"; }
   LaunchContract contract(const Problem&) const override { return {0, 1, "1 fused kernel"}; }
   std::string can_implement(const Problem& p, const Backend& be, const StrategyOptions& opt) const override {

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/blob_hex.hpp"
 #include "core/errors.hpp"
 
 namespace ab {
@@ -69,23 +70,9 @@ V optional_field(const json& j, const char* name, const std::string& where, V fa
 
 json number_or_null(double v) { return v > 0 ? json(v) : json(nullptr); }
 
-bool is_hex(const std::string& s) {
-  if (s.size() % 2) return false;
-  for (char c : s)
-    if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
-  return true;
-}
 
 }  // namespace
 
-std::string utc_timestamp() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 FusedTile fused_tile_from_json(const json& j, const std::string& where) {
   FusedTile t;
@@ -128,7 +115,7 @@ GemmCacheEntry GemmCacheEntry::from_json(const json& j, const std::string& where
   optional_field(a, "label", where + ".algo", std::string());
   optional_field(a, "heuristic_first", where + ".algo", false);
   std::string blob = a.contains("blob") ? (a["blob"].is_string() ? a["blob"].get<std::string>() : "!") : "";
-  if (!is_hex(blob)) throw UsageError(fmt::format("{}: 'algo.blob' must be a string of hex byte pairs", where));
+  if (!is_blob_hex(blob)) throw UsageError(fmt::format("{}: 'algo.blob' must be a string of hex byte pairs", where));
   try {
     e.algo = GemmAlgo::from_json(a);
   } catch (const std::exception& ex) {

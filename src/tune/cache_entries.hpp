@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/backend.hpp"
+#include "core/utc_timestamp.hpp"  // utc_timestamp() for tuned_at
 
 namespace ab {
 
@@ -50,8 +51,6 @@ struct FusedCacheEntry {
   static FusedCacheEntry from_json(const nlohmann::json& j, const std::string& where);
 };
 
-// The current time as ISO-8601 UTC ("2025-01-31T12:00:00Z"), for tuned_at.
-std::string utc_timestamp();
 
 // Parses a fused tile {"block_m", "block_n", "warps", "stages"}; UsageError naming `where`.
 FusedTile fused_tile_from_json(const nlohmann::json& j, const std::string& where);

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/blob_hex.hpp"
 #include "core/errors.hpp"
 #include "tune/reduced_verifier.hpp"
 #include "tune/tune_summary.hpp"
@@ -180,11 +181,7 @@ std::vector<int> finalist_indices(const GemmTuneRecord& r, int finalists) {
 }
 
 std::string gemm_algo_identity(const GemmAlgo& a) {
-  if (!a.blob.empty()) {
-    std::string hex;
-    for (std::uint8_t b : a.blob) hex += fmt::format("{:02x}", b);
-    return hex;
-  }
+  if (!a.blob.empty()) return blob_to_hex(a.blob);
   return a.label + "|" + a.attrs.dump();
 }
 

@@ -9,7 +9,7 @@
 
 #include "core/errors.hpp"
 #include "core/file_lock.hpp"
-#include "report/report_io.hpp"
+#include "core/json_document.hpp"
 #include "tune/problem_key.hpp"
 #include "git_info.hpp"  // ATTNBENCH_GIT, generated at build time
 

@@ -16,6 +16,8 @@
 
 namespace ab {
 
+inline constexpr const char* kCacheSchema = "attnbench.cache/1";
+
 class HeuristicCache {
  public:
   HeuristicCache() = default;

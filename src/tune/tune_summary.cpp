@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "core/text_table.hpp"
+
 namespace ab {
 
 std::string gemm_shape_label(const GemmShape& s) {
@@ -39,27 +41,14 @@ namespace {
 std::string ms_cell(double ms) { return ms > 0 ? fmt::format("{:.4f}", ms) : "-"; }
 std::string gain_cell(double g) { return g > 0 ? fmt::format("{:.3f}x", g) : "-"; }
 
+// First column left-aligned, the rest right-aligned (numbers), two spaces apart, each as wide as it needs.
 std::string table(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::size_t> w(head.size());
-  for (std::size_t c = 0; c < head.size(); ++c) {
-    w[c] = head[c].size();
-    for (const auto& r : rows) w[c] = std::max(w[c], r[c].size());
-  }
-  auto line = [&](const std::vector<std::string>& r) {
-    std::string s;
-    for (std::size_t c = 0; c < r.size(); ++c) {
-      // First column left-aligned, the rest right-aligned (numbers).
-      s += c == 0 ? fmt::format("{:<{}}", r[c], w[c]) : fmt::format("  {:>{}}", r[c], w[c]);
-    }
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    return s + "\n";
-  };
-  std::string out = line(head);
-  std::size_t total = 0;
-  for (std::size_t c = 0; c < w.size(); ++c) total += w[c] + (c ? 2 : 0);
-  out += std::string(total, '-') + "\n";
-  for (const auto& r : rows) out += line(r);
-  return out;
+  std::vector<TableColumn> cols;
+  for (std::size_t c = 0; c < head.size(); ++c)
+    cols.push_back(TableColumn{head[c], c == 0 ? Align::left : Align::right, 0, true, 2});
+  TextTable t(std::move(cols));
+  for (const auto& r : rows) t.add_row(r);
+  return t.render();
 }
 
 std::string stats_line(const char* what, const GainStats& g) {
@@ -105,59 +94,61 @@ std::string format_dry_run(const TuneOutcome& out) {
 
 }  // namespace
 
-std::string format_tune_summary(const TuneOutcome& out) {
-  if (out.dry_run) return format_dry_run(out);
+namespace {
+
+// The GEMM table, its gain statistics and where the search spent its time.
+std::string gemm_section(const TuneOutcome& out) {
   std::string s;
-  if (!out.gemm.empty()) {
-    std::vector<std::vector<std::string>> rows;
-    std::vector<double> gains;
-    for (const GemmTuneRecord& r : out.gemm) {
-      rows.push_back({gemm_shape_label(r.shape), r.strategy,
-                      fmt::format("{}/{}", r.candidates.size() - r.failed(), r.candidates.size()),
-                      fmt::format("{}", r.finalists()),
-                      ms_cell(r.baseline_ms()), ms_cell(r.best_ms()), gain_cell(r.gain()),
-                      r.best >= 0 ? r.candidates[r.best].label : "none passed"});
-      gains.push_back(r.gain());
-    }
-    s += table({"GEMM shape", "tuned in", "ok/cands", "re-measured", "heuristic ms", "best ms", "gain", "best algo"}, rows);
-    s += stats_line("GEMM", gain_stats(gains));
-    double en = 0, ve = 0, sc = 0, co = 0;
-    std::size_t cands = 0, cut = 0;
-    for (const GemmTuneRecord& r : out.gemm) {
-      en += r.enumerate_s;
-      ve += r.verify_s;
-      sc += r.screen_s;
-      co += r.confirm_s;
-      cands += r.candidates.size();
-      for (const auto& c : r.candidates) cut += c.status == "ok" && c.screen_samples == 1;
-    }
-    s += fmt::format("GEMM search time: listing {:.1f}s, verifying {:.1f}s, screening {:.1f}s, re-measuring {:.1f}s "
-                     "({} candidates, {} of them screened with one sample: over the cutoff)\n", en, ve, sc, co, cands, cut);
-    s += "(times are whole forwards of the strategy named, with this GEMM switched: every candidate is verified\n"
-         " by a forward (of B=1 H=1 where that has the same GEMM shape, as nested's) and screened on the shape's\n"
-         " own GEMM calls (at most --screen_calls); the heuristic's choice and the fastest screened are verified\n"
-         " on the problem itself and re-measured as whole forwards, and the winner is the fastest of those)\n";
+  std::vector<std::vector<std::string>> rows;
+  std::vector<double> gains;
+  for (const GemmTuneRecord& r : out.gemm) {
+    rows.push_back({gemm_shape_label(r.shape), r.strategy,
+                    fmt::format("{}/{}", r.candidates.size() - r.failed(), r.candidates.size()),
+                    fmt::format("{}", r.finalists()),
+                    ms_cell(r.baseline_ms()), ms_cell(r.best_ms()), gain_cell(r.gain()),
+                    r.best >= 0 ? r.candidates[r.best].label : "none passed"});
+    gains.push_back(r.gain());
   }
-  if (!out.fused.empty()) {
-    if (!s.empty()) s += "\n";
-    std::vector<std::vector<std::string>> rows;
-    std::vector<double> gains;
-    for (const FusedTuneRecord& r : out.fused) {
-      rows.push_back({r.problem.label(), fmt::format("{}/{}", r.candidates.size() - r.failed(), r.candidates.size()),
-                      ms_cell(r.baseline_ms()), ms_cell(r.best_ms()), gain_cell(r.gain()),
-                      r.best >= 0 ? r.candidates[r.best].label : "none passed"});
-      gains.push_back(r.gain());
-    }
-    s += table({"fused problem", "ok/tiles", "default ms", "best ms", "gain", "best tile"}, rows);
-    s += stats_line("fused", gain_stats(gains));
+  s += table({"GEMM shape", "tuned in", "ok/cands", "re-measured", "heuristic ms", "best ms", "gain", "best algo"}, rows);
+  s += stats_line("GEMM", gain_stats(gains));
+  double en = 0, ve = 0, sc = 0, co = 0;
+  std::size_t cands = 0, cut = 0;
+  for (const GemmTuneRecord& r : out.gemm) {
+    en += r.enumerate_s;
+    ve += r.verify_s;
+    sc += r.screen_s;
+    co += r.confirm_s;
+    cands += r.candidates.size();
+    for (const auto& c : r.candidates) cut += c.status == "ok" && c.screen_samples == 1;
   }
-  if (out.gemm.empty() && out.fused.empty()) s += "nothing was tuned\n";
-  s += fmt::format("tuned {} GEMM shapes and {} fused problems in {:.1f}s on {}", out.gemm.size(), out.fused.size(),
-                   out.wall_s, out.env.describe());
-  if (out.reused_plans || out.cached_plans)
-    s += fmt::format(" ({} plan groups reused a shape tuned earlier, {} served by the cache)", out.reused_plans,
-                     out.cached_plans);
-  s += "\n";
+  s += fmt::format("GEMM search time: listing {:.1f}s, verifying {:.1f}s, screening {:.1f}s, re-measuring {:.1f}s "
+                   "({} candidates, {} of them screened with one sample: over the cutoff)\n", en, ve, sc, co, cands, cut);
+  s += "(times are whole forwards of the strategy named, with this GEMM switched: every candidate is verified\n"
+       " by a forward (of B=1 H=1 where that has the same GEMM shape, as nested's) and screened on the shape's\n"
+       " own GEMM calls (at most --screen_calls); the heuristic's choice and the fastest screened are verified\n"
+       " on the problem itself and re-measured as whole forwards, and the winner is the fastest of those)\n";
+  return s;
+}
+
+// The fused-tile table and its gain statistics.
+std::string fused_section(const TuneOutcome& out) {
+  std::string s;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<double> gains;
+  for (const FusedTuneRecord& r : out.fused) {
+    rows.push_back({r.problem.label(), fmt::format("{}/{}", r.candidates.size() - r.failed(), r.candidates.size()),
+                    ms_cell(r.baseline_ms()), ms_cell(r.best_ms()), gain_cell(r.gain()),
+                    r.best >= 0 ? r.candidates[r.best].label : "none passed"});
+    gains.push_back(r.gain());
+  }
+  s += table({"fused problem", "ok/tiles", "default ms", "best ms", "gain", "best tile"}, rows);
+  s += stats_line("fused", gain_stats(gains));
+  return s;
+}
+
+// The distinct measurement warnings (at most five) and the notes.
+std::string warnings_and_notes(const TuneOutcome& out) {
+  std::string s;
   std::vector<std::string> warnings;
   auto collect = [&](const std::vector<CandidateOutcome>& cs) {
     for (const auto& c : cs)
@@ -176,6 +167,26 @@ std::string format_tune_summary(const TuneOutcome& out) {
     for (const auto& n : out.notes) s += "  " + n + "\n";
   }
   return s;
+}
+
+}  // namespace
+
+std::string format_tune_summary(const TuneOutcome& out) {
+  if (out.dry_run) return format_dry_run(out);
+  std::string s;
+  if (!out.gemm.empty()) s += gemm_section(out);
+  if (!out.fused.empty()) {
+    if (!s.empty()) s += "\n";
+    s += fused_section(out);
+  }
+  if (out.gemm.empty() && out.fused.empty()) s += "nothing was tuned\n";
+  s += fmt::format("tuned {} GEMM shapes and {} fused problems in {:.1f}s on {}", out.gemm.size(), out.fused.size(),
+                   out.wall_s, out.env.describe());
+  if (out.reused_plans || out.cached_plans)
+    s += fmt::format(" ({} plan groups reused a shape tuned earlier, {} served by the cache)", out.reused_plans,
+                     out.cached_plans);
+  s += "\n";
+  return s + warnings_and_notes(out);
 }
 
 }  // namespace ab

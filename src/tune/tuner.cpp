@@ -1,6 +1,6 @@
-// The tuning loop over problems and strategies, with error isolation and device recovery like the runner:
-// after a device error that loses the context, the inputs are rebuilt and the strategy retried with the
-// crashing candidate skipped.
+// The tuning loop over problems and strategies. Each (problem, strategy) runs through a StrategySession
+// (run/strategy_session.hpp), as in the runner: after a device error that loses the context, the device is
+// recovered, the inputs are rebuilt and the strategy retried with the crashing candidate skipped.
 #include "tune/tuner.hpp"
 
 #include <chrono>
@@ -11,11 +11,12 @@
 
 #include "core/errors.hpp"
 #include "measure/progress.hpp"
+#include "run/memory_estimate.hpp"
+#include "run/problem_inputs.hpp"
+#include "run/strategy_session.hpp"
 #include "tune/fused_search.hpp"
 #include "tune/gemm_search.hpp"
 #include "tune/plan_recorder.hpp"
-#include "run/memory_estimate.hpp"
-#include "run/problem_inputs.hpp"
 #include "tune/tune_records.hpp"
 
 namespace ab {
@@ -31,6 +32,143 @@ void add_entries(TuneOutcome& out, const TuneOptions& opt, const std::string& st
     if (r.best >= 0) out.cache.put_fused(make_fused_entry(r, out.env, stamp));
 }
 
+// The search over the grid; one object per tune_grid call.
+class TuneRun {
+ public:
+  TuneRun(Backend& be, const TuneOptions& opt)
+      : be_(be), opt_(opt), strategies_(make_strategies(opt.strategies)),
+        limit_(memory_limit(be.device_info(), opt.max_memory)),
+        progress_(static_cast<std::int64_t>(opt.problems.size() * strategies_.size()), opt.quiet) {}
+
+  TuneOutcome run(const std::string& stamp) {
+    out_.dry_run = opt_.dry_run;
+    out_.env = CacheEnvironment::from_device(be_.device_info());
+    out_.cache.add_environment(out_.env);
+    be_.set_gemm_chooser(nullptr);
+    stamp_ = stamp;
+    GemmSearchState search{opt_, out_, {}, {}, [this] { checkpoint(); }, &crashed_};
+    if (!opt_.quiet) search.message = [this](const std::string& m) { progress_.message(m); };
+    search_ = &search;
+    std::int64_t point = 0;
+    for (std::size_t pi = 0; pi < opt_.problems.size(); ++pi) {
+      ProblemWorkspace ws(be_, [&, pi] { return std::make_unique<ProblemInputs>(be_, opt_.problems[pi], opt_.seed + pi); });
+      std::string input_error = prepare(ws, opt_.problems[pi]);
+      for (auto& st : strategies_) {
+        progress_.begin_point(point++, fmt::format("{} / {}", opt_.problems[pi].label(), st->name()));
+        tune_strategy(ws, opt_.problems[pi], *st, input_error);
+        progress_.end_point();
+      }
+    }
+    progress_.finish();
+    return std::move(out_);
+  }
+
+ private:
+  // Builds the problem's inputs; "" or the note that every strategy of the problem gets instead.
+  std::string prepare(ProblemWorkspace& ws, const Problem& p) {
+    if (ws.prepare()) return "";
+    return fmt::format("{}: preparing inputs/reference failed: {}{}", p.label(), ws.error(),
+                       ws.device_lost() ? " (device not recoverable)" : "");
+  }
+  void note(const std::string& m) {
+    out_.notes.push_back(m);
+    if (!opt_.quiet) progress_.message(m);
+  }
+  void checkpoint() {
+    add_entries(out_, opt_, stamp_);
+    if (opt_.checkpoint) opt_.checkpoint(out_.cache);
+  }
+  void tune_strategy(ProblemWorkspace& ws, const Problem& p, Strategy& st, std::string& input_error);
+  void tune_fused(ProblemWorkspace& ws, const Problem& p, Strategy& st);
+  void tune_gemms(StrategySession& session, PlanRecorder& rec, const Problem& p, Strategy& st);
+
+  Backend& be_;
+  const TuneOptions& opt_;
+  std::vector<std::unique_ptr<Strategy>> strategies_;
+  std::int64_t limit_;
+  Progress progress_;
+  TuneOutcome out_;
+  std::string stamp_;
+  std::set<std::string> crashed_;
+  GemmSearchState* search_ = nullptr;
+};
+
+// Up to kAttempts tries of one strategy: a lost device context is recovered, the inputs rebuilt, and the
+// strategy tried again with the crashing candidate skipped.
+void TuneRun::tune_strategy(ProblemWorkspace& ws, const Problem& p, Strategy& st, std::string& input_error) {
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    if (!input_error.empty()) {
+      out_.failed_strategies++;
+      note(input_error);
+      return;
+    }
+    PlanRecorder rec(be_);
+    StrategySession session(be_, st, ws, /*propagate_usage_errors=*/true);  // bad settings, unwritable cache: stop
+    auto failure = session.run([&] {
+      if (st.uses_fused_tile()) tune_fused(ws, p, st);
+      else tune_gemms(session, rec, p, st);
+    });
+    if (!failure) return;
+    if (failure->unsupported) {
+      note(fmt::format("{} / {}: unsupported: {}", p.label(), st.name(), failure->what));
+      return;
+    }
+    if (!failure->sticky) {
+      out_.failed_strategies++;
+      note(fmt::format("{} / {}: failed: {}", p.label(), st.name(), failure->what));
+      return;
+    }
+    // The session recovered the device (or could not): rebuild the inputs and retry.
+    input_error = failure->context_lost ? "the device could not be recovered after an earlier error" : prepare(ws, p);
+    bool last = attempt + 1 == kAttempts || !input_error.empty();
+    note(fmt::format("{} / {}: device error: {}{}", p.label(), st.name(), failure->what,
+                     last ? "" : "; retrying without that candidate"));
+    if (last) {
+      out_.failed_strategies++;
+      return;
+    }
+  }
+}
+
+// The fused kernel's tiles on one problem (listed only, with --dry_run).
+void TuneRun::tune_fused(ProblemWorkspace& ws, const Problem& p, Strategy& st) {
+  if (opt_.skip_cached && opt_.skip_cached->find_fused(p, out_.env)) return;
+  std::string why;
+  FusedTuneRecord r = opt_.dry_run ? list_fused_tiles(be_, st, p, opt_, &why)
+                                   : tune_fused_tiles(be_, st, p, ws.inputs(), opt_, &why, &crashed_);
+  if (r.tiles.empty()) {
+    note(fmt::format("{} / {}: unsupported: {}", p.label(), st.name(), why));
+    return;
+  }
+  if (opt_.dry_run) {
+    if (!opt_.quiet) progress_.message(fmt::format("  fused {}: {} tiles", p.label(), r.tiles.size()));
+  } else if (r.best < 0) {
+    note(fmt::format("{} / fused: none of {} tiles passed (first: {})", p.label(), r.tiles.size(),
+                     r.candidates.front().reason));
+  } else if (!opt_.quiet) {
+    progress_.message(fmt::format("  fused {}: {} tiles, best {} {:.4f} ms, gain {:.3f}x", p.label(), r.tiles.size(),
+                                  r.candidates[r.best].label, r.best_ms(), r.gain()));
+  }
+  out_.fused.push_back(std::move(r));
+  if (!opt_.dry_run) checkpoint();
+}
+
+// The GEMMs of a strategy set up on the recorder (listed only, with --dry_run).
+void TuneRun::tune_gemms(StrategySession& session, PlanRecorder& rec, const Problem& p, Strategy& st) {
+  std::string why = st.can_implement(p, be_, opt_.strategy);
+  if (why.empty()) why = workspace_refusal(input_bytes(be_, p, true), st.workspace_bytes(p, opt_.strategy), limit_);
+  if (!why.empty()) {
+    note(fmt::format("{} / {}: unsupported: {}", p.label(), st.name(), why));
+    return;
+  }
+  session.setup(rec, p, opt_.strategy);
+  if (!rec.plans().empty()) {
+    if (opt_.dry_run) list_strategy_gemm_candidates(*search_, rec, st, p);
+    else tune_strategy_gemms(*search_, rec, st, p, session.inputs());
+  }
+  session.teardown();
+}
+
 }  // namespace
 
 TuneOutcome tune_grid(Backend& be, const TuneOptions& opt) {
@@ -38,143 +176,10 @@ TuneOutcome tune_grid(Backend& be, const TuneOptions& opt) {
   if (opt.top < 1) throw UsageError(fmt::format("--top must be at least 1, got {}", opt.top));
   validate_measure_settings(opt.measure);
   validate_measure_settings(opt.screen);
-  auto strategies = make_strategies(opt.strategies);
+  (void)make_strategies(opt.strategies);  // unknown names fail before the memory check
   const std::int64_t limit = memory_limit(be.device_info(), opt.max_memory);
   check_memory_or_throw(be, opt.problems, true, limit);  // before anything is allocated, as run does
-
-  TuneOutcome out;
-  out.dry_run = opt.dry_run;
-  out.env = CacheEnvironment::from_device(be.device_info());
-  out.cache.add_environment(out.env);
-  be.set_gemm_chooser(nullptr);
-  const std::string stamp = utc_timestamp();
-  std::set<std::string> crashed;
-
-  Progress progress(static_cast<std::int64_t>(opt.problems.size() * strategies.size()), opt.quiet);
-  auto note = [&](const std::string& m) {
-    out.notes.push_back(m);
-    if (!opt.quiet) progress.message(m);
-  };
-  auto checkpoint = [&] {
-    add_entries(out, opt, stamp);
-    if (opt.checkpoint) opt.checkpoint(out.cache);
-  };
-  GemmSearchState search{opt, out, {}, {}, checkpoint, &crashed};
-  if (!opt.quiet) search.message = [&](const std::string& m) { progress.message(m); };
-
-  std::int64_t point = 0;
-  for (std::size_t pi = 0; pi < opt.problems.size(); ++pi) {
-    const Problem& p = opt.problems[pi];
-    std::unique_ptr<ProblemInputs> in;
-    std::string input_error;
-    auto prepare = [&]() {
-      input_error.clear();
-      try {
-        in.reset();
-        in = std::make_unique<ProblemInputs>(be, p, opt.seed + pi);
-      } catch (const BackendError& e) {
-        input_error = fmt::format("{}: preparing inputs/reference failed: {}", p.label(), e.what());
-        if (e.sticky) {
-          if (in) in->forget_device_memory();
-          if (!be.recover()) input_error += " (device not recoverable)";
-        }
-      }
-    };
-    prepare();
-
-    for (auto& st : strategies) {
-      progress.begin_point(point++, fmt::format("{} / {}", p.label(), st->name()));
-      const bool is_fused = st->name() == "fused";
-      for (int attempt = 0; attempt < kAttempts; ++attempt) {
-        if (!input_error.empty()) {
-          out.failed_strategies++;
-          note(input_error);
-          break;
-        }
-        PlanRecorder rec(be);
-        bool set_up = false;
-        // After an error: tear down what was set up; a second error there changes nothing.
-        auto teardown_quietly = [&] {
-          try {
-            if (set_up) st->teardown(rec);
-          } catch (...) {
-          }
-        };
-        try {
-          if (is_fused) {
-            if (opt.skip_cached && opt.skip_cached->find_fused(p, out.env)) break;
-            std::string why;
-            FusedTuneRecord r = opt.dry_run ? list_fused_tiles(be, *st, p, opt, &why)
-                                            : tune_fused_tiles(be, *st, p, *in, opt, &why, &crashed);
-            if (r.tiles.empty()) {
-              note(fmt::format("{} / fused: unsupported: {}", p.label(), why));
-            } else {
-              if (opt.dry_run) {
-                if (!opt.quiet) progress.message(fmt::format("  fused {}: {} tiles", p.label(), r.tiles.size()));
-              } else if (r.best < 0)
-                note(fmt::format("{} / fused: none of {} tiles passed (first: {})", p.label(), r.tiles.size(),
-                                 r.candidates.front().reason));
-              else if (!opt.quiet)
-                progress.message(fmt::format("  fused {}: {} tiles, best {} {:.4f} ms, gain {:.3f}x", p.label(),
-                                             r.tiles.size(), r.candidates[r.best].label, r.best_ms(), r.gain()));
-              out.fused.push_back(std::move(r));
-              if (!opt.dry_run) checkpoint();
-            }
-          } else {
-            std::string why = st->can_implement(p, be, opt.strategy);
-            if (why.empty())
-              why = workspace_refusal(input_bytes(be, p, true), st->workspace_bytes(p, opt.strategy), limit);
-            if (!why.empty()) {
-              note(fmt::format("{} / {}: unsupported: {}", p.label(), st->name(), why));
-            } else {
-              st->setup(rec, p, in->io(), opt.strategy);
-              set_up = true;
-              if (!rec.plans().empty()) {
-                if (opt.dry_run) list_strategy_gemm_candidates(search, rec, *st, p);
-                else tune_strategy_gemms(search, rec, *st, p, *in);
-              }
-              set_up = false;
-              st->teardown(rec);
-            }
-          }
-          break;
-        } catch (const UsageError&) {
-          throw;  // bad settings, or the cache file can no longer be written: stop
-        } catch (const UnsupportedError& e) {
-          if (set_up) st->teardown(rec);
-          note(fmt::format("{} / {}: unsupported: {}", p.label(), st->name(), e.what()));
-          break;
-        } catch (const BackendError& e) {
-          if (!e.sticky) {
-            teardown_quietly();
-            out.failed_strategies++;
-            note(fmt::format("{} / {}: failed: {}", p.label(), st->name(), e.what()));
-            break;
-          }
-          // The context is gone: rebuild it and the inputs, then retry with the crashing candidate skipped.
-          bool ok = be.recover();
-          if (in) in->forget_device_memory();
-          teardown_quietly();
-          if (ok) prepare();
-          else input_error = "the device could not be recovered after an earlier error";
-          bool last = attempt + 1 == kAttempts || !input_error.empty();
-          note(fmt::format("{} / {}: device error: {}{}", p.label(), st->name(), e.what(),
-                           last ? "" : "; retrying without that candidate"));
-          if (last) {
-            out.failed_strategies++;
-            break;
-          }
-        } catch (const std::exception& e) {
-          teardown_quietly();
-          out.failed_strategies++;
-          note(fmt::format("{} / {}: failed: {}", p.label(), st->name(), e.what()));
-          break;
-        }
-      }
-      progress.end_point();
-    }
-  }
-  progress.finish();
+  TuneOutcome out = TuneRun(be, opt).run(utc_timestamp());
   out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }

@@ -7,7 +7,7 @@
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "core/errors.hpp"
-#include "report/report_io.hpp"
+#include "core/json_document.hpp"
 #include "tune/heuristic_cache.hpp"
 #include "tune/plan_recorder.hpp"
 #include "tune/problem_key.hpp"

@@ -46,7 +46,7 @@ static const json& tool_report() {
     Result r = attnbench("--backend=cpu --batch=1 --heads=2 --seq_len=64 --head_dim=32 --pages=1,2 --verify "
                          "--max_time=0.05 -q --json=" + path("base.json"));
     if (r.code != 0) std::fprintf(stderr, "run failed (%d): %s\n", r.code, r.out.c_str());
-    return ab::read_json_document(path("base.json"), ab::kReportSchema);
+    return ab::read_report_document(path("base.json"));
   }();
   return doc;
 }

@@ -1,0 +1,42 @@
+// Launch contract against launch record.
+#include "run/launch_summary.hpp"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+namespace ab {
+
+namespace {
+
+// Kernels named as cuBLASLt split-K reductions, counted from "name xN" entries.
+std::int64_t splitk_reduction_kernels(const std::vector<std::string>& names) {
+  std::int64_t n = 0;
+  for (const std::string& s : names) {
+    if (s.find("splitK") == std::string::npos && s.find("educe") == std::string::npos) continue;
+    auto x = s.rfind(" x");
+    n += x == std::string::npos ? 1 : std::atoll(s.c_str() + x + 2);
+  }
+  return n;
+}
+
+}  // namespace
+
+RowLaunches summarize_launches(const LaunchContract& c, const std::optional<LaunchRecord>& r) {
+  RowLaunches l;
+  l.expected_gemm = c.gemm_calls;
+  l.expected_kernels = c.kernels;
+  l.formula = c.formula;
+  if (!r) return l;
+  l.measured = MeasuredLaunches{r->kernels, r->gemm_calls, r->other_kernels, r->kernel_names, r->source};
+  // cuBLASLt may split one GEMM call into a split-K kernel plus a reduction; such extra kernels are
+  // explained by their names and do not count as a broken contract.
+  std::int64_t extra = r->kernels - c.total();
+  std::int64_t reductions = splitk_reduction_kernels(r->kernel_names);
+  l.match = extra == 0 || (extra > 0 && extra == reductions);
+  if (extra > 0 && extra == reductions)
+    l.explained = fmt::format("{} extra cuBLASLt split-K reduction kernel(s)", reductions);
+  return l;
+}
+
+}  // namespace ab

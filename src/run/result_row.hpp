@@ -1,0 +1,68 @@
+// A typed result row of a report (docs/report-format.md): the problem, the strategy, its disposition, its
+// timing over rounds, its launches, its verification, its configuration and any injected slowdown. JSON is
+// written and read only by result_row_json.cpp (to_json / result_row_from_json).
+//
+// The configuration is a JSON object, not a struct: its fields are the strategy's own (a tile, gathered
+// pages, GEMM algorithms with cuBLASLt attributes) and only the strategy that wrote them reads them.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/problem.hpp"
+#include "measure/rounds.hpp"
+#include "run/disposition.hpp"
+
+namespace ab {
+
+struct MeasuredLaunches {
+  std::int64_t kernels = 0, gemm_calls = -1, other_kernels = -1;
+  std::vector<std::string> kernel_names;
+  std::string source;
+};
+
+struct RowLaunches {
+  std::int64_t expected_gemm = 0, expected_kernels = 0;
+  std::string formula;
+  std::optional<MeasuredLaunches> measured;
+  bool match = false;     // with measured: the count kept the contract (or its extras are explained)
+  std::string explained;  // "N extra cuBLASLt split-K reduction kernel(s)", or ""
+  std::int64_t expected_total() const { return expected_gemm + expected_kernels; }
+};
+
+struct RowVerification {
+  std::string reference;
+  double max_abs_err = 0, rel_l2_err = NAN, tolerance = 0;  // rel_l2_err NaN: not finite (null in JSON)
+  std::int64_t nonfinite = 0;
+  bool passed = false;
+};
+
+struct InjectedSlowdown {
+  double fraction = 0, delay_ms = 0, base_ms = 0, achieved = 0;
+};
+
+struct ResultRow {
+  Problem problem;
+  std::string strategy;
+  Disposition disposition = Disposition::failed;
+  std::string reason;                          // "" for ok rows
+  RowLaunches launches;
+  std::optional<nlohmann::json> config;        // set once the strategy was set up
+  std::optional<RowVerification> verify;       // with --verify, once the verify forward ran
+  std::optional<InjectedSlowdown> injected_slowdown;
+  std::optional<RowTiming> timing;             // ok rows that timed
+  double tflops = 0, gbps = 0;                 // with timing: from time_ms.median
+};
+
+nlohmann::json to_json(const RowLaunches& l);
+nlohmann::json to_json(const RowVerification& v);
+nlohmann::json to_json(const InjectedSlowdown& s);
+nlohmann::json to_json(const ResultRow& row);
+// A row as this binary writes it; throws UsageError naming `origin` for a missing or mistyped field.
+ResultRow result_row_from_json(const nlohmann::json& row, const std::string& origin);
+
+}  // namespace ab

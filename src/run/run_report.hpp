@@ -1,0 +1,38 @@
+// A typed report (docs/report-format.md): the tool, the command, when, the device, the settings, the
+// warnings and the typed rows. to_json writes the attnbench.report/1 document; report_from_json reads one
+// written by this binary (the fresh-process continuation's rows). Reports from elsewhere (older versions,
+// peer rows from scripts/peer_torch.py) are read tolerantly by report/report_view.hpp.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "run/result_row.hpp"
+
+namespace ab {
+
+inline constexpr const char* kReportSchema = "attnbench.report/1";
+
+struct ToolInfo {
+  std::string name = "attnbench", version, git;
+};
+
+struct Report {
+  ToolInfo tool;
+  std::string command, created;  // created: utc_timestamp()
+  nlohmann::json device;         // DeviceInfo::to_json: the backend's own fields
+  nlohmann::json settings;       // MeasureSettings::to_json plus the run's choices (verify, seed, cache...)
+  std::vector<std::string> warnings;
+  std::vector<ResultRow> rows;
+};
+
+// This build's name, version and commit.
+ToolInfo this_tool();
+nlohmann::json to_json(const Report& r);
+// Throws UsageError naming `origin` (schema, a mistyped header field, or the first bad row).
+Report report_from_json(const nlohmann::json& doc, const std::string& origin);
+// Rows that make `run` exit 1 (incorrect or failed).
+int count_errors(const std::vector<ResultRow>& rows);
+
+}  // namespace ab

@@ -1,0 +1,195 @@
+// The isolated-run path (run/strategy_session.hpp): setup and teardown exactly once on every path, errors
+// turned into failures, the device recovered and the inputs forgotten after a sticky error, and
+// context_lost when the device cannot be recovered.
+#include <stdexcept>
+
+#include "backends/cpu/cpu_backend.hpp"
+#include "core/errors.hpp"
+#include "core/forwarding_backend.hpp"
+#include "run/strategy_session.hpp"
+#include "testing.hpp"
+
+using namespace ab;
+
+namespace {
+
+// The CPU backend with a recover() whose answer the test sets, and a count of its calls.
+class RecoveringBackend : public ForwardingBackend {
+ public:
+  explicit RecoveringBackend(Backend& inner) : ForwardingBackend(inner) {}
+  bool recover() override {
+    ++recovers;
+    return recover_ok;
+  }
+  int recovers = 0;
+  bool recover_ok = true;
+};
+
+// A strategy that counts its setups and teardowns; setup throws `setup_error` when set.
+class CountingStrategy : public Strategy {
+ public:
+  std::string name() const override { return "counting"; }
+  std::string description() const override { return "test"; }
+  LaunchContract contract(const Problem&) const override { return {}; }
+  std::string can_implement(const Problem&, const Backend&, const StrategyOptions&) const override { return ""; }
+  std::int64_t workspace_bytes(const Problem&, const StrategyOptions&) const override { return 0; }
+  void setup(Backend&, const Problem&, const AttentionIO&, const StrategyOptions&) override {
+    ++setups;
+    if (setup_sticky) throw BackendError("setup lost the context", true);
+  }
+  void run(Backend&) override {}
+  void teardown(Backend&) override {
+    ++teardowns;
+    if (teardown_throws) throw BackendError("teardown failed");
+  }
+  nlohmann::json config() const override { return nlohmann::json::object(); }
+  int setups = 0, teardowns = 0;
+  bool setup_sticky = false, teardown_throws = false;
+};
+
+struct Fixture {
+  std::unique_ptr<Backend> cpu = make_cpu_backend();
+  RecoveringBackend be{*cpu};
+  Problem p = make_problem(1, 1, 8, 16, 1, 0, KvLayout::contiguous, DType::fp16, false);
+  ProblemWorkspace ws{be, [this] { return std::make_unique<ProblemInputs>(be, p, 7, false); }};
+  CountingStrategy st;
+};
+
+}  // namespace
+
+TEST(StrategySession, SuccessTearsDownOnce) {
+  Fixture f;
+  ASSERT_TRUE(f.ws.prepare());
+  {
+    StrategySession s(f.be, f.st, f.ws);
+    auto failure = s.run([&] {
+      s.setup(f.p, {});
+      s.teardown();
+    });
+    EXPECT_FALSE(failure.has_value());
+  }
+  EXPECT_EQ(f.st.setups, 1);
+  EXPECT_EQ(f.st.teardowns, 1);
+  EXPECT_EQ(f.be.recovers, 0);
+  EXPECT_TRUE(f.ws.ready());
+}
+
+TEST(StrategySession, DestructorTearsDownWhatTheBodyLeftSetUp) {
+  Fixture f;
+  ASSERT_TRUE(f.ws.prepare());
+  {
+    StrategySession s(f.be, f.st, f.ws);
+    EXPECT_FALSE(s.run([&] { s.setup(f.p, {}); }).has_value());
+    EXPECT_TRUE(s.set_up());
+  }
+  EXPECT_EQ(f.st.teardowns, 1);
+}
+
+TEST(StrategySession, NonStickyErrorFailsAndTearsDownOnce) {
+  Fixture f;
+  ASSERT_TRUE(f.ws.prepare());
+  {
+    StrategySession s(f.be, f.st, f.ws);
+    auto failure = s.run([&] {
+      s.setup(f.p, {});
+      throw BackendError("a launch failed");
+    });
+    ASSERT_TRUE(failure.has_value());
+    EXPECT_FALSE(failure->unsupported);
+    EXPECT_FALSE(failure->sticky);
+    EXPECT_EQ(failure->what, "a launch failed");
+  }
+  EXPECT_EQ(f.st.teardowns, 1);
+  EXPECT_EQ(f.be.recovers, 0);
+  EXPECT_TRUE(f.ws.ready());
+}
+
+TEST(StrategySession, UnsupportedIsNotAFailure) {
+  Fixture f;
+  ASSERT_TRUE(f.ws.prepare());
+  StrategySession s(f.be, f.st, f.ws);
+  auto failure = s.run([&] {
+    s.setup(f.p, {});
+    throw UnsupportedError("no tile fits");
+  });
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_TRUE(failure->unsupported);
+  EXPECT_EQ(failure->what, "no tile fits");
+  EXPECT_EQ(f.st.teardowns, 1);
+}
+
+TEST(StrategySession, ErrorBeforeSetupTearsNothingDown) {
+  Fixture f;
+  ASSERT_TRUE(f.ws.prepare());
+  {
+    StrategySession s(f.be, f.st, f.ws);
+    auto failure = s.run([] { throw std::runtime_error("host out of memory"); });
+    ASSERT_TRUE(failure.has_value());
+    EXPECT_EQ(failure->what, "host out of memory");
+  }
+  EXPECT_EQ(f.st.setups, 0);
+  EXPECT_EQ(f.st.teardowns, 0);
+}
+
+TEST(StrategySession, StickyErrorRecoversForgetsInputsAndTearsDownOnce) {
+  Fixture f;
+  ASSERT_TRUE(f.ws.prepare());
+  f.st.setup_sticky = true;
+  {
+    StrategySession s(f.be, f.st, f.ws);
+    auto failure = s.run([&] { s.setup(f.p, {}); });
+    ASSERT_TRUE(failure.has_value());
+    EXPECT_TRUE(failure->sticky);
+    EXPECT_FALSE(failure->context_lost);
+  }
+  EXPECT_EQ(f.be.recovers, 1);
+  EXPECT_EQ(f.st.teardowns, 1);  // the partly set-up strategy drops its state, once
+  EXPECT_FALSE(f.ws.ready());    // the inputs went with the context; prepare() rebuilds them
+  EXPECT_TRUE(f.ws.prepare());
+}
+
+TEST(StrategySession, StickyErrorWithoutRecoveryLosesTheContext) {
+  Fixture f;
+  ASSERT_TRUE(f.ws.prepare());
+  f.be.recover_ok = false;
+  f.st.teardown_throws = true;  // a second error while cleaning up changes nothing
+  StrategySession s(f.be, f.st, f.ws);
+  auto failure = s.run([&] {
+    s.setup(f.p, {});
+    throw BackendError("illegal address", true);
+  });
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_TRUE(failure->context_lost);
+  EXPECT_TRUE(f.ws.device_lost());
+  EXPECT_EQ(f.st.teardowns, 1);
+}
+
+TEST(StrategySession, UsageErrorPropagatesWhenAsked) {
+  Fixture f;
+  ASSERT_TRUE(f.ws.prepare());
+  {
+    StrategySession s(f.be, f.st, f.ws, /*propagate_usage_errors=*/true);
+    EXPECT_THROW(s.run([&] {
+      s.setup(f.p, {});
+      throw UsageError("cannot write the cache");
+    }),
+                 UsageError);
+  }
+  EXPECT_EQ(f.st.teardowns, 1);
+  StrategySession quiet(f.be, f.st, f.ws);
+  auto failure = quiet.run([] { throw UsageError("bad"); });
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_EQ(failure->what, "bad");
+}
+
+TEST(ProblemWorkspace, PrepareFailureIsRecorded) {
+  std::unique_ptr<Backend> cpu = make_cpu_backend();
+  RecoveringBackend be(*cpu);
+  ProblemWorkspace ws(be, []() -> std::unique_ptr<ProblemInputs> { throw BackendError("upload failed", true); });
+  EXPECT_FALSE(ws.prepare());
+  EXPECT_EQ(ws.error(), "upload failed");
+  EXPECT_TRUE(ws.error_sticky());
+  EXPECT_EQ(be.recovers, 1);
+  EXPECT_FALSE(ws.device_lost());
+  EXPECT_FALSE(ws.ready());
+}
