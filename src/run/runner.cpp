@@ -90,7 +90,7 @@ std::function<void()> timed_forward(Strategy& st, Backend& be, const PendingRow&
   if (!pr.slowed) return [&st, &be] { st.run(be); };
   return [&st, &be, delay_ms = pr.delay_ms] {
     st.run(be);
-    be.inject_delay(delay_ms);
+    be.kernels().inject_delay(delay_ms);
   };
 }
 
@@ -141,7 +141,7 @@ bool run_round(Backend& be, PendingProblem& pp, int r, const RunOptions& opt,
                  : std::make_unique<ProblemInputs>(be, p, pp.seed, false);
   };
   try {
-    be.relocate_buffers(pp.seed * 1000003u + static_cast<std::uint64_t>(r));
+    be.memory().relocate_buffers(pp.seed * 1000003u + static_cast<std::uint64_t>(r));
     prepare();
   } catch (const BackendError& e) {
     if (in) in->forget_device_memory();
@@ -154,7 +154,7 @@ bool run_round(Backend& be, PendingProblem& pp, int r, const RunOptions& opt,
     Strategy& st = *strategies[pr.strategy];
     bool set_up = false;
     try {
-      ScopedRange range(be, fmt::format("{} round {}", st.name(), r + 1));
+      ScopedRange range(be.profiler(), fmt::format("{} round {}", st.name(), r + 1));
       st.setup(be, p, in->io(), pr.options);
       set_up = true;
       pr.rounds.push_back(measure_forward(be, timed_forward(st, be, pr), opt.measure));
@@ -220,7 +220,7 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
   for (std::size_t pi = opt.start_problem; pi < opt.problems.size(); ++pi) {
     const Problem& p = opt.problems[pi];
     progress.begin_point(static_cast<std::int64_t>(pi), p.label());
-    ScopedRange problem_range(be, p.label());
+    ScopedRange problem_range(be.profiler(), p.label());
     std::unique_ptr<ProblemInputs> in;
     std::string input_error;
     std::shared_ptr<const HostTensors> host;  // kept for the later rounds
@@ -253,7 +253,7 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
       forget();
     }
     std::int64_t used = input_bytes(be, p, opt.verify);
-    if (opt.measure.rounds > 1) used += Backend::kMaxRelocationSpacerBytes;  // later rounds' spacer
+    if (opt.measure.rounds > 1) used += DeviceMemory::kMaxRelocationSpacerBytes;  // later rounds' spacer
     std::vector<PendingRow> pending;  // strategies timed in the first round
 
     for (std::size_t si = 0; si < strategies.size(); ++si) {
@@ -276,9 +276,9 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
       StrategyOptions sopt = opt.strategy;
       bool tile_from_cache = false;
       FusedTile cached;
-      if (st->name() == "fused" && !sopt.fused_tile && opt.cached_tile && opt.cached_tile(p, &cached)) {
+      if (st->uses_fused_tile() && !sopt.fused_tile && opt.cached_tile && opt.cached_tile(p, &cached)) {
         // A cached tile that cannot take this problem (another build's tile list) falls back to the default.
-        if (be.fused_can_implement(p, cached).empty()) {
+        if (be.kernels().fused_can_implement(p, cached).empty()) {
           sopt.fused_tile = cached;
           tile_from_cache = true;
         } else if (warnings) {
@@ -295,16 +295,16 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
         finish("unsupported", no_room);
         continue;
       }
-      ScopedRange strategy_range(be, st->name());
+      ScopedRange strategy_range(be.profiler(), st->name());
       bool set_up = false;
       try {
         {
-          ScopedRange r(be, "setup");
+          ScopedRange r(be.profiler(), "setup");
           st->setup(be, p, in->io(), sopt);
           set_up = true;
         }
         nlohmann::json cfg = st->config();
-        nlohmann::json gemm_report = be.gemm_plan_report();
+        nlohmann::json gemm_report = be.gemm().plan_report();
         if (tile_from_cache) cfg["tile_source"] = "cache";
         cfg["gemm_algos"] = gemm_report;
         cfg["source"] = config_source(gemm_report, cfg);
@@ -313,11 +313,11 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
         in->poison_output();
         std::optional<LaunchRecord> rec;
         {
-          ScopedRange r(be, "verify forward");
-          be.begin_launch_count();
-          if (!opt.inject_fault.empty() && opt.inject_fault == st->name()) be.inject_fault();
+          ScopedRange r(be.profiler(), "verify forward");
+          be.profiler().begin_launch_count();
+          if (!opt.inject_fault.empty() && opt.inject_fault == st->name()) be.kernels().inject_fault();
           st->run(be);
-          rec = be.end_launch_count();
+          rec = be.profiler().end_launch_count();
         }
         row["launches"] = launches_json(contract, rec);
         if (opt.verify) {
@@ -325,7 +325,7 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
           double tol = tolerance_for(p.dtype);
           std::string failure = verify_failure(p, e);
           bool passed = failure.empty();
-          row["verify"] = {{"reference", be.reference_name()}, {"max_abs_err", e.max_abs},
+          row["verify"] = {{"reference", be.verifier().reference_name()}, {"max_abs_err", e.max_abs},
                            {"rel_l2_err", std::isfinite(e.rel_l2) ? nlohmann::json(e.rel_l2) : nlohmann::json(nullptr)},
                            {"tolerance", tol},   {"nonfinite", e.nonfinite}, {"passed", passed}};
           if (!passed) {
@@ -339,14 +339,14 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
         pr.strategy = si;
         pr.options = sopt;
         if (double fraction = slowdown_for(opt.slowdown, st->name()); fraction > 0) {
-          ScopedRange r(be, "calibrate injected slowdown");
+          ScopedRange r(be.profiler(), "calibrate injected slowdown");
           InjectedDelay d = calibrate_delay(be, [&] { st->run(be); }, fraction, opt.measure);
           pr.slowed = true;
           pr.delay_ms = d.delay_ms;
           row["injected_slowdown"] = d.to_json();
         }
         {
-          ScopedRange r(be, "measure");
+          ScopedRange r(be.profiler(), "measure");
           pr.rounds.push_back(measure_forward(be, timed_forward(*st, be, pr), opt.measure));
         }
         set_up = false;
@@ -424,7 +424,7 @@ nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::str
   for (int r = 1; r < opt.measure.rounds && usable; ++r)
     for (std::size_t k = 0; k < waiting.size() && usable; ++k) {
       PendingProblem& pp = waiting[(k + static_cast<std::size_t>(r)) % waiting.size()];
-      ScopedRange range(be, fmt::format("{} round {}", opt.problems[pp.index].label(), r + 1));
+      ScopedRange range(be.profiler(), fmt::format("{} round {}", opt.problems[pp.index].label(), r + 1));
       if (!run_round(be, pp, r, opt, strategies, results)) {
         usable = false;
         if (warnings) warnings->push_back(fmt::format("a device error in round {} ended the rounds; rows keep the rounds they finished", r + 1));

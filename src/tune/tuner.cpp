@@ -46,7 +46,7 @@ TuneOutcome tune_grid(Backend& be, const TuneOptions& opt) {
   out.dry_run = opt.dry_run;
   out.env = CacheEnvironment::from_device(be.device_info());
   out.cache.add_environment(out.env);
-  be.set_gemm_chooser(nullptr);
+  be.gemm().set_chooser(nullptr);
   const std::string stamp = utc_timestamp();
   std::set<std::string> crashed;
 
@@ -84,7 +84,7 @@ TuneOutcome tune_grid(Backend& be, const TuneOptions& opt) {
 
     for (auto& st : strategies) {
       progress.begin_point(point++, fmt::format("{} / {}", p.label(), st->name()));
-      const bool is_fused = st->name() == "fused";
+      const bool is_fused = st->uses_fused_tile();
       for (int attempt = 0; attempt < kAttempts; ++attempt) {
         if (!input_error.empty()) {
           out.failed_strategies++;
