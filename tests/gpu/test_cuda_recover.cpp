@@ -28,7 +28,7 @@ TEST(CudaRecover, sticky_error_then_recover) {
   Backend& be = *gpu();
   Buffer b(be.memory(), 256 * 64 * 2), c(be.memory(), 256 * 256 * 4);
   be.memory().fill_bytes(b.get(), 0, b.bytes());
-  GemmPlanId plan = be.gemm().make_plan(shape());
+  GemmPlan plan = be.gemm().make_plan(shape());
   bool sticky = false;
   try {
     be.gemm().run(plan, reinterpret_cast<const void*>(std::uintptr_t(0x100000)), b.get(), c.get(), 1.0f, 0.0f);
@@ -56,7 +56,7 @@ TEST(CudaRecover, sticky_error_then_recover) {
   std::vector<std::uint16_t> ones(256 * 64, float_to_half_bits(1.0f));
   be.memory().upload(a2.get(), ones.data(), ones.size() * 2);
   be.memory().upload(b2.get(), ones.data(), ones.size() * 2);
-  GemmPlanId p2 = be.gemm().make_plan(shape());
+  GemmPlan p2 = be.gemm().make_plan(shape());
   be.profiler().begin_launch_count();
   be.gemm().run(p2, a2.get(), b2.get(), c2.get(), 1.0f, 0.0f);
   LaunchRecord r = be.profiler().end_launch_count();  // CUPTI still counts in the new context
@@ -67,7 +67,7 @@ TEST(CudaRecover, sticky_error_then_recover) {
   be.memory().download(out.data(), c2.get(), out.size() * 4);
   EXPECT_EQ(out[0], 64.0f);
   EXPECT_EQ(out.back(), 64.0f);
-  be.release_gemm_plans();
+  p2.reset();
 }
 
 int main(int argc, char** argv) {

@@ -101,7 +101,7 @@ TEST(CudaRuntime, cupti_windows_are_independent) {
   Buffer a(gpu()->memory(), 128 * 64 * 2), b(gpu()->memory(), 128 * 64 * 2), c(gpu()->memory(), 128 * 128 * 4);
   gpu()->memory().fill_bytes(a.get(), 0, a.bytes());
   gpu()->memory().fill_bytes(b.get(), 0, b.bytes());
-  GemmPlanId plan = gpu()->gemm().make_plan(small_gemm());
+  GemmPlan plan = gpu()->gemm().make_plan(small_gemm());
   gpu()->kernels().finalize(job.args);  // outside any window: not counted
   gpu()->profiler().begin_launch_count();
   for (int i = 0; i < 3; ++i) gpu()->kernels().finalize(job.args);
@@ -122,7 +122,7 @@ TEST(CudaRuntime, cupti_windows_are_independent) {
   LaunchRecord empty = gpu()->profiler().end_launch_count();
   EXPECT_EQ(empty.kernels, std::int64_t(0));
   EXPECT_EQ(empty.gemm_calls, std::int64_t(0));
-  gpu()->release_gemm_plans();
+  plan.reset();
 }
 
 TEST(CudaRuntime, graph_capture_replays_the_forward) {
@@ -136,7 +136,7 @@ TEST(CudaRuntime, graph_capture_replays_the_forward) {
   Buffer a(be.memory(), ha.size() * 2), b(be.memory(), hb.size() * 2), c(be.memory(), 128 * 128 * 4);
   be.memory().upload(a.get(), ha.data(), ha.size() * 2);
   be.memory().upload(b.get(), hb.data(), hb.size() * 2);
-  GemmPlanId plan = be.gemm().make_plan(small_gemm());
+  GemmPlan plan = be.gemm().make_plan(small_gemm());
   auto forward = [&] {
     be.kernels().finalize(job.args);
     be.gemm().run(plan, a.get(), b.get(), c.get(), 1.0f, 0.0f);
@@ -161,7 +161,7 @@ TEST(CudaRuntime, graph_capture_replays_the_forward) {
     EXPECT_EQ(r.gemm_calls, std::int64_t(0));  // ...but no backend calls were made
   }
   graph.reset();
-  be.release_gemm_plans();
+  plan.reset();
 }
 
 TEST(CudaRuntime, capture_failure_returns_null_and_leaves_the_backend_usable) {
