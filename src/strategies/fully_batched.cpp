@@ -49,8 +49,11 @@ class FullyBatched : public Strategy {
     qk.lda = D; qk.ldb = D; qk.ldc = Sp;
     qk.mode = BatchMode::strided; qk.batch = BH;
     qk.stride_a = S * D; qk.stride_b = Sp * D; qk.stride_c = S * Sp;
-    qk_plan_ = be.gemm().make_plan(qk);
-    pv_plan_ = be.gemm().make_plan(PageCombineBuffers::pv_shape(p, BatchMode::strided));
+    // Made into locals first: a setup that fails half-way releases what it made.
+    GemmPlan qk_plan = be.gemm().make_plan(qk);
+    GemmPlan pv_plan = be.gemm().make_plan(PageCombineBuffers::pv_shape(p, BatchMode::strided));
+    qk_plan_ = std::move(qk_plan);
+    pv_plan_ = std::move(pv_plan);
   }
   void run(Backend& be) override {
     const Problem& p = p_;

@@ -47,6 +47,7 @@ class HeadBatched : public Strategy {
       v_ = vg;
       kv_rows_ = p.padded_seq();
     }
+    PagePlans qk_plans, pv_plans;  // locals first: a setup that fails half-way releases what it made
     for (int last = 0; last < 2; ++last) {
       std::int64_t len = last ? p.last_page_len() : p.page_size;
       if (last && len == p.page_size) break;  // the full page's plans serve the last page
@@ -62,9 +63,11 @@ class HeadBatched : public Strategy {
       pv.lda = len; pv.ldb = D; pv.ldc = D;
       pv.mode = BatchMode::strided; pv.batch = BH;
       pv.stride_a = S * len; pv.stride_b = kv_rows_ * D; pv.stride_c = S * D;
-      qk_plan_.plan[last] = be.gemm().make_plan(qk);
-      pv_plan_.plan[last] = be.gemm().make_plan(pv);
+      qk_plans.plan[last] = be.gemm().make_plan(qk);
+      pv_plans.plan[last] = be.gemm().make_plan(pv);
     }
+    qk_plan_ = std::move(qk_plans);
+    pv_plan_ = std::move(pv_plans);
   }
   void run(Backend& be) override {
     const Problem& p = p_;

@@ -36,6 +36,7 @@ class Nested : public Strategy {
     row_max_ = static_cast<float*>(ws_.add(be, p.bh() * S * 4));
     row_sum_ = static_cast<float*>(ws_.add(be, p.bh() * S * 4));
     // Plans for a full page and, if it differs, the short last page.
+    PagePlans qk_plans, pv_plans;  // locals first: a setup that fails half-way releases what it made
     for (int last = 0; last < 2; ++last) {
       std::int64_t len = last ? p.last_page_len() : p.page_size;
       GemmShape qk;
@@ -47,10 +48,12 @@ class Nested : public Strategy {
       pv.a_type = pv.b_type = p.dtype; pv.c_type = DType::fp32;
       pv.lda = len; pv.ldb = D; pv.ldc = D;
       if (!(last && len == p.page_size)) {  // else the full page's plans serve the last page
-        qk_plan_.plan[last] = be.gemm().make_plan(qk);
-        pv_plan_.plan[last] = be.gemm().make_plan(pv);
+        qk_plans.plan[last] = be.gemm().make_plan(qk);
+        pv_plans.plan[last] = be.gemm().make_plan(pv);
       }
     }
+    qk_plan_ = std::move(qk_plans);
+    pv_plan_ = std::move(pv_plans);
   }
   void run(Backend& be) override {
     const Problem& p = p_;

@@ -51,8 +51,11 @@ class PtrArray : public Strategy {
     qk.a_type = qk.b_type = p.dtype; qk.c_type = st_;
     qk.lda = D; qk.ldb = D; qk.ldc = ps;
     qk.mode = BatchMode::pointer_array; qk.batch = n;
-    qk_plan_ = be.gemm().make_plan(qk);
-    pv_plan_ = be.gemm().make_plan(PageCombineBuffers::pv_shape(p, BatchMode::pointer_array));
+    // Made into locals first: a setup that fails half-way releases what it made.
+    GemmPlan qk_plan = be.gemm().make_plan(qk);
+    GemmPlan pv_plan = be.gemm().make_plan(PageCombineBuffers::pv_shape(p, BatchMode::pointer_array));
+    qk_plan_ = std::move(qk_plan);
+    pv_plan_ = std::move(pv_plan);
   }
   void run(Backend& be) override {
     const Problem& p = p_;

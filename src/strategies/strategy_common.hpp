@@ -2,6 +2,7 @@
 // gather decision and a workspace that frees itself.
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/backend.hpp"

@@ -39,7 +39,7 @@ Bytes random_array(std::int64_t n, DType t, std::mt19937_64& rng, double lo, dou
 // A device copy of a host array (or a poisoned one of the same size).
 struct Dev {
   Buffer buf;
-  Dev(const Bytes& host, bool poison = false) : buf(*gpu(), host.size()) {
+  Dev(const Bytes& host, bool poison = false) : buf(gpu()->memory(), host.size()) {
     if (poison) gpu()->memory().fill_bytes(buf.get(), 0xFF, host.size());
     else gpu()->memory().upload(buf.get(), host.data(), host.size());
   }
