@@ -1,6 +1,6 @@
 // cuBLASLt GEMMs against the CPU backend in every mode (single, strided, pointer-array), NT and NN,
 // fp16/bf16 inputs, fp32 and 16-bit outputs, beta 0 and 1, aligned and odd sizes; then the tuning hooks:
-// heuristic and exhaustive candidates, set_gemm_algo, the chooser ("cache") and its fallback, the report.
+// heuristic and exhaustive candidates, set_algo, the chooser ("cache") and its fallback, the report.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -221,7 +221,7 @@ TEST(CudaGemm, exhaustive_candidates_run_correctly) {
       try {
         gpu()->gemm().set_algo(plan.id(), all[i], "tuned");
       } catch (const BackendError& e) {
-        std::fprintf(stderr, "    set_gemm_algo(%s): %s\n", all[i].label.c_str(), e.what());
+        std::fprintf(stderr, "    set_algo(%s): %s\n", all[i].label.c_str(), e.what());
         failed_to_set++;
         continue;
       }
