@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/backend.hpp"
+#include "core/attention_kernels.hpp"
 
 namespace ab::kernels {
 

@@ -3,7 +3,7 @@
 // the cudaError_t of its launch (cudaGetLastError right after it; 0 is success, nothing launched for an
 // empty problem; cudaErrorInvalidValue for dtypes the kernels are not instantiated for).
 #pragma once
-#include "core/backend.hpp"
+#include "core/attention_kernels.hpp"
 
 namespace ab::kernels {
 

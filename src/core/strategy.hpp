@@ -48,8 +48,8 @@ class Strategy {
   virtual void teardown(Backend& backend) = 0;
   // What this strategy chose for the report's "config" (tile, gathered pages, score precision...).
   virtual nlohmann::json config() const = 0;
-  // True when the strategy runs the fused kernel, whose tile StrategyOptions::fused_tile picks (a cached
-  // tile applies to it; the tuner searches its tiles instead of its GEMMs).
+  // True when the strategy runs the backend's fused kernel with a tile from StrategyOptions::fused_tile (the
+  // tuner searches tiles instead of GEMM algorithms, and the heuristic cache supplies a tile).
   virtual bool uses_fused_tile() const { return false; }
 };
 

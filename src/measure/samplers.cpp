@@ -20,7 +20,7 @@ double checked_ms(double ms, const char* what) {
 class TimerSampler : public Sampler {
  public:
   TimerSampler(TimerKind kind, Backend& b, std::function<void()> call, const MonotonicClock& clock)
-      : kind_(kind), timer_(b.make_timer()), call_(std::move(call)), clock_(clock) {}
+      : kind_(kind), timer_(b.profiler().make_timer()), call_(std::move(call)), clock_(clock) {}
   TimerKind kind() const override { return kind_; }
   Sample take(const std::function<void()>& while_running) override {
     Sample s;
@@ -50,7 +50,7 @@ class CuptiSampler : public Sampler {
   TimerKind kind() const override { return TimerKind::cupti; }
   Sample take(const std::function<void()>& while_running) override {
     Sample s;
-    b_.begin_launch_count();
+    b_.profiler().begin_launch_count();
     LaunchRecord rec;
     try {
       double t0 = clock_();
@@ -60,12 +60,12 @@ class CuptiSampler : public Sampler {
       if (while_running) while_running();
     } catch (...) {
       try {
-        b_.end_launch_count();
+        b_.profiler().end_launch_count();
       } catch (...) {
       }
       throw;
     }
-    rec = b_.end_launch_count();
+    rec = b_.profiler().end_launch_count();
     if (!(rec.kernel_time_ms > 0))
       throw BackendError(fmt::format("cupti timer: no kernel time for a sample (record source '{}')", rec.source));
     s.gpu_ms = checked_ms(rec.kernel_time_ms, "cupti");
@@ -87,12 +87,12 @@ std::unique_ptr<Sampler> graph_sampler(Backend& b, const std::function<void()>& 
   const char* backend_name = backend_kind_name(b.kind());
   if (s.warmup == 0) {
     forward();
-    b.synchronize();
+    b.memory().synchronize();
   }
   std::shared_ptr<CapturedForward> graph;
   std::string why;
   try {
-    graph = b.capture(forward);
+    graph = b.profiler().capture(forward);
   } catch (const BackendError& e) {
     if (e.sticky) throw;
     why = fmt::format(" ({})", e.what());
@@ -102,23 +102,23 @@ std::unique_ptr<Sampler> graph_sampler(Backend& b, const std::function<void()>& 
     return events_sampler(b, forward, clock);
   }
   graph->replay();
-  b.synchronize();
+  b.memory().synchronize();
   return std::make_unique<TimerSampler>(TimerKind::graph, b, [graph] { graph->replay(); }, clock);
 }
 
 std::unique_ptr<Sampler> cupti_sampler(Backend& b, const std::function<void()>& forward, const MonotonicClock& clock,
                                        std::vector<std::string>& warnings) {
-  b.begin_launch_count();
+  b.profiler().begin_launch_count();
   try {
     forward();
   } catch (...) {
     try {
-      b.end_launch_count();
+      b.profiler().end_launch_count();
     } catch (...) {
     }
     throw;
   }
-  LaunchRecord probe = b.end_launch_count();
+  LaunchRecord probe = b.profiler().end_launch_count();
   if (!(probe.kernel_time_ms > 0)) {
     warnings.push_back(
         fmt::format("cupti kernel time unavailable on {}: timed with events", backend_kind_name(b.kind())));

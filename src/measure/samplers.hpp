@@ -27,7 +27,7 @@ class Sampler {
 // Builds the sampler for s.timer, after the caller's warm-up forwards have run. What it does first:
 //   events: nothing.
 //   graph:  one eager forward when s.warmup == 0 (lazy setup such as workspace allocation cannot happen inside
-//           a capture), backend.capture(forward), then one untimed replay (the first launch uploads the graph).
+//           a capture), backend.profiler().capture(forward), then one untimed replay (the first launch uploads the graph).
 //           capture returning nullptr, or throwing a non-sticky BackendError, falls back to events with the
 //           warning "graph capture unavailable on <backend>: timed with events" (plus the error, if any).
 //   cupti:  one untimed probe forward inside begin/end_launch_count; kernel_time_ms <= 0 falls back to events

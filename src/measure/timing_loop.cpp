@@ -1,7 +1,7 @@
 // measure_forward: warm-up, timer choice, the sampling loop with L2 flushes, clock reads and the stopping rule.
 //
 // One sample, in order:
-//   cold (default): backend.flush_l2(); backend.synchronize();   <- outside the timed region. The synchronize
+//   cold (default): backend.profiler().flush_l2(); backend.memory().synchronize();   <- outside the timed region. The synchronize
 //                   makes the GPU idle when the timed region starts, as it is in hot mode, so hot and cold
 //                   differ only in what is in L2 (not in whether the flush hides the first launch's latency).
 //   hot:            nothing (the previous sample already waited for the GPU).
@@ -30,7 +30,7 @@ Measurement measure_forward(Backend& backend, const std::function<void()>& forwa
   Measurement m;
 
   for (int i = 0; i < s.warmup; ++i) forward();
-  backend.synchronize();
+  backend.memory().synchronize();
 
   std::unique_ptr<Sampler> sampler = make_sampler(backend, forward, s, clock, m.warnings);
   m.timer = timer_kind_name(sampler->kind());
@@ -42,13 +42,13 @@ Measurement measure_forward(Backend& backend, const std::function<void()>& forwa
   StopDecision decision;
   while (!decision.stop) {
     if (!s.hot) {
-      backend.flush_l2();
-      backend.synchronize();
+      backend.profiler().flush_l2();
+      backend.memory().synchronize();
     }
     const std::int64_t sample_no = running.count() + 1;
     Sample x = sampler->take([&] {
       double now = clock() - t_start;
-      if (clocks.due(sample_no, now)) clocks.record(backend.current_sm_clock_mhz(), now);
+      if (clocks.due(sample_no, now)) clocks.record(backend.profiler().current_sm_clock_mhz(), now);
     });
     gpu.push_back(x.gpu_ms);
     host.push_back(x.host_ms);

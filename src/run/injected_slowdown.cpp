@@ -68,7 +68,7 @@ InjectedDelay calibrate_delay(Backend& be, const std::function<void()>& forward,
     std::vector<double> base, delayed;
     for (int i = 0; i < kPairs; ++i) {
       base.push_back(measure_forward(be, forward, q).gpu.median);
-      delayed.push_back(measure_forward(be, [&] { forward(); be.inject_delay(ms); }, q).gpu.median);
+      delayed.push_back(measure_forward(be, [&] { forward(); be.kernels().inject_delay(ms); }, q).gpu.median);
     }
     return std::make_pair(center_of_rounds(base), center_of_rounds(delayed));
   };

@@ -14,7 +14,7 @@ std::int64_t memory_limit(const DeviceInfo& dev, std::int64_t max_memory) {
 }
 
 std::int64_t input_bytes(const Backend& be, const Problem& p, bool verify) {
-  return size_add(ProblemInputs::device_bytes(p, verify), be.input_staging_bytes(p, verify));
+  return size_add(ProblemInputs::device_bytes(p, verify), be.memory().input_staging_bytes(p, verify));
 }
 
 void check_memory_or_throw(const Backend& be, const std::vector<Problem>& problems, bool verify, std::int64_t limit) {

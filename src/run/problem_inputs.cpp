@@ -28,26 +28,26 @@ ProblemInputs::ProblemInputs(Backend& be, const Problem& p, std::uint64_t seed, 
 ProblemInputs::ProblemInputs(Backend& be, const Problem& p, const HostTensors& t, bool with_reference)
     : be_(be), p_(p) {
   std::size_t es = dtype_size(p.dtype);
-  q_ = Buffer(be, p.qkv_elements() * es);
-  o_ = Buffer(be, p.qkv_elements() * es);
+  q_ = Buffer(be.memory(), p.qkv_elements() * es);
+  o_ = Buffer(be.memory(), p.qkv_elements() * es);
   std::size_t kv_bytes = static_cast<std::size_t>(kv_elements(p)) * es;
-  k_ = Buffer(be, kv_bytes);
-  v_ = Buffer(be, kv_bytes);
-  be.upload(q_.get(), t.q.data(), t.q.size() * sizeof(std::uint16_t));
-  be.fill_bytes(k_.get(), 0, kv_bytes);  // zeroed slack rows / unused pool rows
-  be.fill_bytes(v_.get(), 0, kv_bytes);
-  be.upload(k_.get(), t.k.data(), t.k.size() * sizeof(std::uint16_t));
-  be.upload(v_.get(), t.v.data(), t.v.size() * sizeof(std::uint16_t));
+  k_ = Buffer(be.memory(), kv_bytes);
+  v_ = Buffer(be.memory(), kv_bytes);
+  be.memory().upload(q_.get(), t.q.data(), t.q.size() * sizeof(std::uint16_t));
+  be.memory().fill_bytes(k_.get(), 0, kv_bytes);  // zeroed slack rows / unused pool rows
+  be.memory().fill_bytes(v_.get(), 0, kv_bytes);
+  be.memory().upload(k_.get(), t.k.data(), t.k.size() * sizeof(std::uint16_t));
+  be.memory().upload(v_.get(), t.v.data(), t.v.size() * sizeof(std::uint16_t));
   block_table_host_ = t.block_table;
   if (!t.block_table.empty()) {
-    block_table_ = Buffer(be, t.block_table.size() * sizeof(std::int32_t));
-    be.upload(block_table_.get(), t.block_table.data(), t.block_table.size() * sizeof(std::int32_t));
+    block_table_ = Buffer(be.memory(), t.block_table.size() * sizeof(std::int32_t));
+    be.memory().upload(block_table_.get(), t.block_table.data(), t.block_table.size() * sizeof(std::int32_t));
   }
   if (with_reference) {
-    ScopedRange r(be, "reference");
-    ref_ = Buffer(be, p.qkv_elements() * sizeof(float));
-    be.reference_attention(p, io(), ref_.as<float>());
-    be.synchronize();
+    ScopedRange r(be.profiler(), "reference");
+    ref_ = Buffer(be.memory(), p.qkv_elements() * sizeof(float));
+    be.verifier().reference_attention(p, io(), ref_.as<float>());
+    be.memory().synchronize();
   }
 }
 
@@ -63,11 +63,11 @@ AttentionIO ProblemInputs::io() const {
 }
 
 void ProblemInputs::poison_output() {
-  be_.fill_bytes(o_.get(), kPoison, o_.bytes());
-  be_.synchronize();
+  be_.memory().fill_bytes(o_.get(), kPoison, o_.bytes());
+  be_.memory().synchronize();
 }
 
-ErrorStats ProblemInputs::verify_output() { return be_.compare_to_reference(p_, o_.get(), ref_.as<float>()); }
+ErrorStats ProblemInputs::verify_output() { return be_.verifier().compare_to_reference(p_, o_.get(), ref_.as<float>()); }
 
 std::string verify_failure(const Problem& p, const ErrorStats& e) {
   double tol = tolerance_for(p.dtype);
@@ -80,7 +80,7 @@ std::string verify_failure(const Problem& p, const ErrorStats& e) {
 std::string ProblemInputs::check_forward(const std::function<void()>& forward) {
   poison_output();
   forward();
-  be_.synchronize();
+  be_.memory().synchronize();
   std::string why = verify_failure(p_, verify_output());
   return why.empty() ? why : "incorrect: " + why;
 }

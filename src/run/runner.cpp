@@ -64,13 +64,13 @@ std::function<void()> timed_forward(Strategy& st, Backend& be, const PendingRow&
   if (!pr.slowed) return [&st, &be] { st.run(be); };
   return [&st, &be, delay_ms = pr.delay_ms] {
     st.run(be);
-    be.inject_delay(delay_ms);
+    be.kernels().inject_delay(delay_ms);
   };
 }
 
 RowVerification verification(const Backend& be, const Problem& p, const ErrorStats& e) {
   RowVerification v;
-  v.reference = be.reference_name();
+  v.reference = be.verifier().reference_name();
   v.max_abs_err = e.max_abs;
   v.rel_l2_err = e.rel_l2;
   v.tolerance = tolerance_for(p.dtype);
@@ -174,14 +174,14 @@ bool GridRun::run_problem(std::size_t pi) {
   pr.problem = &opt_.problems[pi];
   const Problem& p = *pr.problem;
   progress_.begin_point(static_cast<std::int64_t>(pi), p.label());
-  ScopedRange problem_range(be_, p.label());
+  ScopedRange problem_range(be_.profiler(), p.label());
   pr.workspace = std::make_unique<ProblemWorkspace>(be_, first_round_inputs(pr));
   if (!pr.workspace->prepare()) {
     pr.input_error = fmt::format("preparing inputs/reference failed: {}", pr.workspace->error());
     pr.context_lost = pr.workspace->device_lost();
   }
   pr.used = input_bytes(be_, p, opt_.verify);
-  if (opt_.measure.rounds > 1) pr.used += Backend::kMaxRelocationSpacerBytes;  // later rounds' spacer
+  if (opt_.measure.rounds > 1) pr.used += DeviceMemory::kMaxRelocationSpacerBytes;  // later rounds' spacer
   for (std::size_t si = 0; si < strategies_.size(); ++si) {
     if (pi == opt_.start_problem && si < opt_.start_strategy) continue;
     if (!run_strategy(pr, si)) return false;
@@ -220,7 +220,7 @@ std::optional<std::string> GridRun::refusal(ProblemRun& pr, Strategy& st, Strate
   FusedTile cached;
   if (st.uses_fused_tile() && !sopt->fused_tile && opt_.cached_tile && opt_.cached_tile(p, &cached)) {
     // A cached tile that cannot take this problem (another build's tile list) falls back to the default.
-    if (be_.fused_can_implement(p, cached).empty()) {
+    if (be_.kernels().fused_can_implement(p, cached).empty()) {
       sopt->fused_tile = cached;
     } else if (warnings_) {
       warnings_->push_back(fmt::format("{}: cached fused tile {} cannot run it; using the default tile", p.label(), cached.name()));
@@ -240,7 +240,7 @@ bool GridRun::run_strategy(ProblemRun& pr, std::size_t si) {
     finish(std::move(row), pr.input_error.empty() ? Disposition::unsupported : Disposition::failed, *why);
     return true;
   }
-  ScopedRange strategy_range(be_, st.name());
+  ScopedRange strategy_range(be_.profiler(), st.name());
   StrategySession session(be_, st, *pr.workspace);
   auto failure = session.run([&] { first_round_body(pr, si, session, sopt, row); });
   if (failure) return after_failure(pr, si, *failure, row);
@@ -255,11 +255,11 @@ void GridRun::first_round_body(ProblemRun& pr, std::size_t si, StrategySession& 
   const Problem& p = *pr.problem;
   bool tile_from_cache = sopt.fused_tile && !opt_.strategy.fused_tile;
   {
-    ScopedRange r(be_, "setup");
+    ScopedRange r(be_.profiler(), "setup");
     session.setup(p, sopt);
   }
   nlohmann::json cfg = st.config();
-  nlohmann::json gemm_report = be_.gemm_plan_report();
+  nlohmann::json gemm_report = be_.gemm().plan_report();
   if (tile_from_cache) cfg["tile_source"] = "cache";
   cfg["gemm_algos"] = gemm_report;
   cfg["source"] = config_source(gemm_report, cfg);
@@ -267,11 +267,11 @@ void GridRun::first_round_body(ProblemRun& pr, std::size_t si, StrategySession& 
   session.inputs().poison_output();
   std::optional<LaunchRecord> rec;
   {
-    ScopedRange r(be_, "verify forward");
-    be_.begin_launch_count();
-    if (!opt_.inject_fault.empty() && opt_.inject_fault == st.name()) be_.inject_fault();
+    ScopedRange r(be_.profiler(), "verify forward");
+    be_.profiler().begin_launch_count();
+    if (!opt_.inject_fault.empty() && opt_.inject_fault == st.name()) be_.kernels().inject_fault();
     st.run(be_);
-    rec = be_.end_launch_count();
+    rec = be_.profiler().end_launch_count();
   }
   row.launches = summarize_launches(st.contract(p), rec);
   if (opt_.verify) {
@@ -287,14 +287,14 @@ void GridRun::first_round_body(ProblemRun& pr, std::size_t si, StrategySession& 
   pending.strategy = si;
   pending.options = sopt;
   if (double fraction = slowdown_for(opt_.slowdown, st.name()); fraction > 0) {
-    ScopedRange r(be_, "calibrate injected slowdown");
+    ScopedRange r(be_.profiler(), "calibrate injected slowdown");
     InjectedDelay d = calibrate_delay(be_, [&] { st.run(be_); }, fraction, opt_.measure);
     pending.slowed = true;
     pending.delay_ms = d.delay_ms;
     row.injected_slowdown = InjectedSlowdown{d.fraction, d.delay_ms, d.base_ms, d.achieved};
   }
   {
-    ScopedRange r(be_, "measure");
+    ScopedRange r(be_.profiler(), "measure");
     pending.rounds.push_back(measure_forward(be_, timed_forward(st, be_, pending), opt_.measure));
   }
   session.teardown();
@@ -342,7 +342,7 @@ void GridRun::run_later_rounds() {
   for (int r = 1; r < opt_.measure.rounds; ++r)
     for (std::size_t k = 0; k < waiting_.size(); ++k) {
       PendingProblem& pp = waiting_[(k + static_cast<std::size_t>(r)) % waiting_.size()];
-      ScopedRange range(be_, fmt::format("{} round {}", opt_.problems[pp.index].label(), r + 1));
+      ScopedRange range(be_.profiler(), fmt::format("{} round {}", opt_.problems[pp.index].label(), r + 1));
       if (run_round(pp, r)) continue;
       if (warnings_) warnings_->push_back(fmt::format("a device error in round {} ended the rounds; rows keep the rounds they finished", r + 1));
       return;
@@ -365,7 +365,7 @@ bool GridRun::prepare_round(PendingProblem& pp, int r, ProblemWorkspace& ws) {
   std::string error;
   bool sticky = false;
   try {
-    be_.relocate_buffers(pp.seed * 1000003u + static_cast<std::uint64_t>(r));
+    be_.memory().relocate_buffers(pp.seed * 1000003u + static_cast<std::uint64_t>(r));
   } catch (const BackendError& e) {
     error = e.what();
     sticky = e.sticky;
@@ -393,7 +393,7 @@ bool GridRun::run_round(PendingProblem& pp, int r) {
     Strategy& st = *strategies_[pr.strategy];
     StrategySession session(be_, st, ws);
     auto failure = session.run([&] {
-      ScopedRange range(be_, fmt::format("{} round {}", st.name(), r + 1));
+      ScopedRange range(be_.profiler(), fmt::format("{} round {}", st.name(), r + 1));
       session.setup(p, pr.options);
       pr.rounds.push_back(measure_forward(be_, timed_forward(st, be_, pr), opt_.measure));
       session.teardown();

@@ -49,33 +49,37 @@ class FullyBatched : public Strategy {
     qk.lda = D; qk.ldb = D; qk.ldc = Sp;
     qk.mode = BatchMode::strided; qk.batch = BH;
     qk.stride_a = S * D; qk.stride_b = Sp * D; qk.stride_c = S * Sp;
-    qk_plan_ = be.make_gemm_plan(qk);
-    pv_plan_ = be.make_gemm_plan(PageCombineBuffers::pv_shape(p, BatchMode::strided));
+    // Made into locals first: a setup that fails half-way releases what it made.
+    GemmPlan qk_plan = be.gemm().make_plan(qk);
+    GemmPlan pv_plan = be.gemm().make_plan(PageCombineBuffers::pv_shape(p, BatchMode::strided));
+    qk_plan_ = std::move(qk_plan);
+    pv_plan_ = std::move(pv_plan);
   }
   void run(Backend& be) override {
     const Problem& p = p_;
     std::int64_t S = p.seq_len, Sp = p.padded_seq();
     if (gather_) {
-      ScopedRange r(be, "gather/pad pages");
-      be.gather_pages(gather_args_);
+      ScopedRange r(be.profiler(), "gather/pad pages");
+      be.kernels().gather_pages(gather_args_);
     }
     {
-      ScopedRange r(be, "QK^T");
-      be.gemm(qk_plan_, io_.q, k_, scores_, p.scale(), 0.0f);
+      ScopedRange r(be.profiler(), "QK^T");
+      be.gemm().run(qk_plan_, io_.q, k_, scores_, p.scale(), 0.0f);
     }
     {
-      ScopedRange r(be, "page softmax");
-      be.page_softmax(pc_.softmax_args(p, scores_, st_, S * Sp, p.page_size, Sp));
+      ScopedRange r(be.profiler(), "page softmax");
+      be.kernels().page_softmax(pc_.softmax_args(p, scores_, st_, S * Sp, p.page_size, Sp));
     }
     {
-      ScopedRange r(be, "PV");
-      be.gemm(pv_plan_, pc_.probs, v_, pc_.partial, 1.0f, 0.0f);
+      ScopedRange r(be.profiler(), "PV");
+      be.gemm().run(pv_plan_, pc_.probs, v_, pc_.partial, 1.0f, 0.0f);
     }
-    ScopedRange r(be, "combine pages");
-    be.combine_pages(pc_.combine_args(p, io_.o));
+    ScopedRange r(be.profiler(), "combine pages");
+    be.kernels().combine_pages(pc_.combine_args(p, io_.o));
   }
-  void teardown(Backend& be) override {
-    be.release_gemm_plans();
+  void teardown(Backend&) override {
+    qk_plan_.reset();
+    pv_plan_.reset();
     ws_.clear();
   }
   nlohmann::json config() const override {
@@ -93,7 +97,7 @@ class FullyBatched : public Strategy {
   const void* k_ = nullptr;
   const void* v_ = nullptr;
   void* scores_ = nullptr;
-  GemmPlanId qk_plan_ = -1, pv_plan_ = -1;
+  GemmPlan qk_plan_, pv_plan_;
 };
 
 }  // namespace

@@ -28,8 +28,8 @@ class Fused : public Strategy {
     source_ = opt.fused_tile ? "user" : "heuristic";
   }
   void run(Backend& be) override {
-    ScopedRange r(be, "fused kernel " + tile_.name());
-    be.fused_attention(p_, io_, tile_);
+    ScopedRange r(be.profiler(), "fused kernel " + tile_.name());
+    be.kernels().fused_attention(p_, io_, tile_);
   }
   void teardown(Backend&) override {}
   nlohmann::json config() const override { return {{"tile", tile_.to_json()}, {"tile_source", source_}}; }
@@ -39,13 +39,13 @@ class Fused : public Strategy {
  private:
   static FusedTile pick(const Problem& p, const Backend& be, const StrategyOptions& opt, std::string* why) {
     if (opt.fused_tile) {
-      *why = be.fused_can_implement(p, *opt.fused_tile);
+      *why = be.kernels().fused_can_implement(p, *opt.fused_tile);
       if (!why->empty()) *why = fmt::format("tile {}: {}", opt.fused_tile->name(), *why);
       return *opt.fused_tile;
     }
     std::string first_reason;
-    for (const FusedTile& t : be.fused_tiles()) {
-      std::string r = be.fused_can_implement(p, t);
+    for (const FusedTile& t : be.kernels().fused_tiles()) {
+      std::string r = be.kernels().fused_can_implement(p, t);
       if (r.empty()) {
         why->clear();
         return t;

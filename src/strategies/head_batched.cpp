@@ -47,13 +47,10 @@ class HeadBatched : public Strategy {
       v_ = vg;
       kv_rows_ = p.padded_seq();
     }
+    PagePlans qk_plans, pv_plans;  // locals first: a setup that fails half-way releases what it made
     for (int last = 0; last < 2; ++last) {
       std::int64_t len = last ? p.last_page_len() : p.page_size;
-      if (last && len == p.page_size) {
-        qk_plan_[1] = qk_plan_[0];
-        pv_plan_[1] = pv_plan_[0];
-        break;
-      }
+      if (last && len == p.page_size) break;  // the full page's plans serve the last page
       GemmShape qk;
       qk.m = S; qk.n = len; qk.k = D; qk.b_trans = true;
       qk.a_type = qk.b_type = p.dtype; qk.c_type = st_;
@@ -66,40 +63,43 @@ class HeadBatched : public Strategy {
       pv.lda = len; pv.ldb = D; pv.ldc = D;
       pv.mode = BatchMode::strided; pv.batch = BH;
       pv.stride_a = S * len; pv.stride_b = kv_rows_ * D; pv.stride_c = S * D;
-      qk_plan_[last] = be.make_gemm_plan(qk);
-      pv_plan_[last] = be.make_gemm_plan(pv);
+      qk_plans.plan[last] = be.gemm().make_plan(qk);
+      pv_plans.plan[last] = be.gemm().make_plan(pv);
     }
+    qk_plan_ = std::move(qk_plans);
+    pv_plan_ = std::move(pv_plans);
   }
   void run(Backend& be) override {
     const Problem& p = p_;
     std::int64_t S = p.seq_len, D = p.head_dim, BH = p.bh();
     if (gather_) {
-      ScopedRange r(be, "gather pages");
-      be.gather_pages(gather_args_);
+      ScopedRange r(be.profiler(), "gather pages");
+      be.kernels().gather_pages(gather_args_);
     }
     for (std::int64_t pg = 0; pg < p.pages; ++pg) {
-      ScopedRange page(be, "page: QK^T, softmax update, PV");
+      ScopedRange page(be.profiler(), "page: QK^T, softmax update, PV");
       int last = pg == p.pages - 1 ? 1 : 0;
       std::int64_t len = p.page_len(pg);
       std::int64_t row0 = pg * p.page_size;
-      be.gemm(qk_plan_[last], io_.q, offset_ptr(k_, row0 * D, p.dtype), scores_, p.scale(), 0.0f);
+      be.gemm().run(qk_plan_.use(last), io_.q, offset_ptr(k_, row0 * D, p.dtype), scores_, p.scale(), 0.0f);
       SoftmaxUpdateArgs s;
       s.scores = scores_; s.score_type = st_; s.score_ld = len; s.score_bh_stride = S * len;
       s.probs = probs_; s.prob_type = p.dtype; s.prob_ld = len; s.prob_bh_stride = S * len;
       s.row_max = row_max_; s.row_sum = row_sum_; s.acc = acc_;
       s.bh_count = BH; s.rows = S; s.cols = len; s.head_dim = D;
       s.col_offset = row0; s.first_page = pg == 0; s.causal = p.causal;
-      be.softmax_update(s);
-      be.gemm(pv_plan_[last], probs_, offset_ptr(v_, row0 * D, p.dtype), acc_, 1.0f, pg == 0 ? 0.0f : 1.0f);
+      be.kernels().softmax_update(s);
+      be.gemm().run(pv_plan_.use(last), probs_, offset_ptr(v_, row0 * D, p.dtype), acc_, 1.0f, pg == 0 ? 0.0f : 1.0f);
     }
-    ScopedRange fin(be, "finalize");
+    ScopedRange fin(be.profiler(), "finalize");
     FinalizeArgs f;
     f.acc = acc_; f.row_sum = row_sum_; f.bh_count = BH; f.rows = S; f.head_dim = D;
     f.out = io_.o; f.out_type = p.dtype;
-    be.finalize(f);
+    be.kernels().finalize(f);
   }
-  void teardown(Backend& be) override {
-    be.release_gemm_plans();
+  void teardown(Backend&) override {
+    qk_plan_.reset();
+    pv_plan_.reset();
     ws_.clear();
   }
   nlohmann::json config() const override {
@@ -121,7 +121,7 @@ class HeadBatched : public Strategy {
   float* acc_ = nullptr;
   float* row_max_ = nullptr;
   float* row_sum_ = nullptr;
-  GemmPlanId qk_plan_[2] = {-1, -1}, pv_plan_[2] = {-1, -1};
+  PagePlans qk_plan_, pv_plan_;
 };
 
 }  // namespace

@@ -36,6 +36,7 @@ class Nested : public Strategy {
     row_max_ = static_cast<float*>(ws_.add(be, p.bh() * S * 4));
     row_sum_ = static_cast<float*>(ws_.add(be, p.bh() * S * 4));
     // Plans for a full page and, if it differs, the short last page.
+    PagePlans qk_plans, pv_plans;  // locals first: a setup that fails half-way releases what it made
     for (int last = 0; last < 2; ++last) {
       std::int64_t len = last ? p.last_page_len() : p.page_size;
       GemmShape qk;
@@ -46,19 +47,18 @@ class Nested : public Strategy {
       pv.m = S; pv.n = D; pv.k = len; pv.b_trans = false;
       pv.a_type = pv.b_type = p.dtype; pv.c_type = DType::fp32;
       pv.lda = len; pv.ldb = D; pv.ldc = D;
-      if (last && len == p.page_size) {
-        qk_plan_[1] = qk_plan_[0];
-        pv_plan_[1] = pv_plan_[0];
-      } else {
-        qk_plan_[last] = be.make_gemm_plan(qk);
-        pv_plan_[last] = be.make_gemm_plan(pv);
+      if (!(last && len == p.page_size)) {  // else the full page's plans serve the last page
+        qk_plans.plan[last] = be.gemm().make_plan(qk);
+        pv_plans.plan[last] = be.gemm().make_plan(pv);
       }
     }
+    qk_plan_ = std::move(qk_plans);
+    pv_plan_ = std::move(pv_plans);
   }
   void run(Backend& be) override {
     const Problem& p = p_;
     std::int64_t S = p.seq_len, D = p.head_dim;
-    ScopedRange loop(be, "per (b,h,p): QK^T, softmax update, PV");
+    ScopedRange loop(be.profiler(), "per (b,h,p): QK^T, softmax update, PV");
     for (std::int64_t b = 0; b < p.batch; ++b)
       for (std::int64_t h = 0; h < p.heads; ++h) {
         std::int64_t bh = b * p.heads + h;
@@ -66,26 +66,27 @@ class Nested : public Strategy {
         for (std::int64_t pg = 0; pg < p.pages; ++pg) {
           int last = pg == p.pages - 1 ? 1 : 0;
           std::int64_t len = p.page_len(pg);
-          be.gemm(qk_plan_[last], q, kv_page_ptr(p, io_, io_.k, b, h, pg), scores_, p.scale(), 0.0f);
+          be.gemm().run(qk_plan_.use(last), q, kv_page_ptr(p, io_, io_.k, b, h, pg), scores_, p.scale(), 0.0f);
           SoftmaxUpdateArgs s;
           s.scores = scores_; s.score_type = st_; s.score_ld = len; s.score_bh_stride = S * len;
           s.probs = probs_; s.prob_type = p.dtype; s.prob_ld = len; s.prob_bh_stride = S * len;
           s.row_max = row_max_ + bh * S; s.row_sum = row_sum_ + bh * S; s.acc = acc_ + bh * S * D;
           s.bh_count = 1; s.rows = S; s.cols = len; s.head_dim = D;
           s.col_offset = pg * p.page_size; s.first_page = pg == 0; s.causal = p.causal;
-          be.softmax_update(s);
-          be.gemm(pv_plan_[last], probs_, kv_page_ptr(p, io_, io_.v, b, h, pg), acc_ + bh * S * D, 1.0f,
+          be.kernels().softmax_update(s);
+          be.gemm().run(pv_plan_.use(last), probs_, kv_page_ptr(p, io_, io_.v, b, h, pg), acc_ + bh * S * D, 1.0f,
                   pg == 0 ? 0.0f : 1.0f);
         }
       }
-    ScopedRange fin(be, "finalize");
+    ScopedRange fin(be.profiler(), "finalize");
     FinalizeArgs f;
     f.acc = acc_; f.row_sum = row_sum_; f.bh_count = p.bh(); f.rows = S; f.head_dim = D;
     f.out = io_.o; f.out_type = p.dtype;
-    be.finalize(f);
+    be.kernels().finalize(f);
   }
-  void teardown(Backend& be) override {
-    be.release_gemm_plans();
+  void teardown(Backend&) override {
+    qk_plan_.reset();
+    pv_plan_.reset();
     ws_.clear();
   }
   nlohmann::json config() const override {
@@ -102,7 +103,7 @@ class Nested : public Strategy {
   float* acc_ = nullptr;
   float* row_max_ = nullptr;
   float* row_sum_ = nullptr;
-  GemmPlanId qk_plan_[2] = {-1, -1}, pv_plan_[2] = {-1, -1};
+  PagePlans qk_plan_, pv_plan_;
 };
 
 }  // namespace

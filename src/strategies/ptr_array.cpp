@@ -41,7 +41,7 @@ class PtrArray : public Strategy {
         }
     auto upload = [&](const std::vector<const void*>& v) {
       void* d = ws_.add(be, static_cast<std::int64_t>(v.size() * sizeof(void*)));
-      be.upload(d, v.data(), v.size() * sizeof(void*));
+      be.memory().upload(d, v.data(), v.size() * sizeof(void*));
       return d;
     };
     q_ptrs_ = upload(qa); k_ptrs_ = upload(ka); s_ptrs_ = upload(sc);
@@ -51,29 +51,33 @@ class PtrArray : public Strategy {
     qk.a_type = qk.b_type = p.dtype; qk.c_type = st_;
     qk.lda = D; qk.ldb = D; qk.ldc = ps;
     qk.mode = BatchMode::pointer_array; qk.batch = n;
-    qk_plan_ = be.make_gemm_plan(qk);
-    pv_plan_ = be.make_gemm_plan(PageCombineBuffers::pv_shape(p, BatchMode::pointer_array));
+    // Made into locals first: a setup that fails half-way releases what it made.
+    GemmPlan qk_plan = be.gemm().make_plan(qk);
+    GemmPlan pv_plan = be.gemm().make_plan(PageCombineBuffers::pv_shape(p, BatchMode::pointer_array));
+    qk_plan_ = std::move(qk_plan);
+    pv_plan_ = std::move(pv_plan);
   }
   void run(Backend& be) override {
     const Problem& p = p_;
     std::int64_t S = p.seq_len, ps = p.page_size;
     {
-      ScopedRange r(be, "QK^T (pointer array)");
-      be.gemm(qk_plan_, q_ptrs_, k_ptrs_, s_ptrs_, p.scale(), 0.0f);
+      ScopedRange r(be.profiler(), "QK^T (pointer array)");
+      be.gemm().run(qk_plan_, q_ptrs_, k_ptrs_, s_ptrs_, p.scale(), 0.0f);
     }
     {
-      ScopedRange r(be, "page softmax");
-      be.page_softmax(pc_.softmax_args(p, scores_, st_, p.pages * S * ps, S * ps, ps));
+      ScopedRange r(be.profiler(), "page softmax");
+      be.kernels().page_softmax(pc_.softmax_args(p, scores_, st_, p.pages * S * ps, S * ps, ps));
     }
     {
-      ScopedRange r(be, "PV (pointer array)");
-      be.gemm(pv_plan_, p_ptrs_, v_ptrs_, o_ptrs_, 1.0f, 0.0f);
+      ScopedRange r(be.profiler(), "PV (pointer array)");
+      be.gemm().run(pv_plan_, p_ptrs_, v_ptrs_, o_ptrs_, 1.0f, 0.0f);
     }
-    ScopedRange r(be, "combine pages");
-    be.combine_pages(pc_.combine_args(p, io_.o));
+    ScopedRange r(be.profiler(), "combine pages");
+    be.kernels().combine_pages(pc_.combine_args(p, io_.o));
   }
-  void teardown(Backend& be) override {
-    be.release_gemm_plans();
+  void teardown(Backend&) override {
+    qk_plan_.reset();
+    pv_plan_.reset();
     ws_.clear();
   }
   nlohmann::json config() const override {
@@ -89,7 +93,7 @@ class PtrArray : public Strategy {
   void* scores_ = nullptr;
   void *q_ptrs_ = nullptr, *k_ptrs_ = nullptr, *s_ptrs_ = nullptr, *p_ptrs_ = nullptr, *v_ptrs_ = nullptr,
        *o_ptrs_ = nullptr;
-  GemmPlanId qk_plan_ = -1, pv_plan_ = -1;
+  GemmPlan qk_plan_, pv_plan_;
 };
 
 }  // namespace

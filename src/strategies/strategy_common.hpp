@@ -2,6 +2,7 @@
 // gather decision and a workspace that frees itself.
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/backend.hpp"
@@ -22,13 +23,23 @@ const void* kv_page_ptr(const Problem& p, const AttentionIO& io, const void* bas
 class Workspace {
  public:
   void* add(Backend& b, std::int64_t bytes) {
-    bufs_.emplace_back(b, static_cast<std::size_t>(bytes));
+    bufs_.emplace_back(b.memory(), static_cast<std::size_t>(bytes));
     return bufs_.back().get();
   }
   void clear() { bufs_.clear(); }
 
  private:
   std::vector<Buffer> bufs_;
+};
+
+// GEMM plans for a full page and, when its length differs, the short last page (else the full page's).
+struct PagePlans {
+  GemmPlan plan[2];
+  const GemmPlan& use(int last) const { return plan[last].valid() ? plan[last] : plan[0]; }
+  void reset() {
+    plan[1].reset();
+    plan[0].reset();
+  }
 };
 
 // K/V gathered (or padded) into contiguous [B*H, pages*page_size, D]: two tensors.

@@ -13,7 +13,7 @@ FusedTuneRecord list_fused_tiles(Backend& be, Strategy& fused, const Problem& p,
   FusedTuneRecord r;
   r.problem = p;
   std::string first_reason;
-  for (const FusedTile& tile : be.fused_tiles()) {
+  for (const FusedTile& tile : be.kernels().fused_tiles()) {
     StrategyOptions so = opt.strategy;
     so.fused_tile = tile;
     std::string reason = fused.can_implement(p, be, so);

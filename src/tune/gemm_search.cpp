@@ -28,7 +28,7 @@ struct PlanGroup {
 std::vector<PlanGroup> group_plans(Backend& be, const std::vector<GemmPlanId>& ids) {
   std::vector<PlanGroup> groups;
   for (GemmPlanId id : ids) {
-    GemmShape shape = be.gemm_plan_shape(id);
+    GemmShape shape = be.gemm().plan_shape(id);
     std::string key = shape.key();
     PlanGroup* g = nullptr;
     for (auto& x : groups)
@@ -43,7 +43,7 @@ std::vector<PlanGroup> group_plans(Backend& be, const std::vector<GemmPlanId>& i
 }
 
 void set_group(Backend& be, const PlanGroup& g, const GemmAlgo& a, const std::string& source) {
-  for (GemmPlanId id : g.ids) be.set_gemm_algo(id, a, source);
+  for (GemmPlanId id : g.ids) be.gemm().set_algo(id, a, source);
 }
 
 // Candidates for a shape: the backend's list, with the heuristic's first choice put first (fetched on its
@@ -52,10 +52,10 @@ void set_group(Backend& be, const PlanGroup& g, const GemmAlgo& a, const std::st
 // exhaustive search is never a weaker search than --search=heuristic: a capped list still holds them, and
 // they are all re-measured (finalist_indices).
 std::vector<GemmAlgo> candidate_list(Backend& be, GemmPlanId plan, const TuneOptions& opt, int* heuristic_top) {
-  std::vector<GemmAlgo> raw = be.gemm_candidates(plan, opt.exhaustive ? opt.max_candidates : opt.top, opt.exhaustive);
+  std::vector<GemmAlgo> raw = be.gemm().candidates(plan, opt.exhaustive ? opt.max_candidates : opt.top, opt.exhaustive);
   std::unordered_set<std::string> top_ids;
   if (opt.exhaustive) {
-    std::vector<GemmAlgo> top = be.gemm_candidates(plan, opt.top, false);
+    std::vector<GemmAlgo> top = be.gemm().candidates(plan, opt.top, false);
     for (const GemmAlgo& a : top) top_ids.insert(gemm_algo_identity(a));
     raw.insert(raw.begin(), top.begin(), top.end());
   }
@@ -64,7 +64,7 @@ std::vector<GemmAlgo> candidate_list(Backend& be, GemmPlanId plan, const TuneOpt
   if (first != raw.end()) {
     out.push_back(*first);
   } else {
-    std::vector<GemmAlgo> h = be.gemm_candidates(plan, 1, false);
+    std::vector<GemmAlgo> h = be.gemm().candidates(plan, 1, false);
     if (h.empty()) throw BackendError("the heuristic returned no algorithm");
     out.push_back(h.front());
     out.back().heuristic_first = true;
@@ -276,7 +276,7 @@ void tune_strategy_gemms(GemmSearchState& s, PlanRecorder& rec, Strategy& st, co
     // rest of the forward's time and noise.
     rec.record_calls(true);
     st.run(rec);
-    rec.synchronize();
+    rec.memory().synchronize();
     rec.record_calls(false);
     std::vector<GemmCall> own;
     for (const GemmCall& c : rec.calls())
@@ -292,7 +292,7 @@ void tune_strategy_gemms(GemmSearchState& s, PlanRecorder& rec, Strategy& st, co
     };
     Backend& inner = rec.inner();
     auto gemm_alone = [&inner, &own] {
-      for (const GemmCall& c : own) inner.gemm(c.plan, c.a, c.b, c.c, c.alpha, c.beta);
+      for (const GemmCall& c : own) inner.gemm().run(c.plan, c.a, c.b, c.c, c.alpha, c.beta);
     };
     // Runs one phase's work on candidate i, skipping a candidate that lost the device context before and
     // remembering the one that loses it now.

@@ -97,7 +97,7 @@ int HeuristicCache::install(Backend& backend) const {
   auto algos = std::make_shared<std::unordered_map<std::string, GemmAlgo>>();
   for (const auto& [k, e] : gemm_)
     if (e.env == here) (*algos)[e.key] = e.algo;
-  backend.set_gemm_chooser([algos](const GemmShape& shape, GemmAlgo* algo) {
+  backend.gemm().set_chooser([algos](const GemmShape& shape, GemmAlgo* algo) {
     auto it = algos->find(shape.key());
     if (it == algos->end()) return false;
     *algo = it->second;

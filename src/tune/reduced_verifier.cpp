@@ -25,7 +25,7 @@ ReducedVerifier::ReducedVerifier(Backend& be, const std::string& strategy, const
     inputs_.reset();
     return;
   }
-  for (GemmPlanId id : rec_->plans()) plans_[rec_->gemm_plan_shape(id).key()].push_back(id);
+  for (GemmPlanId id : rec_->plans()) plans_[rec_->gemm().plan_shape(id).key()].push_back(id);
 }
 
 ReducedVerifier::~ReducedVerifier() {
@@ -40,11 +40,11 @@ ReducedVerifier::~ReducedVerifier() {
 void ReducedVerifier::use(const std::string& key, const GemmAlgo& a, const std::string& source) {
   auto it = plans_.find(key);
   if (it == plans_.end()) return;
-  for (GemmPlanId id : it->second) rec_->set_gemm_algo(id, a, source);
+  for (GemmPlanId id : it->second) rec_->gemm().set_algo(id, a, source);
 }
 
 std::string ReducedVerifier::check(const std::string& key, const GemmAlgo& a) {
-  for (GemmPlanId id : plans_.at(key)) rec_->set_gemm_algo(id, a, "tuned");
+  for (GemmPlanId id : plans_.at(key)) rec_->gemm().set_algo(id, a, "tuned");
   return inputs_->check_forward([&] { strategy_->run(*rec_); });
 }
 

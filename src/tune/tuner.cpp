@@ -44,7 +44,7 @@ class TuneRun {
     out_.dry_run = opt_.dry_run;
     out_.env = CacheEnvironment::from_device(be_.device_info());
     out_.cache.add_environment(out_.env);
-    be_.set_gemm_chooser(nullptr);
+    be_.gemm().set_chooser(nullptr);
     stamp_ = stamp;
     GemmSearchState search{opt_, out_, {}, {}, [this] { checkpoint(); }, &crashed_};
     if (!opt_.quiet) search.message = [this](const std::string& m) { progress_.message(m); };

@@ -251,9 +251,9 @@ TEST(Cache, environment_mismatch_is_skipped_and_counted) {
   EXPECT_EQ(loaded.foreign_entries(here), 3);
   EXPECT_EQ(loaded.foreign_entries(gpu("NVIDIA H100 80GB HBM3")), 1);
   EXPECT_EQ(loaded.foreign_entries(newer_driver), 4);  // a driver update invalidates everything
-  cpu->make_gemm_plan(served);
-  cpu->make_gemm_plan(foreign);
-  nlohmann::json rep = cpu->gemm_plan_report();
+  GemmPlan served_plan = cpu->gemm().make_plan(served);
+  GemmPlan foreign_plan = cpu->gemm().make_plan(foreign);
+  nlohmann::json rep = cpu->gemm().plan_report();
   ASSERT_TRUE(rep.size() == 2);
   EXPECT_EQ(rep[0]["source"].get<std::string>(), std::string("cache"));
   EXPECT_EQ(rep[1]["source"].get<std::string>(), std::string("heuristic"));
@@ -263,14 +263,18 @@ TEST(Cache, environment_mismatch_is_skipped_and_counted) {
   EXPECT_TRUE(!loaded.fused_tile(problem(512), newer_driver).has_value());
 }
 
-// Captures the chooser install() hands the backend.
-struct ChooserSpy : public PlanRecorder {
-  using PlanRecorder::PlanRecorder;
-  Backend::GemmAlgoChooser chooser;
-  void set_gemm_chooser(GemmAlgoChooser c) override {
-    chooser = c;
-    PlanRecorder::set_gemm_chooser(std::move(c));
-  }
+// Captures the chooser install() hands the backend's GEMM engine.
+struct ChooserSpy : public ComposedBackend {
+  struct Engine : public ForwardingGemmEngine {
+    using ForwardingGemmEngine::ForwardingGemmEngine;
+    GemmEngine::Chooser chooser;
+    void set_chooser(Chooser c) override {
+      chooser = c;
+      ForwardingGemmEngine::set_chooser(std::move(c));
+    }
+  };
+  explicit ChooserSpy(Backend& inner) : ComposedBackend(inner), engine(inner.gemm()) { replace_gemm(engine); }
+  Engine engine;
 };
 
 TEST(Cache, chooser_serves_the_cached_algorithm_itself) {
@@ -284,14 +288,14 @@ TEST(Cache, chooser_serves_the_cached_algorithm_itself) {
   c.put_gemm(gemm_entry(mine, shape(32, 32, 16), lt_algo(4), 1, 1));
   c.put_gemm(gemm_entry(other, shape(48, 48, 16), lt_algo(5), 1, 1));
   EXPECT_EQ(c.install(spy), 1);
-  ASSERT_TRUE(static_cast<bool>(spy.chooser));
+  ASSERT_TRUE(static_cast<bool>(spy.engine.chooser));
   GemmAlgo got;
-  EXPECT_TRUE(spy.chooser(shape(32, 32, 16), &got));
+  EXPECT_TRUE(spy.engine.chooser(shape(32, 32, 16), &got));
   EXPECT_TRUE(got.blob == lt_algo(4).blob);
   EXPECT_TRUE(got.attrs == lt_algo(4).attrs);
   EXPECT_EQ(got.label, std::string("algo4"));
-  EXPECT_TRUE(!spy.chooser(shape(48, 48, 16), &got));  // the H100's entry is not served here
-  EXPECT_TRUE(!spy.chooser(shape(16, 16, 16), &got));
+  EXPECT_TRUE(!spy.engine.chooser(shape(48, 48, 16), &got));  // the H100's entry is not served here
+  EXPECT_TRUE(!spy.engine.chooser(shape(16, 16, 16), &got));
 }
 
 TEST(Cache, missing_corrupt_and_wrong_schema_files_are_one_line_usage_errors) {

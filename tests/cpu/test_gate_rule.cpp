@@ -8,7 +8,7 @@
 #include <random>
 
 #include "backends/cpu/cpu_backend.hpp"
-#include "core/forwarding_backend.hpp"
+#include "core/backend_decorators.hpp"
 #include "core/problem.hpp"
 #include "report/compare.hpp"
 #include "report/report_io.hpp"
@@ -30,10 +30,24 @@ struct Drift {
   double burst = 0.07, burst_enter = 0.01, burst_exit = 0.05;
 };
 
-class DriftBackend : public ForwardingBackend {
+class DriftBackend : public ComposedBackend,
+                     private ForwardingProfiler,
+                     private ForwardingKernels,
+                     private ForwardingMemory,
+                     private ForwardingVerifier {
  public:
   DriftBackend(Backend& inner, std::uint64_t process_seed, Drift d)
-      : ForwardingBackend(inner), rng_(process_seed), d_(d) {
+      : ComposedBackend(inner),
+        ForwardingProfiler(inner.profiler()),
+        ForwardingKernels(inner.kernels()),
+        ForwardingMemory(inner.memory()),
+        ForwardingVerifier(inner.verifier()),
+        rng_(process_seed),
+        d_(d) {
+    replace_profiler(*this);
+    replace_kernels(*this);
+    replace_memory(*this);
+    replace_verifier(*this);
     process_offset_ = gauss(d_.process);
     new_placement();
   }
@@ -43,7 +57,7 @@ class DriftBackend : public ForwardingBackend {
   // The reference is computed once per problem, on that problem's first placement.
   void reference_attention(const Problem& p, const AttentionIO& io, float* out) override {
     new_placement();
-    b_.reference_attention(p, io, out);
+    v_.reference_attention(p, io, out);
   }
 
  private:

@@ -65,9 +65,14 @@ class FakeGraph : public CapturedForward {
 
 [[noreturn]] void unused() { throw std::logic_error("not used by the measurement engine"); }
 
-class FakeBackend : public Backend {
+class FakeBackend final : public DeviceMemory,
+                          public GemmEngine,
+                          public AttentionKernels,
+                          public Verifier,
+                          public Profiler,
+                          public Backend {
  public:
-  explicit FakeBackend(World& w) : w_(w) {}
+  explicit FakeBackend(World& w) : w_(w) { set_parts({this, this, this, this, this}); }
   BackendKind kind() const override { return BackendKind::cpu; }
   DeviceInfo device_info() const override {
     DeviceInfo d;
@@ -81,14 +86,15 @@ class FakeBackend : public Backend {
   void download(void*, const void*, std::size_t) override { unused(); }
   void fill_bytes(void*, unsigned char, std::size_t) override { unused(); }
   void synchronize() override { w_.log.push_back("sync"); }
-  GemmPlanId make_gemm_plan(const GemmShape&) override { unused(); }
-  void gemm(GemmPlanId, const void*, const void*, void*, float, float) override { unused(); }
-  void release_gemm_plans() override {}
-  nlohmann::json gemm_plan_report() const override { return nlohmann::json::array(); }
-  GemmShape gemm_plan_shape(GemmPlanId) const override { unused(); }
-  std::vector<GemmAlgo> gemm_candidates(GemmPlanId, int, bool) override { unused(); }
-  void set_gemm_algo(GemmPlanId, const GemmAlgo&, const std::string&) override { unused(); }
-  void set_gemm_chooser(GemmAlgoChooser) override {}
+  GemmPlan make_plan(const GemmShape&) override { unused(); }
+  using GemmEngine::run;
+  void run(GemmPlanId, const void*, const void*, void*, float, float) override { unused(); }
+  void release_plan(GemmPlanId) noexcept override {}
+  nlohmann::json plan_report() const override { return nlohmann::json::array(); }
+  GemmShape plan_shape(GemmPlanId) const override { unused(); }
+  std::vector<GemmAlgo> candidates(GemmPlanId, int, bool) override { unused(); }
+  void set_algo(GemmPlanId, const GemmAlgo&, const std::string&) override { unused(); }
+  void set_chooser(Chooser) override {}
   void softmax_update(const SoftmaxUpdateArgs&) override { unused(); }
   void page_softmax(const PageSoftmaxArgs&) override { unused(); }
   void combine_pages(const CombineArgs&) override { unused(); }

@@ -25,11 +25,11 @@ Outcome run_one(Strategy& st, const Problem& p, const StrategyOptions& opt, std:
   HostTensors t = make_random_inputs(p, seed);
   std::size_t es = dtype_size(p.dtype);
   std::int64_t kv_extra = p.kv_layout == KvLayout::contiguous ? kv_slack_rows(p) * p.head_dim : 0;
-  Buffer q(*be, t.q.size() * es), k(*be, (t.k.size() + kv_extra) * es), v(*be, (t.v.size() + kv_extra) * es),
-      o(*be, p.qkv_elements() * es), bt(*be, t.block_table.size() * 4 + 4);
+  Buffer q(be->memory(), t.q.size() * es), k(be->memory(), (t.k.size() + kv_extra) * es), v(be->memory(), (t.v.size() + kv_extra) * es),
+      o(be->memory(), p.qkv_elements() * es), bt(be->memory(), t.block_table.size() * 4 + 4);
   std::memcpy(q.get(), t.q.data(), t.q.size() * es);
-  be->fill_bytes(k.get(), 0, k.bytes());
-  be->fill_bytes(v.get(), 0, v.bytes());
+  be->memory().fill_bytes(k.get(), 0, k.bytes());
+  be->memory().fill_bytes(v.get(), 0, v.bytes());
   std::memcpy(k.get(), t.k.data(), t.k.size() * es);
   std::memcpy(v.get(), t.v.data(), t.v.size() * es);
   if (!t.block_table.empty()) std::memcpy(bt.get(), t.block_table.data(), t.block_table.size() * 4);  // never memcpy from null
@@ -41,10 +41,10 @@ Outcome run_one(Strategy& st, const Problem& p, const StrategyOptions& opt, std:
   Outcome out;
   out.contract = st.contract(p);
   st.setup(*be, p, io, opt);
-  be->fill_bytes(o.get(), 0xFF, o.bytes());  // poison: any unwritten element stays NaN
-  be->begin_launch_count();
+  be->memory().fill_bytes(o.get(), 0xFF, o.bytes());  // poison: any unwritten element stays NaN
+  be->profiler().begin_launch_count();
   st.run(*be);
-  out.launches = be->end_launch_count();
+  out.launches = be->profiler().end_launch_count();
   st.teardown(*be);
   ErrorStats e = compare_output(p, o.get(), ref.data());
   out.rel_l2 = e.rel_l2;

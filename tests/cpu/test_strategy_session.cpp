@@ -5,7 +5,7 @@
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "core/errors.hpp"
-#include "core/forwarding_backend.hpp"
+#include "core/backend_decorators.hpp"
 #include "run/strategy_session.hpp"
 #include "testing.hpp"
 
@@ -14,9 +14,9 @@ using namespace ab;
 namespace {
 
 // The CPU backend with a recover() whose answer the test sets, and a count of its calls.
-class RecoveringBackend : public ForwardingBackend {
+class RecoveringBackend : public ComposedBackend {
  public:
-  explicit RecoveringBackend(Backend& inner) : ForwardingBackend(inner) {}
+  explicit RecoveringBackend(Backend& inner) : ComposedBackend(inner) {}
   bool recover() override {
     ++recovers;
     return recover_ok;

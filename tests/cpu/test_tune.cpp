@@ -38,15 +38,18 @@ std::string temp_file(const std::string& name) {
 
 // A cuBLASLt stand-in over the CPU backend. Candidates, by label:
 //   H  the heuristic's first choice: correct, 1.5 ms slower per GEMM call
-//   X  rejected by set_gemm_algo (as cublasLtMatmulAlgoCheck would)
+//   X  rejected by set_algo (as cublasLtMatmulAlgoCheck would)
 //   W  runs but computes the wrong answer (alpha * 1.5)
 //   F  correct and fastest
 //   S  correct, 3 ms slower per call
 //   C  (only with crash = true) loses the device context when it runs (a sticky error)
 // The exhaustive list has neither H nor any heuristic_first flag, and repeats F.
-class FakeLt : public PlanRecorder {
+class FakeLt : public ComposedBackend, public ForwardingGemmEngine, public ForwardingMemory {
  public:
-  explicit FakeLt(Backend& cpu) : PlanRecorder(cpu) {}
+  explicit FakeLt(Backend& cpu) : ComposedBackend(cpu), ForwardingGemmEngine(cpu.gemm()), ForwardingMemory(cpu.memory()) {
+    replace_gemm(*this);
+    replace_memory(*this);
+  }
   int heuristic_queries = 0;
   bool crash = false;
   int recoveries = 0;
@@ -59,8 +62,8 @@ class FakeLt : public PlanRecorder {
     a.heuristic_first = first;
     return a;
   }
-  std::vector<GemmAlgo> gemm_candidates(GemmPlanId plan, int top, bool exhaustive) override {
-    (void)gemm_plan_shape(plan);
+  std::vector<GemmAlgo> candidates(GemmPlanId plan, int top, bool exhaustive) override {
+    (void)plan_shape(plan);
     if (exhaustive) return {algo("S", 5), algo("F", 4), algo("W", 3), algo("F", 4), algo("X", 2)};
     heuristic_queries++;
     std::vector<GemmAlgo> all = {algo("H", 1, true), algo("X", 2), algo("W", 3), algo("F", 4), algo("S", 5)};
@@ -68,42 +71,39 @@ class FakeLt : public PlanRecorder {
     if (top < static_cast<int>(all.size())) all.resize(static_cast<std::size_t>(top));
     return all;
   }
-  void set_gemm_algo(GemmPlanId plan, const GemmAlgo& a, const std::string& source) override {
+  void set_algo(GemmPlanId plan, const GemmAlgo& a, const std::string& source) override {
     if (a.label == "X") throw BackendError("cublasLtMatmulAlgoCheck: CUBLAS_STATUS_NOT_SUPPORTED");
     current_[plan] = a.label;
-    PlanRecorder::set_gemm_algo(plan, a, source);
+    ForwardingGemmEngine::set_algo(plan, a, source);
   }
-  void gemm(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
+  void run(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
     const std::string label = current(plan);
     if (label == "C") throw BackendError("cublasLtMatmul: an illegal memory access was encountered", true);
     if (label == "H") std::this_thread::sleep_for(std::chrono::microseconds(1500));
     if (label == "S") std::this_thread::sleep_for(std::chrono::microseconds(3000));
-    PlanRecorder::gemm(plan, a, b, c, label == "W" ? alpha * 1.5f : alpha, beta);
-  }
-  void release_gemm_plans() override {
-    current_.clear();
-    PlanRecorder::release_gemm_plans();
+    ForwardingGemmEngine::run(plan, a, b, c, label == "W" ? alpha * 1.5f : alpha, beta);
   }
   bool recover() override {
     recoveries++;
     current_.clear();
     // A real lost context takes its allocations with it and the tuner forgets them; the CPU memory under
     // this fake survives, so free it here (else LeakSanitizer rightly reports it).
-    for (void* p : live_) PlanRecorder::free(p);
+    for (void* p : live_) ForwardingMemory::free(p);
     live_.clear();
-    return PlanRecorder::recover();
+    return ComposedBackend::recover();
   }
   void* alloc(std::size_t bytes) override {
-    void* p = PlanRecorder::alloc(bytes);
+    void* p = ForwardingMemory::alloc(bytes);
     live_.insert(p);
     return p;
   }
   void free(void* p) override {  // a pointer from before the simulated loss is gone already
-    if (live_.erase(p)) PlanRecorder::free(p);
+    if (live_.erase(p)) ForwardingMemory::free(p);
   }
 
  protected:
-  // The label of the algorithm the plan runs now (H, the heuristic's choice, before any is set).
+  // The label of the algorithm the plan runs now (H, the heuristic's choice, before any is set). Plan ids
+  // are never reused, so a released plan's entry is never read again.
   std::string current(GemmPlanId plan) const {
     auto it = current_.find(plan);
     return it == current_.end() ? "H" : it->second;
@@ -147,7 +147,7 @@ const CandidateOutcome* by_label(const GemmTuneRecord& r, const std::string& lab
 
 std::vector<std::string> plan_sources(Backend& be) {
   std::vector<std::string> out;
-  for (const auto& g : be.gemm_plan_report()) out.push_back(g["source"].get<std::string>());
+  for (const auto& g : be.gemm().plan_report()) out.push_back(g["source"].get<std::string>());
   return out;
 }
 
@@ -249,12 +249,12 @@ TEST(Tune, exhaustive_search_always_includes_the_heuristic_first_choice) {
 class CappedExhaustive : public FakeLt {
  public:
   using FakeLt::FakeLt;
-  std::vector<GemmAlgo> gemm_candidates(GemmPlanId plan, int top, bool exhaustive) override {
+  std::vector<GemmAlgo> candidates(GemmPlanId plan, int top, bool exhaustive) override {
     if (exhaustive) {
-      (void)gemm_plan_shape(plan);
+      (void)plan_shape(plan);
       return {algo("S", 5), algo("W", 3)};  // F, the fastest, is past the cap
     }
-    return FakeLt::gemm_candidates(plan, top, false);
+    return FakeLt::candidates(plan, top, false);
   }
 };
 
@@ -282,23 +282,23 @@ class LuckyLt : public FakeLt {
   using FakeLt::FakeLt;
   int fast_runs = std::numeric_limits<int>::max();
   int fast_sets = std::numeric_limits<int>::max();
-  std::vector<GemmAlgo> gemm_candidates(GemmPlanId plan, int top, bool exhaustive) override {
-    (void)gemm_plan_shape(plan);
+  std::vector<GemmAlgo> candidates(GemmPlanId plan, int top, bool exhaustive) override {
+    (void)plan_shape(plan);
     (void)top;
     (void)exhaustive;
     return {algo("H", 1, true), algo("S", 5), algo("L", 7), algo("F", 4)};
   }
-  void set_gemm_algo(GemmPlanId plan, const GemmAlgo& a, const std::string& source) override {
+  void set_algo(GemmPlanId plan, const GemmAlgo& a, const std::string& source) override {
     if (a.label == "L") l_sets_[plan]++;
-    FakeLt::set_gemm_algo(plan, a, source);
+    FakeLt::set_algo(plan, a, source);
   }
-  void gemm(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
+  void run(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
     const std::string label = current(plan);
     if (label == "L" && (l_runs_[plan]++ >= fast_runs || l_sets_[plan] > fast_sets))
       std::this_thread::sleep_for(std::chrono::microseconds(12000));
     if (label == "F") std::this_thread::sleep_for(std::chrono::microseconds(500));
     if (label == "H") std::this_thread::sleep_for(std::chrono::microseconds(3000));  // on top of FakeLt's 1.5 ms
-    FakeLt::gemm(plan, a, b, c, alpha, beta);
+    FakeLt::run(plan, a, b, c, alpha, beta);
   }
 
  private:
@@ -427,20 +427,20 @@ TEST(Tune, screen_calls_caps_the_calls_a_screen_replays) {
 class LateWrongLt : public FakeLt {
  public:
   using FakeLt::FakeLt;
-  std::vector<GemmAlgo> gemm_candidates(GemmPlanId plan, int top, bool exhaustive) override {
-    std::vector<GemmAlgo> v = FakeLt::gemm_candidates(plan, top, exhaustive);
+  std::vector<GemmAlgo> candidates(GemmPlanId plan, int top, bool exhaustive) override {
+    std::vector<GemmAlgo> v = FakeLt::candidates(plan, top, exhaustive);
     v.push_back(algo("Z", 8));
     return v;
   }
-  void set_gemm_algo(GemmPlanId plan, const GemmAlgo& a, const std::string& source) override {
+  void set_algo(GemmPlanId plan, const GemmAlgo& a, const std::string& source) override {
     first_operands_.erase(plan);
-    FakeLt::set_gemm_algo(plan, a, source);
+    FakeLt::set_algo(plan, a, source);
   }
-  void gemm(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
+  void run(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
     const auto operands = std::make_pair(a, b);
     first_operands_.emplace(plan, operands);
     const bool wrong = current(plan) == "Z" && first_operands_[plan] != operands;
-    FakeLt::gemm(plan, a, b, c, wrong ? alpha * 1.5f : alpha, beta);
+    FakeLt::run(plan, a, b, c, wrong ? alpha * 1.5f : alpha, beta);
   }
 
  private:
@@ -556,7 +556,7 @@ TEST(Tune, dry_run_lists_candidates_and_tiles_without_timing) {
     EXPECT_EQ(r.best, -1);
   }
   ASSERT_TRUE(out.fused.size() == 1);
-  EXPECT_EQ(out.fused[0].tiles.size(), cpu->fused_tiles().size());
+  EXPECT_EQ(out.fused[0].tiles.size(), cpu->kernels().fused_tiles().size());
   EXPECT_TRUE(out.fused[0].candidates.empty());
   EXPECT_TRUE(out.cache.gemm_entries().empty());
   EXPECT_TRUE(out.cache.fused_entries().empty());
@@ -588,7 +588,7 @@ TEST(Tune, end_to_end_tune_on_cpu_then_cache_serves_the_plans) {
   }
   ASSERT_TRUE(out.fused.size() == 2);
   for (const auto& r : out.fused) {
-    EXPECT_EQ(r.tiles.size(), cpu->fused_tiles().size());
+    EXPECT_EQ(r.tiles.size(), cpu->kernels().fused_tiles().size());
     EXPECT_EQ(r.baseline, 0);
     ASSERT_TRUE(r.best >= 0);
     EXPECT_TRUE(r.gain() >= 1.0);

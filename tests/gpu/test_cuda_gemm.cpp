@@ -1,6 +1,6 @@
 // cuBLASLt GEMMs against the CPU backend in every mode (single, strided, pointer-array), NT and NN,
 // fp16/bf16 inputs, fp32 and 16-bit outputs, beta 0 and 1, aligned and odd sizes; then the tuning hooks:
-// heuristic and exhaustive candidates, set_gemm_algo, the chooser ("cache") and its fallback, the report.
+// heuristic and exhaustive candidates, set_algo, the chooser ("cache") and its fallback, the report.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -73,11 +73,11 @@ struct Operands {
     b = random_array(b_elems * g.batch, g.b_type, rng);
     c = random_array(c_elems * g.batch, g.c_type, rng);
     Backend& be = *gpu();
-    da = Buffer(be, a.size());
-    db = Buffer(be, b.size());
-    dc = Buffer(be, c.size());
-    be.upload(da.get(), a.data(), a.size());
-    be.upload(db.get(), b.data(), b.size());
+    da = Buffer(be.memory(), a.size());
+    db = Buffer(be.memory(), b.size());
+    dc = Buffer(be.memory(), c.size());
+    be.memory().upload(da.get(), a.data(), a.size());
+    be.memory().upload(db.get(), b.data(), b.size());
     if (g.mode == BatchMode::pointer_array) {  // matrices in reverse order, so the pointers matter
       std::vector<const void*> va, vb;
       std::vector<void*> vc;
@@ -90,32 +90,32 @@ struct Operands {
         hb_ptrs.push_back(offset_ptr(static_cast<const void*>(b.data()), j * b_elems, g.b_type));
         hc_ptrs.push_back(nullptr);  // filled per call (host C changes)
       }
-      pa = Buffer(be, va.size() * sizeof(void*));
-      pb = Buffer(be, vb.size() * sizeof(void*));
-      pc = Buffer(be, vc.size() * sizeof(void*));
-      be.upload(pa.get(), va.data(), va.size() * sizeof(void*));
-      be.upload(pb.get(), vb.data(), vb.size() * sizeof(void*));
-      be.upload(pc.get(), vc.data(), vc.size() * sizeof(void*));
+      pa = Buffer(be.memory(), va.size() * sizeof(void*));
+      pb = Buffer(be.memory(), vb.size() * sizeof(void*));
+      pc = Buffer(be.memory(), vc.size() * sizeof(void*));
+      be.memory().upload(pa.get(), va.data(), va.size() * sizeof(void*));
+      be.memory().upload(pb.get(), vb.data(), vb.size() * sizeof(void*));
+      be.memory().upload(pc.get(), vc.data(), vc.size() * sizeof(void*));
     }
   }
   // Runs C = alpha A op(B) + beta C on both backends from the same initial C; true when they agree.
-  bool run_and_compare(GemmPlanId gpu_plan, float alpha, float beta, const char* what) {
+  bool run_and_compare(const GemmPlan& gpu_plan, float alpha, float beta, const char* what) {
     Backend& be = *gpu();
-    be.upload(dc.get(), c.data(), c.size());
+    be.memory().upload(dc.get(), c.data(), c.size());
     Bytes want = c;
-    GemmPlanId cp = cpu().make_gemm_plan(g);
+    GemmPlan cp = cpu().gemm().make_plan(g);
     if (g.mode == BatchMode::pointer_array) {
       for (std::int64_t i = 0; i < g.batch; ++i) hc_ptrs[i] = offset_ptr(static_cast<void*>(want.data()), (g.batch - 1 - i) * c_elems, g.c_type);
-      cpu().gemm(cp, ha_ptrs.data(), hb_ptrs.data(), hc_ptrs.data(), alpha, beta);
-      be.gemm(gpu_plan, pa.get(), pb.get(), pc.get(), alpha, beta);
+      cpu().gemm().run(cp, ha_ptrs.data(), hb_ptrs.data(), hc_ptrs.data(), alpha, beta);
+      be.gemm().run(gpu_plan, pa.get(), pb.get(), pc.get(), alpha, beta);
     } else {
-      cpu().gemm(cp, a.data(), b.data(), want.data(), alpha, beta);
-      be.gemm(gpu_plan, da.get(), db.get(), dc.get(), alpha, beta);
+      cpu().gemm().run(cp, a.data(), b.data(), want.data(), alpha, beta);
+      be.gemm().run(gpu_plan, da.get(), db.get(), dc.get(), alpha, beta);
     }
-    cpu().release_gemm_plans();
-    be.synchronize();
+    cp.reset();
+    be.memory().synchronize();
     Bytes got(c.size());
-    be.download(got.data(), dc.get(), got.size());
+    be.memory().download(got.data(), dc.get(), got.size());
     const double eps = g.c_type == DType::fp32 ? 2e-6 : g.c_type == DType::fp16 ? 1.0 / 1024 : 1.0 / 128;
     const double abs_tol = 1e-5 * std::sqrt(static_cast<double>(g.k));
     std::int64_t n = static_cast<std::int64_t>(c.size() / dtype_size(g.c_type)), bad = 0;
@@ -146,12 +146,12 @@ TEST(CudaGemm, every_gemm_mode_matches_cpu) {
           for (const Size& s : sizes) {
             GemmShape g = make_shape(s.m, s.n, s.k, nt, in, out, mode, 3);
             Operands ops(g, seed++);
-            GemmPlanId plan = gpu()->make_gemm_plan(g);
+            GemmPlan plan = gpu()->gemm().make_plan(g);
             std::string what = g.key();
-            std::printf("  %s  [%s]\n", what.c_str(), gpu()->gemm_plan_report().back()["algo"].get<std::string>().c_str());
+            std::printf("  %s  [%s]\n", what.c_str(), gpu()->gemm().plan_report().back()["algo"].get<std::string>().c_str());
             EXPECT_TRUE(ops.run_and_compare(plan, 0.125f, 0.0f, what.c_str()));
             EXPECT_TRUE(ops.run_and_compare(plan, 1.0f, 1.0f, (what + " beta=1").c_str()));
-            gpu()->release_gemm_plans();
+            plan.reset();
           }
 }
 
@@ -160,23 +160,23 @@ TEST(CudaGemm, invalid_shape_is_a_backend_error) {
   g.ldc = 8;  // < n
   bool thrown = false;
   try {
-    gpu()->make_gemm_plan(g);
+    gpu()->gemm().make_plan(g);
   } catch (const BackendError& e) {
     thrown = std::string(e.what()).find(g.key()) != std::string::npos;
   }
   EXPECT_TRUE(thrown);
-  EXPECT_ANY_THROW(gpu()->gemm(12345, nullptr, nullptr, nullptr, 1, 0));
+  EXPECT_ANY_THROW(gpu()->gemm().run(12345, nullptr, nullptr, nullptr, 1, 0));
 }
 
 TEST(CudaGemm, heuristic_candidates_and_set_gemm_algo) {
   GemmShape g = make_shape(512, 512, 64, true, DType::fp16, DType::fp16, BatchMode::strided, 4);
   Operands ops(g, 77);
-  GemmPlanId plan = gpu()->make_gemm_plan(g);
-  auto report = gpu()->gemm_plan_report();
+  GemmPlan plan = gpu()->gemm().make_plan(g);
+  auto report = gpu()->gemm().plan_report();
   ASSERT_TRUE(report.size() == 1);
   EXPECT_EQ(report[0]["source"].get<std::string>(), std::string("heuristic"));
   EXPECT_EQ(report[0]["shape"].get<std::string>(), g.key());
-  auto cands = gpu()->gemm_candidates(plan, 8, false);
+  auto cands = gpu()->gemm().candidates(plan.id(), 8, false);
   ASSERT_TRUE(!cands.empty());
   EXPECT_TRUE(cands.size() <= 8);
   EXPECT_TRUE(cands[0].heuristic_first);
@@ -185,30 +185,30 @@ TEST(CudaGemm, heuristic_candidates_and_set_gemm_algo) {
     EXPECT_TRUE(cands[i].attrs.contains("ALGO_ID") && cands[i].attrs.contains("TILE_ID") && cands[i].attrs.contains("STAGES_ID") &&
           cands[i].attrs.contains("SPLITK_NUM") && cands[i].attrs.contains("CLUSTER_SHAPE_ID"));
     std::printf("  candidate %zu: %s\n", i, cands[i].label.c_str());
-    gpu()->set_gemm_algo(plan, cands[i], "tuned");
+    gpu()->gemm().set_algo(plan.id(), cands[i], "tuned");
     EXPECT_TRUE(ops.run_and_compare(plan, 0.125f, 0.0f, cands[i].label.c_str()));
   }
-  EXPECT_EQ(gpu()->gemm_plan_report()[0]["source"].get<std::string>(), std::string("tuned"));
+  EXPECT_EQ(gpu()->gemm().plan_report()[0]["source"].get<std::string>(), std::string("tuned"));
   // Rebuilt from attributes alone (no blob), through JSON.
   GemmAlgo attrs_only = GemmAlgo::from_json(cands.back().to_json());
   attrs_only.blob.clear();
-  gpu()->set_gemm_algo(plan, attrs_only, "cache");
+  gpu()->gemm().set_algo(plan.id(), attrs_only, "cache");
   EXPECT_TRUE(ops.run_and_compare(plan, 1.0f, 1.0f, "rebuilt from attrs"));
   // An algorithm that cannot exist.
   GemmAlgo bogus;
   bogus.attrs = {{"ALGO_ID", 99999}};
   bogus.label = "bogus";
-  EXPECT_ANY_THROW(gpu()->set_gemm_algo(plan, bogus, "tuned"));
-  gpu()->release_gemm_plans();
+  EXPECT_ANY_THROW(gpu()->gemm().set_algo(plan.id(), bogus, "tuned"));
+  plan.reset();
 }
 
 TEST(CudaGemm, exhaustive_candidates_run_correctly) {
   for (BatchMode mode : {BatchMode::strided, BatchMode::pointer_array}) {
     GemmShape g = make_shape(256, 64, 256, false, DType::bf16, DType::fp32, mode, 6);
     Operands ops(g, 99);
-    GemmPlanId plan = gpu()->make_gemm_plan(g);
-    auto heur = gpu()->gemm_candidates(plan, 4, false);
-    auto all = gpu()->gemm_candidates(plan, 4, true);
+    GemmPlan plan = gpu()->gemm().make_plan(g);
+    auto heur = gpu()->gemm().candidates(plan.id(), 4, false);
+    auto all = gpu()->gemm().candidates(plan.id(), 4, true);
     std::printf("  %s: %zu heuristic, %zu exhaustive candidates\n", batch_mode_name(mode), heur.size(), all.size());
     ASSERT_TRUE(!all.empty());
     EXPECT_TRUE(all[0].heuristic_first);
@@ -219,9 +219,9 @@ TEST(CudaGemm, exhaustive_candidates_run_correctly) {
     int tried = 0, failed_to_set = 0;
     for (std::size_t i = 0; i < all.size(); i += step) {
       try {
-        gpu()->set_gemm_algo(plan, all[i], "tuned");
+        gpu()->gemm().set_algo(plan.id(), all[i], "tuned");
       } catch (const BackendError& e) {
-        std::fprintf(stderr, "    set_gemm_algo(%s): %s\n", all[i].label.c_str(), e.what());
+        std::fprintf(stderr, "    set_algo(%s): %s\n", all[i].label.c_str(), e.what());
         failed_to_set++;
         continue;
       }
@@ -230,46 +230,46 @@ TEST(CudaGemm, exhaustive_candidates_run_correctly) {
     }
     EXPECT_EQ(failed_to_set, 0);
     EXPECT_TRUE(tried > 0);
-    gpu()->release_gemm_plans();
+    plan.reset();
   }
 }
 
 TEST(CudaGemm, chooser_supplies_cached_algorithms) {
   GemmShape g = make_shape(128, 128, 64, true, DType::fp16, DType::fp32, BatchMode::strided, 2);
   Operands ops(g, 5);
-  GemmPlanId p0 = gpu()->make_gemm_plan(g);
-  auto cands = gpu()->gemm_candidates(p0, 4, false);
-  gpu()->release_gemm_plans();
+  GemmPlan p0 = gpu()->gemm().make_plan(g);
+  auto cands = gpu()->gemm().candidates(p0.id(), 4, false);
+  p0.reset();
   GemmAlgo want = cands.back();
   int asked = 0;
-  gpu()->set_gemm_chooser([&](const GemmShape& s, GemmAlgo* out) {
+  gpu()->gemm().set_chooser([&](const GemmShape& s, GemmAlgo* out) {
     asked++;
     if (s.key() != g.key()) return false;
     *out = want;
     return true;
   });
-  GemmPlanId p1 = gpu()->make_gemm_plan(g);
-  auto rep = gpu()->gemm_plan_report();
+  GemmPlan p1 = gpu()->gemm().make_plan(g);
+  auto rep = gpu()->gemm().plan_report();
   EXPECT_EQ(asked, 1);
   EXPECT_EQ(rep[0]["source"].get<std::string>(), std::string("cache"));
   EXPECT_EQ(rep[0]["algo"].get<std::string>(), want.label);
   EXPECT_TRUE(ops.run_and_compare(p1, 1.0f, 0.0f, "cached algo"));
-  gpu()->release_gemm_plans();
+  p1.reset();
   // A cached algorithm that fails its check falls back to the heuristic, with a note.
   GemmAlgo broken;
   broken.attrs = {{"ALGO_ID", -7}};
   broken.label = "broken";
-  gpu()->set_gemm_chooser([&](const GemmShape&, GemmAlgo* out) {
+  gpu()->gemm().set_chooser([&](const GemmShape&, GemmAlgo* out) {
     *out = broken;
     return true;
   });
-  GemmPlanId p2 = gpu()->make_gemm_plan(g);
-  rep = gpu()->gemm_plan_report();
+  GemmPlan p2 = gpu()->gemm().make_plan(g);
+  rep = gpu()->gemm().plan_report();
   EXPECT_EQ(rep[0]["source"].get<std::string>(), std::string("heuristic"));
   EXPECT_TRUE(rep[0].contains("note"));
   EXPECT_TRUE(ops.run_and_compare(p2, 1.0f, 0.0f, "fallback"));
-  gpu()->set_gemm_chooser(nullptr);
-  gpu()->release_gemm_plans();
+  gpu()->gemm().set_chooser(nullptr);
+  p2.reset();
 }
 
 int main(int argc, char** argv) {

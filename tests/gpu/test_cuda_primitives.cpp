@@ -39,13 +39,13 @@ Bytes random_array(std::int64_t n, DType t, std::mt19937_64& rng, double lo, dou
 // A device copy of a host array (or a poisoned one of the same size).
 struct Dev {
   Buffer buf;
-  Dev(const Bytes& host, bool poison = false) : buf(*gpu(), host.size()) {
-    if (poison) gpu()->fill_bytes(buf.get(), 0xFF, host.size());
-    else gpu()->upload(buf.get(), host.data(), host.size());
+  Dev(const Bytes& host, bool poison = false) : buf(gpu()->memory(), host.size()) {
+    if (poison) gpu()->memory().fill_bytes(buf.get(), 0xFF, host.size());
+    else gpu()->memory().upload(buf.get(), host.data(), host.size());
   }
   Bytes get() const {
     Bytes h(buf.bytes());
-    gpu()->download(h.data(), buf.get(), h.size());
+    gpu()->memory().download(h.data(), buf.get(), h.size());
     return h;
   }
   void* ptr() const { return buf.get(); }
@@ -112,15 +112,15 @@ void run_page_softmax(const PageCase& c, std::uint64_t seed) {
   h.probs = probs.data();
   h.page_max = reinterpret_cast<float*>(pmax.data());
   h.page_sum = reinterpret_cast<float*>(psum.data());
-  cpu().page_softmax(h);
+  cpu().kernels().page_softmax(h);
   Dev ds(scores), dp(probs, true), dm(pmax, true), dsum(psum, true);
   PageSoftmaxArgs g = a;
   g.scores = ds.ptr();
   g.probs = dp.ptr();
   g.page_max = static_cast<float*>(dm.ptr());
   g.page_sum = static_cast<float*>(dsum.ptr());
-  gpu()->page_softmax(g);
-  gpu()->synchronize();
+  gpu()->kernels().page_softmax(g);
+  gpu()->memory().synchronize();
   std::printf("  page_softmax bh=%lld pages=%lld rows=%lld ps=%lld last=%lld causal=%d %s %s/%s\n",
               static_cast<long long>(c.bh), static_cast<long long>(c.pages), static_cast<long long>(c.rows),
               static_cast<long long>(c.page_size), static_cast<long long>(c.last_len), c.causal,
@@ -170,15 +170,15 @@ void run_softmax_update(const UpdateCase& c, std::uint64_t seed) {
   h.row_max = reinterpret_cast<float*>(rmax.data());
   h.row_sum = reinterpret_cast<float*>(rsum.data());
   h.acc = reinterpret_cast<float*>(acc.data());
-  cpu().softmax_update(h);
+  cpu().kernels().softmax_update(h);
   SoftmaxUpdateArgs g = a;
   g.scores = ds.ptr();
   g.probs = dp.ptr();
   g.row_max = static_cast<float*>(dmax.ptr());
   g.row_sum = static_cast<float*>(dsum.ptr());
   g.acc = static_cast<float*>(dacc.ptr());
-  gpu()->softmax_update(g);
-  gpu()->synchronize();
+  gpu()->kernels().softmax_update(g);
+  gpu()->memory().synchronize();
   std::printf("  softmax_update bh=%lld rows=%lld cols=%lld D=%lld off=%lld pad=%lld first=%d causal=%d %s/%s\n",
               static_cast<long long>(c.bh), static_cast<long long>(c.rows), static_cast<long long>(c.cols),
               static_cast<long long>(c.head_dim), static_cast<long long>(c.col_offset), static_cast<long long>(c.ld_pad),
@@ -252,15 +252,15 @@ TEST(CudaPrimitives, combine_pages_matches_cpu) {
         h.page_max = reinterpret_cast<const float*>(pmax.data());
         h.page_sum = reinterpret_cast<const float*>(psum.data());
         h.out = o.data();
-        cpu().combine_pages(h);
+        cpu().kernels().combine_pages(h);
         Dev dpart(part), dmax(pmax), dsum(psum), dout(o, true);
         CombineArgs g = a;
         g.partial = static_cast<const float*>(dpart.ptr());
         g.page_max = static_cast<const float*>(dmax.ptr());
         g.page_sum = static_cast<const float*>(dsum.ptr());
         g.out = dout.ptr();
-        gpu()->combine_pages(g);
-        gpu()->synchronize();
+        gpu()->kernels().combine_pages(g);
+        gpu()->memory().synchronize();
         std::printf("  combine pages=%lld D=%lld out=%s\n", static_cast<long long>(pages), static_cast<long long>(D),
                     dtype_name(out));
         EXPECT_TRUE(compare("out", dout.get(), o, out, out == DType::fp32 ? 1e-5 : eps_of(out), 1e-7));
@@ -284,14 +284,14 @@ TEST(CudaPrimitives, finalize_matches_cpu) {
       h.acc = reinterpret_cast<const float*>(acc.data());
       h.row_sum = reinterpret_cast<const float*>(rsum.data());
       h.out = o.data();
-      cpu().finalize(h);
+      cpu().kernels().finalize(h);
       Dev dacc(acc), dsum(rsum), dout(o, true);
       FinalizeArgs g = a;
       g.acc = static_cast<const float*>(dacc.ptr());
       g.row_sum = static_cast<const float*>(dsum.ptr());
       g.out = dout.ptr();
-      gpu()->finalize(g);
-      gpu()->synchronize();
+      gpu()->kernels().finalize(g);
+      gpu()->memory().synchronize();
       std::printf("  finalize D=%lld out=%s\n", static_cast<long long>(D), dtype_name(out));
       EXPECT_TRUE(compare("out", dout.get(), o, out, out == DType::fp32 ? 1e-6 : eps_of(out), 1e-7));
     }
@@ -325,7 +325,7 @@ TEST(CudaPrimitives, gather_pages_matches_cpu) {
         h.block_table = a.paged ? reinterpret_cast<const std::int32_t*>(bt.data()) : nullptr;
         h.k_dst = kh.data();
         h.v_dst = vh.data();
-        cpu().gather_pages(h);
+        cpu().kernels().gather_pages(h);
         Dev dk(ksrc), dv(vsrc), dkd(kh, true), dvd(vh, true);
         std::unique_ptr<Dev> dbt;
         if (a.paged) dbt = std::make_unique<Dev>(bt);
@@ -335,8 +335,8 @@ TEST(CudaPrimitives, gather_pages_matches_cpu) {
         g.block_table = dbt ? static_cast<const std::int32_t*>(dbt->ptr()) : nullptr;
         g.k_dst = dkd.ptr();
         g.v_dst = dvd.ptr();
-        gpu()->gather_pages(g);
-        gpu()->synchronize();
+        gpu()->kernels().gather_pages(g);
+        gpu()->memory().synchronize();
         std::printf("  gather %s D=%lld %s\n", kv_layout_name(layout), static_cast<long long>(D), dtype_name(dt));
         EXPECT_TRUE(dkd.get() == kh);
         EXPECT_TRUE(dvd.get() == vh);
@@ -355,8 +355,8 @@ TEST(CudaPrimitives, compare_to_reference_matches_the_host) {
     for (auto& r : ref) r = static_cast<float>(nd(rng));
     Bytes out(static_cast<std::size_t>(n) * dtype_size(t));
     for (std::int64_t i = 0; i < n; ++i) store_element(out.data(), i, t, ref[i] * (1.0 + 0.003 * nd(rng)));
-    Buffer dref(*gpu(), ref.size() * sizeof(float));
-    gpu()->upload(dref.get(), ref.data(), ref.size() * sizeof(float));
+    Buffer dref(gpu()->memory(), ref.size() * sizeof(float));
+    gpu()->memory().upload(dref.get(), ref.data(), ref.size() * sizeof(float));
     for (int poison : {0, 1}) {
       if (poison) {
         store_element(out.data(), 17, t, std::numeric_limits<double>::quiet_NaN());
@@ -364,7 +364,7 @@ TEST(CudaPrimitives, compare_to_reference_matches_the_host) {
       }
       Dev dout(out);
       ErrorStats host = compare_output(p, out.data(), ref.data());
-      ErrorStats dev = gpu()->compare_to_reference(p, dout.ptr(), dref.as<float>());
+      ErrorStats dev = gpu()->verifier().compare_to_reference(p, dout.ptr(), dref.as<float>());
       EXPECT_EQ(dev.count, host.count);
       EXPECT_EQ(dev.nonfinite, host.nonfinite);
       EXPECT_EQ(dev.nonfinite, std::int64_t(poison ? 2 : 0));
@@ -382,10 +382,10 @@ TEST(CudaPrimitives, unsupported_dtypes_are_refused) {
   SoftmaxUpdateArgs a;
   a.score_type = DType::fp16;
   a.prob_type = DType::bf16;
-  EXPECT_ANY_THROW(gpu()->softmax_update(a));
+  EXPECT_ANY_THROW(gpu()->kernels().softmax_update(a));
   PageSoftmaxArgs p;
   p.prob_type = DType::fp32;
-  EXPECT_ANY_THROW(gpu()->page_softmax(p));
+  EXPECT_ANY_THROW(gpu()->kernels().page_softmax(p));
 }
 
 int main(int argc, char** argv) {

@@ -26,13 +26,13 @@ GemmShape shape() {
 
 TEST(CudaRecover, sticky_error_then_recover) {
   Backend& be = *gpu();
-  Buffer b(be, 256 * 64 * 2), c(be, 256 * 256 * 4);
-  be.fill_bytes(b.get(), 0, b.bytes());
-  GemmPlanId plan = be.make_gemm_plan(shape());
+  Buffer b(be.memory(), 256 * 64 * 2), c(be.memory(), 256 * 256 * 4);
+  be.memory().fill_bytes(b.get(), 0, b.bytes());
+  GemmPlan plan = be.gemm().make_plan(shape());
   bool sticky = false;
   try {
-    be.gemm(plan, reinterpret_cast<const void*>(std::uintptr_t(0x100000)), b.get(), c.get(), 1.0f, 0.0f);
-    be.synchronize();
+    be.gemm().run(plan, reinterpret_cast<const void*>(std::uintptr_t(0x100000)), b.get(), c.get(), 1.0f, 0.0f);
+    be.memory().synchronize();
   } catch (const BackendError& e) {
     sticky = e.sticky;
     std::printf("  error: %s (sticky %d)\n", e.what(), e.sticky);
@@ -47,27 +47,27 @@ TEST(CudaRecover, sticky_error_then_recover) {
     EXPECT_TRUE(!why.empty());
     b.forget();
     c.forget();
-    EXPECT_ANY_THROW(be.alloc(1024));
+    EXPECT_ANY_THROW(be.memory().alloc(1024));
     return;
   }
   b.forget();
   c.forget();
-  Buffer b2(be, 256 * 64 * 2), a2(be, 256 * 64 * 2), c2(be, 256 * 256 * 4);
+  Buffer b2(be.memory(), 256 * 64 * 2), a2(be.memory(), 256 * 64 * 2), c2(be.memory(), 256 * 256 * 4);
   std::vector<std::uint16_t> ones(256 * 64, float_to_half_bits(1.0f));
-  be.upload(a2.get(), ones.data(), ones.size() * 2);
-  be.upload(b2.get(), ones.data(), ones.size() * 2);
-  GemmPlanId p2 = be.make_gemm_plan(shape());
-  be.begin_launch_count();
-  be.gemm(p2, a2.get(), b2.get(), c2.get(), 1.0f, 0.0f);
-  LaunchRecord r = be.end_launch_count();  // CUPTI still counts in the new context
+  be.memory().upload(a2.get(), ones.data(), ones.size() * 2);
+  be.memory().upload(b2.get(), ones.data(), ones.size() * 2);
+  GemmPlan p2 = be.gemm().make_plan(shape());
+  be.profiler().begin_launch_count();
+  be.gemm().run(p2, a2.get(), b2.get(), c2.get(), 1.0f, 0.0f);
+  LaunchRecord r = be.profiler().end_launch_count();  // CUPTI still counts in the new context
   EXPECT_EQ(r.gemm_calls, std::int64_t(1));
   EXPECT_EQ(r.source, std::string("cupti"));
   EXPECT_TRUE(r.kernels >= 1);
   std::vector<float> out(256 * 256);
-  be.download(out.data(), c2.get(), out.size() * 4);
+  be.memory().download(out.data(), c2.get(), out.size() * 4);
   EXPECT_EQ(out[0], 64.0f);
   EXPECT_EQ(out.back(), 64.0f);
-  be.release_gemm_plans();
+  p2.reset();
 }
 
 int main(int argc, char** argv) {

@@ -34,18 +34,18 @@ struct DeviceInputs {
 DeviceInputs upload(Backend& be, const Problem& p, const HostTensors& t) {
   DeviceInputs d;
   std::size_t kv = p.kv_layout == KvLayout::paged ? t.k.size() : t.k.size() + kv_slack_rows(p) * p.head_dim;
-  d.q = Buffer(be, t.q.size() * 2);
-  d.k = Buffer(be, kv * 2);
-  d.v = Buffer(be, kv * 2);
-  be.fill_bytes(d.k.get(), 0, kv * 2);
-  be.fill_bytes(d.v.get(), 0, kv * 2);
-  be.upload(d.q.get(), t.q.data(), t.q.size() * 2);
-  be.upload(d.k.get(), t.k.data(), t.k.size() * 2);
-  be.upload(d.v.get(), t.v.data(), t.v.size() * 2);
+  d.q = Buffer(be.memory(), t.q.size() * 2);
+  d.k = Buffer(be.memory(), kv * 2);
+  d.v = Buffer(be.memory(), kv * 2);
+  be.memory().fill_bytes(d.k.get(), 0, kv * 2);
+  be.memory().fill_bytes(d.v.get(), 0, kv * 2);
+  be.memory().upload(d.q.get(), t.q.data(), t.q.size() * 2);
+  be.memory().upload(d.k.get(), t.k.data(), t.k.size() * 2);
+  be.memory().upload(d.v.get(), t.v.data(), t.v.size() * 2);
   d.bt_host = t.block_table;
   if (!t.block_table.empty()) {
-    d.bt = Buffer(be, t.block_table.size() * 4);
-    be.upload(d.bt.get(), t.block_table.data(), t.block_table.size() * 4);
+    d.bt = Buffer(be.memory(), t.block_table.size() * 4);
+    be.memory().upload(d.bt.get(), t.block_table.data(), t.block_table.size() * 4);
   }
   return d;
 }
@@ -54,12 +54,12 @@ void check_against_fp64(const Problem& p, std::uint64_t seed) {
   Backend& be = *gpu();
   HostTensors t = make_random_inputs(p, seed);
   DeviceInputs d = upload(be, p, t);
-  Buffer out(be, p.qkv_elements() * 4);
-  be.fill_bytes(out.get(), 0xFF, out.bytes());
-  be.reference_attention(p, d.io(), out.as<float>());
-  be.synchronize();
+  Buffer out(be.memory(), p.qkv_elements() * 4);
+  be.memory().fill_bytes(out.get(), 0xFF, out.bytes());
+  be.verifier().reference_attention(p, d.io(), out.as<float>());
+  be.memory().synchronize();
   std::vector<float> got(p.qkv_elements());
-  be.download(got.data(), out.get(), got.size() * 4);
+  be.memory().download(got.data(), out.get(), got.size() * 4);
   std::vector<double> ref(p.qkv_elements());
   reference_attention_fp64(p, t.q.data(), t.k.data(), t.v.data(), t.block_table.empty() ? nullptr : t.block_table.data(),
                            ref.data());
@@ -102,24 +102,24 @@ TEST(CudaReference, reference_runs_default_shape_quickly) {
   Backend& be = *gpu();
   Problem p = make_problem(32, 12, 512, 64, 1, 0, KvLayout::contiguous, DType::fp16, false);
   std::size_t n = static_cast<std::size_t>(p.qkv_elements());
-  Buffer q(be, n * 2), k(be, (n + kv_slack_rows(p) * 64) * 2), v(be, (n + kv_slack_rows(p) * 64) * 2), out(be, n * 4);
-  be.fill_bytes(q.get(), 0x3c, n * 2);  // 0x3c3c: a small fp16 value everywhere
-  be.fill_bytes(k.get(), 0x3c, k.bytes());
-  be.fill_bytes(v.get(), 0x3c, v.bytes());
+  Buffer q(be.memory(), n * 2), k(be.memory(), (n + kv_slack_rows(p) * 64) * 2), v(be.memory(), (n + kv_slack_rows(p) * 64) * 2), out(be.memory(), n * 4);
+  be.memory().fill_bytes(q.get(), 0x3c, n * 2);  // 0x3c3c: a small fp16 value everywhere
+  be.memory().fill_bytes(k.get(), 0x3c, k.bytes());
+  be.memory().fill_bytes(v.get(), 0x3c, v.bytes());
   AttentionIO io;
   io.q = q.get();
   io.k = k.get();
   io.v = v.get();
-  be.reference_attention(p, io, out.as<float>());  // warm-up (module load)
-  be.synchronize();
+  be.verifier().reference_attention(p, io, out.as<float>());  // warm-up (module load)
+  be.memory().synchronize();
   auto t0 = std::chrono::steady_clock::now();
-  be.reference_attention(p, io, out.as<float>());
-  be.synchronize();
+  be.verifier().reference_attention(p, io, out.as<float>());
+  be.memory().synchronize();
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::printf("  reference at %s: %.1f ms\n", p.label().c_str(), ms);
   EXPECT_TRUE(ms < 1000.0);
   float first = 0;
-  be.download(&first, out.get(), 4);
+  be.memory().download(&first, out.get(), 4);
   EXPECT_NEAR(first, 1.05859375, 1e-6);  // equal scores average equal values: V itself (fp16 0x3c3c)
 }
 

@@ -27,11 +27,11 @@ struct FinalizeJob {
     Backend& be = *gpu();
     std::vector<float> a(rows * d), s(rows, 2.0f);
     for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 1000);
-    acc = Buffer(be, a.size() * 4);
-    sum = Buffer(be, s.size() * 4);
-    out = Buffer(be, a.size() * 4);
-    be.upload(acc.get(), a.data(), a.size() * 4);
-    be.upload(sum.get(), s.data(), s.size() * 4);
+    acc = Buffer(be.memory(), a.size() * 4);
+    sum = Buffer(be.memory(), s.size() * 4);
+    out = Buffer(be.memory(), a.size() * 4);
+    be.memory().upload(acc.get(), a.data(), a.size() * 4);
+    be.memory().upload(sum.get(), s.data(), s.size() * 4);
     args.acc = acc.as<float>();
     args.row_sum = sum.as<float>();
     args.bh_count = 1;
@@ -42,7 +42,7 @@ struct FinalizeJob {
   }
   bool output_ok() {
     std::vector<float> o(rows * d);
-    gpu()->download(o.data(), out.get(), o.size() * 4);
+    gpu()->memory().download(o.data(), out.get(), o.size() * 4);
     for (std::size_t i = 0; i < o.size(); ++i)
       if (o[i] != static_cast<float>(i % 1000) / 2.0f) return false;
     return true;
@@ -70,18 +70,18 @@ TEST(CudaRuntime, device_info_is_filled) {
   EXPECT_TRUE(d.memory_bytes > 0 && d.memory_free > 0 && d.memory_free <= d.memory_bytes);
   EXPECT_TRUE(!d.driver.empty() && !d.cuda_runtime.empty() && !d.cublaslt.empty());
   EXPECT_TRUE(d.clock_mhz_max > 0);
-  EXPECT_EQ(gpu()->reference_name(), std::string("cuda-fp32"));
-  int clk = gpu()->current_sm_clock_mhz();
+  EXPECT_EQ(gpu()->verifier().reference_name(), std::string("cuda-fp32"));
+  int clk = gpu()->profiler().current_sm_clock_mhz();
   std::printf("  current SM clock %d MHz (0: NVML unavailable)\n", clk);
   EXPECT_TRUE(clk >= 0);
 }
 
 TEST(CudaRuntime, cupti_counts_one_kernel_exactly) {
   FinalizeJob job;
-  gpu()->synchronize();
-  gpu()->begin_launch_count();
-  gpu()->finalize(job.args);
-  LaunchRecord r = gpu()->end_launch_count();
+  gpu()->memory().synchronize();
+  gpu()->profiler().begin_launch_count();
+  gpu()->kernels().finalize(job.args);
+  LaunchRecord r = gpu()->profiler().end_launch_count();
   std::printf("  source %s, kernels %lld, names:", r.source.c_str(), static_cast<long long>(r.kernels));
   for (const auto& n : r.kernel_names) std::printf(" [%s]", n.c_str());
   std::printf(", %.4f ms\n", r.kernel_time_ms);
@@ -98,16 +98,16 @@ TEST(CudaRuntime, cupti_counts_one_kernel_exactly) {
 
 TEST(CudaRuntime, cupti_windows_are_independent) {
   FinalizeJob job;
-  Buffer a(*gpu(), 128 * 64 * 2), b(*gpu(), 128 * 64 * 2), c(*gpu(), 128 * 128 * 4);
-  gpu()->fill_bytes(a.get(), 0, a.bytes());
-  gpu()->fill_bytes(b.get(), 0, b.bytes());
-  GemmPlanId plan = gpu()->make_gemm_plan(small_gemm());
-  gpu()->finalize(job.args);  // outside any window: not counted
-  gpu()->begin_launch_count();
-  for (int i = 0; i < 3; ++i) gpu()->finalize(job.args);
-  gpu()->gemm(plan, a.get(), b.get(), c.get(), 1.0f, 0.0f);
-  gpu()->flush_l2();  // a memset: no kernel
-  LaunchRecord r = gpu()->end_launch_count();
+  Buffer a(gpu()->memory(), 128 * 64 * 2), b(gpu()->memory(), 128 * 64 * 2), c(gpu()->memory(), 128 * 128 * 4);
+  gpu()->memory().fill_bytes(a.get(), 0, a.bytes());
+  gpu()->memory().fill_bytes(b.get(), 0, b.bytes());
+  GemmPlan plan = gpu()->gemm().make_plan(small_gemm());
+  gpu()->kernels().finalize(job.args);  // outside any window: not counted
+  gpu()->profiler().begin_launch_count();
+  for (int i = 0; i < 3; ++i) gpu()->kernels().finalize(job.args);
+  gpu()->gemm().run(plan, a.get(), b.get(), c.get(), 1.0f, 0.0f);
+  gpu()->profiler().flush_l2();  // a memset: no kernel
+  LaunchRecord r = gpu()->profiler().end_launch_count();
   std::printf("  kernels %lld:", static_cast<long long>(r.kernels));
   for (const auto& n : r.kernel_names) std::printf(" [%s]", n.c_str());
   std::printf("\n");
@@ -118,11 +118,11 @@ TEST(CudaRuntime, cupti_windows_are_independent) {
   for (const auto& n : r.kernel_names)
     if (n.find("finalize_kernel") != std::string::npos) found = n.substr(n.size() - 3) == " x3";
   EXPECT_TRUE(found);
-  gpu()->begin_launch_count();
-  LaunchRecord empty = gpu()->end_launch_count();
+  gpu()->profiler().begin_launch_count();
+  LaunchRecord empty = gpu()->profiler().end_launch_count();
   EXPECT_EQ(empty.kernels, std::int64_t(0));
   EXPECT_EQ(empty.gemm_calls, std::int64_t(0));
-  gpu()->release_gemm_plans();
+  plan.reset();
 }
 
 TEST(CudaRuntime, graph_capture_replays_the_forward) {
@@ -133,71 +133,71 @@ TEST(CudaRuntime, graph_capture_replays_the_forward) {
     ha[i] = float_to_half_bits(static_cast<float>(i % 7) * 0.25f);
     hb[i] = float_to_half_bits(static_cast<float>(i % 5) * 0.5f);
   }
-  Buffer a(be, ha.size() * 2), b(be, hb.size() * 2), c(be, 128 * 128 * 4);
-  be.upload(a.get(), ha.data(), ha.size() * 2);
-  be.upload(b.get(), hb.data(), hb.size() * 2);
-  GemmPlanId plan = be.make_gemm_plan(small_gemm());
+  Buffer a(be.memory(), ha.size() * 2), b(be.memory(), hb.size() * 2), c(be.memory(), 128 * 128 * 4);
+  be.memory().upload(a.get(), ha.data(), ha.size() * 2);
+  be.memory().upload(b.get(), hb.data(), hb.size() * 2);
+  GemmPlan plan = be.gemm().make_plan(small_gemm());
   auto forward = [&] {
-    be.finalize(job.args);
-    be.gemm(plan, a.get(), b.get(), c.get(), 1.0f, 0.0f);
+    be.kernels().finalize(job.args);
+    be.gemm().run(plan, a.get(), b.get(), c.get(), 1.0f, 0.0f);
   };
   forward();
-  be.synchronize();
+  be.memory().synchronize();
   std::vector<float> eager(128 * 128);
-  be.download(eager.data(), c.get(), eager.size() * 4);
-  auto graph = be.capture(forward);
+  be.memory().download(eager.data(), c.get(), eager.size() * 4);
+  auto graph = be.profiler().capture(forward);
   ASSERT_TRUE(graph != nullptr);
   for (int rep = 0; rep < 2; ++rep) {
-    be.fill_bytes(c.get(), 0xFF, c.bytes());
-    be.fill_bytes(job.out.get(), 0xFF, job.out.bytes());
-    be.begin_launch_count();
+    be.memory().fill_bytes(c.get(), 0xFF, c.bytes());
+    be.memory().fill_bytes(job.out.get(), 0xFF, job.out.bytes());
+    be.profiler().begin_launch_count();
     graph->replay();
-    LaunchRecord r = be.end_launch_count();
+    LaunchRecord r = be.profiler().end_launch_count();
     std::vector<float> replayed(128 * 128);
-    be.download(replayed.data(), c.get(), replayed.size() * 4);
+    be.memory().download(replayed.data(), c.get(), replayed.size() * 4);
     EXPECT_TRUE(std::memcmp(eager.data(), replayed.data(), eager.size() * 4) == 0);
     EXPECT_TRUE(job.output_ok());
     EXPECT_TRUE(r.kernels >= 2);  // the graph's kernels are seen by CUPTI
     EXPECT_EQ(r.gemm_calls, std::int64_t(0));  // ...but no backend calls were made
   }
   graph.reset();
-  be.release_gemm_plans();
+  plan.reset();
 }
 
 TEST(CudaRuntime, capture_failure_returns_null_and_leaves_the_backend_usable) {
   FinalizeJob job;
   Backend& be = *gpu();
-  auto graph = be.capture([&] {
-    be.finalize(job.args);
-    be.synchronize();  // not allowed while capturing
+  auto graph = be.profiler().capture([&] {
+    be.kernels().finalize(job.args);
+    be.memory().synchronize();  // not allowed while capturing
   });
   EXPECT_TRUE(graph == nullptr);
-  be.fill_bytes(job.out.get(), 0, job.out.bytes());
-  be.finalize(job.args);
-  be.synchronize();
+  be.memory().fill_bytes(job.out.get(), 0, job.out.bytes());
+  be.kernels().finalize(job.args);
+  be.memory().synchronize();
   EXPECT_TRUE(job.output_ok());
 }
 
 TEST(CudaRuntime, event_timer_measures_device_work) {
   FinalizeJob job;
-  auto t = gpu()->make_timer();
+  auto t = gpu()->profiler().make_timer();
   t->start();
-  for (int i = 0; i < 20; ++i) gpu()->finalize(job.args);
+  for (int i = 0; i < 20; ++i) gpu()->kernels().finalize(job.args);
   t->stop();
   double ms = t->elapsed_ms();
   std::printf("  20 finalize launches: %.4f ms\n", ms);
   EXPECT_TRUE(ms > 0 && ms < 1000);
-  gpu()->flush_l2();
-  gpu()->flush_l2();
-  gpu()->synchronize();
-  gpu()->range_push("test range");
-  gpu()->range_pop();
+  gpu()->profiler().flush_l2();
+  gpu()->profiler().flush_l2();
+  gpu()->memory().synchronize();
+  gpu()->profiler().range_push("test range");
+  gpu()->profiler().range_pop();
 }
 
 TEST(CudaRuntime, out_of_memory_is_a_clear_error) {
   bool thrown = false, sticky = true;
   try {
-    gpu()->alloc(std::size_t(1) << 50);
+    gpu()->memory().alloc(std::size_t(1) << 50);
   } catch (const BackendError& e) {
     thrown = std::string(e.what()).find("out of memory") != std::string::npos;
     sticky = e.sticky;
@@ -205,10 +205,10 @@ TEST(CudaRuntime, out_of_memory_is_a_clear_error) {
   }
   EXPECT_TRUE(thrown);
   EXPECT_TRUE(!sticky);
-  void* p = gpu()->alloc(1024);  // the device is still fine
+  void* p = gpu()->memory().alloc(1024);  // the device is still fine
   EXPECT_TRUE(p != nullptr);
-  gpu()->free(p);
-  gpu()->free(p);  // a second free of the same pointer is ignored
+  gpu()->memory().free(p);
+  gpu()->memory().free(p);  // a second free of the same pointer is ignored
 }
 
 int main(int argc, char** argv) {

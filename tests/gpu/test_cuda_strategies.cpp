@@ -40,25 +40,25 @@ Inputs prepare(const Problem& p, std::uint64_t seed) {
   HostTensors t = make_random_inputs(p, seed);
   Inputs in;
   std::size_t kv = p.kv_layout == KvLayout::paged ? t.k.size() : t.k.size() + kv_slack_rows(p) * p.head_dim;
-  in.q = Buffer(be, t.q.size() * 2);
-  in.o = Buffer(be, t.q.size() * 2);
-  in.k = Buffer(be, kv * 2);
-  in.v = Buffer(be, kv * 2);
-  be.fill_bytes(in.k.get(), 0, kv * 2);
-  be.fill_bytes(in.v.get(), 0, kv * 2);
-  be.upload(in.q.get(), t.q.data(), t.q.size() * 2);
-  be.upload(in.k.get(), t.k.data(), t.k.size() * 2);
-  be.upload(in.v.get(), t.v.data(), t.v.size() * 2);
+  in.q = Buffer(be.memory(), t.q.size() * 2);
+  in.o = Buffer(be.memory(), t.q.size() * 2);
+  in.k = Buffer(be.memory(), kv * 2);
+  in.v = Buffer(be.memory(), kv * 2);
+  be.memory().fill_bytes(in.k.get(), 0, kv * 2);
+  be.memory().fill_bytes(in.v.get(), 0, kv * 2);
+  be.memory().upload(in.q.get(), t.q.data(), t.q.size() * 2);
+  be.memory().upload(in.k.get(), t.k.data(), t.k.size() * 2);
+  be.memory().upload(in.v.get(), t.v.data(), t.v.size() * 2);
   in.bt_host = t.block_table;
   if (!t.block_table.empty()) {
-    in.bt = Buffer(be, t.block_table.size() * 4);
-    be.upload(in.bt.get(), t.block_table.data(), t.block_table.size() * 4);
+    in.bt = Buffer(be.memory(), t.block_table.size() * 4);
+    be.memory().upload(in.bt.get(), t.block_table.data(), t.block_table.size() * 4);
   }
-  in.ref = Buffer(be, p.qkv_elements() * 4);
-  be.reference_attention(p, in.io(), in.ref.as<float>());
-  be.synchronize();
+  in.ref = Buffer(be.memory(), p.qkv_elements() * 4);
+  be.verifier().reference_attention(p, in.io(), in.ref.as<float>());
+  be.memory().synchronize();
   in.ref_host.resize(p.qkv_elements());
-  be.download(in.ref_host.data(), in.ref.get(), in.ref_host.size() * 4);
+  be.memory().download(in.ref_host.data(), in.ref.get(), in.ref_host.size() * 4);
   return in;
 }
 
@@ -104,18 +104,18 @@ void run_all(const Problem& p, bool fp32_scores, std::uint64_t seed) {
 void run_one(Strategy& st, const Problem& p, const Inputs& in, const StrategyOptions& opt) {
   Backend& be = *gpu();
   st.setup(be, p, in.io(), opt);
-  be.fill_bytes(in.o.get(), 0xFF, in.o.bytes());
-  be.synchronize();
-  be.begin_launch_count();
+  be.memory().fill_bytes(in.o.get(), 0xFF, in.o.bytes());
+  be.memory().synchronize();
+  be.profiler().begin_launch_count();
   st.run(be);
-  LaunchRecord r = be.end_launch_count();
+  LaunchRecord r = be.profiler().end_launch_count();
   std::vector<std::uint16_t> out(p.qkv_elements());
-  be.download(out.data(), in.o.get(), out.size() * 2);
+  be.memory().download(out.data(), in.o.get(), out.size() * 2);
   ErrorStats e = compare_output(p, out.data(), in.ref_host.data());
   LaunchContract c = st.contract(p);
   std::int64_t ours = our_kernels(r), lib = r.kernels - ours;
   bool split = false;
-  for (const auto& g : be.gemm_plan_report())
+  for (const auto& g : be.gemm().plan_report())
     if (g["attrs"].value("SPLITK_NUM", 1) > 1) split = true;
   std::printf("    %-14s rel_l2 %.2e (tol %.0e) nonfinite %lld | kernels %lld (ours %lld, cuBLASLt %lld) vs contract "
               "%lld gemm + %lld kernels\n",

@@ -40,7 +40,7 @@ TEST(TuneCacheGpu, tuned_choices_reload_from_the_cache_unchanged) {
   ProblemInputs in(*fresh, p, 5);
   auto st = make_strategies("head_batched");
   st[0]->setup(*fresh, p, in.io(), StrategyOptions{});
-  nlohmann::json plans = fresh->gemm_plan_report();
+  nlohmann::json plans = fresh->gemm().plan_report();
   ASSERT_TRUE(!plans.empty());
   for (const auto& plan : plans) {
     EXPECT_EQ(plan.value("source", std::string()), std::string("cache"));

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -71,8 +72,16 @@ void gemm_one(const GemmShape& g, const void* a, const void* b, void* c, float a
   });
 }
 
-class CpuBackend : public Backend {
+// One object is the device and every interface it hands out.
+class CpuBackend final : public DeviceMemory,
+                         public GemmEngine,
+                         public AttentionKernels,
+                         public Verifier,
+                         public Profiler,
+                         public Backend {
  public:
+  CpuBackend() { set_parts({this, this, this, this, this}); }
+
   BackendKind kind() const override { return BackendKind::cpu; }
 
   DeviceInfo device_info() const override {
@@ -102,18 +111,21 @@ class CpuBackend : public Backend {
   void fill_bytes(void* dst, unsigned char value, std::size_t bytes) override { std::memset(dst, value, bytes); }
   void synchronize() override {}
 
-  GemmPlanId make_gemm_plan(const GemmShape& shape) override {
+  GemmPlan make_plan(const GemmShape& shape) override {
     if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.batch <= 0)
       throw BackendError(fmt::format("cpu gemm: invalid shape {}", shape.key()));
-    plans_.push_back({shape, "heuristic"});
+    Plan plan{shape, "heuristic"};
     if (chooser_) {
       GemmAlgo algo;
-      if (chooser_(shape, &algo)) plans_.back().source = "cache";
+      if (chooser_(shape, &algo)) plan.source = "cache";
     }
-    return static_cast<GemmPlanId>(plans_.size() - 1);
+    const GemmPlanId id = next_plan_id_++;
+    plans_.emplace(id, std::move(plan));
+    return GemmPlan(*this, id);
   }
 
-  void gemm(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
+  using GemmEngine::run;
+  void run(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
     const GemmShape& g = plan_at(plan).shape;
     gemm_calls_++;
     if (g.mode == BatchMode::pointer_array) {
@@ -128,17 +140,17 @@ class CpuBackend : public Backend {
                offset_ptr(c, i * g.stride_c, g.c_type), alpha, beta);
   }
 
-  void release_gemm_plans() override { plans_.clear(); }
-
-  nlohmann::json gemm_plan_report() const override {
+  nlohmann::json plan_report() const override {
     nlohmann::json out = nlohmann::json::array();
-    for (const auto& p : plans_)
+    for (const auto& [id, p] : plans_) {
+      (void)id;
       out.push_back({{"shape", p.shape.key()}, {"algo", "cpu-reference fp64"}, {"source", p.source}});
+    }
     return out;
   }
-  GemmShape gemm_plan_shape(GemmPlanId plan) const override { return plan_at(plan).shape; }
+  GemmShape plan_shape(GemmPlanId plan) const override { return plan_at(plan).shape; }
 
-  std::vector<GemmAlgo> gemm_candidates(GemmPlanId plan, int, bool) override {
+  std::vector<GemmAlgo> candidates(GemmPlanId plan, int, bool) override {
     (void)plan_at(plan);
     GemmAlgo a;
     a.label = "cpu-reference";
@@ -146,10 +158,11 @@ class CpuBackend : public Backend {
     a.heuristic_first = true;
     return {a};
   }
-  void set_gemm_algo(GemmPlanId plan, const GemmAlgo&, const std::string& source) override {
-    plans_.at(static_cast<std::size_t>(plan)).source = source;
+  void set_algo(GemmPlanId plan, const GemmAlgo&, const std::string& source) override {
+    (void)plan_at(plan);
+    plans_[plan].source = source;
   }
-  void set_gemm_chooser(GemmAlgoChooser chooser) override { chooser_ = std::move(chooser); }
+  void set_chooser(Chooser chooser) override { chooser_ = std::move(chooser); }
 
   void softmax_update(const SoftmaxUpdateArgs& a) override;
   void page_softmax(const PageSoftmaxArgs& a) override;
@@ -214,12 +227,14 @@ class CpuBackend : public Backend {
     std::string source;
   };
   const Plan& plan_at(GemmPlanId id) const {
-    if (id < 0 || static_cast<std::size_t>(id) >= plans_.size())
-      throw BackendError(fmt::format("cpu gemm: unknown plan {}", id));
-    return plans_[static_cast<std::size_t>(id)];
+    auto it = plans_.find(id);
+    if (it == plans_.end()) throw BackendError(fmt::format("cpu gemm: unknown plan {}", id));
+    return it->second;
   }
-  std::vector<Plan> plans_;
-  GemmAlgoChooser chooser_;
+  void release_plan(GemmPlanId id) noexcept override { plans_.erase(id); }
+  std::map<GemmPlanId, Plan> plans_;  // by id: creation order
+  GemmPlanId next_plan_id_ = 0;
+  Chooser chooser_;
   std::int64_t gemm_calls_ = 0, other_kernels_ = 0;
   bool context_lost_ = false;
 

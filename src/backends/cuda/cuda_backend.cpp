@@ -31,6 +31,7 @@ std::unique_ptr<Backend> make_cuda_backend(int device) {
 namespace cuda {
 
 CudaBackend::CudaBackend(int device) : device_(device), nvml_(device) {
+  set_parts({this, this, this, this, this});
   AB_CUDA_CHECK(cudaSetDevice(device_));
   int l2 = 0;
   AB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device_));

@@ -12,12 +12,13 @@
 namespace ab::cuda {
 
 LtPlan& CudaBackend::plan_at(GemmPlanId id) const {
-  if (id < 0 || static_cast<std::size_t>(id) >= plans_.size())
+  auto it = plans_.find(id);
+  if (it == plans_.end())
     throw BackendError(fmt::format("cuda gemm: unknown plan {} ({} plans live)", id, plans_.size()));
-  return *plans_[static_cast<std::size_t>(id)];
+  return *it->second;
 }
 
-GemmPlanId CudaBackend::make_gemm_plan(const GemmShape& shape) {
+GemmPlan CudaBackend::make_plan(const GemmShape& shape) {
   auto plan = std::make_unique<LtPlan>(shape);
   bool chosen = false;
   if (chooser_) {
@@ -43,19 +44,21 @@ GemmPlanId CudaBackend::make_gemm_plan(const GemmShape& shape) {
     plan->chosen.heuristic_first = true;
     plan->source = "heuristic";
   }
-  plans_.push_back(std::move(plan));
-  return static_cast<GemmPlanId>(plans_.size() - 1);
+  const GemmPlanId id = next_plan_id_++;
+  plans_.emplace(id, std::move(plan));
+  return GemmPlan(*this, id);
 }
 
-void CudaBackend::gemm(GemmPlanId id, const void* a, const void* b, void* c, float alpha, float beta) {
+void CudaBackend::run(GemmPlanId id, const void* a, const void* b, void* c, float alpha, float beta) {
   const LtPlan& p = plan_at(id);
   gemm_calls_++;
   lt_matmul(lt_, p, a, b, c, alpha, beta, workspace_, kWorkspaceBytes, stream_);
 }
 
-nlohmann::json CudaBackend::gemm_plan_report() const {
+nlohmann::json CudaBackend::plan_report() const {
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& p : plans_) {
+  for (const auto& entry : plans_) {
+    const std::unique_ptr<LtPlan>& p = entry.second;
     nlohmann::json j = {{"shape", p->shape().key()},
                         {"algo", p->chosen.label},
                         {"attrs", p->chosen.attrs},
@@ -67,13 +70,13 @@ nlohmann::json CudaBackend::gemm_plan_report() const {
   return out;
 }
 
-std::vector<GemmAlgo> CudaBackend::gemm_candidates(GemmPlanId id, int top, bool exhaustive) {
+std::vector<GemmAlgo> CudaBackend::candidates(GemmPlanId id, int top, bool exhaustive) {
   const LtPlan& p = plan_at(id);
   return exhaustive ? exhaustive_candidates(lt_, p, kWorkspaceBytes, top > 0 ? top : std::numeric_limits<int>::max())
                     : heuristic_candidates(lt_, p, top, kWorkspaceBytes);
 }
 
-void CudaBackend::set_gemm_algo(GemmPlanId id, const GemmAlgo& algo, const std::string& source) {
+void CudaBackend::set_algo(GemmPlanId id, const GemmAlgo& algo, const std::string& source) {
   LtPlan& p = plan_at(id);
   cublasLtMatmulAlgo_t a{};
   std::size_t ws = 0;

@@ -5,6 +5,7 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -17,7 +18,13 @@
 
 namespace ab::cuda {
 
-class CudaBackend final : public Backend {
+// One object is the device and every interface it hands out.
+class CudaBackend final : public ab::DeviceMemory,
+                          public GemmEngine,
+                          public AttentionKernels,
+                          public Verifier,
+                          public Profiler,
+                          public Backend {
  public:
   static constexpr std::size_t kWorkspaceBytes = 32u << 20;
 
@@ -37,14 +44,14 @@ class CudaBackend final : public Backend {
   void synchronize() override;
 
   // cublaslt GEMMs (cuda_backend_gemm.cpp)
-  GemmPlanId make_gemm_plan(const GemmShape& shape) override;
-  void gemm(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override;
-  void release_gemm_plans() override { plans_.clear(); }
-  nlohmann::json gemm_plan_report() const override;
-  GemmShape gemm_plan_shape(GemmPlanId plan) const override { return plan_at(plan).shape(); }
-  std::vector<GemmAlgo> gemm_candidates(GemmPlanId plan, int top, bool exhaustive) override;
-  void set_gemm_algo(GemmPlanId plan, const GemmAlgo& algo, const std::string& source) override;
-  void set_gemm_chooser(GemmAlgoChooser chooser) override { chooser_ = std::move(chooser); }
+  GemmPlan make_plan(const GemmShape& shape) override;
+  using GemmEngine::run;
+  void run(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override;
+  nlohmann::json plan_report() const override;
+  GemmShape plan_shape(GemmPlanId plan) const override { return plan_at(plan).shape(); }
+  std::vector<GemmAlgo> candidates(GemmPlanId plan, int top, bool exhaustive) override;
+  void set_algo(GemmPlanId plan, const GemmAlgo& algo, const std::string& source) override;
+  void set_chooser(Chooser chooser) override { chooser_ = std::move(chooser); }
 
   // kernels (cuda_backend_kernels.cpp)
   void softmax_update(const SoftmaxUpdateArgs& a) override;
@@ -83,6 +90,7 @@ class CudaBackend final : public Backend {
   void create_context_objects();
   void destroy_context_objects(bool after_reset) noexcept;
   LtPlan& plan_at(GemmPlanId id) const;
+  void release_plan(GemmPlanId id) noexcept override { plans_.erase(id); }
   void count_kernel() { other_kernels_++; }
 
   int device_;
@@ -90,11 +98,12 @@ class CudaBackend final : public Backend {
   cublasLtHandle_t lt_ = nullptr;
   void* workspace_ = nullptr;
   void* spacer_ = nullptr;  // relocate_buffers' spacer
-  DeviceMemory mem_;
+  AllocationTracker mem_;
   L2Flusher flusher_;
   std::int64_t l2_bytes_ = 0;
-  std::vector<std::unique_ptr<LtPlan>> plans_;
-  GemmAlgoChooser chooser_;
+  std::map<GemmPlanId, std::unique_ptr<LtPlan>> plans_;  // by id: creation order
+  GemmPlanId next_plan_id_ = 0;  // never reused, also across recover()
+  Chooser chooser_;
   CuptiCounter cupti_;
   NvmlClock nvml_;
   std::int64_t gemm_calls_ = 0, other_kernels_ = 0;

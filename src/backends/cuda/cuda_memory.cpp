@@ -10,7 +10,7 @@
 
 namespace ab::cuda {
 
-void* DeviceMemory::alloc(std::size_t bytes) {
+void* AllocationTracker::alloc(std::size_t bytes) {
   if (bytes == 0) return nullptr;
   void* p = nullptr;
   cudaError_t e = cudaMalloc(&p, bytes);
@@ -24,7 +24,7 @@ void* DeviceMemory::alloc(std::size_t bytes) {
   return p;
 }
 
-void DeviceMemory::free(void* p) noexcept {
+void AllocationTracker::free(void* p) noexcept {
   if (!p) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -33,12 +33,12 @@ void DeviceMemory::free(void* p) noexcept {
   if (cudaFree(p) != cudaSuccess) (void)cudaGetLastError();
 }
 
-void DeviceMemory::forget_all() noexcept {
+void AllocationTracker::forget_all() noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   live_.clear();
 }
 
-std::size_t DeviceMemory::live_count() const {
+std::size_t AllocationTracker::live_count() const {
   std::lock_guard<std::mutex> lock(mu_);
   return live_.size();
 }

@@ -7,7 +7,7 @@
 
 namespace ab::cuda {
 
-class DeviceMemory {
+class AllocationTracker {
  public:
   // cudaMalloc (never managed memory); BackendError "cudaMalloc of N bytes failed: out of memory".
   void* alloc(std::size_t bytes);
