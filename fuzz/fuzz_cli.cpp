@@ -15,6 +15,7 @@
 #include "cli/run_command.hpp"
 #include "core/errors.hpp"
 #include "core/strategy.hpp"
+#include "strategies/registry.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::vector<std::string> args = {"attnbench"};

@@ -6,6 +6,7 @@
 #include "cli/backend_factory.hpp"
 #include "cli/list_command.hpp"
 #include "core/strategy.hpp"
+#include "strategies/registry.hpp"
 
 namespace ab {
 

@@ -28,6 +28,7 @@
 #include "run/memory_estimate.hpp"
 #include "run/runner.hpp"
 #include "tune/heuristic_cache.hpp"
+#include "strategies/registry.hpp"
 
 namespace ab {
 
@@ -55,7 +56,7 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
 static void refuse_flags_without_effect(const RunFlags& f) {
   if (f.tile.empty()) return;
   bool fused = false;
-  for (const auto& s : make_strategies(f.strategies)) fused = fused || s->name() == "fused";
+  for (const auto& s : make_strategies(f.strategies)) fused = fused || s->uses_fused_tile();
   if (!fused)
     throw UsageError(fmt::format("--tile={}: only the fused strategy takes a tile, and --strategies={} does not select it",
                                  f.tile, f.strategies));

@@ -21,6 +21,7 @@
 #include "tune/heuristic_cache.hpp"
 #include "tune/tune_summary.hpp"
 #include "tune/tuner.hpp"
+#include "strategies/registry.hpp"
 
 namespace ab {
 

@@ -53,10 +53,4 @@ class Strategy {
   virtual bool uses_fused_tile() const { return false; }
 };
 
-// All strategies, in the order they are run and printed.
-std::vector<std::unique_ptr<Strategy>> make_all_strategies();
-std::vector<std::string> strategy_names();
-// Parses "--strategies=a,b" (or "all"); throws UsageError naming an unknown strategy.
-std::vector<std::unique_ptr<Strategy>> make_strategies(const std::string& list);
-
 }  // namespace ab

@@ -17,6 +17,7 @@
 #include "run/memory_estimate.hpp"
 #include "run/problem_inputs.hpp"
 #include "run/strategy_session.hpp"
+#include "strategies/registry.hpp"
 
 namespace ab {
 

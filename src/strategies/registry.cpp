@@ -4,6 +4,7 @@
 
 #include "core/axis.hpp"
 #include "core/errors.hpp"
+#include "strategies/registry.hpp"
 #include "strategies/strategies.hpp"
 
 namespace ab {

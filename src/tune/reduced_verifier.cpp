@@ -2,6 +2,7 @@
 #include "tune/reduced_verifier.hpp"
 
 #include "core/errors.hpp"
+#include "strategies/registry.hpp"
 
 namespace ab {
 

@@ -18,6 +18,7 @@
 #include "tune/gemm_search.hpp"
 #include "tune/plan_recorder.hpp"
 #include "tune/tune_records.hpp"
+#include "strategies/registry.hpp"
 
 namespace ab {
 

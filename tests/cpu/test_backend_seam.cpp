@@ -12,6 +12,7 @@
 #include "run/problem_inputs.hpp"
 #include "tune/plan_recorder.hpp"
 #include "testing.hpp"
+#include "strategies/registry.hpp"
 
 using namespace ab;
 

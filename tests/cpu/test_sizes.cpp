@@ -12,6 +12,7 @@
 #include "run/memory_estimate.hpp"
 #include "run/problem_inputs.hpp"
 #include "testing.hpp"
+#include "strategies/registry.hpp"
 
 using namespace ab;
 

@@ -20,6 +20,7 @@
 #include "tune/tune_summary.hpp"
 #include "tune/tuner.hpp"
 #include "testing.hpp"
+#include "strategies/registry.hpp"
 
 using namespace ab;
 namespace fs = std::filesystem;

@@ -9,6 +9,7 @@
 #include "core/reference.hpp"
 #include "core/strategy.hpp"
 #include "testing.hpp"
+#include "strategies/registry.hpp"
 
 using namespace ab;
 

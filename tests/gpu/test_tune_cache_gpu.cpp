@@ -11,6 +11,7 @@
 #include "run/problem_inputs.hpp"
 #include "tune/tuner.hpp"
 #include "testing.hpp"
+#include "strategies/registry.hpp"
 
 using namespace ab;
 
