@@ -5,15 +5,16 @@
 # fused/peer table last.
 #   scripts/fused-dev.sh [OUTDIR]         build + info + check + bench + peers (on the GPU machine)
 #   scripts/fused-dev.sh --build-only     build here (no GPU needed), with the ptxas resource report
-# Builds in build-fused/ (ignored) with `cmake --build --target attnbench_fused_dev`, for sm_90a
-# (CMAKE_CUDA_ARCHITECTURES=90a, i.e. -gencode=arch=compute_90a,code=sm_90a), tests off. PTXAS_V=1 adds
-# the ptxas resource report (-Xptxas -v) of the fused kernels to any build. A build-deps/ folder
-# (scripts/pack-build-deps.sh, for a GPU image without CLI11/fmt/nlohmann-json) is used as the prefix
-# path. A prebuilt build-fused/fused_dev is reused when it runs and is newer than every source.
+# Builds in build-fused/ (ignored; FUSED_BUILD_DIR overrides) with `cmake --build --target
+# attnbench_fused_dev`, for sm_90a (CMAKE_CUDA_ARCHITECTURES=90a: -gencode=arch=compute_90a,code=sm_90a plus
+# its PTX), tests off. PTXAS_V=1 adds the ptxas resource report (-Xptxas -v) of the fused kernels to any
+# build. A build-deps/ folder (scripts/pack-build-deps.sh, for a GPU image without CLI11/fmt/nlohmann-json)
+# is used as the prefix path. A prebuilt build-fused/fused_dev is reused when it runs and is newer than
+# every source.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/cuda/bin:$PATH
-BUILD=build-fused
+BUILD=${FUSED_BUILD_DIR:-build-fused}
 BIN=$BUILD/fused_dev
 HARNESS=tools/fused_dev
 
