@@ -7,8 +7,8 @@
 //   fused_dev bench [csv]          CUDA-event timing of every compiled tile at the target shapes (L2
 //                                  flushed before every sample), rows appended to csv
 //   fused_dev one D BM BN WARPS STAGES CAUSAL   two launches of one tile at the target shape for D
-// FUSED_DEV_FAMILY=wg|mma|all picks the tiles of check, bench (default all). Exit 2 on a device error or
-// bad arguments, 3 without a CUDA device.
+// FUSED_DEV_FAMILY=wg|mma|all picks the tiles of check, bench (default all; another value: one line, exit 2).
+// Exit 2 on a device error or bad arguments, 3 without a CUDA device.
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -30,11 +30,11 @@ ab::fused_dev::TileFamily family_from_environment() {
   return *family;
 }
 
-int run_mode(const std::string& mode, int argc, char** argv) {
+int run_mode(const std::string& mode, ab::fused_dev::TileFamily family, int argc, char** argv) {
   using namespace ab::fused_dev;
   if (mode == "info") return run_info();
-  if (mode == "check") return run_checks(family_from_environment());
-  if (mode == "bench") return run_bench(family_from_environment(), argc > 2 ? argv[2] : "");
+  if (mode == "check") return run_checks(family);
+  if (mode == "bench") return run_bench(family, argc > 2 ? argv[2] : "");
   if (mode == "one" && argc >= 8) {
     ab::FusedTile t;
     t.block_m = std::atoi(argv[3]);
@@ -51,13 +51,20 @@ int run_mode(const std::string& mode, int argc, char** argv) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "check";
+  ab::fused_dev::TileFamily family;
+  try {
+    family = family_from_environment();
+  } catch (const ab::UsageError& e) {
+    std::fprintf(stderr, "fused_dev: %s\n", e.what());
+    return 2;
+  }
   if (ab::cuda::device_count_noexcept() == 0) {
     std::printf("no CUDA device\n");
     return mode == "version" ? 0 : 3;
   }
   if (mode == "version") return 0;
   try {
-    return run_mode(mode, argc, argv);
+    return run_mode(mode, family, argc, argv);
   } catch (const ab::BackendError& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "CUDA error: %s\n", e.what());
