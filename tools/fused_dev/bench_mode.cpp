@@ -1,0 +1,115 @@
+// fused_dev bench and fused_dev one: every tile of a family timed at the two target shapes (the first
+// implementable tile timed again last, as the noise floor), the default tile on paged K/V; CSV rows
+// kind,name,B,H,S,D,causal,layout,median_ms,p10_ms,p90_ms,tflops,device (ratio_table.py reads them).
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/cuda_check.hpp"
+#include "backends/cuda/cuda_device.hpp"
+#include "dev_case.hpp"
+#include "dev_inputs.hpp"
+#include "device_case.hpp"
+#include "fused_attention.hpp"
+#include "launch_timing.hpp"
+#include "modes.hpp"
+
+namespace ab::fused_dev {
+
+namespace {
+
+constexpr int kLabelWidth = 52;
+constexpr int kWarmup = 10;
+
+struct TargetShape {
+  int batch, heads, seq_len, head_dim, samples;
+};
+// The two target shapes: the default one and the long D=128 one.
+constexpr TargetShape kTargets[] = {{32, 12, 512, 64, 200}, {2, 16, 8192, 128, 40}};
+
+struct CsvFile {
+  FILE* f = nullptr;
+  explicit CsvFile(const std::string& path) : f(path.empty() ? nullptr : std::fopen(path.c_str(), "a")) {}
+  ~CsvFile() {
+    if (f) std::fclose(f);
+  }
+};
+
+void launch_or_throw(const kernels::FusedParams& p, const FusedTile& t) {
+  cuda::check_launch(kernels::fused_launch(p, t, nullptr), "fused_attention");
+}
+
+// Times `tile` on `d`, prints the row and appends it to the CSV (layout: "contiguous", "paged", "paged16"...).
+void bench_row(const Problem& p, const DeviceCase& d, const FusedTile& tile, const std::string& tile_label,
+               const std::string& layout, int samples, cuda::L2Flusher& flusher, const std::string& device, FILE* csv) {
+  const SampleSummary s = time_launch([&] { launch_or_throw(d.params(), tile); }, flusher, kWarmup, samples);
+  const double tflops = p.flops() / s.median * 1e-9;
+  std::printf("%-*s %-12s %9.4f %9.4f %9.4f %8.1f\n", kLabelWidth, p.label().c_str(), tile_label.c_str(), s.median,
+              s.p10, s.p90, tflops);
+  if (csv)
+    std::fprintf(csv, "fused,%s,%lld,%lld,%lld,%lld,%d,%s,%.5f,%.5f,%.5f,%.2f,%s\n", tile_label.c_str(),
+                 static_cast<long long>(p.batch), static_cast<long long>(p.heads), static_cast<long long>(p.seq_len),
+                 static_cast<long long>(p.head_dim), p.causal ? 1 : 0, layout.c_str(), s.median, s.p10, s.p90, tflops,
+                 device.c_str());
+}
+
+}  // namespace
+
+int run_bench(TileFamily family, const std::string& csv_path) {
+  const std::string device = cuda::query_device_info(0).name;
+  CsvFile csv(csv_path);
+  if (!csv_path.empty() && !csv.f) {
+    std::fprintf(stderr, "cannot open %s for appending\n", csv_path.c_str());
+    return 2;
+  }
+  cuda::L2Flusher flusher;
+  flusher.init(kFlushBytes / 2);
+  const std::vector<FusedTile> tiles = tiles_of_family(kernels::fused_compiled_tiles(), family);
+  std::printf("device: %s\n", device.c_str());
+  std::printf("%-*s %-12s %9s %9s %9s %8s\n", kLabelWidth, "shape", "tile", "median_ms", "p10_ms", "p90_ms", "TFLOP/s");
+  for (const TargetShape& s : kTargets)
+    for (bool causal : {false, true}) {
+      const Problem p = dev_problem(s.batch, s.heads, s.seq_len, s.head_dim, 0, causal, DType::fp16);
+      const DeviceCase d(p, make_dev_inputs(p, 99));
+      const FusedTile* first = nullptr;
+      for (const FusedTile& t : tiles) {
+        if (!kernels::fused_can_implement(d.params(), t).empty()) continue;
+        if (!first) first = &t;
+        bench_row(p, d, t, t.name(), "contiguous", s.samples, flusher, device, csv.f);
+      }
+      // The first implementable (default) tile again: the spread between the two is the noise floor.
+      if (first) bench_row(p, d, *first, first->name() + "(again)", "contiguous", s.samples, flusher, device, csv.f);
+    }
+  // Paged K/V at the default shape, default tile: the block-table path's cost.
+  for (int page_size : {16, 128})
+    for (bool causal : {false, true}) {
+      const Problem p = dev_problem(32, 12, 512, 64, page_size, causal, DType::fp16);
+      const DeviceCase d(p, make_dev_inputs(p, 7));
+      for (const FusedTile& t : tiles) {
+        if (!kernels::fused_can_implement(d.params(), t).empty()) continue;
+        bench_row(p, d, t, t.name(), "paged" + std::to_string(page_size), 100, flusher, device, csv.f);
+        break;  // default tile only
+      }
+    }
+  return 0;
+}
+
+int run_one(int head_dim, const FusedTile& tile, bool causal) {
+  const Problem p = head_dim == 128 ? dev_problem(2, 16, 8192, 128, 0, causal, DType::fp16)
+                                    : dev_problem(32, 12, 512, head_dim, 0, causal, DType::fp16);
+  const DeviceCase d(p, make_dev_inputs(p, 3));
+  const std::string why = kernels::fused_can_implement(d.params(), tile);
+  if (!why.empty()) {
+    std::printf("%s: %s\n", tile.name().c_str(), why.c_str());
+    return 1;
+  }
+  for (int i = 0; i < 2; ++i) launch_or_throw(d.params(), tile);
+  AB_CUDA_CHECK(cudaDeviceSynchronize());
+  std::printf("%s %s: 2 launches\n", p.label().c_str(), tile.name().c_str());
+  return 0;
+}
+
+}  // namespace ab::fused_dev

@@ -1,0 +1,122 @@
+// fused_dev check: every compiled tile of a family on the awkward shapes against the CPU fp64 reference
+// (core/reference.hpp). O is poisoned with NaN before each launch, the pool rows past seq_len hold NaN,
+// and every launch runs twice and must match bit for bit.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/cuda_check.hpp"
+#include "dev_case.hpp"
+#include "dev_inputs.hpp"
+#include "device_case.hpp"
+#include "fused_attention.hpp"
+#include "modes.hpp"
+
+namespace ab::fused_dev {
+
+namespace {
+
+constexpr int kLabelWidth = 52;
+
+// Launches `tile` on a poisoned O and returns O; the launch's error code in *rc (0: success).
+std::vector<std::uint16_t> launch_once(DeviceCase& d, const FusedTile& tile, int* rc) {
+  d.poison_output();
+  *rc = kernels::fused_launch(d.params(), tile, nullptr);
+  if (*rc != 0) return {};
+  AB_CUDA_CHECK(cudaDeviceSynchronize());
+  return d.download_output();
+}
+
+std::int64_t count_differences(const std::vector<std::uint16_t>& a, const std::vector<std::uint16_t>& b) {
+  std::int64_t n = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) n += a[i] != b[i];
+  return n;
+}
+
+// The refusals the kernels must give; returns how many did not happen.
+int check_refusals(const FusedTile& some_tile) {
+  int missing = 0;
+  auto expect_refused = [&](const char* what, const kernels::FusedParams& p, const FusedTile& t) {
+    const std::string why = kernels::fused_can_implement(p, t);
+    std::printf("refusal %s: %s\n", what, why.c_str());
+    if (why.empty()) ++missing;
+  };
+  kernels::FusedParams p;
+  p.batch = 1;
+  p.heads = 1;
+  p.seq_len = 100;
+  p.head_dim = 80;
+  expect_refused("head_dim 80", p, some_tile);
+  p.head_dim = 64;
+  p.paged = true;
+  p.page_size = 10;
+  p.pages = 5;
+  expect_refused("pages*page_size < seq_len", p, some_tile);
+  FusedTile bogus;
+  bogus.block_m = 96;
+  expect_refused("tile m96n64w4s2", p, bogus);
+  return missing;
+}
+
+}  // namespace
+
+int run_checks(TileFamily family) {
+  const std::vector<FusedTile> tiles = tiles_of_family(kernels::fused_compiled_tiles(), family);
+  int failures = 0, runs = 0;
+  double worst_fp16 = 0, worst_bf16 = 0;
+  std::uint64_t seed = 1234;
+  for (const Problem& p : check_problems()) {
+    const HostTensors h = make_dev_inputs(p, ++seed);
+    std::vector<double> ref(static_cast<std::size_t>(p.qkv_elements()));
+    reference_attention_fp64(p, h.q.data(), h.k.data(), h.v.data(), h.block_table.data(), ref.data());
+    DeviceCase d(p, h);
+    const std::string label = p.label();
+    for (const FusedTile& t : tiles) {
+      if (!kernels::fused_can_implement(d.params(), t).empty()) continue;
+      int rc = 0;
+      const std::vector<std::uint16_t> out = launch_once(d, t, &rc);
+      if (rc != 0) {
+        std::printf("FAIL %-*s %-12s launch returned %d (%s)\n", kLabelWidth, label.c_str(), t.name().c_str(), rc,
+                    cudaGetErrorString(static_cast<cudaError_t>(rc)));
+        ++failures;
+        continue;
+      }
+      const std::vector<std::uint16_t> again = launch_once(d, t, &rc);
+      cuda::check_launch(rc, "fused_attention (repeat)");
+      const ErrorStats e = compare_output(p, out.data(), ref.data());
+      const std::int64_t differ = count_differences(out, again);
+      const bool ok = e.nonfinite == 0 && differ == 0 && e.rel_l2 < dev_tolerance(p.dtype);
+      ++runs;
+      double& worst = p.dtype == DType::bf16 ? worst_bf16 : worst_fp16;
+      worst = std::max(worst, e.rel_l2);
+      if (!ok) ++failures;
+      std::printf("%s %-*s %-12s rel_l2 %.3e max_abs %.3e nonfinite %lld run-to-run-diffs %lld\n", ok ? "ok  " : "FAIL",
+                  kLabelWidth, label.c_str(), t.name().c_str(), e.rel_l2, e.max_abs,
+                  static_cast<long long>(e.nonfinite), static_cast<long long>(differ));
+    }
+    // A tile that refuses must say why; shown for the 128x128 tiles, the defaults' shape.
+    for (const FusedTile& t : tiles) {
+      const std::string why = kernels::fused_can_implement(d.params(), t);
+      if (!why.empty() && t.block_m == 128 && t.block_n == 128)
+        std::printf("     %-*s %-12s refused: %s\n", kLabelWidth, label.c_str(), t.name().c_str(), why.c_str());
+    }
+  }
+  if (tiles.empty()) {
+    std::printf("no compiled tiles in family %s\n", tile_family_name(family));
+    ++failures;
+  } else {
+    failures += check_refusals(tiles.front());
+  }
+  std::printf("CHECK SUMMARY (%s tiles): %d launches checked, %d failures; worst rel_l2 fp16 %.3e (tol %.0e), bf16 "
+              "%.3e (tol %.0e)\n",
+              tile_family_name(family), runs, failures, worst_fp16, dev_tolerance(DType::fp16), worst_bf16,
+              dev_tolerance(DType::bf16));
+  if (failures) std::printf("CHECK FAILED\n");
+  return failures ? 1 : 0;
+}
+
+}  // namespace ab::fused_dev

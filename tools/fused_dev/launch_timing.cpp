@@ -1,0 +1,30 @@
+// Event timing of one launch per sample, L2 flushed before each, with the project's event timer.
+#include "launch_timing.hpp"
+
+#include <cuda_runtime.h>
+
+#include <vector>
+
+#include "backends/cuda/cuda_check.hpp"
+#include "backends/cuda/cuda_timer.hpp"
+
+namespace ab::fused_dev {
+
+SampleSummary time_launch(const std::function<void()>& launch, cuda::L2Flusher& flusher, int warmup, int samples) {
+  constexpr void* stream = nullptr;  // the default stream, where the harness launches
+  const auto timer = cuda::make_event_timer(stream);
+  for (int i = 0; i < warmup; ++i) launch();
+  AB_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<double> ms;
+  ms.reserve(static_cast<std::size_t>(samples));
+  for (int i = 0; i < samples; ++i) {
+    flusher.flush(stream);
+    timer->start();
+    launch();
+    timer->stop();
+    ms.push_back(timer->elapsed_ms());
+  }
+  return summarize_samples(ms);
+}
+
+}  // namespace ab::fused_dev

@@ -1,0 +1,17 @@
+// Timing of one kernel launch the way the harness and peer_sdpa.py time it: warm-up launches, then per
+// sample an L2 flush (a 512 MB memset, outside the timed region) and one launch between two CUDA events.
+#pragma once
+#include <functional>
+
+#include "backends/cuda/l2_flush.hpp"
+#include "sample_summary.hpp"
+
+namespace ab::fused_dev {
+
+// peer_sdpa.py flushes with a 512 MB fill as well.
+inline constexpr long long kFlushBytes = 512ll << 20;
+
+// `flusher` must be initialized (init(kFlushBytes / 2)). Throws BackendError on device failures.
+SampleSummary time_launch(const std::function<void()>& launch, cuda::L2Flusher& flusher, int warmup, int samples);
+
+}  // namespace ab::fused_dev

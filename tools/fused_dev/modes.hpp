@@ -1,0 +1,20 @@
+// The harness's modes (fused_dev_main.cpp dispatches). Each returns the process exit code and throws
+// BackendError on device failures.
+#pragma once
+#include <string>
+
+#include "core/backend.hpp"
+#include "tile_family.hpp"
+
+namespace ab::fused_dev {
+
+// Device, compiled tiles, and every kernel instantiation's registers / spills / shared memory.
+int run_info();
+// Every tile of `family` on check_problems() against the fp64 reference; 1 on any failure.
+int run_checks(TileFamily family);
+// Every tile of `family` timed at the target shapes; rows appended to `csv_path` when not empty.
+int run_bench(TileFamily family, const std::string& csv_path);
+// Two launches of `tile` at the target shape for `head_dim` (for a profiler: skip one, profile one).
+int run_one(int head_dim, const FusedTile& tile, bool causal);
+
+}  // namespace ab::fused_dev

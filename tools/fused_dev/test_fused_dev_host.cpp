@@ -1,0 +1,141 @@
+// The fused-kernel harness's host pieces: its problems, its inputs (Q spread, NaN pool tail that the
+// reference never reads), tile families and the timing summary.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "core/reference.hpp"
+#include "dev_case.hpp"
+#include "dev_inputs.hpp"
+#include "sample_summary.hpp"
+#include "tile_family.hpp"
+
+namespace ab::fused_dev {
+namespace {
+
+TEST(FusedDevProblem, ContiguousIsOnePageOfTheWholeSequence) {
+  const Problem p = dev_problem(3, 5, 1000, 64, 0, true, DType::bf16);
+  EXPECT_EQ(p.kv_layout, KvLayout::contiguous);
+  EXPECT_EQ(p.pages, 1);
+  EXPECT_EQ(p.page_size, 1000);
+  EXPECT_TRUE(p.causal);
+  EXPECT_EQ(p.dtype, DType::bf16);
+}
+
+TEST(FusedDevProblem, PagedByPageSize) {
+  const Problem p = dev_problem(3, 5, 1000, 64, 143, false, DType::fp16);
+  EXPECT_EQ(p.kv_layout, KvLayout::paged);
+  EXPECT_EQ(p.page_size, 143);
+  EXPECT_EQ(p.pages, 7);
+  EXPECT_EQ(p.last_page_len(), 1000 - 6 * 143);
+}
+
+TEST(FusedDevProblem, CheckListCoversTheAwkwardShapes) {
+  const std::vector<Problem> ps = check_problems();
+  EXPECT_EQ(ps.size(), 16u + 22u);  // 2 D x 2 dtypes x 2 causal x 2 layouts, 11 x 2 causal
+  auto has = [&](auto pred) {
+    for (const Problem& p : ps)
+      if (pred(p)) return true;
+    return false;
+  };
+  for (int d : {32, 64, 96, 128, 256}) EXPECT_TRUE(has([&](const Problem& p) { return p.head_dim == d; })) << d;
+  EXPECT_TRUE(has([](const Problem& p) { return p.seq_len == 1; }));
+  EXPECT_TRUE(has([](const Problem& p) { return p.kv_layout == KvLayout::paged && p.page_size == 1; }));
+  EXPECT_TRUE(has([](const Problem& p) { return p.kv_layout == KvLayout::paged && p.page_size == 5; }));
+  EXPECT_TRUE(has([](const Problem& p) { return p.seq_len == 2049 && p.causal; }));
+  EXPECT_TRUE(has([](const Problem& p) { return p.dtype == DType::bf16 && p.head_dim == 128 && p.pages == 7; }));
+}
+
+TEST(FusedDevProblem, DevToleranceIsTighterThanTheRunners) {
+  EXPECT_DOUBLE_EQ(dev_tolerance(DType::fp16), 2e-3);
+  EXPECT_DOUBLE_EQ(dev_tolerance(DType::bf16), 1e-2);
+  EXPECT_LT(dev_tolerance(DType::fp16), tolerance_for(DType::fp16));
+  EXPECT_LT(dev_tolerance(DType::bf16), tolerance_for(DType::bf16));
+}
+
+TEST(FusedDevInputs, QueryIsTheProjectsInputsSpreadWider) {
+  for (DType t : {DType::fp16, DType::bf16}) {
+    const Problem p = dev_problem(2, 3, 40, 32, 0, false, t);
+    const HostTensors base = make_random_inputs(p, 17);
+    const HostTensors dev = make_dev_inputs(p, 17);
+    ASSERT_EQ(dev.q.size(), base.q.size());
+    double max_abs = 0;
+    for (std::size_t i = 0; i < base.q.size(); ++i) {
+      const double want = round_to(t, kQuerySpread * load_element(base.q.data(), i, t));
+      ASSERT_EQ(load_element(dev.q.data(), i, t), want) << i;
+      max_abs = std::max(max_abs, std::fabs(want));
+    }
+    EXPECT_GT(max_abs, 2.0);  // wider than the [-1, 1) inputs
+    EXPECT_EQ(dev.k, base.k);
+    EXPECT_EQ(dev.v, base.v);
+  }
+}
+
+TEST(FusedDevInputs, PoolRowsPastSeqLenAreNanAndNeverRead) {
+  const Problem p = dev_problem(2, 3, 23, 16, 5, true, DType::fp16);  // 5 pages, the last holds 3 rows
+  const HostTensors base = make_random_inputs(p, 5);
+  const HostTensors dev = make_dev_inputs(p, 5);
+  ASSERT_EQ(dev.block_table, base.block_table);
+  std::vector<bool> used(dev.k.size(), false);
+  for (std::int64_t b = 0; b < p.batch; ++b)
+    for (std::int64_t h = 0; h < p.heads; ++h)
+      for (std::int64_t s = 0; s < p.seq_len; ++s)
+        for (std::int64_t d = 0; d < p.head_dim; ++d) {
+          const std::int64_t i = kv_index(p, dev.block_table.data(), b, h, s, d);
+          used[i] = true;
+          ASSERT_EQ(dev.k[i], base.k[i]);
+          ASSERT_EQ(dev.v[i], base.v[i]);
+        }
+  std::int64_t nan_rows = 0;
+  for (std::size_t i = 0; i < used.size(); ++i) {
+    if (used[i]) continue;
+    EXPECT_TRUE(std::isnan(load_element(dev.k.data(), i, p.dtype))) << i;
+    EXPECT_TRUE(std::isnan(load_element(dev.v.data(), i, p.dtype))) << i;
+    ++nan_rows;
+  }
+  EXPECT_EQ(nan_rows, p.batch * p.heads * (p.page_size - p.last_page_len()) * p.head_dim);
+  std::vector<double> ref(p.qkv_elements());
+  reference_attention_fp64(p, dev.q.data(), dev.k.data(), dev.v.data(), dev.block_table.data(), ref.data());
+  for (double x : ref) ASSERT_TRUE(std::isfinite(x));
+}
+
+TEST(FusedDevTiles, FamiliesSplitAtEightWarps) {
+  std::vector<FusedTile> tiles(4);
+  tiles[0].warps = 8;
+  tiles[1].warps = 4;
+  tiles[2].warps = 12;
+  tiles[3].warps = 4;
+  tiles[3].block_m = 128;
+  const auto wg = tiles_of_family(tiles, TileFamily::wg);
+  ASSERT_EQ(wg.size(), 2u);
+  EXPECT_EQ(wg[0].warps, 8);
+  EXPECT_EQ(wg[1].warps, 12);
+  const auto mma = tiles_of_family(tiles, TileFamily::mma);
+  ASSERT_EQ(mma.size(), 2u);
+  EXPECT_EQ(mma[1].block_m, 128);
+  EXPECT_EQ(tiles_of_family(tiles, TileFamily::all), tiles);
+}
+
+TEST(FusedDevTiles, FamilyNamesRoundTrip) {
+  for (TileFamily f : {TileFamily::all, TileFamily::wg, TileFamily::mma})
+    EXPECT_EQ(parse_tile_family(tile_family_name(f)), f);
+  EXPECT_FALSE(parse_tile_family("wgmma").has_value());
+  EXPECT_FALSE(parse_tile_family("").has_value());
+}
+
+TEST(FusedDevTiming, SummaryOfASeries) {
+  const std::vector<double> ms = {10, 3, 7, 1, 9, 2, 8, 4, 6, 5};
+  const SampleSummary s = summarize_samples(ms);
+  EXPECT_DOUBLE_EQ(s.median, 5.5);
+  EXPECT_DOUBLE_EQ(s.p10, 1);  // rank floor(0.1 * 9) = 0
+  EXPECT_DOUBLE_EQ(s.p90, 9);  // rank floor(0.9 * 9) = 8
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(lower_quantile({}, 0.5), 0);
+  EXPECT_DOUBLE_EQ(lower_quantile({4}, 0.9), 4);
+}
+
+}  // namespace
+}  // namespace ab::fused_dev
