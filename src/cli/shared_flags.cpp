@@ -53,7 +53,10 @@ void add_shared_flags(CLI::App& app, SharedFlags& f, const SharedFlagText& text)
 }
 
 void check_flags_for_backend(const SharedFlags& f, const Backend& backend) {
-  if (backend.kind() != BackendKind::cpu || (f.timer != "graph" && f.timer != "cupti")) return;
+  if (backend.kind() != BackendKind::cpu) return;
+  // The CPU backend never flushes a cache, so --hot changes nothing there: said, not silently accepted.
+  if (f.hot) std::fprintf(stderr, "attnbench: note: --hot: the CPU backend has no L2 flush; every CPU run is hot\n");
+  if (f.timer != "graph" && f.timer != "cupti") return;
   std::string why = fmt::format("--timer={}: the CPU backend has no {}; it times with events", f.timer,
                                 f.timer == "graph" ? "CUDA graphs" : "CUPTI");
   if (f.backend == "cpu") throw UsageError(why + " (give --timer=events)");

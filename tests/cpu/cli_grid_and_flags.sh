@@ -62,6 +62,9 @@ expect_exit 2 "--search" "$bin" tune "${tiny[@]}" --search=random --cache=c.json
 expect_exit 2 "--timer" "$bin" tune "${tiny[@]}" --timer=sundial --cache=c.json
 expect_exit 2 "--device: must be 0 or more, got -1" "$bin" "${small[@]}" --device=-1
 expect_exit 2 "--max_memory: unknown unit in '8XB'" "$bin" "${small[@]}" --max_memory=8XB
+# --hot cannot change a CPU run (no L2 flush there): the run goes on and says so.
+"$bin" "${small[@]}" --hot >out.txt 2>err.txt && grep -q "note: --hot: the CPU backend has no L2 flush" err.txt && ok ||
+  bad "--hot on the CPU backend: $(cat err.txt)"
 # --causal alone is still "true", --causal=false still false; a list runs both.
 "$bin" grid --batch=1 --seq_len=16 --head_dim=8 --causal=false >out.txt 2>&1 && ! grep -q causal out.txt && ok || bad "--causal=false"
 "$bin" grid --batch=1 --seq_len=16 --head_dim=8 --causal=false,true >out.txt 2>&1 && [[ $(grep -c . out.txt) == 2 ]] && ok ||
