@@ -7,7 +7,7 @@ namespace {
 constexpr void* kDefaultStream = nullptr;
 
 template <class T>
-void* upload_vector(cuda::DeviceMemory& mem, const std::vector<T>& host) {
+void* upload_vector(cuda::AllocationTracker& mem, const std::vector<T>& host) {
   const std::size_t bytes = host.size() * sizeof(T);
   void* p = mem.alloc(bytes);
   cuda::upload(p, host.data(), bytes, kDefaultStream);

@@ -31,7 +31,7 @@ class DeviceCase {
 
  private:
   void release() noexcept;
-  cuda::DeviceMemory mem_;
+  cuda::AllocationTracker mem_;
   std::int64_t o_elements_ = 0;
   void *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *o_ = nullptr, *block_table_ = nullptr;
   kernels::FusedParams params_;
