@@ -72,8 +72,8 @@ Command add_compare_command(CLI::App& parent) {
     opt.noise_k = a->noise_k;
     opt.ignore_device = a->ignore_device;
     opt.fail_on_missing = a->fail_on_missing;
-    nlohmann::json base = read_report_document(a->base);
-    nlohmann::json next = read_report_document(a->next);
+    Report base = read_report(a->base);
+    Report next = read_report(a->next);
     CompareResult result = compare_reports(base, next, opt, a->base, a->next);
     // stdout always gets the console table; --output gets the --format rendering.
     if (!a->output.empty()) emit_text(a->output, render_compare(result, a->format));

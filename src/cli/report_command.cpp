@@ -19,13 +19,13 @@ Command add_report_command(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand("report", "render a stored report as a console table, markdown or CSV");
   app->add_option("file", args->file, "report JSON written by attnbench --json (or scripts/peer_torch.py)")
       ->required();
-  app->add_option("--format", args->format, "console (default), md (markdown for a PR or wiki) or csv");
+  app->add_option("--format", args->format, "console (default), md (markdown for a PR or wiki), csv, or json (flat rows for scripts)");
   app->add_option("--output,-o", args->output, "write to FILE (atomically) instead of stdout");
   Command c;
   c.app = app;
   c.run = [args]() {
-    check_format(args->format, "console|md|csv");
-    nlohmann::json report = read_report_document(args->file);
+    check_format(args->format, "console|md|csv|json");
+    Report report = read_report(args->file);
     emit_text(args->output, render_report(report, args->format));
     return 0;
   };

@@ -12,7 +12,7 @@ using nlohmann::json;
 
 namespace {
 
-// Tolerant reads of a report's problem object (as report_view reads rows).
+// Reads of a problem's JSON (problem_to_json's, or the cache key's caller's).
 std::int64_t int_at(const json& j, const char* key, std::int64_t fallback) {
   if (!j.is_object()) return fallback;
   auto it = j.find(key);
@@ -175,19 +175,15 @@ json problem_to_json(const Problem& p) {
   return j;
 }
 
-std::string problem_label_of_json(const json& problem) { return join_fragments(problem, &ProblemAxis::label, " ", true); }
+std::string problem_label(const Problem& p) { return join_fragments(problem_to_json(p), &ProblemAxis::label, " ", true); }
 
-std::string problem_label(const Problem& p) { return problem_label_of_json(problem_to_json(p)); }
-
-std::string problem_key_of_json(const json& problem) {
+std::string problem_key(const Problem& p) {
   // json objects keep keys sorted, so dump() is canonical; pages_requested is how the page count was
   // spelled, not part of the problem (Problem::operator== ignores it too).
-  json k = problem.is_object() ? problem : json::object();
+  json k = problem_to_json(p);
   k.erase("pages_requested");
   return k.dump();
 }
-
-std::string problem_key(const Problem& p) { return problem_key_of_json(problem_to_json(p)); }
 
 std::string problem_cache_key_of_json(const json& problem) {
   return join_fragments(problem, &ProblemAxis::cache_key, "_", false);
@@ -199,7 +195,8 @@ std::vector<std::string> problem_csv_columns() {
   return out;
 }
 
-std::vector<std::string> problem_csv_cells_of_json(const json& problem) {
+std::vector<std::string> problem_csv_cells(const Problem& p) {
+  const json problem = problem_to_json(p);
   std::vector<std::string> out;
   for (const ProblemAxis& a : kAxes) {
     switch (a.type) {
@@ -215,7 +212,6 @@ std::vector<std::string> problem_csv_cells_of_json(const json& problem) {
   return out;
 }
 
-std::vector<std::string> problem_csv_cells(const Problem& p) { return problem_csv_cells_of_json(problem_to_json(p)); }
 
 Problem problem_from_json(const json& j, const std::string& origin) {
   if (!j.is_object()) throw UsageError(fmt::format("{}: problem must be an object", origin));

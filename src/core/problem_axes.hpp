@@ -40,7 +40,7 @@ struct ProblemAxis {
   std::vector<std::int64_t> (*parse)(const std::string& text);
   void (*apply)(ProblemDraft& d, std::int64_t code);
   nlohmann::json (*to_json)(const Problem& p);
-  // Fragments read from a problem's JSON (tolerant of missing fields, as reports may be): "" leaves none.
+  // Fragments read from a problem's JSON (problem_to_json): "" leaves none.
   std::string (*label)(const nlohmann::json& problem);
   std::string (*cache_key)(const nlohmann::json& problem);
 };
@@ -63,12 +63,8 @@ Problem problem_from_json(const nlohmann::json& j, const std::string& origin);
 std::vector<std::string> problem_csv_columns();
 std::vector<std::string> problem_csv_cells(const Problem& p);
 
-// The same facts read from a report's problem JSON, tolerant of missing or mistyped fields (a missing
-// number is -1 in the label and an empty CSV cell, a missing word "?" in the label, missing causal false).
-std::string problem_label_of_json(const nlohmann::json& problem);
-std::string problem_key_of_json(const nlohmann::json& problem);
-std::vector<std::string> problem_csv_cells_of_json(const nlohmann::json& problem);
-// "B32_H12_S512_D64_P1_ps512_contiguous_fp16_full": the heuristic cache's problem key.
+// "B32_H12_S512_D64_P1_ps512_contiguous_fp16_full": the heuristic cache's problem key, from a problem's JSON
+// (tune/problem_key.cpp's problem_cache_key passes problem_to_json).
 std::string problem_cache_key_of_json(const nlohmann::json& problem);
 
 }  // namespace ab

@@ -86,7 +86,7 @@ RowTiming combine_rounds(const std::vector<Measurement>& rounds, const MeasureSe
 nlohmann::json to_json(const RowTiming& t) {
   nlohmann::json j = {{"time_ms", t.time_ms.to_json()}, {"host_ms", t.host_ms.to_json()},
                       {"timer", t.timer},               {"stop_reason", t.stop_reason},
-                      {"noise_met", t.noise_met},       {"sm_clock_mhz", t.sm_clock_mhz},
+                      {"noise_met", t.noise_met.value_or(false)},       {"sm_clock_mhz", t.sm_clock_mhz},
                       {"clock_low", t.clock_low}};
   if (t.rounds)
     j["rounds"] = {{"count", t.rounds->count}, {"medians_ms", t.rounds->medians_ms}, {"spread", t.rounds->spread},

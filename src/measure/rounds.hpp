@@ -51,7 +51,7 @@ struct RoundsSummary {
 struct RowTiming {
   Stats time_ms, host_ms;
   std::string timer, stop_reason;
-  bool noise_met = false;
+  std::optional<bool> noise_met;  // unset only in rows read from reports older than the field
   int sm_clock_mhz = 0;  // 0 unknown
   bool clock_low = false;
   std::optional<RoundsSummary> rounds;            // more than one round

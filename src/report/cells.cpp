@@ -62,7 +62,7 @@ std::string cell_median(const RowView& r) { return cell_ms(r.median_ms) + (r.clo
 std::string cell_reason(const RowView& r) {
   std::string s = r.reason.empty() ? "(no reason given)" : r.reason;
   if (!missing(r.rel_err)) {
-    double tol = r.row ? json_num(r.row->value("verify", nlohmann::json::object()), "tolerance") : NAN;
+    double tol = r.tolerance;
     s += missing(tol) ? fmt::format(" (rel-err {:.1e})", r.rel_err)
                       : fmt::format(" (rel-err {:.1e}, tolerance {:.1e})", r.rel_err, tol);
   }

@@ -66,11 +66,10 @@ bool CompareResult::regressed() const {
   return count(Verdict::slower) > 0 || count(Verdict::worse) > 0 || (options.fail_on_missing && !missing.empty());
 }
 
-static json info_of(const json& report) {
-  json info = json::object();
-  for (const char* k : {"device", "tool", "created", "command"})
-    if (report.contains(k)) info[k] = report[k];
-  return info;
+static Report header_of(const Report& report) {
+  Report h = report;
+  h.rows.clear();
+  return h;
 }
 
 static CompareSide side_of(const RowView& v) {
@@ -94,16 +93,14 @@ static CompareSide side_of(const RowView& v) {
 }
 
 static LoneRow lone_of(const RowView& v) {
-  return {v.row->value("problem", json::object()), v.label, v.strategy, v.status, v.median_ms};
+  return {v.row->problem, v.label, v.strategy, v.status, v.median_ms};
 }
 
 // Rows keyed by (problem, strategy); a repeated key keeps its first row and adds a warning.
-static std::vector<RowView> unique_rows(const json& report, const std::string& name, std::vector<std::string>* warnings) {
-  if (!report.is_object() || !report.contains("results") || !report["results"].is_array())
-    throw UsageError(fmt::format("'{}': report has no 'results' array", name));
+static std::vector<RowView> unique_rows(const Report& report, const std::string& name, std::vector<std::string>* warnings) {
   std::vector<RowView> rows;
   std::map<std::string, bool> seen;
-  for (const json& row : report["results"]) {
+  for (const ResultRow& row : report.rows) {
     RowView v = view_row(row);
     if (seen.count(v.key)) {
       warnings->push_back(fmt::format("'{}': duplicate row {} {} (the first one is compared)", name, v.label, v.strategy));
@@ -115,11 +112,16 @@ static std::vector<RowView> unique_rows(const json& report, const std::string& n
   return rows;
 }
 
-static void check_devices(const json& base, const json& next, const CompareOptions& opt, const std::string& bn,
+// A string field of a report's device (report_from_json checked its type), or `fallback`.
+static std::string device_field(const Report& r, const char* key, const std::string& fallback = "") {
+  auto it = r.device.find(key);
+  return it == r.device.end() ? fallback : it->get<std::string>();
+}
+
+static void check_devices(const Report& base, const Report& next, const CompareOptions& opt, const std::string& bn,
                           const std::string& nn, std::vector<std::string>* warnings) {
-  json bd = base.value("device", json::object()), nd = next.value("device", json::object());
-  std::string bname = json_str(bd, "name", "?"), nname = json_str(nd, "name", "?");
-  std::string bback = json_str(bd, "backend"), nback = json_str(nd, "backend");
+  std::string bname = device_field(base, "name", "?"), nname = device_field(next, "name", "?");
+  std::string bback = device_field(base, "backend"), nback = device_field(next, "backend");
   bool differ = bname != nname || (!bback.empty() && !nback.empty() && bback != nback);
   if (!differ) return;
   std::string what = fmt::format("devices differ: '{}' has {}{}, '{}' has {}{}", bn, bname,
@@ -130,9 +132,8 @@ static void check_devices(const json& base, const json& next, const CompareOptio
 }
 
 // Settings that change what is measured; a difference is worth a warning above the table.
-static void check_settings(const json& base, const json& next, std::vector<std::string>* warnings) {
-  json bs = base.value("settings", json::object()), ns = next.value("settings", json::object());
-  if (!bs.is_object() || !ns.is_object()) return;
+static void check_settings(const Report& base, const Report& next, std::vector<std::string>* warnings) {
+  const json &bs = base.settings, &ns = next.settings;
   for (const char* k : {"hot", "l2_flush", "timer", "score_dtype"}) {
     if (bs.contains(k) && ns.contains(k) && bs[k] != ns[k])
       warnings->push_back(fmt::format("settings differ: {} is {} in the baseline and {} in the new run", k,
@@ -172,7 +173,7 @@ static void check_clocks(const std::vector<RowView>& brows, const std::vector<Ro
                                     "the GPU may have been throttling", low, kLowClockFraction * 100));
 }
 
-CompareResult compare_reports(const json& base, const json& next, const CompareOptions& opt,
+CompareResult compare_reports(const Report& base, const Report& next, const CompareOptions& opt,
                               const std::string& base_name, const std::string& new_name) {
   CompareResult r;
   r.options = opt;
@@ -180,8 +181,8 @@ CompareResult compare_reports(const json& base, const json& next, const CompareO
   r.new_name = new_name;
   check_devices(base, next, opt, base_name, new_name, &r.warnings);
   check_settings(base, next, &r.warnings);
-  r.base_info = info_of(base);
-  r.new_info = info_of(next);
+  r.base_header = header_of(base);
+  r.new_header = header_of(next);
   std::vector<RowView> brows = unique_rows(base, base_name, &r.warnings);
   std::vector<RowView> nrows = unique_rows(next, new_name, &r.warnings);
   std::map<std::string, const RowView*> by_key;
@@ -196,7 +197,7 @@ CompareResult compare_reports(const json& base, const json& next, const CompareO
     const RowView& n = *it->second;
     matched[b.key] = true;
     CompareRow row;
-    row.problem = b.row->value("problem", json::object());
+    row.problem = b.row->problem;
     row.label = b.label;
     row.strategy = b.strategy;
     row.base = side_of(b);

@@ -1,4 +1,4 @@
-// Comparing two attnbench.report/1 documents (a baseline and a new run): rows matched by (problem, strategy),
+// Comparing two typed reports (a baseline and a new run): rows matched by (problem, strategy),
 // a verdict per row from the threshold and the noise both runs recorded, new/missing rows, status changes,
 // and the exit code a CI perf gate uses.
 #pragma once
@@ -8,6 +8,9 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "core/problem.hpp"
+#include "run/run_report.hpp"
 
 namespace ab {
 
@@ -45,7 +48,7 @@ struct CompareSide {
 };
 
 struct CompareRow {
-  nlohmann::json problem;
+  Problem problem;
   std::string label, strategy;
   CompareSide base, next;  // "next" is the new run
   double change = NAN;     // (new - base) / base of the median; < 0 is faster
@@ -56,7 +59,7 @@ struct CompareRow {
 
 // A row only one of the reports has.
 struct LoneRow {
-  nlohmann::json problem;
+  Problem problem;
   std::string label, strategy, status;
   double median_ms = NAN;
 };
@@ -64,7 +67,7 @@ struct LoneRow {
 struct CompareResult {
   CompareOptions options;
   std::string base_name, new_name;        // file names (or any labels) for the header
-  nlohmann::json base_info, new_info;     // {"device", "tool", "created", "command"} of each report
+  Report base_header, new_header;         // each report's tool, command, created, device, settings (no rows)
   std::vector<CompareRow> rows;           // matched rows, in the baseline's order
   std::vector<LoneRow> missing;           // in the baseline only
   std::vector<LoneRow> added;             // in the new run only
@@ -85,9 +88,8 @@ Verdict timing_verdict(double base_ms, double new_ms, double base_noise, double 
 // Rank of a status for "got worse": ok 3, unsupported 2, incorrect and failed (and anything else) 1.
 int status_rank(const std::string& status);
 
-// Compares two reports that already passed the schema check. Throws UsageError when either has no results
-// array, or when the device names (or backends) differ and !opt.ignore_device.
-CompareResult compare_reports(const nlohmann::json& base, const nlohmann::json& next, const CompareOptions& opt,
+// Compares two reports. Throws UsageError when the device names (or backends) differ and !opt.ignore_device.
+CompareResult compare_reports(const Report& base, const Report& next, const CompareOptions& opt,
                               const std::string& base_name = "base", const std::string& new_name = "new");
 
 // Renders a comparison as console | md | csv | json; throws UsageError for another format.

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/problem_axes.hpp"
 #include "core/text_table.hpp"
 #include "report/cells.hpp"
 #include "report/compare.hpp"
@@ -50,9 +51,8 @@ std::string rule_line(const CompareResult& c) {
                      cell_pct(c.options.threshold), c.options.noise_k);
 }
 
-std::string side_line(const std::string& name, const json& info) {
-  json report = info;  // device_line / tool_line read the same keys a report has
-  return fmt::format("{} | {} | {}", name, device_line(report), tool_line(report));
+std::string side_line(const std::string& name, const Report& header) {
+  return fmt::format("{} | {} | {}", name, device_line(header.device), tool_line(header.tool, header.created));
 }
 
 std::string lone_line(const LoneRow& l) {
@@ -72,8 +72,8 @@ std::string lone_list(const std::vector<LoneRow>& rows) {
 
 std::string render_console(const CompareResult& c) {
   std::string o;
-  o += "base: " + side_line(c.base_name, c.base_info) + "\n";
-  o += "new:  " + side_line(c.new_name, c.new_info) + "\n";
+  o += "base: " + side_line(c.base_name, c.base_header) + "\n";
+  o += "new:  " + side_line(c.new_name, c.new_header) + "\n";
   o += rule_line(c) + "\n";
   for (const std::string& w : c.warnings) o += "warning: " + w + "\n";
   std::size_t sw = 8;  // the strategy column: the longest name plus the "! " mark
@@ -127,8 +127,8 @@ std::string md_list(const std::vector<LoneRow>& rows) {
 
 std::string render_markdown(const CompareResult& c) {
   std::string o = fmt::format("### attnbench compare: {}\n\n", c.regressed() ? "**REGRESSION**" : "no regression");
-  o += "- base: " + md_escape(side_line(c.base_name, c.base_info)) + "\n";
-  o += "- new: " + md_escape(side_line(c.new_name, c.new_info)) + "\n";
+  o += "- base: " + md_escape(side_line(c.base_name, c.base_header)) + "\n";
+  o += "- new: " + md_escape(side_line(c.new_name, c.new_header)) + "\n";
   o += "- " + md_escape(rule_line(c)) + "\n";
   o += "- " + summary_line(c) + "\n";
   for (const std::string& w : c.warnings) o += "\n> warning: " + md_escape(w) + "\n";
@@ -158,20 +158,34 @@ std::string render_markdown(const CompareResult& c) {
   return o + "\n";
 }
 
-std::string problem_csv(const json& p) {
+// The problem's CSV cells (problem_csv_cells), comma-separated.
+std::string problem_csv(const Problem& p) {
   std::string s;
-  for (const char* f : {"batch", "heads", "seq_len", "head_dim", "pages", "page_size"}) {
-    std::int64_t v = json_int(p, f);
-    s += (v >= 0 ? std::to_string(v) : std::string()) + ",";
-  }
-  s += csv_field(json_str(p, "kv_layout")) + "," + csv_field(json_str(p, "dtype")) + ",";
-  return s + (p.is_object() && p.value("causal", false) ? "true" : "false");
+  for (const std::string& cell : problem_csv_cells(p)) s += (s.empty() ? "" : ",") + csv_field(cell);
+  return s;
+}
+
+// The header cells of the problem, comma-separated.
+std::string problem_csv_header() {
+  std::string s;
+  for (const std::string& c : problem_csv_columns()) s += c + ",";
+  return s;
+}
+
+// What compare's JSON says of a report: {"device", "tool", "created", "command"}.
+json info_json(const Report& h) {
+  json info = json::object();
+  if (!h.device.empty()) info["device"] = h.device;
+  info["tool"] = {{"name", h.tool.name}, {"version", h.tool.version}, {"git", h.tool.git}};
+  if (!h.created.empty()) info["created"] = h.created;
+  if (!h.command.empty()) info["command"] = h.command;
+  return info;
 }
 
 std::string met_csv(int met) { return met < 0 ? "" : met ? "true" : "false"; }
 
 std::string render_csv(const CompareResult& c) {
-  std::string o = "batch,heads,seq_len,head_dim,pages,page_size,kv_layout,dtype,causal,strategy,base_status,"
+  std::string o = problem_csv_header() + "strategy,base_status,"
                   "new_status,base_ms,new_ms,change,base_noise,new_noise,base_uncertainty,new_uncertainty,base_rounds,"
                   "new_rounds,base_noise_met,new_noise_met,limit,verdict,reason\n";
   for (const CompareRow& r : c.rows)
@@ -193,7 +207,7 @@ std::string render_csv(const CompareResult& c) {
 json num_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 json lone_json(const LoneRow& l) {
-  return {{"problem", l.problem}, {"strategy", l.strategy}, {"status", l.status}, {"median_ms", num_or_null(l.median_ms)}};
+  return {{"problem", problem_to_json(l.problem)}, {"strategy", l.strategy}, {"status", l.status}, {"median_ms", num_or_null(l.median_ms)}};
 }
 
 }  // namespace
@@ -210,7 +224,7 @@ json compare_to_json(const CompareResult& c) {
       if (s.noise_met >= 0) j["noise_met"] = s.noise_met == 1;
       return j;
     };
-    rows.push_back({{"problem", r.problem}, {"strategy", r.strategy}, {"base", side(r.base)}, {"new", side(r.next)},
+    rows.push_back({{"problem", problem_to_json(r.problem)}, {"strategy", r.strategy}, {"base", side(r.base)}, {"new", side(r.next)},
                     {"change", num_or_null(r.change)}, {"combined_noise", num_or_null(r.noise)},
                     {"limit", num_or_null(r.limit)}, {"verdict", verdict_name(r.verdict)}});
   }
@@ -223,8 +237,8 @@ json compare_to_json(const CompareResult& c) {
   counts["missing"] = c.missing.size();
   counts["new"] = c.added.size();
   return {{"schema", "attnbench.compare/1"},
-          {"base", {{"file", c.base_name}, {"info", c.base_info}}},
-          {"new", {{"file", c.new_name}, {"info", c.new_info}}},
+          {"base", {{"file", c.base_name}, {"info", info_json(c.base_header)}}},
+          {"new", {{"file", c.new_name}, {"info", info_json(c.new_header)}}},
           {"threshold", c.options.threshold},
           {"noise_k", c.options.noise_k},
           {"fail_on_missing", c.options.fail_on_missing},

@@ -14,7 +14,7 @@ namespace ab {
 static constexpr int kW[] = {10, 7, 8, 8, 8, 9, 9};
 static constexpr int kStatusW = 11;
 
-void ConsolePrinter::do_begin(const nlohmann::json& report, const std::vector<ProblemGroup>& groups) {
+void ConsolePrinter::do_begin(const Report& report, const std::vector<ProblemGroup>& groups) {
   label_width_ = std::string("problem").size();
   strategy_width_ = std::string("strategy").size();
   launches_width_ = kW[5];
@@ -27,12 +27,10 @@ void ConsolePrinter::do_begin(const nlohmann::json& report, const std::vector<Pr
     }
   }
   strategy_width_ += 2;  // the "* " mark
-  if (report.contains("warnings") && report["warnings"].is_array())
-    for (const auto& w : report["warnings"])
-      if (w.is_string()) warnings_.push_back(w.get<std::string>());
+  warnings_ = report.warnings;
 
-  out_ += fmt::format("{} | {}\n", device_line(report), tool_line(report));
-  std::string settings = settings_line(report);
+  out_ += fmt::format("{} | {}\n", device_line(report.device), tool_line(report.tool, report.created));
+  std::string settings = settings_line(report.settings);
   if (!settings.empty()) out_ += settings + "\n";
   auto fixed = [](const char* head, Align a, std::size_t w, std::size_t gap = 1) {
     return TableColumn{head, a, w, false, gap};

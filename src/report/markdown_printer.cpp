@@ -6,18 +6,15 @@
 
 namespace ab {
 
-void MarkdownPrinter::do_begin(const nlohmann::json& report, const std::vector<ProblemGroup>& groups) {
+void MarkdownPrinter::do_begin(const Report& report, const std::vector<ProblemGroup>& groups) {
   (void)groups;
-  out_ += fmt::format("### attnbench on {}\n\n", md_escape(device_line(report)));
-  out_ += md_escape(tool_line(report));
-  std::string settings = settings_line(report);
+  out_ += fmt::format("### attnbench on {}\n\n", md_escape(device_line(report.device)));
+  out_ += md_escape(tool_line(report.tool, report.created));
+  std::string settings = settings_line(report.settings);
   if (!settings.empty()) out_ += "; " + md_escape(settings);
   out_ += "\n";
-  std::string command = json_str(report, "command");
-  if (!command.empty()) out_ += fmt::format("\n`{}`\n", command);
-  if (report.contains("warnings") && report["warnings"].is_array())
-    for (const auto& w : report["warnings"])
-      if (w.is_string()) warnings_.push_back(w.get<std::string>());
+  if (!report.command.empty()) out_ += fmt::format("\n`{}`\n", report.command);
+  warnings_ = report.warnings;
   out_ += "\n| problem | strategy | status | median ms | noise | vs best | TFLOP/s | GB/s | launches | rel-err |\n";
   out_ += "|---|---|---|--:|--:|--:|--:|--:|--:|--:|\n";
 }

@@ -6,7 +6,7 @@
 
 namespace ab {
 
-std::string Printer::print(const nlohmann::json& report) {
+std::string Printer::print(const Report& report) {
   out_.clear();
   std::vector<ProblemGroup> groups = group_rows(report);
   do_begin(report, groups);
@@ -25,15 +25,20 @@ std::unique_ptr<Printer> make_printer(const std::string& format) {
   throw UsageError(fmt::format("--format: '{}' is not one of console, md, csv", format));
 }
 
-std::string render_report(const nlohmann::json& report, const std::string& format) {
+std::string render_report(const Report& report, const std::string& format) {
+  if (format == "json") return report_flat_json(report).dump(2) + "\n";
   return make_printer(format)->print(report);
 }
 
-void print_console_table(const nlohmann::json& report, std::FILE* out) {
+void print_console_table(const Report& report, std::FILE* out) {
   ConsolePrinter p(/*show_warnings=*/false);
   std::string s = p.print(report);
   std::fwrite(s.data(), 1, s.size(), out);
   std::fflush(out);
+}
+
+void print_console_table(const nlohmann::json& report, std::FILE* out) {
+  print_console_table(report_from_json(report, "report"), out);
 }
 
 }  // namespace ab

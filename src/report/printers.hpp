@@ -1,4 +1,4 @@
-// Human-readable renderings of an attnbench.report/1 document: an nvbench-style Printer base class with
+// Human-readable renderings of a typed report (run/run_report.hpp): an nvbench-style Printer base class with
 // do_* hooks and three printers (console table, markdown, CSV), plus two free entry points.
 #pragma once
 #include <cstdio>
@@ -18,10 +18,10 @@ namespace ab {
 class Printer {
  public:
   virtual ~Printer() = default;
-  std::string print(const nlohmann::json& report);
+  std::string print(const Report& report);
 
  protected:
-  virtual void do_begin(const nlohmann::json& report, const std::vector<ProblemGroup>& groups) = 0;
+  virtual void do_begin(const Report& report, const std::vector<ProblemGroup>& groups) = 0;
   virtual void do_group(const ProblemGroup& group) { (void)group; }
   virtual void do_row(const ProblemGroup& group, const RowView& row) = 0;
   virtual void do_end() = 0;
@@ -31,11 +31,11 @@ class Printer {
 // Aligned fixed-width table for a terminal (fmt). One block per problem; '*' marks the fastest ok row.
 class ConsolePrinter : public Printer {
  public:
-  // `show_warnings`: list report["warnings"] under the table (off when the run already printed them).
+  // `show_warnings`: list the report's warnings under the table (off when the run already printed them).
   explicit ConsolePrinter(bool show_warnings = true) : show_warnings_(show_warnings) {}
 
  protected:
-  void do_begin(const nlohmann::json& report, const std::vector<ProblemGroup>& groups) override;
+  void do_begin(const Report& report, const std::vector<ProblemGroup>& groups) override;
   void do_group(const ProblemGroup& group) override;
   void do_row(const ProblemGroup& group, const RowView& row) override;
   void do_end() override;
@@ -50,7 +50,7 @@ class ConsolePrinter : public Printer {
 // GitHub-flavoured markdown, for a PR or a wiki: a header with the device and one table.
 class MarkdownPrinter : public Printer {
  protected:
-  void do_begin(const nlohmann::json& report, const std::vector<ProblemGroup>& groups) override;
+  void do_begin(const Report& report, const std::vector<ProblemGroup>& groups) override;
   void do_row(const ProblemGroup& group, const RowView& row) override;
   void do_end() override;
 
@@ -61,7 +61,7 @@ class MarkdownPrinter : public Printer {
 // RFC 4180 CSV: a header line, then one line per row with every problem field in its own column.
 class CsvPrinter : public Printer {
  protected:
-  void do_begin(const nlohmann::json& report, const std::vector<ProblemGroup>& groups) override;
+  void do_begin(const Report& report, const std::vector<ProblemGroup>& groups) override;
   void do_row(const ProblemGroup& group, const RowView& row) override;
   void do_end() override {}
 
@@ -71,9 +71,13 @@ class CsvPrinter : public Printer {
 
 // Makes the printer for "console", "md" (or "markdown") or "csv"; throws UsageError for anything else.
 std::unique_ptr<Printer> make_printer(const std::string& format);
-// Renders `report` in `format` (console | md | csv); throws UsageError for an unknown format.
-std::string render_report(const nlohmann::json& report, const std::string& format);
+// The flat rows of `report --format=json` (docs/report-format.md): one object per row in group order.
+nlohmann::json report_flat_json(const Report& report);
+// Renders `report` in `format` (console | md | csv | json); throws UsageError for an unknown format.
+std::string render_report(const Report& report, const std::string& format);
 // The console table, written to `out` (what `attnbench run` prints after a run).
+void print_console_table(const Report& report, std::FILE* out);
+// The same from the report document `run` writes (read back through report_from_json).
 void print_console_table(const nlohmann::json& report, std::FILE* out);
 
 }  // namespace ab

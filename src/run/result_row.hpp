@@ -20,23 +20,26 @@
 namespace ab {
 
 struct MeasuredLaunches {
-  std::int64_t kernels = 0, gemm_calls = -1, other_kernels = -1;
+  std::int64_t kernels = -1, gemm_calls = -1, other_kernels = -1;  // -1: not counted
   std::vector<std::string> kernel_names;
   std::string source;
 };
 
 struct RowLaunches {
+  bool has_contract = true;  // false: no expected counts (peer rows of scripts/peer_torch.py)
   std::int64_t expected_gemm = 0, expected_kernels = 0;
   std::string formula;
   std::optional<MeasuredLaunches> measured;
-  bool match = false;     // with measured: the count kept the contract (or its extras are explained)
+  bool match = false;     // with measured: the count kept the contract (or its extras are explained); when a
+                          // report does not say, the counts agree or one of them is unknown
   std::string explained;  // "N extra cuBLASLt split-K reduction kernel(s)", or ""
   std::int64_t expected_total() const { return expected_gemm + expected_kernels; }
 };
 
 struct RowVerification {
   std::string reference;
-  double max_abs_err = 0, rel_l2_err = NAN, tolerance = 0;  // rel_l2_err NaN: not finite (null in JSON)
+  double max_abs_err = 0, rel_l2_err = NAN, tolerance = 0;  // rel_l2_err NaN: not finite (null in JSON); NaN
+                                                            // also for a field a report left out (peer rows)
   std::int64_t nonfinite = 0;
   bool passed = false;
 };
@@ -55,14 +58,19 @@ struct ResultRow {
   std::optional<RowVerification> verify;       // with --verify, once the verify forward ran
   std::optional<InjectedSlowdown> injected_slowdown;
   std::optional<RowTiming> timing;             // ok rows that timed
-  double tflops = 0, gbps = 0;                 // with timing: from time_ms.median
+  double tflops = 0, gbps = 0;                 // with timing: from time_ms.median (NaN when a report left them out)
+  bool peer() const { return strategy.rfind("peer:", 0) == 0; }  // a row of scripts/peer_torch.py
 };
 
 nlohmann::json to_json(const RowLaunches& l);
 nlohmann::json to_json(const RowVerification& v);
 nlohmann::json to_json(const InjectedSlowdown& s);
 nlohmann::json to_json(const ResultRow& row);
-// A row as this binary writes it; throws UsageError naming `origin` for a missing or mistyped field.
-ResultRow result_row_from_json(const nlohmann::json& row, const std::string& origin);
+// A row of any attnbench.report/1 document: this binary's (every version), peer rows of
+// scripts/peer_torch.py. Optional sections and fields added over time read as absent (std::nullopt, NaN,
+// -1, ""); the problem, strategy and status are required. A missing required field or a field of the wrong
+// type throws UsageError "ORIGIN: WHEREfield must be ...", e.g. "'r.json': results[3].problem.causal must
+// be true or false" with origin "'r.json'" and where "results[3].".
+ResultRow result_row_from_json(const nlohmann::json& row, const std::string& origin, const std::string& where = "");
 
 }  // namespace ab

@@ -1,6 +1,9 @@
 // The typed report and its JSON.
 #include "run/run_report.hpp"
 
+#include <initializer_list>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
@@ -27,36 +30,74 @@ nlohmann::json to_json(const Report& r) {
 
 namespace {
 
-std::string string_field(const nlohmann::json& j, const char* key, const std::string& origin) {
+// A string field of `j` ("" when absent); any other type is a UsageError "ORIGIN: WHEREkey must be a string".
+std::string string_field(const nlohmann::json& j, const char* key, const std::string& origin, const std::string& where = "") {
   auto it = j.find(key);
   if (it == j.end()) return "";
-  if (!it->is_string()) throw UsageError(fmt::format("{}: {} must be a string", origin, key));
+  if (!it->is_string()) throw UsageError(fmt::format("{}: {}{} must be a string", origin, where, key));
   return it->get<std::string>();
+}
+
+// An object field as it is (an empty object when absent), its listed fields type-checked: the device and
+// settings stay JSON (their fields are the backend's and the run's own), but the fields the printers and
+// compare read must have their types.
+nlohmann::json object_field(const nlohmann::json& doc, const char* key, const std::string& origin,
+                            std::initializer_list<std::pair<const char*, nlohmann::json::value_t>> typed) {
+  auto it = doc.find(key);
+  if (it == doc.end()) return nlohmann::json::object();
+  if (!it->is_object()) throw UsageError(fmt::format("{}: {} must be an object", origin, key));
+  for (const auto& [name, type] : typed) {
+    auto f = it->find(name);
+    if (f == it->end()) continue;
+    using V = nlohmann::json::value_t;
+    bool ok = type == V::string ? f->is_string()
+              : type == V::boolean ? f->is_boolean()
+              : type == V::number_integer ? f->is_number_integer()
+                                          : f->is_number();
+    const char* words = type == V::string ? "a string" : type == V::boolean ? "true or false"
+                        : type == V::number_integer ? "an integer" : "a number";
+    if (!ok) throw UsageError(fmt::format("{}: {}.{} must be {}", origin, key, name, words));
+  }
+  return *it;
 }
 
 }  // namespace
 
 Report report_from_json(const nlohmann::json& doc, const std::string& origin) {
+  using V = nlohmann::json::value_t;
   check_schema_tag(doc, kReportSchema, origin);
   Report r;
   if (doc.contains("tool")) {
     const nlohmann::json& t = doc["tool"];
     if (!t.is_object()) throw UsageError(fmt::format("{}: tool must be an object", origin));
-    r.tool = ToolInfo{string_field(t, "name", origin), string_field(t, "version", origin), string_field(t, "git", origin)};
+    r.tool = ToolInfo{string_field(t, "name", origin, "tool."), string_field(t, "version", origin, "tool."),
+                      string_field(t, "git", origin, "tool.")};
+    if (!t.contains("name")) r.tool.name = "attnbench";
+  } else {
+    r.tool = ToolInfo{"attnbench", "", ""};
   }
   r.command = string_field(doc, "command", origin);
   r.created = string_field(doc, "created", origin);
-  r.device = doc.value("device", nlohmann::json::object());
-  r.settings = doc.value("settings", nlohmann::json::object());
-  for (const auto& w : doc.value("warnings", nlohmann::json::array())) {
-    if (!w.is_string()) throw UsageError(fmt::format("{}: warnings must be strings", origin));
-    r.warnings.push_back(w.get<std::string>());
+  r.device = object_field(doc, "device", origin,
+                          {{"name", V::string}, {"backend", V::string}, {"cc", V::string},
+                           {"sm_count", V::number_integer}, {"driver", V::string}, {"cuda_runtime", V::string}});
+  r.settings = object_field(doc, "settings", origin,
+                            {{"hot", V::boolean}, {"verify", V::boolean}, {"timer", V::string},
+                             {"warmup", V::number_integer}, {"min_samples", V::number_integer},
+                             {"max_noise", V::number_float}});
+  if (doc.contains("warnings")) {
+    const nlohmann::json& w = doc["warnings"];
+    if (!w.is_array()) throw UsageError(fmt::format("{}: warnings must be a list", origin));
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      if (!w[i].is_string()) throw UsageError(fmt::format("{}: warnings[{}] must be a string", origin, i));
+      r.warnings.push_back(w[i].get<std::string>());
+    }
   }
-  if (!doc.contains("results") || !doc["results"].is_array())
-    throw UsageError(fmt::format("{}: no 'results' list", origin));
+  if (!doc.contains("results")) throw UsageError(fmt::format("{}: no 'results' list", origin));
   const nlohmann::json& rows = doc["results"];
+  if (!rows.is_array()) throw UsageError(fmt::format("{}: results must be a list", origin));
   for (std::size_t i = 0; i < rows.size(); ++i)
-    r.rows.push_back(result_row_from_json(rows[i], fmt::format("{} results[{}]", origin, i)));
+    r.rows.push_back(result_row_from_json(rows[i], origin, fmt::format("results[{}].", i)));
   return r;
 }
 

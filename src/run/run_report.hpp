@@ -1,7 +1,7 @@
 // A typed report (docs/report-format.md): the tool, the command, when, the device, the settings, the
 // warnings and the typed rows. to_json writes the attnbench.report/1 document; report_from_json reads one
-// written by this binary (the fresh-process continuation's rows). Reports from elsewhere (older versions,
-// peer rows from scripts/peer_torch.py) are read tolerantly by report/report_view.hpp.
+// of any version, from this binary or scripts/peer_torch.py (the one reader: run's fresh-process rows,
+// report, compare, the plots' flat view).
 #pragma once
 #include <string>
 #include <vector>
@@ -15,7 +15,7 @@ namespace ab {
 inline constexpr const char* kReportSchema = "attnbench.report/1";
 
 struct ToolInfo {
-  std::string name = "attnbench", version, git;
+  std::string name = "attnbench", version, git;  // version "" : the report did not say
 };
 
 struct Report {
@@ -30,7 +30,9 @@ struct Report {
 // This build's name, version and commit.
 ToolInfo this_tool();
 nlohmann::json to_json(const Report& r);
-// Throws UsageError naming `origin` (schema, a mistyped header field, or the first bad row).
+// Throws UsageError naming `origin` (schema, a mistyped header field, or the first bad row: "ORIGIN:
+// results[3].problem.causal must be true or false"). `device` and `settings` stay JSON, their printed
+// fields type-checked; unknown top-level keys (peer_torch's "peers") are ignored.
 Report report_from_json(const nlohmann::json& doc, const std::string& origin);
 // Rows that make `run` exit 1 (incorrect or failed).
 int count_errors(const std::vector<ResultRow>& rows);

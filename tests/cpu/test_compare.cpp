@@ -10,6 +10,11 @@
 using nlohmann::json;
 using namespace ab;
 
+// The documents built here go through the one typed reader, as `attnbench compare` reads its files.
+static CompareResult compare_reports(const json& base, const json& next, const CompareOptions& o) {
+  return ab::compare_reports(report_from_json(base, "'base'"), report_from_json(next, "'new'"), o);
+}
+
 static json problem(int seq_len, bool causal = false) {
   return {{"batch", 2},          {"heads", 4},         {"seq_len", seq_len}, {"head_dim", 64},
           {"pages", 1},          {"page_size", seq_len}, {"pages_requested", 1}, {"kv_layout", "contiguous"},
@@ -85,7 +90,7 @@ TEST(Compare, matches_rows_and_decides) {
   ASSERT_TRUE(c.missing.size() == 1u);
   EXPECT_EQ(c.missing[0].label, std::string("B=2 H=4 S=2048 D=64 P=1 contiguous fp16"));
   ASSERT_TRUE(c.added.size() == 1u);
-  EXPECT_EQ(c.added[0].problem["seq_len"].get<int>(), 4096);
+  EXPECT_EQ(c.added[0].problem.seq_len, 4096);
   EXPECT_TRUE(c.regressed());
   EXPECT_EQ(c.exit_code(), 1);
   json j = compare_to_json(c);

@@ -243,7 +243,14 @@ TEST(CompareCli, report_renders_md_and_csv) {
   Result console = attnbench("report " + b);
   EXPECT_EQ(console.code, 0);
   EXPECT_TRUE(console.out.find("* ") != std::string::npos);
-  EXPECT_EQ(attnbench("report " + b + " --format=json").code, 2);
+  EXPECT_EQ(attnbench("report " + b + " --format=html").code, 2);
+  // --format=json: the flat rows, one per row of the report, with the binary's label and key.
+  Result flat = attnbench("report " + b + " --format=json");
+  EXPECT_EQ(flat.code, 0);
+  json rows = json::parse(flat.out)["rows"];
+  ASSERT_EQ(rows.size(), 10u);
+  EXPECT_EQ(rows[0]["label"].get<std::string>().rfind("B=", 0), 0u);
+  EXPECT_TRUE(rows[0]["key"].is_string() && rows[0]["problem"].is_object() && rows[0]["status"].is_string());
   EXPECT_EQ(attnbench("report " + path("does_not_exist.json")).code, 2);
   json other = tool_report();
   other["schema"] = "something/1";

@@ -18,6 +18,11 @@
 using namespace ab;
 using nlohmann::json;
 
+// The documents built here go through the one typed reader, as `attnbench compare` reads its files.
+static CompareResult compare_reports(const json& base, const json& next, const CompareOptions& o) {
+  return ab::compare_reports(report_from_json(base, "'base'"), report_from_json(next, "'new'"), o);
+}
+
 namespace {
 
 // The drift, sized to the H200 study (docs/ci-gate.md: a single round's median moved 0.1-2.6% between runs,

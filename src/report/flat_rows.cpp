@@ -1,0 +1,61 @@
+// `attnbench report FILE --format=json`: the typed rows as flat objects for scripts and plots
+// (docs/report-format.md, "Flat rows"), so no script rebuilds labels or keys from report JSON.
+#include "report/printers.hpp"
+
+#include <cmath>
+
+#include "core/problem_axes.hpp"
+
+namespace ab {
+
+namespace {
+
+nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+nlohmann::json count(std::int64_t v) { return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); }
+nlohmann::json tri(int v) { return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v == 1); }
+
+nlohmann::json flat_row(const ProblemGroup& g, const RowView& r) {
+  bool fastest = g.fastest >= 0 && &r == &g.rows[g.fastest];
+  return {{"label", r.label},
+          {"key", g.key},
+          {"problem", problem_to_json(r.row->problem)},
+          {"strategy", r.strategy},
+          {"peer", r.peer},
+          {"status", r.status},
+          {"reason", r.reason},
+          {"median_ms", num(r.median_ms)},
+          {"noise", num(r.noise)},
+          {"samples", count(r.samples)},
+          {"noise_met", tri(r.noise_met)},
+          {"rounds", r.rounds},
+          {"round_spread", num(r.round_spread)},
+          {"round_error", num(r.round_error)},
+          {"sm_clock_mhz", r.sm_clock_mhz},
+          {"clock_low", r.clock_low},
+          {"tflops", num(r.tflops)},
+          {"gbps", num(r.gbps)},
+          {"vs_best", r.timed() ? num(r.median_ms / g.best_ms()) : nlohmann::json(nullptr)},
+          {"fastest", fastest},
+          {"launches_expected", count(r.launches_expected)},
+          {"launches_measured", count(r.launches_measured)},
+          {"launches_match", !r.launches_mismatch},
+          {"rel_l2_err", num(r.rel_err)},
+          {"verify_passed", tri(r.verify_passed)},
+          {"injected_slowdown",
+           r.row->injected_slowdown ? num(r.row->injected_slowdown->achieved) : nlohmann::json(nullptr)}};
+}
+
+}  // namespace
+
+nlohmann::json report_flat_json(const Report& report) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const ProblemGroup& g : group_rows(report))
+    for (const RowView& r : g.rows) rows.push_back(flat_row(g, r));
+  return {{"schema", "attnbench.rows/1"},
+          {"tool", {{"name", report.tool.name}, {"version", report.tool.version}, {"git", report.tool.git}}},
+          {"device", report.device},
+          {"settings", report.settings},
+          {"rows", rows}};
+}
+
+}  // namespace ab

@@ -1,0 +1,96 @@
+// The one typed reader on every committed report (docs/results: reports of earlier versions, peer rows
+// of scripts/peer_torch.py) and on sparse rows: what each row reads as, and one line for a wrong type.
+#include <cmath>
+#include <filesystem>
+
+#include "core/errors.hpp"
+#include "core/json_file.hpp"
+#include "report/printers.hpp"
+#include "report/report_io.hpp"
+#include "testing.hpp"
+
+using nlohmann::json;
+using namespace ab;
+
+// docs/results of this source tree (this file is tests/cpu/test_report_reading.cpp).
+static std::filesystem::path results_dir() {
+  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "docs" / "results";
+}
+
+TEST(ReportReading, every_committed_report_reads_and_renders) {
+  int reports = 0;
+  for (const auto& e : std::filesystem::directory_iterator(results_dir())) {
+    if (e.path().extension() != ".json") continue;
+    json doc = read_json_file(e.path().string());
+    if (doc.value("schema", "") != kReportSchema) continue;
+    Report r = read_report(e.path().string());
+    ++reports;
+    ASSERT_FALSE(r.rows.empty()) << e.path();
+    int peers = 0;
+    for (const ResultRow& row : r.rows) {
+      EXPECT_TRUE(row.timing.has_value()) << e.path();   // every committed row is timed
+      EXPECT_FALSE(row.timing->noise_met.has_value());  // all older than noise_met
+      if (row.peer()) {
+        ++peers;
+        EXPECT_FALSE(row.launches.has_contract);
+      }
+    }
+    if (doc.contains("peers")) EXPECT_GT(peers, 0) << e.path();
+    for (const char* f : {"console", "md", "csv", "json"}) EXPECT_FALSE(render_report(r, f).empty());
+  }
+  EXPECT_GE(reports, 7);
+}
+
+static json peer_row(json extra) {
+  json row = {{"problem", {{"batch", 2}, {"heads", 4}, {"seq_len", 128}, {"head_dim", 64}, {"pages", 1},
+                           {"page_size", 128}, {"pages_requested", 1}, {"kv_layout", "contiguous"},
+                           {"dtype", "fp16"}, {"causal", false}}},
+              {"strategy", "peer:torch-flash"}, {"status", "ok"}, {"reason", ""}};
+  for (auto it = extra.begin(); it != extra.end(); ++it) row[it.key()] = it.value();
+  return row;
+}
+
+TEST(ReportReading, sparse_rows_read_as_absent) {
+  ResultRow unsupported = result_row_from_json(peer_row({{"status", "unsupported"}, {"reason", "no kernel"}}), "'p'");
+  EXPECT_TRUE(unsupported.disposition == Disposition::unsupported);
+  EXPECT_FALSE(unsupported.timing || unsupported.verify || unsupported.config || unsupported.launches.measured);
+  EXPECT_FALSE(unsupported.launches.has_contract);
+  ResultRow timed = result_row_from_json(
+      peer_row({{"time_ms", {{"median", 0.5}, {"noise", 0.01}, {"samples", 50}}},
+                {"launches", {{"measured", {{"kernels", 1}, {"kernel_names", {"flash x1"}}, {"source", "torch.profiler"}}}}},
+                {"verify", {{"rel_l2_err", 0.001}, {"passed", true}}}}),
+      "'p'");
+  ASSERT_TRUE(timed.timing.has_value());
+  EXPECT_EQ(timed.timing->time_ms.median, 0.5);
+  EXPECT_TRUE(std::isnan(timed.timing->time_ms.min));
+  EXPECT_TRUE(std::isnan(timed.tflops));
+  EXPECT_FALSE(timed.timing->rounds.has_value());
+  EXPECT_EQ(timed.launches.measured->kernels, 1);
+  EXPECT_EQ(timed.launches.measured->gemm_calls, -1);
+  EXPECT_TRUE(timed.launches.match);  // no contract: nothing to break
+  EXPECT_TRUE(std::isnan(timed.verify->max_abs_err));
+  // Rounds of the first --rounds version (no kept, no error).
+  ResultRow rounds = result_row_from_json(
+      peer_row({{"time_ms", {{"median", 0.5}}}, {"rounds", {{"count", 5}, {"medians_ms", {0.5, 0.6}}, {"spread", 0.1}}}}), "'p'");
+  EXPECT_EQ(rounds.timing->rounds->count, 5);
+  EXPECT_TRUE(std::isnan(rounds.timing->rounds->error));
+}
+
+TEST(ReportReading, a_wrong_type_is_one_line_naming_file_row_and_field) {
+  json doc = {{"schema", kReportSchema}, {"results", json::array({peer_row({}), peer_row({{"time_ms", {{"median", 0.5}}}, {"noise_met", "yes"}})})}};
+  try {
+    report_from_json(doc, "'r.json'");
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "'r.json': results[1].noise_met must be true or false");
+  }
+  doc["results"][1] = peer_row({{"launches", {{"expected", {{"gemm", "two"}}}}}});
+  EXPECT_THROW(report_from_json(doc, "'r.json'"), UsageError);
+  doc["schema"] = "attnbench.cache/1";
+  try {
+    report_from_json(doc, "'r.json'");
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "'r.json': schema is 'attnbench.cache/1', expected 'attnbench.report/1'");
+  }
+}
