@@ -1,22 +1,16 @@
 // The run command: flags → grid → backend → runner → JSON report (atomic) + console table.
 #include "cli/run_command.hpp"
 
-#include <algorithm>
-#include <chrono>
-#include <cerrno>
-#include <cstdlib>
-#include <filesystem>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
+#include <cstdlib>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "cli/backend_factory.hpp"
 #include "cli/flag_values.hpp"
+#include "cli/fresh_process.hpp"
 #include "cli/grid_flags.hpp"
 #include "core/axis.hpp"
 #include "core/errors.hpp"
@@ -104,69 +98,6 @@ double parse_fraction(const std::string& flag, const std::string& text) {
 
 namespace {
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& a : v) s += (s.empty() ? "" : " ") + a;
-  return s;
-}
-
-// After a device error that recover() could not undo, the rest of the grid runs in a fresh process
-// (this binary again, told where to resume), whose rows are appended here. Returns false when the child
-// produced no report.
-bool continue_in_fresh_process(const std::vector<std::string>& argv, const ResumePoint& at,
-                               std::vector<ResultRow>* rows, std::vector<std::string>* warnings) {
-  // The child's report goes into a private directory (mkdtemp: 0700, a fresh name), never a guessable path.
-  std::string dir_template = (std::filesystem::temp_directory_path() / "attnbench-resume-XXXXXX").string();
-  if (!mkdtemp(dir_template.data())) {
-    warnings->push_back("could not create a private directory to continue after a device error");
-    return false;
-  }
-  const std::string dir = dir_template;
-  std::string tmp = dir + "/rows.json";
-  std::vector<std::string> args = {"/proc/self/exe"};
-  for (std::size_t i = 1; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    if (a.rfind("--json=", 0) == 0 || a.rfind("--resume_at=", 0) == 0) continue;
-    if (a == "--json" || a == "--resume_at") { ++i; continue; }
-    if (a == "--no_table") continue;
-    args.push_back(a);
-  }
-  args.push_back("--json=" + tmp);
-  args.push_back(fmt::format("--resume_at={}:{}", at.problem, at.strategy));
-  args.push_back("--no_table");
-  std::vector<char*> cargv;
-  for (auto& a : args) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  std::fprintf(stderr, "attnbench: the device context was lost; continuing in a fresh process at point %zu, strategy %zu\n",
-               at.problem + 1, at.strategy + 1);
-  pid_t pid = 0;
-  if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, cargv.data(), environ) != 0) {
-    rmdir(dir.c_str());
-    warnings->push_back("could not start a fresh process to continue after a device error");
-    return false;
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  std::string how = WIFEXITED(status)   ? fmt::format("exit code {}", WEXITSTATUS(status))
-                    : WIFSIGNALED(status) ? fmt::format("signal {}", WTERMSIG(status))
-                                          : "unknown status";
-  bool ok = true;
-  try {
-    Report child = report_from_json(read_report_document(tmp), fmt::format("'{}'", tmp));
-    for (ResultRow& r : child.rows) rows->push_back(std::move(r));
-    for (const std::string& w : child.warnings)
-      if (std::find(warnings->begin(), warnings->end(), w) == warnings->end()) warnings->push_back(w);
-    warnings->push_back(fmt::format("a device error could not be recovered in-process; rows after it come from a fresh process ({})", join(args)));
-  } catch (const std::exception&) {
-    warnings->push_back(fmt::format("the fresh process continuing after a device error produced no report ({})", how));
-    ok = false;
-  }
-  std::remove(tmp.c_str());
-  rmdir(dir.c_str());
-  return ok;
-}
-
 FusedTile parse_tile(const std::string& s) {
   FusedTile t;
   if (std::sscanf(s.c_str(), "m%dn%dw%ds%d", &t.block_m, &t.block_n, &t.warps, &t.stages) != 4 ||
@@ -175,12 +106,16 @@ FusedTile parse_tile(const std::string& s) {
   return t;
 }
 
-}  // namespace
-
-int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
-  std::string command_line = join(argv);
-  // Everything the user typed is checked before any device work.
+// What run_command knows once every flag has been checked, before any device work.
+struct CheckedRun {
   RunOptions opt;
+  double max_time = 0;
+  const char* slowdown = nullptr;  // ATTNBENCH_INJECT_SLOWDOWN as given
+  std::optional<HeuristicCache> cache;
+};
+
+// The grid, the strategies and how they run: --scores, --tile, --timer.
+void check_strategy_flags(const RunFlags& f, RunOptions& opt) {
   opt.problems = problems_from_flags(f);
   opt.strategies = f.strategies;
   (void)make_strategies(f.strategies);  // unknown names fail here
@@ -192,71 +127,129 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   opt.strategy.fp32_scores = f.scores == "fp32";
   if (!f.tile.empty()) opt.strategy.fused_tile = parse_tile(f.tile);
   if (!parse_timer_kind(f.timer, &opt.measure.timer)) throw UsageError(fmt::format("--timer: unknown timer '{}' (events, graph, cupti)", f.timer));
-  opt.measure.max_noise = parse_fraction("max_noise", f.max_noise);
-  opt.measure.hot = f.hot;
-  opt.measure.keep_samples = f.keep_samples;
-  opt.measure.rounds = f.rounds;
+}
+
+// The measurement flags; returns --max_time in seconds.
+double check_measure_flags(const RunFlags& f, MeasureSettings& measure) {
+  measure.max_noise = parse_fraction("max_noise", f.max_noise);
+  measure.hot = f.hot;
+  measure.keep_samples = f.keep_samples;
+  measure.rounds = f.rounds;
   if (f.rounds < 1 || f.rounds > kMaxRounds) throw UsageError(fmt::format("--rounds must be between 1 and {}", kMaxRounds));
   if (f.max_samples < 1) throw UsageError("--max_samples must be at least 1");
   check_sample_flags(f.warmup, f.min_samples, f.max_samples);
-  double max_time = parse_max_time(f.max_time, 1.0);
+  return parse_max_time(f.max_time, 1.0);
+}
+
+// Everything the user typed, in the order it is checked; throws UsageError on the first bad flag.
+void check_run_flags(const RunFlags& f, CheckedRun& run) {
+  RunOptions& opt = run.opt;
+  check_strategy_flags(f, opt);
+  run.max_time = check_measure_flags(f, opt.measure);
   if (f.device < 0) throw UsageError("--device must be >= 0");
   if (!f.max_memory.empty()) opt.max_memory = parse_bytes("max_memory", f.max_memory);
   if (!f.json_path.empty()) check_writable(f.json_path);
   if (!f.resume_at.empty() && std::sscanf(f.resume_at.c_str(), "%zu:%zu", &opt.start_problem, &opt.start_strategy) != 2)
     throw UsageError("--resume_at: expected P:S");
   if (const char* fault = std::getenv("ATTNBENCH_INJECT_FAULT")) opt.inject_fault = fault;
-  const char* slowdown = std::getenv("ATTNBENCH_INJECT_SLOWDOWN");
-  if (slowdown && *slowdown) opt.slowdown = parse_slowdown(slowdown);
-  std::optional<HeuristicCache> cache;
-  if (!f.cache.empty()) cache = HeuristicCache::load(f.cache);
+  run.slowdown = std::getenv("ATTNBENCH_INJECT_SLOWDOWN");
+  if (run.slowdown && *run.slowdown) opt.slowdown = parse_slowdown(run.slowdown);
+  if (!f.cache.empty()) run.cache = HeuristicCache::load(f.cache);
+}
+
+// The sampling defaults that depend on the backend (fewer on the CPU).
+void apply_backend_defaults(const RunFlags& f, const Backend& backend, double max_time, MeasureSettings& measure) {
+  const bool cpu = backend.kind() == BackendKind::cpu;
+  measure.warmup = f.warmup >= 0 ? f.warmup : (cpu ? 1 : 3);
+  measure.min_samples = f.min_samples >= 1 ? f.min_samples : (cpu ? 3 : 10);
+  measure.max_samples = f.max_samples;
+  measure.max_time_s = max_time;
+}
+
+// Refuse a run in which no selected strategy can run any problem.
+void refuse_grid_no_strategy_runs(const RunOptions& opt, Backend& backend) {
+  bool any = false;
+  std::string first_reason;
+  auto strategies = make_strategies(opt.strategies);
+  for (const Problem& p : opt.problems)
+    for (const auto& s : strategies) {
+      std::string why = s->can_implement(p, backend, opt.strategy);
+      if (why.empty()) any = true;
+      else if (first_reason.empty()) first_reason = fmt::format("{} on {}: {}", s->name(), p.label(), why);
+      if (any) break;
+    }
+  if (!any) throw UsageError(fmt::format("no strategy can run any problem of this grid ({})", first_reason));
+}
+
+// Installs --cache's entries on the backend and lets the runner ask it for fused tiles; returns the warning
+// about entries from another environment (printed now), if any.
+std::vector<std::string> install_cache(const HeuristicCache& cache, Backend& backend, const DeviceInfo& dev,
+                                       RunOptions& opt) {
+  std::vector<std::string> warnings;
+  int skipped = cache.install(backend);
+  if (skipped > 0) {
+    std::string w = fmt::format("{} cache entries come from another environment and were not applied", skipped);
+    warnings.push_back(w);
+    std::fprintf(stderr, "attnbench: warning: %s\n", w.c_str());
+  }
+  const HeuristicCache* c = &cache;
+  opt.cached_tile = [c, dev](const Problem& p, FusedTile* t) {
+    auto tile = c->fused_tile(p, dev);
+    if (tile) *t = *tile;
+    return tile.has_value();
+  };
+  return warnings;
+}
+
+// The warnings known before the grid runs: --cache's, the CPU backend's, an injected slowdown's.
+std::vector<std::string> warnings_before_running(CheckedRun& run, Backend& backend, const DeviceInfo& dev) {
+  std::vector<std::string> warnings;
+  if (run.cache) warnings = install_cache(*run.cache, backend, dev, run.opt);
+  if (backend.kind() == BackendKind::cpu) warnings.push_back("CPU reference backend: times are CPU times, not GPU times");
+  if (!run.opt.slowdown.empty())
+    warnings.push_back(fmt::format("ATTNBENCH_INJECT_SLOWDOWN={}: rows are deliberately slowed (a test of the CI gate), "
+                                   "not real measurements", run.slowdown));
+  return warnings;
+}
+
+// The report's settings object: the measurement settings and the run's own choices.
+nlohmann::json run_settings(const RunFlags& f, const CheckedRun& run) {
+  const RunOptions& opt = run.opt;
+  nlohmann::json settings = opt.measure.to_json();
+  settings["verify"] = opt.verify;
+  settings["score_dtype"] = f.scores;
+  settings["seed"] = opt.seed;
+  settings["max_memory"] = opt.max_memory;
+  if (!f.cache.empty()) settings["cache"] = f.cache;
+  if (!opt.slowdown.empty()) settings["injected_slowdown"] = run.slowdown;
+  return settings;
+}
+
+// Every warning on stderr (unless --quiet), but the CPU backend's, which the table states.
+void print_warnings(const std::vector<std::string>& warnings, bool quiet) {
+  for (const auto& w : warnings)
+    if (w.find("CPU reference backend") == std::string::npos && !quiet)
+      std::fprintf(stderr, "attnbench: warning: %s\n", w.c_str());
+}
+
+}  // namespace
+
+int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
+  std::string command_line = join_arguments(argv);
+  // Everything the user typed is checked before any device work.
+  CheckedRun run;
+  check_run_flags(f, run);
+  RunOptions& opt = run.opt;
 
   auto backend = make_backend(f.backend, f.device);
   check_flags_for_backend(f, *backend);
-  bool cpu = backend->kind() == BackendKind::cpu;
-  opt.measure.warmup = f.warmup >= 0 ? f.warmup : (cpu ? 1 : 3);
-  opt.measure.min_samples = f.min_samples >= 1 ? f.min_samples : (cpu ? 3 : 10);
-  opt.measure.max_samples = f.max_samples;
-  opt.measure.max_time_s = max_time;
+  apply_backend_defaults(f, *backend, run.max_time, opt.measure);
   DeviceInfo dev = backend->device_info();
-
-  // Refuse a run in which no selected strategy can run any problem.
-  {
-    bool any = false;
-    std::string first_reason;
-    auto strategies = make_strategies(opt.strategies);
-    for (const Problem& p : opt.problems)
-      for (const auto& s : strategies) {
-        std::string why = s->can_implement(p, *backend, opt.strategy);
-        if (why.empty()) any = true;
-        else if (first_reason.empty()) first_reason = fmt::format("{} on {}: {}", s->name(), p.label(), why);
-        if (any) break;
-      }
-    if (!any) throw UsageError(fmt::format("no strategy can run any problem of this grid ({})", first_reason));
-  }
+  refuse_grid_no_strategy_runs(opt, *backend);
   // Refused before anything is allocated (run_grid checks again for its other callers).
   check_memory_or_throw(*backend, opt.problems, opt.verify, memory_limit(dev, opt.max_memory));
   announce_cpu_fallback(f.backend, *backend, f.quiet);
-
-  std::vector<std::string> warnings;
-  if (cache) {
-    int skipped = cache->install(*backend);
-    if (skipped > 0) {
-      std::string w = fmt::format("{} cache entries come from another environment and were not applied", skipped);
-      warnings.push_back(w);
-      std::fprintf(stderr, "attnbench: warning: %s\n", w.c_str());
-    }
-    const HeuristicCache* c = &*cache;
-    opt.cached_tile = [c, dev](const Problem& p, FusedTile* t) {
-      auto tile = c->fused_tile(p, dev);
-      if (tile) *t = *tile;
-      return tile.has_value();
-    };
-  }
-  if (cpu) warnings.push_back("CPU reference backend: times are CPU times, not GPU times");
-  if (!opt.slowdown.empty())
-    warnings.push_back(fmt::format("ATTNBENCH_INJECT_SLOWDOWN={}: rows are deliberately slowed (a test of the CI gate), "
-                                   "not real measurements", slowdown));
+  std::vector<std::string> warnings = warnings_before_running(run, *backend, dev);
 
   ResumePoint resume;
   Report report;
@@ -270,18 +263,9 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   report.command = command_line;
   report.created = utc_timestamp();
   report.device = dev.to_json();
-  nlohmann::json settings = opt.measure.to_json();
-  settings["verify"] = opt.verify;
-  settings["score_dtype"] = f.scores;
-  settings["seed"] = opt.seed;
-  settings["max_memory"] = opt.max_memory;
-  if (!f.cache.empty()) settings["cache"] = f.cache;
-  if (!opt.slowdown.empty()) settings["injected_slowdown"] = slowdown;
-  report.settings = settings;
+  report.settings = run_settings(f, run);
   report.warnings = warnings;
-  for (const auto& w : warnings)
-    if (w.find("CPU reference backend") == std::string::npos && !f.quiet)
-      std::fprintf(stderr, "attnbench: warning: %s\n", w.c_str());
+  print_warnings(warnings, f.quiet);
 
   nlohmann::json doc = to_json(report);
   if (!f.no_table) print_console_table(doc, stdout);

@@ -43,12 +43,8 @@ struct TuneFlags : SharedFlags {
 };
 
 
-int tune_main(const TuneFlags& f) {
-  // Everything the user typed is checked before any device work.
-  TuneOptions opt;
-  opt.problems = problems_from_flags(f);
-  opt.strategies = f.strategies;
-  (void)make_strategies(f.strategies);  // unknown names fail here
+// The search flags: --top, --search, --max_candidates, --finalists, the screen's flags, --dry_run.
+void check_search_flags(const TuneFlags& f, TuneOptions& opt) {
   if (f.top < 1) throw UsageError(fmt::format("--top must be at least 1, got {}", f.top));
   if (f.search != "heuristic" && f.search != "exhaustive")
     throw UsageError(fmt::format("--search: '{}' is not heuristic or exhaustive", f.search));
@@ -66,8 +62,10 @@ int tune_main(const TuneFlags& f) {
     throw UsageError(fmt::format("--screen_cutoff must be 0 (off) or at least 1, got {}", f.screen_cutoff));
   opt.screen_cutoff = f.screen_cutoff;
   opt.exhaustive = f.search == "exhaustive";
-  opt.seed = f.seed;
-  opt.quiet = f.quiet;
+}
+
+// --scores, --timer and the measurement flags; returns --max_time in seconds.
+double check_measure_flags(const TuneFlags& f, TuneOptions& opt) {
   if (f.scores != "input" && f.scores != "fp32")
     throw UsageError(fmt::format("--scores: '{}' is not input or fp32", f.scores));
   opt.strategy.fp32_scores = f.scores == "fp32";
@@ -76,19 +74,37 @@ int tune_main(const TuneFlags& f) {
   opt.measure.max_noise = parse_fraction("max_noise", f.max_noise);
   opt.measure.hot = f.hot;
   check_sample_flags(f.warmup, f.min_samples, 0);
-  double max_time = parse_max_time(f.max_time, 0.5);
-  if (f.device < 0) throw UsageError("--device must be >= 0");
-  if (!f.max_memory.empty()) opt.max_memory = parse_bytes("max_memory", f.max_memory);
+  return parse_max_time(f.max_time, 0.5);
+}
+
+// --cache: required unless --dry_run, not a directory; an existing file must be a valid cache (it is merged
+// into, never overwritten blindly) and is returned.
+HeuristicCache check_cache_flag(const TuneFlags& f) {
   if (f.cache.empty() && !f.dry_run) throw UsageError("--cache: a file to write is required");
   if (!f.cache.empty() && std::filesystem::is_directory(f.cache))
     throw UsageError(fmt::format("--cache: '{}' is a directory", f.cache));
-  // An existing file must be a valid cache: it is merged into, never overwritten blindly.
   HeuristicCache existing = f.cache.empty() ? HeuristicCache() : HeuristicCache::load_or_empty(f.cache);
   if (!f.dry_run) check_writable(f.cache);
+  return existing;
+}
 
-  auto backend = make_backend(f.backend, f.device);
-  check_flags_for_backend(f, *backend);
-  bool cpu = backend->kind() == BackendKind::cpu;
+// Everything the user typed, in the order it is checked; throws UsageError on the first bad flag. Returns
+// --max_time in seconds.
+double check_tune_flags(const TuneFlags& f, TuneOptions& opt) {
+  opt.problems = problems_from_flags(f);
+  opt.strategies = f.strategies;
+  (void)make_strategies(f.strategies);  // unknown names fail here
+  check_search_flags(f, opt);
+  opt.seed = f.seed;
+  opt.quiet = f.quiet;
+  const double max_time = check_measure_flags(f, opt);
+  if (f.device < 0) throw UsageError("--device must be >= 0");
+  if (!f.max_memory.empty()) opt.max_memory = parse_bytes("max_memory", f.max_memory);
+  return max_time;
+}
+
+// The measurement settings that depend on the backend (fewer samples and events on the CPU).
+void apply_backend_defaults(const TuneFlags& f, bool cpu, double max_time, TuneOptions& opt) {
   opt.measure.warmup = f.warmup >= 0 ? f.warmup : (cpu ? 1 : 3);
   opt.measure.min_samples = f.min_samples >= 1 ? f.min_samples : (cpu ? 3 : 10);
   opt.measure.max_time_s = max_time;
@@ -97,30 +113,26 @@ int tune_main(const TuneFlags& f) {
   // ranked by host noise. The CPU backend has no graphs.
   if (f.timer == "auto") opt.measure.timer = cpu ? TimerKind::events : TimerKind::graph;
   opt.screen = screening_settings(opt.measure, f.screen_samples);
-  if (f.skip_cached) opt.skip_cached = &existing;
-  // Refused before the header line and before anything is allocated (tune_grid checks again for its other callers).
-  check_memory_or_throw(*backend, opt.problems, true, memory_limit(backend->device_info(), opt.max_memory));
-  announce_cpu_fallback(f.backend, *backend, f.quiet);
-  const std::string path = f.cache;
-  if (!f.dry_run) opt.checkpoint = [&path](const HeuristicCache& found) { found.save(path); };
+}
 
-  if (!f.quiet) {
-    std::string search = opt.exhaustive
-                             ? (opt.max_candidates ? fmt::format("exhaustive (at most {} per GEMM)", opt.max_candidates)
-                                                   : std::string("exhaustive (whole space)"))
-                             : fmt::format("heuristic top-{}", opt.top);
-    std::fprintf(stderr, "attnbench tune: %zu problem(s), strategies %s, search %s, %s; %s timer, %d-sample screen of "
-                 "at most %d calls, %d finalist(s) re-measured; on %s\n",
-                 opt.problems.size(), f.strategies.c_str(), search.c_str(), opt.dry_run ? "dry run" : "timed",
-                 timer_kind_name(opt.measure.timer), f.screen_samples, f.screen_calls, f.finalists,
-                 CacheEnvironment::from_device(backend->device_info()).describe().c_str());
-    if (cpu) std::fprintf(stderr, "attnbench tune: CPU reference backend: times are CPU times, not GPU times\n");
-  }
-  TuneOutcome out = tune_grid(*backend, opt);
-  std::fputs(format_tune_summary(out).c_str(), stdout);
-  if (opt.dry_run) return out.failed_strategies ? 1 : 0;
+// The header line on stderr: the grid, the search, the timing and the environment.
+void print_tune_header(const TuneFlags& f, const TuneOptions& opt, const Backend& backend, bool cpu) {
+  std::string search = opt.exhaustive
+                           ? (opt.max_candidates ? fmt::format("exhaustive (at most {} per GEMM)", opt.max_candidates)
+                                                 : std::string("exhaustive (whole space)"))
+                           : fmt::format("heuristic top-{}", opt.top);
+  std::fprintf(stderr, "attnbench tune: %zu problem(s), strategies %s, search %s, %s; %s timer, %d-sample screen of "
+               "at most %d calls, %d finalist(s) re-measured; on %s\n",
+               opt.problems.size(), f.strategies.c_str(), search.c_str(), opt.dry_run ? "dry run" : "timed",
+               timer_kind_name(opt.measure.timer), f.screen_samples, f.screen_calls, f.finalists,
+               CacheEnvironment::from_device(backend.device_info()).describe().c_str());
+  if (cpu) std::fprintf(stderr, "attnbench tune: CPU reference backend: times are CPU times, not GPU times\n");
+}
+
+// Saves what was found into `path` (merged), says so, and returns the exit code: 1 when a shape or tile
+// found no winner or a strategy failed.
+int save_and_finish(const TuneOutcome& out, const std::string& path) {
   HeuristicCache written = out.cache.save(path);
-
   std::printf("wrote %zu GEMM and %zu fused entries to %s (it now holds %zu GEMM and %zu fused entries, %zu environment(s))\n",
               out.cache.gemm_entries().size(), out.cache.fused_entries().size(), path.c_str(),
               written.gemm_entries().size(), written.fused_entries().size(), written.environments().size());
@@ -128,6 +140,30 @@ int tune_main(const TuneFlags& f) {
   for (const auto& r : out.gemm) no_winner += r.best < 0;
   for (const auto& r : out.fused) no_winner += r.best < 0;
   return no_winner || out.failed_strategies ? 1 : 0;
+}
+
+int tune_main(const TuneFlags& f) {
+  // Everything the user typed is checked before any device work.
+  TuneOptions opt;
+  const double max_time = check_tune_flags(f, opt);
+  HeuristicCache existing = check_cache_flag(f);
+
+  auto backend = make_backend(f.backend, f.device);
+  check_flags_for_backend(f, *backend);
+  const bool cpu = backend->kind() == BackendKind::cpu;
+  apply_backend_defaults(f, cpu, max_time, opt);
+  if (f.skip_cached) opt.skip_cached = &existing;
+  // Refused before the header line and before anything is allocated (tune_grid checks again for its other callers).
+  check_memory_or_throw(*backend, opt.problems, true, memory_limit(backend->device_info(), opt.max_memory));
+  announce_cpu_fallback(f.backend, *backend, f.quiet);
+  const std::string path = f.cache;
+  if (!f.dry_run) opt.checkpoint = [&path](const HeuristicCache& found) { found.save(path); };
+
+  if (!f.quiet) print_tune_header(f, opt, *backend, cpu);
+  TuneOutcome out = tune_grid(*backend, opt);
+  std::fputs(format_tune_summary(out).c_str(), stdout);
+  if (opt.dry_run) return out.failed_strategies ? 1 : 0;
+  return save_and_finish(out, path);
 }
 
 }  // namespace

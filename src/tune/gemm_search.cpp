@@ -12,39 +12,14 @@
 
 #include "core/blob_hex.hpp"
 #include "core/errors.hpp"
+#include "tune/candidate_trials.hpp"
+#include "tune/plan_groups.hpp"
 #include "tune/reduced_verifier.hpp"
 #include "tune/tune_summary.hpp"
 
 namespace ab {
 
 namespace {
-
-struct PlanGroup {
-  std::string key;
-  GemmShape shape;
-  std::vector<GemmPlanId> ids;
-};
-
-std::vector<PlanGroup> group_plans(Backend& be, const std::vector<GemmPlanId>& ids) {
-  std::vector<PlanGroup> groups;
-  for (GemmPlanId id : ids) {
-    GemmShape shape = be.gemm().plan_shape(id);
-    std::string key = shape.key();
-    PlanGroup* g = nullptr;
-    for (auto& x : groups)
-      if (x.key == key) g = &x;
-    if (!g) {
-      groups.push_back({key, shape, {}});
-      g = &groups.back();
-    }
-    g->ids.push_back(id);
-  }
-  return groups;
-}
-
-void set_group(Backend& be, const PlanGroup& g, const GemmAlgo& a, const std::string& source) {
-  for (GemmPlanId id : g.ids) be.gemm().set_algo(id, a, source);
-}
 
 // Candidates for a shape: the backend's list, with the heuristic's first choice put first (fetched on its
 // own when the list lacks it, as an exhaustive list may) and duplicates dropped. `baseline` gets its index.
@@ -83,85 +58,218 @@ std::vector<GemmAlgo> candidate_list(Backend& be, GemmPlanId plan, const TuneOpt
   return out;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+// A record for one shape of `st` on `p`, before its candidates are listed.
+GemmTuneRecord new_record(const PlanGroup& g, const Strategy& st, const Problem& p) {
+  GemmTuneRecord r;
+  r.key = g.key;
+  r.shape = g.shape;
+  r.strategy = st.name();
+  r.problem = p;
+  r.plans = static_cast<int>(g.ids.size());
+  return r;
 }
 
-// Phase 1 for one candidate: set it, verify a whole forward against the reference (`verify`: of the
-// problem, or of its reduced B=1 H=1 copy), then screen it with the short measurement (opt.screen) of
-// `gemm_alone`, the shape's own GEMM calls of one forward. One sample first: a candidate over `cutoff`
-// times the fastest screened so far (`best_screen_ms`, 0 for none) keeps that sample as its screen time and
-// is not sampled further. Failures and wrong answers are recorded here and never timed.
-CandidateOutcome screen_candidate(PlanRecorder& rec, const PlanGroup& g, const GemmAlgo& a,
-                                  const std::function<std::string(const GemmAlgo&)>& verify,
-                                  const MeasureSettings& screen, double cutoff, double best_screen_ms,
-                                  const std::function<void()>& gemm_alone, GemmTuneRecord& r) {
-  CandidateOutcome c;
-  c.label = a.label.empty() ? "algo" : a.label;
-  c.baseline = a.heuristic_first;
+// Lists the shape's candidates into r.algos; false (with a note) when the backend has none for it.
+bool list_candidates(GemmSearchState& s, PlanRecorder& rec, const PlanGroup& g, const Strategy& st, const Problem& p,
+                     GemmTuneRecord& r) {
   try {
-    set_group(rec, g, a, "tuned");
+    r.algos = candidate_list(rec, g.ids.front(), s.opt, &r.heuristic_top);
+    return true;
   } catch (const BackendError& e) {
     if (e.sticky) throw;
-    c.status = "failed";
-    c.reason = fmt::format("cannot be set: {}", e.what());
-    return c;
+    s.out.notes.push_back(fmt::format("gemm {} ({} / {}): no candidates: {}", g.key, p.label(), st.name(), e.what()));
+    return false;
   }
-  try {
-    auto t0 = std::chrono::steady_clock::now();
-    std::string bad = verify(a);
-    r.verify_s += seconds_since(t0);
-    if (!bad.empty()) {
-      c.status = "incorrect";
-      c.reason = bad;
-      return c;
-    }
-    t0 = std::chrono::steady_clock::now();
-    MeasureSettings first = screen;
-    first.min_samples = first.max_samples = 1;
-    Measurement m = measure_forward(rec.inner(), gemm_alone, first);
-    c.screen_samples = 1;
-    if (screen.max_samples > 1 && !(cutoff > 0 && best_screen_ms > 0 && m.gpu.median > cutoff * best_screen_ms)) {
-      m = measure_forward(rec.inner(), gemm_alone, screen);
-      c.screen_samples = static_cast<int>(m.gpu.samples);
-    }
-    r.screen_s += seconds_since(t0);
-    c.status = "ok";
-    c.screen_ms = m.gpu.median;
-    c.warnings = m.warnings;
-  } catch (const BackendError& e) {
-    if (e.sticky) throw;
-    c.status = "failed";
-    c.reason = e.what();
-  }
-  return c;
 }
 
-// Phase 2 for one finalist: set it again, verify the problem's own forward when phase 1 verified a reduced
-// copy (`verify_here`), and take the full measurement (opt.measure).
-void confirm_candidate(PlanRecorder& rec, const PlanGroup& g, const GemmAlgo& a, Strategy& st, ProblemInputs& in,
-                       bool verify_here, const MeasureSettings& ms, CandidateOutcome& c) {
-  c.finalist = true;
-  try {
-    set_group(rec, g, a, "tuned");
-    if (verify_here) {
-      std::string bad = in.check_forward([&] { st.run(rec); });
-      if (!bad.empty()) {
-        c.status = "incorrect";
-        c.reason = "on the tuned problem (it passed on B=1 H=1): " + bad;
-        return;
+// A shape decided before the search (tuned earlier in the run, or cached): its choice, for the reduced
+// problem too.
+using DecidedShapes = std::vector<std::pair<std::string, GemmAlgo>>;
+
+// Puts every shape already decided at its choice, so the searched shapes are timed with the rest of the
+// forward at its best; returns the shapes left to search.
+std::vector<const PlanGroup*> apply_decided_shapes(GemmSearchState& s, PlanRecorder& rec,
+                                                   const std::vector<PlanGroup>& groups, DecidedShapes* decided) {
+  CacheEnvironment env = s.out.env;
+  std::vector<const PlanGroup*> todo;
+  for (const PlanGroup& g : groups) {
+    auto t = s.tuned.find(g.key);
+    if (t != s.tuned.end()) {
+      const GemmTuneRecord& r = s.out.gemm[t->second];
+      if (r.best >= 0) {
+        set_group(rec, g, r.algos[r.best], "tuned");
+        decided->emplace_back(g.key, r.algos[r.best]);
+      }
+      s.out.reused_plans++;
+      continue;
+    }
+    const GemmCacheEntry* c = s.opt.skip_cached ? s.opt.skip_cached->find_gemm(g.key, env) : nullptr;
+    if (c) {
+      try {
+        set_group(rec, g, c->algo, "cache");
+        decided->emplace_back(g.key, c->algo);
+        s.out.cached_plans++;
+        continue;
+      } catch (const BackendError& e) {
+        if (e.sticky) throw;
+        s.out.notes.push_back(fmt::format("gemm {}: cached algorithm rejected ({}); re-tuning", g.key, e.what()));
       }
     }
-    Measurement m = measure_forward(rec.inner(), [&] { st.run(rec); }, ms);
-    c.ms = m.gpu.median;
-    c.noise = m.gpu.noise;
-    for (auto& w : m.warnings) c.warnings.push_back(std::move(w));
-  } catch (const BackendError& e) {
-    if (e.sticky) throw;
-    c.status = "failed";
-    c.reason = fmt::format("failed when re-measured: {}", e.what());
+    todo.push_back(&g);
   }
+  return todo;
 }
+
+// The search of one shape: list, screen every candidate, re-measure the finalists, re-check the winner
+// against the heuristic's choice, keep the best (or fall back to the heuristic's choice), add the record.
+class ShapeSearch {
+ public:
+  ShapeSearch(GemmSearchState& s, PlanRecorder& rec, Strategy& st, const Problem& p, ProblemInputs& in,
+              ReducedVerifier& reduced, const PlanGroup& g)
+      : s_(s), rec_(rec), st_(st), p_(p), in_(in), reduced_(reduced), g_(g), r_(new_record(g, st, p)) {}
+
+  void run() {
+    auto t_enum = std::chrono::steady_clock::now();
+    if (!list_candidates(s_, rec_, g_, st_, p_, r_)) return;
+    r_.enumerate_s = seconds_since(t_enum);
+    record_own_calls();
+    verify_reduced_ = reduced_.covers(g_.key);
+    r_.verified_on = verify_reduced_ ? reduced_.label() : p_.label();
+    screen_all();
+    auto t_confirm = std::chrono::steady_clock::now();
+    confirm_finalists();
+    recheck_winner();
+    r_.confirm_s = seconds_since(t_confirm);
+    keep_result();
+    s_.tuned[r_.key] = s_.out.gemm.size();
+    s_.out.gemm.push_back(std::move(r_));
+    if (s_.on_record) s_.on_record();
+  }
+
+ private:
+  // The shape's own GEMM calls of one forward (one call for a batched strategy, one per head and page for
+  // nested), replayed alone to screen candidates: the work an algorithm choice changes, without the rest of
+  // the forward's time and noise.
+  void record_own_calls() {
+    rec_.record_calls(true);
+    st_.run(rec_);
+    rec_.memory().synchronize();
+    rec_.record_calls(false);
+    for (const GemmCall& c : rec_.calls())
+      if (std::find(g_.ids.begin(), g_.ids.end(), c.plan) != g_.ids.end()) own_.push_back(c);
+    r_.own_calls = static_cast<int>(own_.size());
+    if (s_.opt.screen_calls > 0 && static_cast<int>(own_.size()) > s_.opt.screen_calls)
+      own_.resize(static_cast<std::size_t>(s_.opt.screen_calls));  // nested: the first heads' calls
+    r_.screen_calls = static_cast<int>(own_.size());
+  }
+
+  // Runs one phase's work on candidate i, skipping a candidate that lost the device context before and
+  // remembering the one that loses it now.
+  void guarded(std::size_t i, const std::function<void()>& work) {
+    std::string crash_id = "gemm:" + g_.key + "|" + gemm_algo_identity(r_.algos[i]);
+    if (s_.crashed && s_.crashed->count(crash_id)) {
+      r_.candidates[i].status = "failed";
+      r_.candidates[i].reason = "lost the device context in an earlier attempt; skipped";
+      return;
+    }
+    try {
+      work();
+    } catch (const BackendError& e) {
+      if (e.sticky && s_.crashed) s_.crashed->insert(crash_id);
+      throw;
+    }
+  }
+
+  // Phase 1: verify and screen every candidate.
+  void screen_all() {
+    auto verify = [&](const GemmAlgo& a) {
+      return verify_reduced_ ? reduced_.check(g_.key, a) : in_.check_forward([&] { st_.run(rec_); });
+    };
+    Backend& inner = rec_.inner();
+    const std::vector<GemmCall>& own = own_;
+    auto gemm_alone = [&inner, &own] {
+      for (const GemmCall& c : own) inner.gemm().run(c.plan, c.a, c.b, c.c, c.alpha, c.beta);
+    };
+    r_.candidates.resize(r_.algos.size());
+    double best_screen_ms = 0;
+    for (std::size_t i = 0; i < r_.algos.size(); ++i) {
+      r_.candidates[i].label = r_.algos[i].label.empty() ? "algo" : r_.algos[i].label;
+      r_.candidates[i].baseline = r_.algos[i].heuristic_first;
+      if (r_.algos[i].heuristic_first && r_.baseline < 0) r_.baseline = static_cast<int>(i);
+      guarded(i, [&] {
+        r_.candidates[i] = screen_candidate(rec_, g_, r_.algos[i], verify, s_.opt.screen, s_.opt.screen_cutoff,
+                                            best_screen_ms, gemm_alone, r_);
+      });
+      const CandidateOutcome& c = r_.candidates[i];
+      if (c.status == "ok" && c.screen_samples > 1 && (best_screen_ms == 0 || c.screen_ms < best_screen_ms))
+        best_screen_ms = c.screen_ms;
+    }
+  }
+
+  // Phase 2: the heuristic's choice and the fastest screened candidates get the full measurement, and the
+  // fastest of those wins. Re-measuring keeps the winner's time honest: the minimum of many short noisy
+  // screens is biased low, an independent measurement of the chosen few is not.
+  void confirm_finalists() {
+    for (int i : finalist_indices(r_, s_.opt.finalists)) {
+      guarded(static_cast<std::size_t>(i), [&] {
+        confirm_candidate(rec_, g_, r_.algos[i], st_, in_, verify_reduced_, s_.opt.measure, r_.candidates[i]);
+      });
+      const CandidateOutcome& c = r_.candidates[i];
+      if (c.status == "ok" && (r_.best < 0 || c.ms < r_.candidates[r_.best].ms)) r_.best = i;
+    }
+  }
+
+  // Phase 3: the fastest of several noisy finalists is biased low too (by about a noise width for 5-12
+  // finalists), so the winner and the heuristic's choice are measured again and those independent times
+  // are the ones kept; a winner no faster than the heuristic's choice then gives way to it.
+  void recheck_winner() {
+    const int base = r_.baseline;
+    if (!(r_.best >= 0 && base >= 0 && r_.best != base && r_.candidates[base].status == "ok")) return;
+    const int winner = r_.best;
+    for (int i : {winner, base}) {
+      CandidateOutcome& c = r_.candidates[i];
+      c.finalist_ms = c.ms;
+      guarded(static_cast<std::size_t>(i), [&] {
+        confirm_candidate(rec_, g_, r_.algos[i], st_, in_, false, s_.opt.measure, c);
+      });
+    }
+    if (r_.candidates[winner].status != "ok" || r_.candidates[winner].ms >= r_.candidates[base].ms) r_.best = base;
+  }
+
+  // Sets the winner on the shape's plans and the reduced problem; with no winner, goes back to the
+  // heuristic's choice so the strategy's later shapes still run, and notes it.
+  void keep_result() {
+    if (r_.best >= 0) {
+      set_group(rec_, g_, r_.algos[r_.best], "tuned");
+      reduced_.use(g_.key, r_.algos[r_.best], "tuned");
+      if (s_.message)
+        s_.message(fmt::format("  gemm {}: {} candidates ({} failed, {} re-measured), best {} {:.4f} ms, gain {:.3f}x",
+                               gemm_shape_label(g_.shape), r_.candidates.size(), r_.failed(), r_.finalists(),
+                               r_.candidates[r_.best].label, r_.best_ms(), r_.gain()));
+      return;
+    }
+    try {
+      set_group(rec_, g_, r_.algos.front(), "heuristic");
+      reduced_.use(g_.key, r_.algos.front(), "heuristic");
+    } catch (const BackendError& e) {
+      if (e.sticky) throw;
+    }
+    s_.out.notes.push_back(fmt::format("gemm {} ({} / {}): none of {} candidates passed (first: {})", g_.key,
+                                       p_.label(), st_.name(), r_.candidates.size(),
+                                       r_.candidates.empty() ? "-" : r_.candidates.front().reason));
+  }
+
+  GemmSearchState& s_;
+  PlanRecorder& rec_;
+  Strategy& st_;
+  const Problem& p_;
+  ProblemInputs& in_;
+  ReducedVerifier& reduced_;
+  const PlanGroup& g_;
+  GemmTuneRecord r_;
+  std::vector<GemmCall> own_;  // the shape's own calls of one forward, replayed by the screen
+  bool verify_reduced_ = false;
+};
 
 }  // namespace
 
@@ -191,19 +299,9 @@ void list_strategy_gemm_candidates(GemmSearchState& s, PlanRecorder& rec, Strate
       s.out.reused_plans++;
       continue;
     }
-    GemmTuneRecord r;
-    r.key = g.key;
-    r.shape = g.shape;
-    r.strategy = st.name();
-    r.problem = p;
-    r.plans = static_cast<int>(g.ids.size());
+    GemmTuneRecord r = new_record(g, st, p);
     auto t0 = std::chrono::steady_clock::now();
-    try {
-      r.algos = candidate_list(rec, g.ids.front(), s.opt, &r.heuristic_top);
-    } catch (const BackendError& e) {
-      if (e.sticky) throw;
-      s.out.notes.push_back(fmt::format("gemm {} ({} / {}): no candidates: {}", g.key, p.label(), st.name(), e.what()));
-    }
+    list_candidates(s, rec, g, st, p, r);
     r.enumerate_s = seconds_since(t0);
     for (std::size_t i = 0; i < r.algos.size(); ++i)
       if (r.algos[i].heuristic_first && r.baseline < 0) r.baseline = static_cast<int>(i);
@@ -217,164 +315,13 @@ void list_strategy_gemm_candidates(GemmSearchState& s, PlanRecorder& rec, Strate
 
 void tune_strategy_gemms(GemmSearchState& s, PlanRecorder& rec, Strategy& st, const Problem& p, ProblemInputs& in) {
   std::vector<PlanGroup> groups = group_plans(rec, rec.plans());
-  CacheEnvironment env = s.out.env;
-  // First put every shape already decided at its choice, so the searched shapes are timed with the rest
-  // of the forward at its best.
-  std::vector<const PlanGroup*> todo;
-  std::vector<std::pair<std::string, GemmAlgo>> decided;  // shape key -> choice, for the reduced problem too
-  for (const PlanGroup& g : groups) {
-    auto t = s.tuned.find(g.key);
-    if (t != s.tuned.end()) {
-      const GemmTuneRecord& r = s.out.gemm[t->second];
-      if (r.best >= 0) {
-        set_group(rec, g, r.algos[r.best], "tuned");
-        decided.emplace_back(g.key, r.algos[r.best]);
-      }
-      s.out.reused_plans++;
-      continue;
-    }
-    const GemmCacheEntry* c = s.opt.skip_cached ? s.opt.skip_cached->find_gemm(g.key, env) : nullptr;
-    if (c) {
-      try {
-        set_group(rec, g, c->algo, "cache");
-        decided.emplace_back(g.key, c->algo);
-        s.out.cached_plans++;
-        continue;
-      } catch (const BackendError& e) {
-        if (e.sticky) throw;
-        s.out.notes.push_back(fmt::format("gemm {}: cached algorithm rejected ({}); re-tuning", g.key, e.what()));
-      }
-    }
-    todo.push_back(&g);
-  }
-
+  DecidedShapes decided;
+  std::vector<const PlanGroup*> todo = apply_decided_shapes(s, rec, groups, &decided);
+  if (todo.empty()) return;
   // Verification forwards on B=1 H=1 for the shapes found there (nested's), set up once per strategy.
-  std::unique_ptr<ReducedVerifier> reduced;
-  if (!todo.empty()) {
-    reduced = std::make_unique<ReducedVerifier>(rec.inner(), st.name(), p, s.opt.strategy, s.opt.seed + 1);
-    for (const auto& [key, algo] : decided) reduced->use(key, algo, "tuned");
-  }
-
-  for (const PlanGroup* g : todo) {
-    GemmTuneRecord r;
-    r.key = g->key;
-    r.shape = g->shape;
-    r.strategy = st.name();
-    r.problem = p;
-    r.plans = static_cast<int>(g->ids.size());
-    auto t_enum = std::chrono::steady_clock::now();
-    try {
-      r.algos = candidate_list(rec, g->ids.front(), s.opt, &r.heuristic_top);
-    } catch (const BackendError& e) {
-      if (e.sticky) throw;
-      s.out.notes.push_back(fmt::format("gemm {} ({} / {}): no candidates: {}", g->key, p.label(), st.name(), e.what()));
-      continue;
-    }
-    r.enumerate_s = seconds_since(t_enum);
-    // The shape's own GEMM calls of one forward (one call for a batched strategy, one per head and page
-    // for nested), replayed alone to screen candidates: the work an algorithm choice changes, without the
-    // rest of the forward's time and noise.
-    rec.record_calls(true);
-    st.run(rec);
-    rec.memory().synchronize();
-    rec.record_calls(false);
-    std::vector<GemmCall> own;
-    for (const GemmCall& c : rec.calls())
-      if (std::find(g->ids.begin(), g->ids.end(), c.plan) != g->ids.end()) own.push_back(c);
-    r.own_calls = static_cast<int>(own.size());
-    if (s.opt.screen_calls > 0 && static_cast<int>(own.size()) > s.opt.screen_calls)
-      own.resize(static_cast<std::size_t>(s.opt.screen_calls));  // nested: the first heads' calls
-    r.screen_calls = static_cast<int>(own.size());
-    const bool verify_reduced = reduced->covers(g->key);
-    r.verified_on = verify_reduced ? reduced->label() : p.label();
-    auto verify = [&](const GemmAlgo& a) {
-      return verify_reduced ? reduced->check(g->key, a) : in.check_forward([&] { st.run(rec); });
-    };
-    Backend& inner = rec.inner();
-    auto gemm_alone = [&inner, &own] {
-      for (const GemmCall& c : own) inner.gemm().run(c.plan, c.a, c.b, c.c, c.alpha, c.beta);
-    };
-    // Runs one phase's work on candidate i, skipping a candidate that lost the device context before and
-    // remembering the one that loses it now.
-    auto guarded = [&](std::size_t i, const std::function<void()>& work) {
-      std::string crash_id = "gemm:" + g->key + "|" + gemm_algo_identity(r.algos[i]);
-      if (s.crashed && s.crashed->count(crash_id)) {
-        r.candidates[i].status = "failed";
-        r.candidates[i].reason = "lost the device context in an earlier attempt; skipped";
-        return;
-      }
-      try {
-        work();
-      } catch (const BackendError& e) {
-        if (e.sticky && s.crashed) s.crashed->insert(crash_id);
-        throw;
-      }
-    };
-    // Phase 1: verify and screen every candidate.
-    r.candidates.resize(r.algos.size());
-    double best_screen_ms = 0;
-    for (std::size_t i = 0; i < r.algos.size(); ++i) {
-      r.candidates[i].label = r.algos[i].label.empty() ? "algo" : r.algos[i].label;
-      r.candidates[i].baseline = r.algos[i].heuristic_first;
-      if (r.algos[i].heuristic_first && r.baseline < 0) r.baseline = static_cast<int>(i);
-      guarded(i, [&] {
-        r.candidates[i] = screen_candidate(rec, *g, r.algos[i], verify, s.opt.screen, s.opt.screen_cutoff,
-                                           best_screen_ms, gemm_alone, r);
-      });
-      const CandidateOutcome& c = r.candidates[i];
-      if (c.status == "ok" && c.screen_samples > 1 && (best_screen_ms == 0 || c.screen_ms < best_screen_ms))
-        best_screen_ms = c.screen_ms;
-    }
-    // Phase 2: the heuristic's choice and the fastest screened candidates get the full measurement, and the
-    // fastest of those wins. Re-measuring keeps the winner's time honest: the minimum of many short noisy
-    // screens is biased low, an independent measurement of the chosen few is not.
-    auto t_confirm = std::chrono::steady_clock::now();
-    for (int i : finalist_indices(r, s.opt.finalists)) {
-      guarded(static_cast<std::size_t>(i), [&] {
-        confirm_candidate(rec, *g, r.algos[i], st, in, verify_reduced, s.opt.measure, r.candidates[i]);
-      });
-      const CandidateOutcome& c = r.candidates[i];
-      if (c.status == "ok" && (r.best < 0 || c.ms < r.candidates[r.best].ms)) r.best = i;
-    }
-    // Phase 3: the fastest of several noisy finalists is biased low too (by about a noise width for 5-12
-    // finalists), so the winner and the heuristic's choice are measured again and those independent times
-    // are the ones kept; a winner no faster than the heuristic's choice then gives way to it.
-    const int base = r.baseline;
-    if (r.best >= 0 && base >= 0 && r.best != base && r.candidates[base].status == "ok") {
-      const int winner = r.best;
-      for (int i : {winner, base}) {
-        CandidateOutcome& c = r.candidates[i];
-        c.finalist_ms = c.ms;
-        guarded(static_cast<std::size_t>(i), [&] {
-          confirm_candidate(rec, *g, r.algos[i], st, in, false, s.opt.measure, c);
-        });
-      }
-      if (r.candidates[winner].status != "ok" || r.candidates[winner].ms >= r.candidates[base].ms) r.best = base;
-    }
-    r.confirm_s = seconds_since(t_confirm);
-    if (r.best >= 0) {
-      set_group(rec, *g, r.algos[r.best], "tuned");
-      reduced->use(g->key, r.algos[r.best], "tuned");
-      if (s.message)
-        s.message(fmt::format("  gemm {}: {} candidates ({} failed, {} re-measured), best {} {:.4f} ms, gain {:.3f}x",
-                              gemm_shape_label(g->shape), r.candidates.size(), r.failed(), r.finalists(),
-                              r.candidates[r.best].label, r.best_ms(), r.gain()));
-    } else {
-      // Nothing correct: go back to the heuristic's choice so the strategy's later shapes still run.
-      try {
-        set_group(rec, *g, r.algos.front(), "heuristic");
-        reduced->use(g->key, r.algos.front(), "heuristic");
-      } catch (const BackendError& e) {
-        if (e.sticky) throw;
-      }
-      s.out.notes.push_back(fmt::format("gemm {} ({} / {}): none of {} candidates passed (first: {})", g->key,
-                                        p.label(), st.name(), r.candidates.size(),
-                                        r.candidates.empty() ? "-" : r.candidates.front().reason));
-    }
-    s.tuned[r.key] = s.out.gemm.size();
-    s.out.gemm.push_back(std::move(r));
-    if (s.on_record) s.on_record();
-  }
+  ReducedVerifier reduced(rec.inner(), st.name(), p, s.opt.strategy, s.opt.seed + 1);
+  for (const auto& [key, algo] : decided) reduced.use(key, algo, "tuned");
+  for (const PlanGroup* g : todo) ShapeSearch(s, rec, st, p, in, reduced, *g).run();
 }
 
 }  // namespace ab

@@ -1,0 +1,86 @@
+// The two trials of a GEMM candidate: phase 1 (set, verify, screen) and phase 2 (set, verify on the tuned
+// problem when needed, full measurement). A sticky BackendError propagates; others are recorded.
+#include "tune/candidate_trials.hpp"
+
+#include <fmt/format.h>
+
+#include "core/errors.hpp"
+
+namespace ab {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Phase 1 (see the header).
+CandidateOutcome screen_candidate(PlanRecorder& rec, const PlanGroup& g, const GemmAlgo& a,
+                                  const std::function<std::string(const GemmAlgo&)>& verify,
+                                  const MeasureSettings& screen, double cutoff, double best_screen_ms,
+                                  const std::function<void()>& gemm_alone, GemmTuneRecord& r) {
+  CandidateOutcome c;
+  c.label = a.label.empty() ? "algo" : a.label;
+  c.baseline = a.heuristic_first;
+  try {
+    set_group(rec, g, a, "tuned");
+  } catch (const BackendError& e) {
+    if (e.sticky) throw;
+    c.status = "failed";
+    c.reason = fmt::format("cannot be set: {}", e.what());
+    return c;
+  }
+  try {
+    auto t0 = std::chrono::steady_clock::now();
+    std::string bad = verify(a);
+    r.verify_s += seconds_since(t0);
+    if (!bad.empty()) {
+      c.status = "incorrect";
+      c.reason = bad;
+      return c;
+    }
+    t0 = std::chrono::steady_clock::now();
+    MeasureSettings first = screen;
+    first.min_samples = first.max_samples = 1;
+    Measurement m = measure_forward(rec.inner(), gemm_alone, first);
+    c.screen_samples = 1;
+    if (screen.max_samples > 1 && !(cutoff > 0 && best_screen_ms > 0 && m.gpu.median > cutoff * best_screen_ms)) {
+      m = measure_forward(rec.inner(), gemm_alone, screen);
+      c.screen_samples = static_cast<int>(m.gpu.samples);
+    }
+    r.screen_s += seconds_since(t0);
+    c.status = "ok";
+    c.screen_ms = m.gpu.median;
+    c.warnings = m.warnings;
+  } catch (const BackendError& e) {
+    if (e.sticky) throw;
+    c.status = "failed";
+    c.reason = e.what();
+  }
+  return c;
+}
+
+// Phase 2 (see the header).
+void confirm_candidate(PlanRecorder& rec, const PlanGroup& g, const GemmAlgo& a, Strategy& st, ProblemInputs& in,
+                       bool verify_here, const MeasureSettings& ms, CandidateOutcome& c) {
+  c.finalist = true;
+  try {
+    set_group(rec, g, a, "tuned");
+    if (verify_here) {
+      std::string bad = in.check_forward([&] { st.run(rec); });
+      if (!bad.empty()) {
+        c.status = "incorrect";
+        c.reason = "on the tuned problem (it passed on B=1 H=1): " + bad;
+        return;
+      }
+    }
+    Measurement m = measure_forward(rec.inner(), [&] { st.run(rec); }, ms);
+    c.ms = m.gpu.median;
+    c.noise = m.gpu.noise;
+    for (auto& w : m.warnings) c.warnings.push_back(std::move(w));
+  } catch (const BackendError& e) {
+    if (e.sticky) throw;
+    c.status = "failed";
+    c.reason = fmt::format("failed when re-measured: {}", e.what());
+  }
+}
+
+}  // namespace ab
