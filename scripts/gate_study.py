@@ -19,6 +19,9 @@ import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from attnbench_rows import flat_rows  # noqa: E402
+
 
 def compare(binary, base, new, extra=()):
     p = subprocess.run([binary, "compare", base, new, "--format=json", *extra], capture_output=True, text=True)
@@ -28,16 +31,21 @@ def compare(binary, base, new, extra=()):
 
 
 def row_key(r):
-    p = r["problem"]
-    label = f'B={p["batch"]} H={p["heads"]} S={p["seq_len"]} D={p["head_dim"]} P={p["pages"]} {p["kv_layout"]} {p["dtype"]}'
-    return label + (" causal" if p.get("causal") else ""), r["strategy"]
+    """(label, strategy) of a compare row or a labelled report row: the label is the binary's."""
+    return r["label"], r["strategy"]
 
 
-def spread_table(files):
+def labelled_results(binary, path):
+    """A report's result rows, each with the binary's label (attnbench report --format=json)."""
+    flat = flat_rows(binary, path)
+    return [dict(r, label=f["label"]) for r, f in zip(json.load(open(path))["results"], flat)]
+
+
+def spread_table(binary, files):
     """Per row: relative sd (%) across runs of the reported median and of the first round's median."""
     med, first = {}, {}
     for f in files:
-        for r in json.load(open(f))["results"]:
+        for r in labelled_results(binary, f):
             if r.get("status") != "ok":
                 continue
             k = row_key(r)
@@ -103,8 +111,7 @@ def main():
         for f in sorted(glob.glob(os.path.join(a.outdir, f"{group}-slow-*.json")),
                         key=lambda f: float(re.search(r"-slow-([\d.]+)\.json$", f).group(1))):
             level = re.search(r"-slow-([\d.]+)\.json$", f).group(1)
-            slowed = json.load(open(f))
-            achieved_by_row = {row_key(r): r["injected_slowdown"]["achieved"] for r in slowed["results"]
+            achieved_by_row = {row_key(r): r["injected_slowdown"]["achieved"] for r in labelled_results(a.attnbench, f)
                                if "injected_slowdown" in r}
             achieved = list(achieved_by_row.values())
             caught = total = ambiguous = near_total = near_caught = 0
@@ -124,7 +131,7 @@ def main():
                                 statistics.median(achieved) * 100 if achieved else float("nan"),
                                 min(achieved) * 100 if achieved else float("nan"),
                                 max(achieved) * 100 if achieved else float("nan")))
-        spread_rows += [(group,) + r for r in spread_table(aa)]
+        spread_rows += [(group,) + r for r in spread_table(a.attnbench, aa)]
     print("## A/A: unchanged code, every pair of runs compared\n")
     print("| command | runs | pairs | (pair, row) verdicts | slower | faster | ambiguous | same | compares exiting 1 | largest |change| |")
     print("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")

@@ -15,6 +15,7 @@ out=$(cd "$out" && pwd)
 export PATH=/usr/local/cuda/bin:$PATH
 build=${BUILD_DIR:-$PWD/build-gpu}
 bin=$build/attnbench
+export ATTNBENCH=$bin  # the Python scripts ask the binary for labels, keys and grids (scripts/attnbench_rows.py)
 has() { [[ ",$stages," == *",$1,"* ]]; }
 log() { echo "== $*" | tee -a "$out/summary.txt"; }
 timed() {  # timed NAME CMD...: run, keep its output, record wall time

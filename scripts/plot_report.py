@@ -24,6 +24,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_file import WriteError, write_atomic  # noqa: E402
+from attnbench_rows import RowsError, find_binary, flat_rows  # noqa: E402
 
 SCHEMA = "attnbench.report/1"
 ORDER = ["nested", "head_batched", "fully_batched", "ptr_array", "fused",
@@ -38,8 +39,9 @@ class UsageError(Exception):
 
 # ---- data ---------------------------------------------------------------------------------------------
 
-def load(paths):
-    """Rows of every report, each with 'series' (strategy, or 'strategy (file)' when reports overlap)."""
+def load(paths, binary):
+    """Rows of every report, each with 'series' (strategy, or 'strategy (file)' when reports overlap). Each
+    problem's key and label are the binary's (attnbench report --format=json)."""
     docs = []
     for path in paths:
         try:
@@ -50,6 +52,12 @@ def load(paths):
         if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("results"), list):
             raise UsageError(f"'{path}': not an {SCHEMA} report")
         docs.append((path, doc))
+        try:
+            flat = flat_rows(binary, path)
+        except RowsError as e:
+            raise UsageError(f"'{path}': {e}") from None
+        for r, f in zip(doc["results"], flat):
+            _FACTS[_text(r.get("problem", {}))] = (f["key"], f["label"])
     seen, overlap = {}, False
     for path, doc in docs:
         for r in doc["results"]:
@@ -67,8 +75,16 @@ def load(paths):
     return docs, rows
 
 
+# The binary's key and label of every problem read, by the problem's JSON text (filled by load).
+_FACTS = {}
+
+
+def _text(p):
+    return json.dumps(p, sort_keys=True)
+
+
 def problem_key(p):
-    return json.dumps({k: v for k, v in p.items() if k != "pages_requested"}, sort_keys=True)
+    return _FACTS[_text(p)][0]
 
 
 def median(r):
@@ -78,11 +94,7 @@ def median(r):
 
 
 def label(p):
-    s = f"B={p.get('batch')} H={p.get('heads')} S={p.get('seq_len')} D={p.get('head_dim')} P={p.get('pages', 1)}"
-    if p.get("pages", 1) > 1:
-        s += f" ps={p.get('page_size')}"
-    s += f" {p.get('kv_layout', '?')} {p.get('dtype', '?')}"
-    return s + (" causal" if p.get("causal") else "")
+    return _FACTS[_text(p)][1]
 
 
 def series_order(rows):
@@ -387,6 +399,7 @@ def main(argv):
     ap.add_argument("--prefix", help="file name prefix (default: the first report's name)")
     ap.add_argument("--shape", help='shape of plots 2 and 3, e.g. "B=32 H=12 S=512 D=64" (default: the first)')
     ap.add_argument("--formats", default="png,svg", help="comma list of image formats (default png,svg)")
+    ap.add_argument("--attnbench", help="the binary that reads the reports (default: $ATTNBENCH, build/attnbench, PATH)")
     a = ap.parse_args(argv)
     try:
         import matplotlib
@@ -394,7 +407,11 @@ def main(argv):
         import matplotlib.pyplot as plt
     except ImportError:
         raise UsageError("matplotlib is missing: pip install matplotlib") from None
-    docs, rows = load(a.reports)
+    try:
+        binary = find_binary(a.attnbench)
+    except RowsError as e:
+        raise UsageError(str(e)) from None
+    docs, rows = load(a.reports, binary)
     if not rows:
         raise UsageError("the reports have no rows")
     problems = chosen_problems(rows, a.shape)

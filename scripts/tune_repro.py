@@ -19,13 +19,12 @@ Exit status: 0 when every row reproduced, 1 otherwise, 2 on bad input.
 """
 import json
 import math
+import os
 import statistics
 import sys
 
-
-def problem_key(p):
-    return "B{batch}_H{heads}_S{seq_len}_D{head_dim}_P{pages}_ps{page_size}_{kv_layout}_{dtype}_{mask}".format(
-        mask="causal" if p["causal"] else "full", **p)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from attnbench_rows import RowsError, find_binary, flat_rows  # noqa: E402
 
 
 def load(path, schema):
@@ -64,11 +63,17 @@ def main(argv):
         tuned[(e["key"], "fused")] = (e["best_ms"], e.get("best_noise", 0.0), 1)
 
     reruns = {}  # (problem key, strategy) -> [(median, noise, timer)], one per report
-    for report in reports:
-        for r in report.get("results", []):
+    try:
+        binary = find_binary()
+        cache_keys = [[f["cache_key"] for f in flat_rows(binary, a)] for a in args[1:]]
+    except RowsError as e:
+        print(f"tune_repro: {e}", file=sys.stderr)
+        sys.exit(2)
+    for report, keys in zip(reports, cache_keys):
+        for r, cache_key in zip(report.get("results", []), keys):
             if r.get("status") != "ok" or r.get("strategy", "").startswith("peer:"):
                 continue
-            k = (problem_key(r["problem"]), r["strategy"])
+            k = (cache_key, r["strategy"])
             if k in tuned:
                 reruns.setdefault(k, []).append(
                     (r["time_ms"]["median"], r["time_ms"].get("noise", 0.0), r.get("timer", "?")))

@@ -267,9 +267,8 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   report.warnings = warnings;
   print_warnings(warnings, f.quiet);
 
-  nlohmann::json doc = to_json(report);
-  if (!f.no_table) print_console_table(doc, stdout);
-  if (!f.json_path.empty()) write_json_atomic(f.json_path, doc);
+  if (!f.no_table) print_console_table(report, stdout);
+  if (!f.json_path.empty()) write_json_atomic(f.json_path, to_json(report));
   return count_errors(report.rows) ? 1 : 0;
 }
 

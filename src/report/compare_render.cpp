@@ -207,7 +207,7 @@ std::string render_csv(const CompareResult& c) {
 json num_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 json lone_json(const LoneRow& l) {
-  return {{"problem", problem_to_json(l.problem)}, {"strategy", l.strategy}, {"status", l.status}, {"median_ms", num_or_null(l.median_ms)}};
+  return {{"problem", problem_to_json(l.problem)}, {"label", problem_label(l.problem)}, {"strategy", l.strategy}, {"status", l.status}, {"median_ms", num_or_null(l.median_ms)}};
 }
 
 }  // namespace
@@ -224,7 +224,7 @@ json compare_to_json(const CompareResult& c) {
       if (s.noise_met >= 0) j["noise_met"] = s.noise_met == 1;
       return j;
     };
-    rows.push_back({{"problem", problem_to_json(r.problem)}, {"strategy", r.strategy}, {"base", side(r.base)}, {"new", side(r.next)},
+    rows.push_back({{"problem", problem_to_json(r.problem)}, {"label", problem_label(r.problem)}, {"strategy", r.strategy}, {"base", side(r.base)}, {"new", side(r.next)},
                     {"change", num_or_null(r.change)}, {"combined_noise", num_or_null(r.noise)},
                     {"limit", num_or_null(r.limit)}, {"verdict", verdict_name(r.verdict)}});
   }

@@ -14,10 +14,12 @@ nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlo
 nlohmann::json count(std::int64_t v) { return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); }
 nlohmann::json tri(int v) { return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v == 1); }
 
-nlohmann::json flat_row(const ProblemGroup& g, const RowView& r) {
+nlohmann::json flat_row(const Report& report, const ProblemGroup& g, const RowView& r) {
   bool fastest = g.fastest >= 0 && &r == &g.rows[g.fastest];
-  return {{"label", r.label},
+  return {{"index", r.row - report.rows.data()},  // the row's place in the report's results
+          {"label", r.label},
           {"key", g.key},
+          {"cache_key", problem_cache_key_of_json(problem_to_json(r.row->problem))},
           {"problem", problem_to_json(r.row->problem)},
           {"strategy", r.strategy},
           {"peer", r.peer},
@@ -50,7 +52,7 @@ nlohmann::json flat_row(const ProblemGroup& g, const RowView& r) {
 nlohmann::json report_flat_json(const Report& report) {
   nlohmann::json rows = nlohmann::json::array();
   for (const ProblemGroup& g : group_rows(report))
-    for (const RowView& r : g.rows) rows.push_back(flat_row(g, r));
+    for (const RowView& r : g.rows) rows.push_back(flat_row(report, g, r));
   return {{"schema", "attnbench.rows/1"},
           {"tool", {{"name", report.tool.name}, {"version", report.tool.version}, {"git", report.tool.git}}},
           {"device", report.device},

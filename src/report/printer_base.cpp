@@ -37,8 +37,4 @@ void print_console_table(const Report& report, std::FILE* out) {
   std::fflush(out);
 }
 
-void print_console_table(const nlohmann::json& report, std::FILE* out) {
-  print_console_table(report_from_json(report, "report"), out);
-}
-
 }  // namespace ab

@@ -77,7 +77,5 @@ nlohmann::json report_flat_json(const Report& report);
 std::string render_report(const Report& report, const std::string& format);
 // The console table, written to `out` (what `attnbench run` prints after a run).
 void print_console_table(const Report& report, std::FILE* out);
-// The same from the report document `run` writes (read back through report_from_json).
-void print_console_table(const nlohmann::json& report, std::FILE* out);
 
 }  // namespace ab

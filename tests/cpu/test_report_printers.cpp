@@ -111,7 +111,7 @@ TEST(ReportPrinters, a_faster_peer_gets_the_star_and_the_best_own_row_a_plus) {
 TEST(ReportPrinters, print_console_table_omits_warnings) {
   std::FILE* f = std::tmpfile();
   ASSERT_TRUE(f != nullptr);
-  print_console_table(sample_report(), f);
+  print_console_table(report_from_json(sample_report(), "sample"), f);
   std::rewind(f);
   std::string s;
   char buf[4096];
