@@ -16,7 +16,7 @@
 #   worse (ok -> incorrect/failed/unsupported), 2 unusable input (no baseline, other schema, other GPU),
 #   anything else: the run itself failed. `compare.md` is ready to post as a PR comment.
 #
-#   The run uses the gate's settings (scripts/gate-settings.sh: graph timer, 10 rounds on fresh memory
+#   The run uses the gate's settings (scripts/gate-settings.sh: graph timer, 20 rounds on fresh memory
 #   placements). With them, on an H200, 10 unchanged runs compared pairwise gave no slower or faster row and
 #   a 5% slowdown was caught in every pair (docs/ci-gate.md has the tables; scripts/gate-study.sh measures
 #   them again on your GPU). Keep the GPU to this job and regenerate the baseline whenever the driver, CUDA or
