@@ -22,6 +22,8 @@ struct FusedParams {
   float scale = 1.0f; // 1/sqrt(head_dim)
 };
 
+// The parameters for `p` on the tensors of `io` (scale 1/sqrt(D); contiguous K/V: one page of S).
+FusedParams fused_params(const Problem& p, const AttentionIO& io);
 // Every compiled tile configuration, best default first.
 std::vector<FusedTile> fused_compiled_tiles();
 // Empty when `tile` is compiled and can run `p` (head_dim instantiated, page size accepted, ...), else why not.

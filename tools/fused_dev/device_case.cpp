@@ -15,27 +15,6 @@ void* upload_vector(cuda::AllocationTracker& mem, const std::vector<T>& host) {
 }
 }  // namespace
 
-kernels::FusedParams fused_params(const Problem& p, const void* q, const void* k, const void* v, void* o,
-                                  const std::int32_t* block_table) {
-  kernels::FusedParams f;
-  f.q = q;
-  f.k = k;
-  f.v = v;
-  f.o = o;
-  f.block_table = block_table;
-  f.batch = p.batch;
-  f.heads = p.heads;
-  f.seq_len = p.seq_len;
-  f.head_dim = p.head_dim;
-  f.pages = p.pages;
-  f.page_size = p.page_size;
-  f.paged = p.kv_layout == KvLayout::paged;
-  f.causal = p.causal;
-  f.bf16 = p.dtype == DType::bf16;
-  f.scale = p.scale();
-  return f;
-}
-
 DeviceCase::DeviceCase(const Problem& p, const HostTensors& t) : o_elements_(p.qkv_elements()) {
   try {
     q_ = upload_vector(mem_, t.q);
@@ -47,7 +26,13 @@ DeviceCase::DeviceCase(const Problem& p, const HostTensors& t) : o_elements_(p.q
     release();
     throw;
   }
-  params_ = fused_params(p, q_, k_, v_, o_, static_cast<const std::int32_t*>(block_table_));
+  AttentionIO io;
+    io.q = q_;
+    io.k = k_;
+    io.v = v_;
+    io.o = o_;
+    io.block_table = static_cast<const std::int32_t*>(block_table_);
+    params_ = kernels::fused_params(p, io);
 }
 
 DeviceCase::~DeviceCase() { release(); }

@@ -11,10 +11,6 @@
 
 namespace ab::fused_dev {
 
-// The fused kernels' parameters for `p` on these buffers (scale 1/sqrt(D); contiguous: one page of S).
-kernels::FusedParams fused_params(const Problem& p, const void* q, const void* k, const void* v, void* o,
-                                  const std::int32_t* block_table);
-
 class DeviceCase {
  public:
   // Allocates and uploads; throws BackendError on device failures (nothing is left allocated then).

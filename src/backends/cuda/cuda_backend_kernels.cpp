@@ -29,26 +29,6 @@ void check_softmax_types(const char* what, DType score, DType prob) {
                                    what, dtype_name(score), dtype_name(prob)));
 }
 
-kernels::FusedParams fused_params(const Problem& p, const AttentionIO& io) {
-  kernels::FusedParams f;
-  f.q = io.q;
-  f.k = io.k;
-  f.v = io.v;
-  f.o = io.o;
-  f.block_table = io.block_table;
-  f.batch = p.batch;
-  f.heads = p.heads;
-  f.seq_len = p.seq_len;
-  f.head_dim = p.head_dim;
-  f.pages = p.pages;
-  f.page_size = p.page_size;
-  f.paged = p.kv_layout == KvLayout::paged;
-  f.causal = p.causal;
-  f.bf16 = p.dtype == DType::bf16;
-  f.scale = p.scale();
-  return f;
-}
-
 }  // namespace
 
 void CudaBackend::softmax_update(const SoftmaxUpdateArgs& a) {
@@ -94,12 +74,12 @@ void CudaBackend::gather_pages(const GatherArgs& a) {
 std::vector<FusedTile> CudaBackend::fused_tiles() const { return kernels::fused_compiled_tiles(); }
 
 std::string CudaBackend::fused_can_implement(const Problem& p, const FusedTile& tile) const {
-  return kernels::fused_can_implement(fused_params(p, AttentionIO{}), tile);
+  return kernels::fused_can_implement(kernels::fused_params(p, AttentionIO{}), tile);
 }
 
 void CudaBackend::fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile) {
   count_kernel();
-  int err = kernels::fused_launch(fused_params(p, io), tile, stream_);
+  int err = kernels::fused_launch(kernels::fused_params(p, io), tile, stream_);
   if (err != 0) check_launch(err, fmt::format("fused_attention [{}] for {}", tile.name(), p.label()).c_str());
 }
 

@@ -1,0 +1,27 @@
+// The fused kernels' parameters for a problem on its tensors: the one translation from Problem + AttentionIO
+// that the CUDA backend and the fused dev harness (tools/fused_dev) both use.
+#include "fused_attention.hpp"
+
+namespace ab::kernels {
+
+FusedParams fused_params(const Problem& p, const AttentionIO& io) {
+  FusedParams f;
+  f.q = io.q;
+  f.k = io.k;
+  f.v = io.v;
+  f.o = io.o;
+  f.block_table = io.block_table;
+  f.batch = p.batch;
+  f.heads = p.heads;
+  f.seq_len = p.seq_len;
+  f.head_dim = p.head_dim;
+  f.pages = p.pages;
+  f.page_size = p.page_size;
+  f.paged = p.kv_layout == KvLayout::paged;
+  f.causal = p.causal;
+  f.bf16 = p.dtype == DType::bf16;
+  f.scale = p.scale();
+  return f;
+}
+
+}  // namespace ab::kernels
