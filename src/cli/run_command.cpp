@@ -123,7 +123,6 @@ void check_strategy_flags(const RunFlags& f, RunOptions& opt) {
   opt.verify = f.verify;
   opt.seed = f.seed;
   opt.quiet = f.quiet;
-  if (f.scores != "input" && f.scores != "fp32") throw UsageError(fmt::format("--scores: '{}' is not input or fp32", f.scores));
   opt.strategy.fp32_scores = f.scores == "fp32";
   if (!f.tile.empty()) opt.strategy.fused_tile = parse_tile(f.tile);
   if (!parse_timer_kind(f.timer, &opt.measure.timer)) throw UsageError(fmt::format("--timer: unknown timer '{}' (events, graph, cupti)", f.timer));

@@ -46,8 +46,6 @@ struct TuneFlags : SharedFlags {
 // The search flags: --top, --search, --max_candidates, --finalists, the screen's flags, --dry_run.
 void check_search_flags(const TuneFlags& f, TuneOptions& opt) {
   if (f.top < 1) throw UsageError(fmt::format("--top must be at least 1, got {}", f.top));
-  if (f.search != "heuristic" && f.search != "exhaustive")
-    throw UsageError(fmt::format("--search: '{}' is not heuristic or exhaustive", f.search));
   opt.top = f.top;
   if (f.max_candidates < 0)
     throw UsageError(fmt::format("--max_candidates must be 0 (no cap) or more, got {}", f.max_candidates));
@@ -66,8 +64,6 @@ void check_search_flags(const TuneFlags& f, TuneOptions& opt) {
 
 // --scores, --timer and the measurement flags; returns --max_time in seconds.
 double check_measure_flags(const TuneFlags& f, TuneOptions& opt) {
-  if (f.scores != "input" && f.scores != "fp32")
-    throw UsageError(fmt::format("--scores: '{}' is not input or fp32", f.scores));
   opt.strategy.fp32_scores = f.scores == "fp32";
   if (f.timer != "auto" && !parse_timer_kind(f.timer, &opt.measure.timer))
     throw UsageError(fmt::format("--timer: unknown timer '{}' (auto, events, graph, cupti)", f.timer));
