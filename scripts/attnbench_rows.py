@@ -25,12 +25,19 @@ def find_binary(explicit=None):
     raise RowsError("cannot find the attnbench binary (set ATTNBENCH or build it with scripts/build.sh)")
 
 
-def flat_rows(binary, path):
-    """The report's rows as the binary flattens them, indexed like the report's `results` array."""
+def flat_document(binary, path):
+    """The binary's flat view of a report: {"schema": "attnbench.rows/1", tool, device, settings, rows}, the rows
+    grouped by problem as the console table shows them."""
     p = subprocess.run([binary, "report", path, "--format=json"], capture_output=True, text=True)
     if p.returncode != 0:
-        raise RowsError(p.stderr.strip() or f"attnbench report {path} failed (exit {p.returncode})")
-    rows = json.loads(p.stdout)["rows"]
+        message = p.stderr.strip().removeprefix("attnbench: error: ")  # the binary's line names the file
+        raise RowsError(message or f"attnbench report {path} failed (exit {p.returncode})")
+    return json.loads(p.stdout)
+
+
+def flat_rows(binary, path):
+    """The report's rows as the binary flattens them, indexed like the report's `results` array."""
+    rows = flat_document(binary, path)["rows"]
     out = [None] * len(rows)
     for r in rows:
         out[r["index"]] = r

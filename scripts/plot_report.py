@@ -7,6 +7,8 @@
                        at the chosen shape (one panel per matching problem, up to four);
   3. <prefix>_time     median time per strategy at the chosen shape, with TFLOP/s and the ratio to the fastest.
 
+Reads the reports through the binary (`attnbench report FILE --format=json`: the typed rows, flat, with the
+binary's labels and keys), found as --attnbench, $ATTNBENCH, build/attnbench or on the PATH.
 Needs matplotlib:  pip install matplotlib
 Usage:
   python3 scripts/plot_report.py out.json                                  # -> plots/out_*.png, .svg
@@ -24,9 +26,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_file import WriteError, write_atomic  # noqa: E402
-from attnbench_rows import RowsError, find_binary, flat_rows  # noqa: E402
+from attnbench_rows import RowsError, find_binary, flat_document  # noqa: E402
 
-SCHEMA = "attnbench.report/1"
 ORDER = ["nested", "head_batched", "fully_batched", "ptr_array", "fused",
          "peer:torch-flash", "peer:torch-cudnn", "peer:torch-efficient", "peer:torch-unfused"]
 SHAPE_KEYS = {"B": "batch", "H": "heads", "S": "seq_len", "D": "head_dim", "P": "pages", "ps": "page_size"}
@@ -40,42 +41,37 @@ class UsageError(Exception):
 # ---- data ---------------------------------------------------------------------------------------------
 
 def load(paths, binary):
-    """Rows of every report, each with 'series' (strategy, or 'strategy (file)' when reports overlap). Each
-    problem's key and label are the binary's (attnbench report --format=json)."""
+    """The rows of every report as the binary reads them (attnbench report --format=json: typed rows, flat,
+    with the binary's own label and key), each with 'series' (strategy, or 'strategy (file)' when reports
+    overlap) and 'report' (the file's name). Returns ([(path, flat document)], rows)."""
     docs = []
     for path in paths:
         try:
-            with open(path) as f:
-                doc = json.load(f)
-        except (OSError, ValueError) as e:
-            raise UsageError(f"'{path}': cannot read ({e})") from None
-        if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("results"), list):
-            raise UsageError(f"'{path}': not an {SCHEMA} report")
-        docs.append((path, doc))
-        try:
-            flat = flat_rows(binary, path)
+            docs.append((path, flat_document(binary, path)))
         except RowsError as e:
-            raise UsageError(f"'{path}': {e}") from None
-        for r, f in zip(doc["results"], flat):
-            _FACTS[_text(r.get("problem", {}))] = (f["key"], f["label"])
+            raise UsageError(str(e)) from None
+    for _, doc in docs:
+        for r in doc["rows"]:
+            _FACTS[_text(r["problem"])] = (r["key"], r["label"])
     seen, overlap = {}, False
     for path, doc in docs:
-        for r in doc["results"]:
-            k = (problem_key(r.get("problem", {})), r.get("strategy"))
+        for r in doc["rows"]:
+            k = (r["key"], r["strategy"])
             overlap |= k in seen and seen[k] != path
             seen.setdefault(k, path)
     rows = []
     for path, doc in docs:
         name = os.path.splitext(os.path.basename(path))[0]
-        for r in doc["results"]:
+        for r in doc["rows"]:
             r = dict(r)
-            r["series"] = f"{r.get('strategy', '?')} ({name})" if overlap else r.get("strategy", "?")
+            r["series"] = f"{r['strategy']} ({name})" if overlap else r["strategy"]
             r["report"] = name
             rows.append(r)
     return docs, rows
 
 
-# The binary's key and label of every problem read, by the problem's JSON text (filled by load).
+# The binary's key and label of every problem read, by the problem's JSON text (filled by load), for the
+# plots that start from a problem.
 _FACTS = {}
 
 
@@ -87,14 +83,13 @@ def problem_key(p):
     return _FACTS[_text(p)][0]
 
 
-def median(r):
-    t = r.get("time_ms") or {}
-    m = t.get("median")
-    return m if r.get("status") == "ok" and isinstance(m, (int, float)) and m > 0 else None
-
-
 def label(p):
     return _FACTS[_text(p)][1]
+
+
+def median(r):
+    m = r.get("median_ms")
+    return m if r.get("status") == "ok" and isinstance(m, (int, float)) and m > 0 else None
 
 
 def series_order(rows):
@@ -267,8 +262,7 @@ def tflops_bars(ax, rs, all_series, handles):
 
 
 def launch_counts(r):
-    l = r.get("launches") or {}
-    return ((l.get("measured") or {}).get("kernels"), (l.get("expected") or {}).get("total"))
+    return r.get("launches_measured"), r.get("launches_expected")
 
 
 def plot_launches(plt, docs, rows, problems, all_series):
@@ -290,8 +284,8 @@ def plot_launches(plt, docs, rows, problems, all_series):
                 continue
             firsts.setdefault(base, counts)
             names.append(s)
-        measured = [((rs[s].get("launches") or {}).get("measured") or {}).get("kernels") for s in names]
-        expected = [((rs[s].get("launches") or {}).get("expected") or {}).get("total") for s in names]
+        measured = [rs[s].get("launches_measured") for s in names]
+        expected = [rs[s].get("launches_expected") for s in names]
         xs = range(len(names))
         w = 0.38
         for i, (m, e) in enumerate(zip(measured, expected)):
