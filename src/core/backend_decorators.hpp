@@ -59,7 +59,7 @@ class ForwardingGemmEngine : public GemmEngine {
   void run(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
     g_.run(plan, a, b, c, alpha, beta);
   }
-  nlohmann::json plan_report() const override { return g_.plan_report(); }
+  std::vector<GemmPlanChoice> plan_report() const override { return g_.plan_report(); }
   GemmShape plan_shape(GemmPlanId plan) const override { return g_.plan_shape(plan); }
   std::vector<GemmAlgo> candidates(GemmPlanId plan, int top, bool exhaustive) override {
     return g_.candidates(plan, top, exhaustive);

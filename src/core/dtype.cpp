@@ -23,6 +23,12 @@ std::optional<DType> parse_dtype(std::string_view s) {
   return std::nullopt;
 }
 
+std::optional<DType> dtype_from_name(std::string_view s) {
+  for (DType t : {DType::fp16, DType::bf16, DType::fp32})
+    if (s == dtype_name(t)) return t;
+  return std::nullopt;
+}
+
 static std::uint32_t bits_of(float f) {
   std::uint32_t u;
   std::memcpy(&u, &f, 4);

@@ -12,7 +12,10 @@ enum class DType { fp16, bf16, fp32 };
 
 std::size_t dtype_size(DType t);
 const char* dtype_name(DType t);
+// An input dtype as the --dtype flag spells it (fp16, bf16 and their aliases; fp32 is no input type).
 std::optional<DType> parse_dtype(std::string_view s);
+// The inverse of dtype_name, for every type (fp32 included).
+std::optional<DType> dtype_from_name(std::string_view s);
 
 std::uint16_t float_to_half_bits(float f);
 float half_bits_to_float(std::uint16_t h);

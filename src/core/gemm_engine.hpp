@@ -70,6 +70,16 @@ class GemmPlan {
   GemmPlanId id_ = -1;
 };
 
+// What one live plan chose, as GemmEngine::plan_report lists it.
+struct GemmPlanChoice {
+  std::string shape;                  // GemmShape::key()
+  std::string algo;                   // the algorithm's label
+  std::string source;                 // heuristic | tuned | cache
+  nlohmann::json attrs;               // the backend's decoded algorithm configuration (cuBLASLt ALGO_ID, ...); null: none
+  std::int64_t workspace_bytes = -1;  // the algorithm's workspace; -1: not reported
+  std::string note;                   // why the plan differs from what was asked (a cached algorithm refused...)
+};
+
 class GemmEngine {
  public:
   virtual ~GemmEngine() = default;
@@ -82,7 +92,7 @@ class GemmEngine {
     run(plan.id(), a, b, c, alpha, beta);
   }
   // What each live plan chose (shape, algorithm, source heuristic|tuned|cache), in creation order.
-  virtual nlohmann::json plan_report() const = 0;
+  virtual std::vector<GemmPlanChoice> plan_report() const = 0;
   virtual GemmShape plan_shape(GemmPlanId plan) const = 0;
   // Tuning: candidate algorithms for a plan (heuristic top-N, or the exhaustive space capped at `top`
   // candidates, 0 for no cap, the heuristic's first choice and the distinct base configurations first),

@@ -29,6 +29,15 @@ struct StrategyOptions {
   std::optional<FusedTile> fused_tile;
 };
 
+// What a strategy chose for one problem: the typed core of a report row's "config" (run/result_row.hpp adds
+// the GEMM plans and where the configuration came from).
+struct StrategyConfig {
+  std::optional<DType> score_dtype;    // GEMM strategies: precision of the materialised score matrix
+  std::optional<bool> gathered_pages;  // GEMM strategies: K/V pages gathered into contiguous tensors first
+  std::optional<FusedTile> tile;       // fused: the tile that ran
+  std::string tile_source;             // fused: heuristic | user | cache ("" for the GEMM strategies)
+};
+
 class Strategy {
  public:
   virtual ~Strategy() = default;
@@ -47,7 +56,7 @@ class Strategy {
   // Free workspace and plans.
   virtual void teardown(Backend& backend) = 0;
   // What this strategy chose for the report's "config" (tile, gathered pages, score precision...).
-  virtual nlohmann::json config() const = 0;
+  virtual StrategyConfig config() const = 0;
   // True when the strategy runs the backend's fused kernel with a tile from StrategyOptions::fused_tile (the
   // tuner searches tiles instead of GEMM algorithms, and the heuristic cache supplies a tile).
   virtual bool uses_fused_tile() const { return false; }

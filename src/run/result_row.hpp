@@ -1,9 +1,6 @@
 // A typed result row of a report (docs/report-format.md): the problem, the strategy, its disposition, its
 // timing over rounds, its launches, its verification, its configuration and any injected slowdown. JSON is
 // written and read only by result_row_json.cpp (to_json / result_row_from_json).
-//
-// The configuration is a JSON object, not a struct: its fields are the strategy's own (a tile, gathered
-// pages, GEMM algorithms with cuBLASLt attributes) and only the strategy that wrote them reads them.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -13,7 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/gemm_engine.hpp"
 #include "core/problem.hpp"
+#include "core/strategy.hpp"
 #include "measure/rounds.hpp"
 #include "run/disposition.hpp"
 
@@ -48,13 +47,21 @@ struct InjectedSlowdown {
   double fraction = 0, delay_ms = 0, base_ms = 0, achieved = 0;
 };
 
+// The configuration a row ran with: what the strategy chose, each GEMM plan's algorithm (the backend's own
+// attributes, cuBLASLt's on CUDA, stay an opaque object), and where the configuration came from.
+struct RowConfig {
+  StrategyConfig strategy;
+  std::vector<GemmPlanChoice> gemm_algos;
+  std::string source;  // heuristic | tuned | cache | user: the fused tile's source, else the last non-heuristic plan's
+};
+
 struct ResultRow {
   Problem problem;
   std::string strategy;
   Disposition disposition = Disposition::failed;
   std::string reason;                          // "" for ok rows
   RowLaunches launches;
-  std::optional<nlohmann::json> config;        // set once the strategy was set up
+  std::optional<RowConfig> config;             // set once the strategy was set up
   std::optional<RowVerification> verify;       // with --verify, once the verify forward ran
   std::optional<InjectedSlowdown> injected_slowdown;
   std::optional<RowTiming> timing;             // ok rows that timed
@@ -65,6 +72,7 @@ struct ResultRow {
 nlohmann::json to_json(const RowLaunches& l);
 nlohmann::json to_json(const RowVerification& v);
 nlohmann::json to_json(const InjectedSlowdown& s);
+nlohmann::json to_json(const RowConfig& c);
 nlohmann::json to_json(const ResultRow& row);
 // A row of any attnbench.report/1 document: this binary's (every version), peer rows of
 // scripts/peer_torch.py. Optional sections and fields added over time read as absent (std::nullopt, NaN,

@@ -117,6 +117,48 @@ RowTiming timing_from_json(const Reader& r, const json& row) {
   return t;
 }
 
+StrategyConfig strategy_config_from_json(const Reader& r, const json& c) {
+  StrategyConfig s;
+  if (const json* d = r.find(c, "score_dtype")) {
+    s.score_dtype = dtype_from_name(r.str(d, "config.", "score_dtype"));
+    if (!s.score_dtype) r.fail("config.", "score_dtype", "is not a known dtype");
+  }
+  s.gathered_pages = r.opt_bool(c, "gathered_pages", "config.");
+  if (const json* t = r.object(c, "tile", "config.")) {
+    FusedTile tile;
+    tile.block_m = static_cast<int>(r.opt_int(*t, "block_m", "config.tile.", tile.block_m));
+    tile.block_n = static_cast<int>(r.opt_int(*t, "block_n", "config.tile.", tile.block_n));
+    tile.warps = static_cast<int>(r.opt_int(*t, "warps", "config.tile.", tile.warps));
+    tile.stages = static_cast<int>(r.opt_int(*t, "stages", "config.tile.", tile.stages));
+    s.tile = tile;
+  }
+  s.tile_source = r.opt_str(c, "tile_source", "config.");
+  return s;
+}
+
+GemmPlanChoice plan_choice_from_json(const Reader& r, const json& g) {
+  if (!g.is_object()) r.fail("config.", "gemm_algos", "must hold objects");
+  GemmPlanChoice c;
+  c.shape = r.opt_str(g, "shape", "config.gemm_algos[].");
+  c.algo = r.opt_str(g, "algo", "config.gemm_algos[].");
+  c.source = r.opt_str(g, "source", "config.gemm_algos[].");
+  if (const json* a = r.find(g, "attrs")) c.attrs = *a;  // the backend's own attributes, kept as they are
+  c.workspace_bytes = r.opt_int(g, "workspace_bytes", "config.gemm_algos[].", -1);
+  c.note = r.opt_str(g, "note", "config.gemm_algos[].");
+  return c;
+}
+
+RowConfig config_from_json(const Reader& r, const json& c) {
+  RowConfig out;
+  out.strategy = strategy_config_from_json(r, c);
+  if (const json* g = r.find(c, "gemm_algos")) {
+    if (!g->is_array()) r.fail("config.", "gemm_algos", "must be a list");
+    for (const json& x : *g) out.gemm_algos.push_back(plan_choice_from_json(r, x));
+  }
+  out.source = r.opt_str(c, "source", "config.");
+  return out;
+}
+
 RowLaunches launches_from_json(const Reader& r, const json* l) {
   RowLaunches out;
   out.has_contract = false;
@@ -202,6 +244,27 @@ json to_json(const InjectedSlowdown& s) {
   return {{"fraction", s.fraction}, {"delay_ms", s.delay_ms}, {"base_ms", s.base_ms}, {"achieved", s.achieved}};
 }
 
+json to_json(const GemmPlanChoice& g) {
+  json j = {{"shape", g.shape}, {"algo", g.algo}, {"source", g.source}};
+  if (!g.attrs.is_null()) j["attrs"] = g.attrs;
+  if (g.workspace_bytes >= 0) j["workspace_bytes"] = g.workspace_bytes;
+  if (!g.note.empty()) j["note"] = g.note;
+  return j;
+}
+
+json to_json(const RowConfig& c) {
+  json j = json::object();
+  if (c.strategy.score_dtype) j["score_dtype"] = dtype_name(*c.strategy.score_dtype);
+  if (c.strategy.gathered_pages) j["gathered_pages"] = *c.strategy.gathered_pages;
+  if (c.strategy.tile) j["tile"] = c.strategy.tile->to_json();
+  if (!c.strategy.tile_source.empty()) j["tile_source"] = c.strategy.tile_source;
+  json plans = json::array();
+  for (const GemmPlanChoice& g : c.gemm_algos) plans.push_back(to_json(g));
+  j["gemm_algos"] = plans;
+  j["source"] = c.source;
+  return j;
+}
+
 json to_json(const ResultRow& row) {
   json j;
   j["problem"] = problem_to_json(row.problem);
@@ -209,7 +272,7 @@ json to_json(const ResultRow& row) {
   j["status"] = to_string(row.disposition);
   j["reason"] = row.reason;
   j["launches"] = to_json(row.launches);
-  if (row.config) j["config"] = *row.config;
+  if (row.config) j["config"] = to_json(*row.config);
   if (row.verify) j["verify"] = to_json(*row.verify);
   if (row.injected_slowdown) j["injected_slowdown"] = to_json(*row.injected_slowdown);
   if (row.timing) {
@@ -237,7 +300,7 @@ ResultRow result_row_from_json(const json& j, const std::string& origin, const s
   row.disposition = *d;
   row.reason = r.opt_str(j, "reason", "");
   row.launches = launches_from_json(r, r.object(j, "launches", ""));
-  if (j.contains("config")) row.config = j["config"];
+  if (const json* c = r.object(j, "config", "")) row.config = config_from_json(r, *c);
   if (const json* v = r.object(j, "verify", "")) row.verify = verify_from_json(r, *v);
   if (const json* s = r.object(j, "injected_slowdown", "")) {
     row.injected_slowdown = InjectedSlowdown{r.opt_num(*s, "fraction", "injected_slowdown."),

@@ -23,11 +23,12 @@ namespace ab {
 
 namespace {
 
-std::string config_source(const nlohmann::json& gemm_report, const nlohmann::json& cfg) {
+// Where a configuration came from: the fused tile's source, else the last plan not chosen by the heuristic.
+std::string config_source(const RowConfig& c) {
   std::string src = "heuristic";
-  for (const auto& g : gemm_report)
-    if (g.contains("source") && g["source"] != "heuristic") src = g["source"].get<std::string>();
-  if (cfg.contains("tile_source")) src = cfg["tile_source"].get<std::string>();
+  for (const GemmPlanChoice& g : c.gemm_algos)
+    if (g.source != "heuristic") src = g.source;
+  if (c.strategy.tile) src = c.strategy.tile_source;
   return src;
 }
 
@@ -259,12 +260,10 @@ void GridRun::first_round_body(ProblemRun& pr, std::size_t si, StrategySession& 
     ScopedRange r(be_.profiler(), "setup");
     session.setup(p, sopt);
   }
-  nlohmann::json cfg = st.config();
-  nlohmann::json gemm_report = be_.gemm().plan_report();
-  if (tile_from_cache) cfg["tile_source"] = "cache";
-  cfg["gemm_algos"] = gemm_report;
-  cfg["source"] = config_source(gemm_report, cfg);
-  row.config = cfg;
+  RowConfig cfg{st.config(), be_.gemm().plan_report(), ""};
+  if (tile_from_cache) cfg.strategy.tile_source = "cache";
+  cfg.source = config_source(cfg);
+  row.config = std::move(cfg);
   session.inputs().poison_output();
   std::optional<LaunchRecord> rec;
   {

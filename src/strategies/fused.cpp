@@ -32,7 +32,12 @@ class Fused : public Strategy {
     be.kernels().fused_attention(p_, io_, tile_);
   }
   void teardown(Backend&) override {}
-  nlohmann::json config() const override { return {{"tile", tile_.to_json()}, {"tile_source", source_}}; }
+  StrategyConfig config() const override {
+    StrategyConfig c;
+    c.tile = tile_;
+    c.tile_source = source_;
+    return c;
+  }
   // The tuner and the cache override the tile through StrategyOptions; this reports where it came from.
   void set_tile_source(const std::string& s) { source_ = s; }
 

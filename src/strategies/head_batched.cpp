@@ -102,9 +102,7 @@ class HeadBatched : public Strategy {
     pv_plan_.reset();
     ws_.clear();
   }
-  nlohmann::json config() const override {
-    return {{"score_dtype", dtype_name(st_)}, {"gathered_pages", gather_}};
-  }
+  StrategyConfig config() const override { return gemm_strategy_config(st_, gather_); }
 
  private:
   Problem p_;

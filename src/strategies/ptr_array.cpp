@@ -80,9 +80,7 @@ class PtrArray : public Strategy {
     pv_plan_.reset();
     ws_.clear();
   }
-  nlohmann::json config() const override {
-    return {{"score_dtype", dtype_name(st_)}, {"gathered_pages", false}};
-  }
+  StrategyConfig config() const override { return gemm_strategy_config(st_, false); }
 
  private:
   Problem p_;

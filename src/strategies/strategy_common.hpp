@@ -11,6 +11,14 @@
 
 namespace ab {
 
+// The configuration a GEMM strategy reports: the score precision and whether K/V pages were gathered.
+inline StrategyConfig gemm_strategy_config(DType scores, bool gathered_pages) {
+  StrategyConfig c;
+  c.score_dtype = scores;
+  c.gathered_pages = gathered_pages;
+  return c;
+}
+
 inline DType score_type(const Problem& p, const StrategyOptions& opt) {
   return opt.fp32_scores ? DType::fp32 : p.dtype;
 }

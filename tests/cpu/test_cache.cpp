@@ -253,10 +253,10 @@ TEST(Cache, environment_mismatch_is_skipped_and_counted) {
   EXPECT_EQ(loaded.foreign_entries(newer_driver), 4);  // a driver update invalidates everything
   GemmPlan served_plan = cpu->gemm().make_plan(served);
   GemmPlan foreign_plan = cpu->gemm().make_plan(foreign);
-  nlohmann::json rep = cpu->gemm().plan_report();
+  std::vector<GemmPlanChoice> rep = cpu->gemm().plan_report();
   ASSERT_TRUE(rep.size() == 2);
-  EXPECT_EQ(rep[0]["source"].get<std::string>(), std::string("cache"));
-  EXPECT_EQ(rep[1]["source"].get<std::string>(), std::string("heuristic"));
+  EXPECT_EQ(rep[0].source, std::string("cache"));
+  EXPECT_EQ(rep[1].source, std::string("heuristic"));
   // The fused entry is the H100's: not applied here, applied there.
   EXPECT_TRUE(!loaded.fused_tile(problem(512), here).has_value());
   EXPECT_TRUE(loaded.fused_tile(problem(512), gpu("NVIDIA H100 80GB HBM3")).has_value());

@@ -90,7 +90,7 @@ class FakeBackend final : public DeviceMemory,
   using GemmEngine::run;
   void run(GemmPlanId, const void*, const void*, void*, float, float) override { unused(); }
   void release_plan(GemmPlanId) noexcept override {}
-  nlohmann::json plan_report() const override { return nlohmann::json::array(); }
+  std::vector<GemmPlanChoice> plan_report() const override { return {}; }
   GemmShape plan_shape(GemmPlanId) const override { unused(); }
   std::vector<GemmAlgo> candidates(GemmPlanId, int, bool) override { unused(); }
   void set_algo(GemmPlanId, const GemmAlgo&, const std::string&) override { unused(); }

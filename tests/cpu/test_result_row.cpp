@@ -26,7 +26,17 @@ ResultRow timed_row() {
   r.launches.formula = "2·B·H·P gemm + B·H·P + 1 kernels";
   r.launches.measured = MeasuredLaunches{25, 16, 9, {"gemm x16"}, "cpu-counter"};
   r.launches.match = true;
-  r.config = json{{"source", "heuristic"}, {"gemm_algos", json::array()}};
+  StrategyConfig chosen;
+  chosen.score_dtype = DType::fp32;
+  chosen.gathered_pages = true;
+  GemmPlanChoice plan;
+  plan.shape = "m128 n128 k64";
+  plan.algo = "algo 6 tile 20";
+  plan.source = "tuned";
+  plan.attrs = json{{"ALGO_ID", 6}, {"SPLITK_NUM", 1}};
+  plan.workspace_bytes = 1024;
+  plan.note = "a note";
+  r.config = RowConfig{chosen, {plan}, "tuned"};
   r.verify = RowVerification{"cpu-fp64", 1e-3, NAN, 2e-2, 0, true};
   r.injected_slowdown = InjectedSlowdown{0.05, 0.01, 0.2, 0.051};
   RowTiming t;
@@ -170,4 +180,38 @@ TEST(TextTable, PadsMultiByteCellsByDisplayWidth) {
   TextTable t({{"a", Align::left, 0, true, 0}, {"noise", Align::right, 8, false, 1}});
   t.add_row({"r", "±1.2%"});
   EXPECT_EQ(t.body(), "r    ±1.2%\n");  // 5 columns shown, padded to 8 like fmt's "{:>8}"
+}
+
+TEST(ResultRow, ConfigurationIsTypedAndRoundTrips) {
+  json j = to_json(timed_row());
+  const json& c = j["config"];
+  EXPECT_EQ(c["score_dtype"], "fp32");
+  EXPECT_TRUE(c["gathered_pages"].get<bool>());
+  EXPECT_FALSE(c.contains("tile"));
+  EXPECT_EQ(c["source"], "tuned");
+  ASSERT_EQ(c["gemm_algos"].size(), 1u);
+  EXPECT_EQ(c["gemm_algos"][0]["attrs"]["ALGO_ID"], 6);
+  EXPECT_EQ(c["gemm_algos"][0]["workspace_bytes"], 1024);
+  ResultRow back = result_row_from_json(j, "test");
+  ASSERT_TRUE(back.config.has_value());
+  EXPECT_EQ(back.config->strategy.score_dtype, DType::fp32);
+  EXPECT_EQ(back.config->gemm_algos[0].algo, "algo 6 tile 20");
+  EXPECT_EQ(back.config->gemm_algos[0].note, "a note");
+  EXPECT_EQ(to_json(back).dump(), j.dump());
+
+  // The fused strategy's tile, as a report of it reads back; a wrong type is one clear line.
+  json fused = j;
+  fused["config"] = {{"tile", {{"block_m", 128}, {"block_n", 64}, {"warps", 8}, {"stages", 2}, {"name", "m128n64w8s2"}}},
+                     {"tile_source", "cache"}, {"gemm_algos", json::array()}, {"source", "cache"}};
+  ResultRow f = result_row_from_json(fused, "test");
+  ASSERT_TRUE(f.config && f.config->strategy.tile);
+  EXPECT_EQ(f.config->strategy.tile->name(), "m128n64w8s2");
+  EXPECT_EQ(to_json(f)["config"], fused["config"]);
+  fused["config"]["gathered_pages"] = "yes";
+  try {
+    result_row_from_json(fused, "'r.json'");
+    ADD_FAILURE() << "a string gathered_pages was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("config.gathered_pages must be true or false"), std::string::npos) << e.what();
+  }
 }

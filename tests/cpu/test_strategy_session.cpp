@@ -1,6 +1,7 @@
 // The isolated-run path (run/strategy_session.hpp): setup and teardown exactly once on every path, errors
 // turned into failures, the device recovered and the inputs forgotten after a sticky error, and
 // context_lost when the device cannot be recovered.
+#include <set>
 #include <stdexcept>
 
 #include "backends/cpu/cpu_backend.hpp"
@@ -13,16 +14,46 @@ using namespace ab;
 
 namespace {
 
-// The CPU backend with a recover() whose answer the test sets, and a count of its calls.
+// The CPU backend's memory, keeping what is live so that a simulated context reset can free it (a device
+// reset frees every allocation; the session then forgets its buffers rather than freeing them twice).
+class ResettableMemory : public ForwardingMemory {
+ public:
+  using ForwardingMemory::ForwardingMemory;
+  ~ResettableMemory() override { reset(); }
+  void* alloc(std::size_t bytes) override {
+    void* p = m_.alloc(bytes);
+    live_.insert(p);
+    return p;
+  }
+  void free(void* p) override {
+    if (live_.erase(p)) m_.free(p);
+  }
+  void reset() {
+    for (void* p : live_) m_.free(p);
+    live_.clear();
+  }
+
+ private:
+  std::set<void*> live_;
+};
+
+// The CPU backend with a recover() whose answer the test sets, and a count of its calls; a recovery frees
+// every allocation, as rebuilding a device context does.
 class RecoveringBackend : public ComposedBackend {
  public:
-  explicit RecoveringBackend(Backend& inner) : ComposedBackend(inner) {}
+  explicit RecoveringBackend(Backend& inner) : ComposedBackend(inner), memory_(inner.memory()) {
+    replace_memory(memory_);
+  }
   bool recover() override {
     ++recovers;
+    memory_.reset();
     return recover_ok;
   }
   int recovers = 0;
   bool recover_ok = true;
+
+ private:
+  ResettableMemory memory_;
 };
 
 // A strategy that counts its setups and teardowns; setup throws `setup_error` when set.
@@ -42,7 +73,7 @@ class CountingStrategy : public Strategy {
     ++teardowns;
     if (teardown_throws) throw BackendError("teardown failed");
   }
-  nlohmann::json config() const override { return nlohmann::json::object(); }
+  StrategyConfig config() const override { return {}; }
   int setups = 0, teardowns = 0;
   bool setup_sticky = false, teardown_throws = false;
 };

@@ -37,6 +37,23 @@ std::string temp_file(const std::string& name) {
   return (d / name).string();
 }
 
+// The fake algorithms' extra time per GEMM call is a sleep, which must stay well above the CPU GEMM's own
+// time: sanitized builds (scripts/sanitize.sh) run that GEMM several times slower, so the sleeps (and the
+// bounds the tests derive from them) are longer there.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr double kSleepScale = 5;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr double kSleepScale = 5;
+#else
+constexpr double kSleepScale = 1;
+#endif
+#else
+constexpr double kSleepScale = 1;
+#endif
+void sleep_ms(double ms) { std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(ms * kSleepScale * 1000))); }
+constexpr double kH = 1.5 * kSleepScale, kS = 3.0 * kSleepScale;  // H's and S's extra ms per call
+
 // A cuBLASLt stand-in over the CPU backend. Candidates, by label:
 //   H  the heuristic's first choice: correct, 1.5 ms slower per GEMM call
 //   X  rejected by set_algo (as cublasLtMatmulAlgoCheck would)
@@ -80,8 +97,8 @@ class FakeLt : public ComposedBackend, public ForwardingGemmEngine, public Forwa
   void run(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
     const std::string label = current(plan);
     if (label == "C") throw BackendError("cublasLtMatmul: an illegal memory access was encountered", true);
-    if (label == "H") std::this_thread::sleep_for(std::chrono::microseconds(1500));
-    if (label == "S") std::this_thread::sleep_for(std::chrono::microseconds(3000));
+    if (label == "H") sleep_ms(1.5);
+    if (label == "S") sleep_ms(3.0);
     ForwardingGemmEngine::run(plan, a, b, c, label == "W" ? alpha * 1.5f : alpha, beta);
   }
   bool recover() override {
@@ -148,7 +165,7 @@ const CandidateOutcome* by_label(const GemmTuneRecord& r, const std::string& lab
 
 std::vector<std::string> plan_sources(Backend& be) {
   std::vector<std::string> out;
-  for (const auto& g : be.gemm().plan_report()) out.push_back(g["source"].get<std::string>());
+  for (const auto& g : be.gemm().plan_report()) out.push_back(g.source);
   return out;
 }
 
@@ -296,9 +313,9 @@ class LuckyLt : public FakeLt {
   void run(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
     const std::string label = current(plan);
     if (label == "L" && (l_runs_[plan]++ >= fast_runs || l_sets_[plan] > fast_sets))
-      std::this_thread::sleep_for(std::chrono::microseconds(12000));
-    if (label == "F") std::this_thread::sleep_for(std::chrono::microseconds(500));
-    if (label == "H") std::this_thread::sleep_for(std::chrono::microseconds(3000));  // on top of FakeLt's 1.5 ms
+      sleep_ms(12.0);
+    if (label == "F") sleep_ms(0.5);
+    if (label == "H") sleep_ms(3.0);  // on top of FakeLt's 1.5 ms
     FakeLt::run(plan, a, b, c, alpha, beta);
   }
 
@@ -383,14 +400,14 @@ TEST(Tune, screening_times_the_shapes_own_gemm_calls_alone) {
   ASSERT_TRUE(s != nullptr);
   ASSERT_TRUE(s->status == "ok");
   EXPECT_TRUE(s->finalist);
-  EXPECT_TRUE(s->screen_ms >= 6.0);            // both heads' Q·K^T calls at 3 ms each...
-  EXPECT_TRUE(s->ms >= 6.0 + 3.0);             // (the forward adds its 2 P·V calls at 1.5 ms each)...
+  EXPECT_TRUE(s->screen_ms >= 2 * kS);         // both heads' Q·K^T calls at 3 ms each...
+  EXPECT_TRUE(s->ms >= 2 * kS + 2 * kH);       // (the forward adds its 2 P·V calls at 1.5 ms each)...
   // ...but a screen holds none of them: F's Q·K^T calls do not sleep, and its screen (a median of 3) stays
   // under the 3 ms floor the P·V calls would add.
   const CandidateOutcome* f = by_label(qk, "F");
   ASSERT_TRUE(f != nullptr);
-  EXPECT_TRUE(f->ms >= 3.0);
-  EXPECT_TRUE(f->screen_ms < 3.0);
+  EXPECT_TRUE(f->ms >= 2 * kH);
+  EXPECT_TRUE(f->screen_ms < 2 * kH);
   // H (3 ms) was screened fully first; S's first sample is over 1.5x that, so it stopped there.
   EXPECT_EQ(by_label(qk, "H")->screen_samples, 3);
   EXPECT_EQ(s->screen_samples, 1);
@@ -413,9 +430,9 @@ TEST(Tune, screen_calls_caps_the_calls_a_screen_replays) {
   EXPECT_EQ(qk.screen_calls, 1);
   const CandidateOutcome* h = by_label(qk, "H");
   ASSERT_TRUE(h != nullptr);
-  EXPECT_TRUE(h->screen_ms >= 1.5);  // one call at 1.5 ms...
-  EXPECT_TRUE(h->screen_ms < 3.0);   // ...not both heads' (3 ms)
-  EXPECT_TRUE(h->ms >= 3.0 + 3.0);   // the re-measured forward still runs every call of both shapes
+  EXPECT_TRUE(h->screen_ms >= kH);     // one call at 1.5 ms...
+  EXPECT_TRUE(h->screen_ms < 2 * kH);  // ...not both heads' (3 ms)
+  EXPECT_TRUE(h->ms >= 4 * kH);        // the re-measured forward still runs every call of both shapes
   for (const auto& e : out.cache.gemm_entries()) {
     EXPECT_EQ(e.measured_with["screen_calls"].get<int>(), 1);
     EXPECT_EQ(e.measured_with["own_calls"].get<int>(), 2);

@@ -148,7 +148,7 @@ TEST(CudaGemm, every_gemm_mode_matches_cpu) {
             Operands ops(g, seed++);
             GemmPlan plan = gpu()->gemm().make_plan(g);
             std::string what = g.key();
-            std::printf("  %s  [%s]\n", what.c_str(), gpu()->gemm().plan_report().back()["algo"].get<std::string>().c_str());
+            std::printf("  %s  [%s]\n", what.c_str(), gpu()->gemm().plan_report().back().algo.c_str());
             EXPECT_TRUE(ops.run_and_compare(plan, 0.125f, 0.0f, what.c_str()));
             EXPECT_TRUE(ops.run_and_compare(plan, 1.0f, 1.0f, (what + " beta=1").c_str()));
             plan.reset();
@@ -174,8 +174,8 @@ TEST(CudaGemm, heuristic_candidates_and_set_gemm_algo) {
   GemmPlan plan = gpu()->gemm().make_plan(g);
   auto report = gpu()->gemm().plan_report();
   ASSERT_TRUE(report.size() == 1);
-  EXPECT_EQ(report[0]["source"].get<std::string>(), std::string("heuristic"));
-  EXPECT_EQ(report[0]["shape"].get<std::string>(), g.key());
+  EXPECT_EQ(report[0].source, std::string("heuristic"));
+  EXPECT_EQ(report[0].shape, g.key());
   auto cands = gpu()->gemm().candidates(plan.id(), 8, false);
   ASSERT_TRUE(!cands.empty());
   EXPECT_TRUE(cands.size() <= 8);
@@ -188,7 +188,7 @@ TEST(CudaGemm, heuristic_candidates_and_set_gemm_algo) {
     gpu()->gemm().set_algo(plan.id(), cands[i], "tuned");
     EXPECT_TRUE(ops.run_and_compare(plan, 0.125f, 0.0f, cands[i].label.c_str()));
   }
-  EXPECT_EQ(gpu()->gemm().plan_report()[0]["source"].get<std::string>(), std::string("tuned"));
+  EXPECT_EQ(gpu()->gemm().plan_report()[0].source, std::string("tuned"));
   // Rebuilt from attributes alone (no blob), through JSON.
   GemmAlgo attrs_only = GemmAlgo::from_json(cands.back().to_json());
   attrs_only.blob.clear();
@@ -251,8 +251,8 @@ TEST(CudaGemm, chooser_supplies_cached_algorithms) {
   GemmPlan p1 = gpu()->gemm().make_plan(g);
   auto rep = gpu()->gemm().plan_report();
   EXPECT_EQ(asked, 1);
-  EXPECT_EQ(rep[0]["source"].get<std::string>(), std::string("cache"));
-  EXPECT_EQ(rep[0]["algo"].get<std::string>(), want.label);
+  EXPECT_EQ(rep[0].source, std::string("cache"));
+  EXPECT_EQ(rep[0].algo, want.label);
   EXPECT_TRUE(ops.run_and_compare(p1, 1.0f, 0.0f, "cached algo"));
   p1.reset();
   // A cached algorithm that fails its check falls back to the heuristic, with a note.
@@ -265,8 +265,8 @@ TEST(CudaGemm, chooser_supplies_cached_algorithms) {
   });
   GemmPlan p2 = gpu()->gemm().make_plan(g);
   rep = gpu()->gemm().plan_report();
-  EXPECT_EQ(rep[0]["source"].get<std::string>(), std::string("heuristic"));
-  EXPECT_TRUE(rep[0].contains("note"));
+  EXPECT_EQ(rep[0].source, std::string("heuristic"));
+  EXPECT_FALSE(rep[0].note.empty());
   EXPECT_TRUE(ops.run_and_compare(p2, 1.0f, 0.0f, "fallback"));
   gpu()->gemm().set_chooser(nullptr);
   p2.reset();

@@ -117,7 +117,7 @@ void run_one(Strategy& st, const Problem& p, const Inputs& in, const StrategyOpt
   std::int64_t ours = our_kernels(r), lib = r.kernels - ours;
   bool split = false;
   for (const auto& g : be.gemm().plan_report())
-    if (g["attrs"].value("SPLITK_NUM", 1) > 1) split = true;
+    if (g.attrs.value("SPLITK_NUM", 1) > 1) split = true;
   std::printf("    %-14s rel_l2 %.2e (tol %.0e) nonfinite %lld | kernels %lld (ours %lld, cuBLASLt %lld) vs contract "
               "%lld gemm + %lld kernels\n",
               st.name().c_str(), e.rel_l2, tolerance_for(p.dtype), static_cast<long long>(e.nonfinite),

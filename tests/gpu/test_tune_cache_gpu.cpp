@@ -41,17 +41,17 @@ TEST(TuneCacheGpu, tuned_choices_reload_from_the_cache_unchanged) {
   ProblemInputs in(*fresh, p, 5);
   auto st = make_strategies("head_batched");
   st[0]->setup(*fresh, p, in.io(), StrategyOptions{});
-  nlohmann::json plans = fresh->gemm().plan_report();
+  std::vector<GemmPlanChoice> plans = fresh->gemm().plan_report();
   ASSERT_TRUE(!plans.empty());
   for (const auto& plan : plans) {
-    EXPECT_EQ(plan.value("source", std::string()), std::string("cache"));
+    EXPECT_EQ(plan.source, std::string("cache"));
     const GemmTuneRecord* rec = nullptr;
     for (const auto& r : out.gemm)
-      if (r.key == plan.value("shape", std::string())) rec = &r;
+      if (r.key == plan.shape) rec = &r;
     ASSERT_TRUE(rec != nullptr && rec->best >= 0);
     // The served algorithm is the tuned one: same decoded attributes.
-    EXPECT_TRUE(plan.contains("attrs"));
-    if (plan.contains("attrs")) EXPECT_TRUE(plan["attrs"] == rec->algos[rec->best].attrs);
+    EXPECT_FALSE(plan.attrs.is_null());
+    EXPECT_TRUE(plan.attrs == rec->algos[rec->best].attrs);
   }
   // The forward with the cached algorithms is still correct.
   EXPECT_EQ(in.check_forward([&] { st[0]->run(*fresh); }), std::string());

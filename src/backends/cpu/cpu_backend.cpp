@@ -140,11 +140,15 @@ class CpuBackend final : public DeviceMemory,
                offset_ptr(c, i * g.stride_c, g.c_type), alpha, beta);
   }
 
-  nlohmann::json plan_report() const override {
-    nlohmann::json out = nlohmann::json::array();
+  std::vector<GemmPlanChoice> plan_report() const override {
+    std::vector<GemmPlanChoice> out;
     for (const auto& [id, p] : plans_) {
       (void)id;
-      out.push_back({{"shape", p.shape.key()}, {"algo", "cpu-reference fp64"}, {"source", p.source}});
+      GemmPlanChoice c;
+      c.shape = p.shape.key();
+      c.algo = "cpu-reference fp64";
+      c.source = p.source;
+      out.push_back(std::move(c));
     }
     return out;
   }

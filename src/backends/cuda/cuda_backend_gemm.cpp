@@ -55,17 +55,18 @@ void CudaBackend::run(GemmPlanId id, const void* a, const void* b, void* c, floa
   lt_matmul(lt_, p, a, b, c, alpha, beta, workspace_, kWorkspaceBytes, stream_);
 }
 
-nlohmann::json CudaBackend::plan_report() const {
-  nlohmann::json out = nlohmann::json::array();
+std::vector<GemmPlanChoice> CudaBackend::plan_report() const {
+  std::vector<GemmPlanChoice> out;
   for (const auto& entry : plans_) {
     const std::unique_ptr<LtPlan>& p = entry.second;
-    nlohmann::json j = {{"shape", p->shape().key()},
-                        {"algo", p->chosen.label},
-                        {"attrs", p->chosen.attrs},
-                        {"source", p->source},
-                        {"workspace_bytes", p->algo_workspace}};
-    if (!p->note.empty()) j["note"] = p->note;
-    out.push_back(std::move(j));
+    GemmPlanChoice c;
+    c.shape = p->shape().key();
+    c.algo = p->chosen.label;
+    c.attrs = p->chosen.attrs;
+    c.source = p->source;
+    c.workspace_bytes = static_cast<std::int64_t>(p->algo_workspace);
+    c.note = p->note;
+    out.push_back(std::move(c));
   }
   return out;
 }

@@ -47,7 +47,7 @@ class CudaBackend final : public ab::DeviceMemory,
   GemmPlan make_plan(const GemmShape& shape) override;
   using GemmEngine::run;
   void run(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override;
-  nlohmann::json plan_report() const override;
+  std::vector<GemmPlanChoice> plan_report() const override;
   GemmShape plan_shape(GemmPlanId plan) const override { return plan_at(plan).shape(); }
   std::vector<GemmAlgo> candidates(GemmPlanId plan, int top, bool exhaustive) override;
   void set_algo(GemmPlanId plan, const GemmAlgo& algo, const std::string& source) override;
