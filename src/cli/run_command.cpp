@@ -245,7 +245,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   apply_backend_defaults(f, *backend, run.max_time, opt.measure);
   DeviceInfo dev = backend->device_info();
   refuse_grid_no_strategy_runs(opt, *backend);
-  // Refused before anything is allocated (run_grid checks again for its other callers).
+  // Refused before anything is allocated (run_grid_rows checks again for its other callers).
   check_memory_or_throw(*backend, opt.problems, opt.verify, memory_limit(dev, opt.max_memory));
   announce_cpu_fallback(f.backend, *backend, f.quiet);
   std::vector<std::string> warnings = warnings_before_running(run, *backend, dev);

@@ -441,10 +441,4 @@ std::vector<ResultRow> run_grid_rows(Backend& be, const RunOptions& opt, std::ve
   return GridRun(be, opt, warnings, resume).run();
 }
 
-nlohmann::json run_grid(Backend& be, const RunOptions& opt, std::vector<std::string>* warnings, ResumePoint* resume) {
-  nlohmann::json results = nlohmann::json::array();
-  for (const ResultRow& row : run_grid_rows(be, opt, warnings, resume)) results.push_back(to_json(row));
-  return results;
-}
-
 }  // namespace ab

@@ -38,7 +38,7 @@ struct RunOptions {
   SlowdownSpec slowdown;
 };
 
-// Set by run_grid when a device error left the context unusable and recover() failed: the rows so far
+// Set by run_grid_rows when a device error left the context unusable and recover() failed: the rows so far
 // are returned and the run must go on in a fresh process from (problem, strategy).
 struct ResumePoint {
   bool needed = false;
@@ -49,8 +49,5 @@ struct ResumePoint {
 // (run/strategy_session.hpp).
 std::vector<ResultRow> run_grid_rows(Backend& backend, const RunOptions& opt, std::vector<std::string>* warnings,
                                      ResumePoint* resume = nullptr);
-// The same rows as the report's "results" array (to_json of each).
-nlohmann::json run_grid(Backend& backend, const RunOptions& opt, std::vector<std::string>* warnings,
-                        ResumePoint* resume = nullptr);
 
 }  // namespace ab
