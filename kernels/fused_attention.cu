@@ -133,6 +133,9 @@ std::string fused_can_implement(const FusedParams& p, const FusedTile& tile) {
            " (it has head_dim " + dims + ")";
   }
   if (p.batch < 1 || p.heads < 1 || p.seq_len < 1) return "batch, heads and seq_len must be positive";
+  if (p.kv_heads != p.heads) return "grouped KV heads (GQA/MQA) are not yet in the fused kernel";
+  if (p.q_len != p.seq_len) return "q_len different from the KV length is not yet in the fused kernel";
+  if (p.ragged) return "ragged KV lengths are not yet in the fused kernel";
   if (p.seq_len > (1ll << 30)) return "seq_len above 2^30 is not supported (32-bit row indices)";
   const long long m_blocks = (p.seq_len + tile.block_m - 1) / tile.block_m;
   if (m_blocks * p.batch * p.heads > 0x7fffffffll) return "grid too large (query blocks x batch x heads > 2^31-1)";

@@ -10,12 +10,15 @@
 namespace ab::kernels {
 
 struct FusedParams {
-  const void* q = nullptr;  // [B,H,S,D]
-  const void* k = nullptr;  // [B,H,S,D] or pool [B*pages slots][H][page_size][D]
+  const void* q = nullptr;  // [B,H,q_len,D]
+  const void* k = nullptr;  // [B,KVH,S,D] or pool [slots][KVH][page_size][D]
   const void* v = nullptr;
-  void* o = nullptr;        // [B,H,S,D]
+  void* o = nullptr;        // [B,H,q_len,D]
   const std::int32_t* block_table = nullptr;  // [B, pages], paged only
+  const std::int32_t* kv_lens = nullptr;      // [B] KV length per sequence
   std::int64_t batch = 0, heads = 0, seq_len = 0, head_dim = 0, pages = 1, page_size = 0;
+  std::int64_t kv_heads = 0, q_len = 0;       // KV heads (divides heads); queries per sequence
+  bool ragged = false;                        // sequences of different lengths (kv_lens differ)
   bool paged = false;
   bool causal = false;
   bool bf16 = false;  // else fp16

@@ -11,8 +11,12 @@ FusedParams fused_params(const Problem& p, const AttentionIO& io) {
   f.v = io.v;
   f.o = io.o;
   f.block_table = io.block_table;
+  f.kv_lens = io.kv_lens;
   f.batch = p.batch;
   f.heads = p.heads;
+  f.kv_heads = p.kv_heads;
+  f.q_len = p.q_len;
+  f.ragged = p.ragged();
   f.seq_len = p.seq_len;
   f.head_dim = p.head_dim;
   f.pages = p.pages;

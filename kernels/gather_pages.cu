@@ -1,5 +1,6 @@
-// Page gather: K and V pages (contiguous [B,H,S,D] or the paged pool through the block table) copied into
-// contiguous padded [B*H, pages*page_size, D] tensors, rows past seq_len zeroed; 16-byte units where aligned.
+// Page gather: K and V pages (contiguous [B,KVH,S,D] or the paged pool through the block table) copied into
+// contiguous padded [B*KVH, pages*page_size, D] tensors, rows past each sequence's length zeroed (its
+// block-table entries past its last page are never read); 16-byte units where aligned.
 #include "primitive_device.cuh"
 #include "primitives.hpp"
 
@@ -13,9 +14,10 @@ struct GatherParams {
   const void* k_src;
   const void* v_src;
   const std::int32_t* block_table;
+  const std::int32_t* kv_lens;  // [B] or nullptr (every sequence seq_len)
   void* k_dst;
   void* v_dst;
-  std::int64_t heads, seq_len, pages, page_size, padded_rows;
+  std::int64_t heads, seq_len, pages, page_size, padded_rows;  // heads: KV heads
   std::int64_t row_units;  // copy units per row of D elements
   std::int64_t total;      // units in one destination tensor
   bool paged;
@@ -28,7 +30,8 @@ __global__ void gather_pages_kernel(GatherParams p) {
     const std::int64_t row = t / p.row_units, u = t % p.row_units;
     const std::int64_t bh = row / p.padded_rows, s = row % p.padded_rows;
     U kv = {}, vv = {};
-    if (s < p.seq_len) {
+    const std::int64_t len = p.kv_lens ? p.kv_lens[bh / p.heads] : p.seq_len;
+    if (s < len) {
       std::int64_t src_row;
       if (p.paged) {
         const std::int64_t b = bh / p.heads, h = bh % p.heads;
@@ -64,8 +67,8 @@ int launch_gather_pages(const GatherArgs& a, void* stream) {
   if (a.paged && !a.block_table) return static_cast<int>(cudaErrorInvalidValue);
   const std::int64_t es = a.dtype == DType::fp32 ? 4 : 2;
   const std::int64_t row_bytes = a.head_dim * es;
-  GatherParams p{a.k_src, a.v_src, a.block_table, a.k_dst, a.v_dst, a.heads, a.seq_len, a.pages, a.page_size,
-                 a.pages * a.page_size, 0, a.batch * a.heads * a.pages * a.page_size, a.paged};
+  GatherParams p{a.k_src, a.v_src, a.block_table, a.kv_lens, a.k_dst, a.v_dst, a.kv_heads, a.seq_len, a.pages,
+                 a.page_size, a.pages * a.page_size, 0, a.batch * a.kv_heads * a.pages * a.page_size, a.paged};
   if (p.total <= 0 || row_bytes <= 0) return 0;
   const bool vec = row_bytes % 16 == 0 && aligned16(a.k_src) && aligned16(a.v_src) && aligned16(a.k_dst) &&
                    aligned16(a.v_dst);

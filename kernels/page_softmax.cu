@@ -17,7 +17,7 @@ struct PageSoftmaxParams {
   std::int64_t score_bh_stride, score_page_stride, score_ld;
   std::int64_t total_rows, pages, rows, page_size, last_page_len;
   int G;
-  bool causal;
+  KeyMask mask;
 };
 
 template <class TS, class TP, int CHUNKS, bool VEC>
@@ -45,11 +45,8 @@ __global__ void page_softmax_kernel(PageSoftmaxParams p) {
       bh = bp / p.pages;
     }
     const std::int64_t len = pg == p.pages - 1 ? p.last_page_len : p.page_size;
-    std::int64_t nv = len;
-    if (p.causal) {
-      nv = r - pg * p.page_size + 1;
-      nv = nv < 0 ? 0 : (nv > len ? len : nv);
-    }
+    std::int64_t nv = key_limit(p.mask, bh, r) - pg * p.page_size;
+    nv = nv < 0 ? 0 : (nv > len ? len : nv);
     nvalid = static_cast<int>(nv);
     out_len = static_cast<int>(p.page_size);
     srow += bh * p.score_bh_stride + pg * p.score_page_stride + r * p.score_ld;
@@ -70,7 +67,7 @@ template <class TS, class TP>
 int launch_typed(const PageSoftmaxArgs& a, cudaStream_t stream) {
   PageSoftmaxParams p{a.scores, a.probs, a.page_max, a.page_sum, a.score_bh_stride, a.score_page_stride,
                       a.score_ld, a.bh_count * a.pages * a.rows, a.pages, a.rows, a.page_size,
-                      a.last_page_len, 4, a.causal};
+                      a.last_page_len, 4, a.mask};
   if (p.total_rows <= 0 || p.page_size <= 0) return 0;
   RowConfig rc = row_config(a.page_size);
   p.G = rc.G;

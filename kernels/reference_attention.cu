@@ -1,5 +1,6 @@
 // The GPU reference attention: plain fp32, one 128-thread block per (head, query row), keys in chunks of
-// 128 with an online softmax, K/V read through either layout. Correctness over speed.
+// 128 with an online softmax, K/V read through either layout (query head h reads KV head h / group), each
+// sequence's own KV length, causal aligned bottom-right. Correctness over speed.
 #include "primitive_device.cuh"
 #include "reference_attention.hpp"
 
@@ -13,9 +14,9 @@ constexpr int kRefThreads = 128;
 constexpr int kRefMaxPerThread = static_cast<int>(kReferenceMaxHeadDim / kRefThreads);
 
 __device__ __forceinline__ std::int64_t kv_row(const ReferenceParams& p, std::int64_t b, std::int64_t h, std::int64_t s) {
-  if (!p.paged) return (b * p.heads + h) * p.seq_len + s;
+  if (!p.paged) return (b * p.kv_heads + h) * p.seq_len + s;
   const std::int64_t slot = p.block_table[b * p.pages + s / p.page_size];
-  return (slot * p.heads + h) * p.page_size + s % p.page_size;
+  return (slot * p.kv_heads + h) * p.page_size + s % p.page_size;
 }
 
 __device__ __forceinline__ float block_reduce(float v, float* red, bool is_max) {
@@ -36,9 +37,10 @@ __global__ void __launch_bounds__(kRefThreads) reference_attention_kernel(Refere
   __shared__ float q[kReferenceMaxHeadDim];
   __shared__ float probs[kRefThreads];
   __shared__ float red[kRefThreads / 32];
-  const std::int64_t S = p.seq_len, D = p.head_dim;
+  const std::int64_t S = p.q_len, D = p.head_dim;
   const std::int64_t bh = blockIdx.x / S, i = blockIdx.x % S;
-  const std::int64_t b = bh / p.heads, h = bh % p.heads;
+  const std::int64_t b = bh / p.heads, h = (bh % p.heads) / (p.heads / p.kv_heads);
+  const std::int64_t len = p.kv_lens[b];
   const T* Q = static_cast<const T*>(p.q);
   const T* K = static_cast<const T*>(p.k);
   const T* V = static_cast<const T*>(p.v);
@@ -48,7 +50,7 @@ __global__ void __launch_bounds__(kRefThreads) reference_attention_kernel(Refere
 #pragma unroll
   for (int k = 0; k < kRefMaxPerThread; ++k) o[k] = 0.0f;
   float m = -INFINITY, l = 0.0f;
-  const std::int64_t n = p.causal ? i + 1 : S;
+  const std::int64_t n = p.causal && i + len - S + 1 < len ? i + len - S + 1 : len;
   for (std::int64_t j0 = 0; j0 < n; j0 += kRefThreads) {
     const std::int64_t j = j0 + threadIdx.x;
     float s = -INFINITY;
@@ -89,7 +91,8 @@ __global__ void __launch_bounds__(kRefThreads) reference_attention_kernel(Refere
 int launch_reference_attention(const ReferenceParams& p, void* stream) {
   if (p.head_dim <= 0 || p.head_dim > kReferenceMaxHeadDim) return static_cast<int>(cudaErrorInvalidValue);
   if (p.paged && (!p.block_table || p.page_size <= 0)) return static_cast<int>(cudaErrorInvalidValue);
-  const std::int64_t blocks = p.batch * p.heads * p.seq_len;
+  if (!p.kv_lens || p.kv_heads <= 0 || p.heads % p.kv_heads != 0) return static_cast<int>(cudaErrorInvalidValue);
+  const std::int64_t blocks = p.batch * p.heads * p.q_len;
   if (blocks <= 0) return 0;
   if (blocks > 0x7fffffff) return static_cast<int>(cudaErrorInvalidConfiguration);
   cudaStream_t s = static_cast<cudaStream_t>(stream);

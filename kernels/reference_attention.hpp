@@ -5,12 +5,13 @@
 namespace ab::kernels {
 
 struct ReferenceParams {
-  const void* q = nullptr;  // [B,H,S,D]
-  const void* k = nullptr;  // [B,H,S,D] or the pool [B*pages][H][page_size][D]
+  const void* q = nullptr;  // [B,H,q_len,D]
+  const void* k = nullptr;  // [B,KVH,S,D] or the pool [slots][KVH][page_size][D]
   const void* v = nullptr;
   const std::int32_t* block_table = nullptr;  // [B, pages], paged only (device memory)
-  float* out = nullptr;                       // [B,H,S,D] fp32
-  std::int64_t batch = 0, heads = 0, seq_len = 0, head_dim = 0, pages = 1, page_size = 0;
+  const std::int32_t* kv_lens = nullptr;      // [B] KV length per sequence (device memory)
+  float* out = nullptr;                       // [B,H,q_len,D] fp32
+  std::int64_t batch = 0, heads = 0, kv_heads = 0, seq_len = 0, q_len = 0, head_dim = 0, pages = 1, page_size = 0;
   bool paged = false, causal = false, bf16 = false;  // inputs bf16, else fp16
   float scale = 1.0f;
 };

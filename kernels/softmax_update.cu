@@ -19,7 +19,8 @@ struct SoftmaxUpdateParams {
   std::int64_t score_ld, score_bh_stride, prob_ld, prob_bh_stride;
   std::int64_t total_rows, rows, cols, head_dim, col_offset;
   int G;
-  bool first_page, causal, acc_vec4;
+  bool first_page, acc_vec4;
+  KeyMask mask;
 };
 
 template <class TS, class TP, int CHUNKS, bool VEC>
@@ -43,11 +44,8 @@ __global__ void softmax_update_kernel(SoftmaxUpdateParams p) {
       bh = row / p.rows;
       r = row % p.rows;
     }
-    std::int64_t nv = p.cols;
-    if (p.causal) {
-      nv = r - p.col_offset + 1;
-      nv = nv < 0 ? 0 : (nv > p.cols ? p.cols : nv);
-    }
+    std::int64_t nv = key_limit(p.mask, bh, r) - p.col_offset;
+    nv = nv < 0 ? 0 : (nv > p.cols ? p.cols : nv);
     nvalid = static_cast<int>(nv);
     out_len = static_cast<int>(p.cols);
     srow += bh * p.score_bh_stride + r * p.score_ld;
@@ -86,7 +84,7 @@ template <class TS, class TP>
 int launch_typed(const SoftmaxUpdateArgs& a, cudaStream_t stream) {
   SoftmaxUpdateParams p{a.scores, a.probs, a.row_max, a.row_sum, a.acc, a.score_ld, a.score_bh_stride,
                         a.prob_ld, a.prob_bh_stride, a.bh_count * a.rows, a.rows, a.cols, a.head_dim,
-                        a.col_offset, 4, a.first_page, a.causal, false};
+                        a.col_offset, 4, a.first_page, false, a.mask};
   if (p.total_rows <= 0 || p.cols <= 0) return 0;
   p.acc_vec4 = a.head_dim % 4 == 0 && aligned16(a.acc);
   RowConfig rc = row_config(a.cols);

@@ -9,13 +9,15 @@
 #include <nlohmann/json.hpp>
 
 #include "core/dtype.hpp"
+#include "core/key_mask.hpp"
 #include "core/problem.hpp"
 
 namespace ab {
 
 // ---- kernel primitives ------------------------------------------------------------------------------
-// Score matrices are already scaled (1/sqrt(D) is the QK^T GEMM's alpha). Row r of head bh is query r;
-// a column c of a page starting at token `col_offset` is key col_offset + c; causal masks key > query.
+// Score matrices are already scaled (1/sqrt(D) is the QK^T GEMM's alpha). An item (`bh`) is a query head
+// of a sequence, or with GQA packing the group of heads sharing a KV head; a column c of a page starting at
+// token `col_offset` is key col_offset + c; `mask` (core/key_mask.hpp) says which keys each row sees.
 
 // Online-softmax update over one page for `bh_count` heads at once (nested: 1 head, head_batched: all).
 // Per row: m' = max(m, max_c s); P_c = exp(s_c - m'); l' = l e^(m-m') + sum P; acc *= e^(m-m').
@@ -33,7 +35,7 @@ struct SoftmaxUpdateArgs {
   std::int64_t bh_count = 0, rows = 0, cols = 0, head_dim = 0;
   std::int64_t col_offset = 0;
   bool first_page = false;
-  bool causal = false;
+  KeyMask mask;
 };
 
 // Page-local softmax over every page at once (fully_batched, ptr_array). Scores of (bh, page p, row r,
@@ -49,7 +51,7 @@ struct PageSoftmaxArgs {
   float* page_max = nullptr;
   float* page_sum = nullptr;
   std::int64_t bh_count = 0, pages = 0, rows = 0, page_size = 0, last_page_len = 0;
-  bool causal = false;
+  KeyMask mask;  // a page whose keys are all past a sequence's length gets max -inf, sum 0
 };
 
 // Combine per-page partial outputs [bh, pages, rows, head_dim] (fp32, unnormalised) into O [bh, rows, D].
@@ -71,24 +73,27 @@ struct FinalizeArgs {
   DType out_type = DType::fp16;
 };
 
-// Copy K and V pages into contiguous padded tensors [bh, pages*page_size, D], rows past seq_len zeroed.
-// The source is either contiguous [B,H,S,D] (padding a short last page) or the paged pool.
+// Copy K and V pages into contiguous padded tensors [B*KVH, pages*page_size, D], rows past a sequence's
+// length zeroed (kv_lens[b], or seq_len for all). The source is either contiguous [B,KVH,S,D] (padding a
+// short last page) or the paged pool, whose block-table entries past a sequence's last page are never read.
 struct GatherArgs {
   const void* k_src = nullptr;
   const void* v_src = nullptr;
   const std::int32_t* block_table = nullptr;  // [B, pages], paged source only
+  const std::int32_t* kv_lens = nullptr;      // [B] in backend memory; nullptr: every sequence has seq_len
   bool paged = false;
   void* k_dst = nullptr;
   void* v_dst = nullptr;
-  std::int64_t batch = 0, heads = 0, seq_len = 0, pages = 0, page_size = 0, head_dim = 0;
+  std::int64_t batch = 0, kv_heads = 0, seq_len = 0, pages = 0, page_size = 0, head_dim = 0;
   DType dtype = DType::fp16;
 };
 
 // ---- the problem's tensors, and the fused kernel's tiles --------------------------------------------
 
-// Q and O are [B,H,S,D]. K and V are [B,H,S,D] (contiguous) or a pool of B*pages slots, each
-// [H, page_size, D], reached through block_table [B, pages] (paged). In the pool, rows of a short last
-// page past seq_len hold zeros.
+// Q and O are [B,H,q_len,D]. K and V are [B,KVH,S,D] (contiguous; rows past a ragged sequence's length
+// hold values that must be masked) or a pool of pool_slots() slots, each [KVH, page_size, D], reached
+// through block_table [B, pages] (paged; -1 past a sequence's last page). In the pool, rows of a
+// sequence's short last page past its length hold zeros. Query head h reads KV head h / group().
 struct AttentionIO {
   const void* q = nullptr;
   const void* k = nullptr;
@@ -96,6 +101,8 @@ struct AttentionIO {
   void* o = nullptr;
   const std::int32_t* block_table = nullptr;       // backend memory
   const std::int32_t* block_table_host = nullptr;  // the same table on the host, for pointer arithmetic
+  const std::int32_t* kv_lens = nullptr;           // [B] KV length per sequence, backend memory (always set)
+  const std::int32_t* kv_lens_host = nullptr;      // the same on the host
 };
 
 // Contiguous K and V allocations carry this many zeroed rows of slack past their end, so that a GEMM over

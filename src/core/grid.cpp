@@ -90,9 +90,11 @@ std::vector<Problem> suite_from_json(const nlohmann::json& j, const std::string&
     if (v.is_number_integer()) return std::to_string(v.get<long long>());
     if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
     if (v.is_array()) {
+      const ProblemAxis* axis = find_problem_axis(key);
+      const char sep = axis ? axis->list_separator : ',';
       std::string s;
       for (const auto& e : v) {
-        if (!s.empty()) s += ",";
+        if (!s.empty()) s += sep;
         if (e.is_string()) s += e.get<std::string>();
         else if (e.is_number_integer()) s += std::to_string(e.get<long long>());
         else if (e.is_boolean()) s += e.get<bool>() ? "true" : "false";

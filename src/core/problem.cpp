@@ -1,6 +1,7 @@
 // Problem construction, validation and derived quantities.
 #include "core/problem.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -19,70 +20,156 @@ bool parse_kv_layout(const std::string& s, KvLayout* out) {
   return false;
 }
 
-std::int64_t Problem::page_len(std::int64_t p) const {
-  std::int64_t start = p * page_size;
-  std::int64_t end = start + page_size < seq_len ? start + page_size : seq_len;
+std::int64_t Problem::min_kv_len() const {
+  return kv_lens.empty() ? seq_len : *std::min_element(kv_lens.begin(), kv_lens.end());
+}
+
+std::int64_t Problem::total_kv_len() const {
+  if (kv_lens.empty()) return batch * seq_len;
+  std::int64_t t = 0;
+  for (std::int64_t l : kv_lens) t += l;
+  return t;
+}
+
+std::int64_t Problem::page_len(std::int64_t b, std::int64_t p) const {
+  std::int64_t start = p * page_size, len = kv_len(b);
+  std::int64_t end = std::min(start + page_size, len);
   return end > start ? end - start : 0;
 }
 
 float Problem::scale() const { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim))); }
 
-double Problem::flops() const {
-  double f = 4.0 * batch * heads * static_cast<double>(seq_len) * seq_len * head_dim;
-  return causal ? f / 2 : f;
+std::int64_t Problem::visible_keys(std::int64_t b, std::int64_t qi) const {
+  std::int64_t len = kv_len(b);
+  if (!causal) return len;
+  return std::min(len, qi + len - q_len + 1);
 }
 
-double Problem::bytes() const { return 4.0 * static_cast<double>(qkv_elements()) * dtype_size(dtype); }
+double Problem::pairs() const {
+  // Per sequence of length L: q·L keys without a mask; bottom-right causal: query i sees L - q + 1 + i.
+  const double q = static_cast<double>(q_len);
+  double per_head = 0;
+  for (std::int64_t b = 0; b < batch; ++b) {
+    const double L = static_cast<double>(kv_len(b));
+    per_head += causal ? q * (L - q + 1) + q * (q - 1) / 2 : q * L;
+  }
+  return per_head * static_cast<double>(heads);
+}
+
+double Problem::flops() const { return 4.0 * pairs() * static_cast<double>(head_dim); }
+
+double Problem::bytes() const {
+  const double es = static_cast<double>(dtype_size(dtype));
+  const double qo = 2.0 * static_cast<double>(q_elements());
+  const double kv = 2.0 * static_cast<double>(kv_heads) * static_cast<double>(total_kv_len()) * head_dim;
+  return (qo + kv) * es;
+}
+
+std::int64_t Problem::pool_slots() const {
+  if (kv_lens.empty()) return batch * pages;
+  std::int64_t n = 0;
+  for (std::int64_t b = 0; b < batch; ++b) n += pages_of(b);
+  return n;
+}
+
+double Problem::padded_fraction() const {
+  double padded = static_cast<double>(batch) * static_cast<double>(seq_len);
+  return padded > 0 ? 1.0 - static_cast<double>(total_kv_len()) / padded : 0.0;
+}
 
 std::string Problem::label() const { return problem_label(*this); }  // from the axis table
 
 bool Problem::operator==(const Problem& o) const {
-  return batch == o.batch && heads == o.heads && seq_len == o.seq_len && head_dim == o.head_dim &&
-         pages == o.pages && page_size == o.page_size && kv_layout == o.kv_layout && dtype == o.dtype &&
-         causal == o.causal;
+  return batch == o.batch && heads == o.heads && kv_heads == o.kv_heads && seq_len == o.seq_len &&
+         q_len == o.q_len && head_dim == o.head_dim && pages == o.pages && page_size == o.page_size &&
+         kv_layout == o.kv_layout && dtype == o.dtype && causal == o.causal && kv_lens == o.kv_lens &&
+         kv_lens_spec == o.kv_lens_spec;
+}
+
+namespace {
+void require_positive(const char* name, std::int64_t v) {
+  if (v <= 0) throw UsageError(fmt::format("{} must be a positive integer, got {}", name, v));
+}
+}  // namespace
+
+Problem make_problem(const ProblemSpec& s) {
+  require_positive("batch", s.batch);
+  require_positive("heads", s.heads);
+  require_positive("head_dim", s.head_dim);
+  if (s.kv_heads < 0) throw UsageError(fmt::format("kv_heads must be a positive integer, got {}", s.kv_heads));
+  if (s.q_len < 0) throw UsageError(fmt::format("q_len must be a positive integer, got {}", s.q_len));
+  if ((s.pages > 0) == (s.page_size > 0)) throw UsageError("give exactly one of --pages and --page_size");
+  Problem p;
+  p.batch = s.batch;
+  p.heads = s.heads;
+  p.kv_heads = s.kv_heads > 0 ? s.kv_heads : s.heads;
+  if (p.kv_heads > p.heads || p.heads % p.kv_heads != 0)
+    throw UsageError(fmt::format("kv_heads={} does not divide heads={} (each KV head serves a group of query heads)",
+                                 p.kv_heads, p.heads));
+  p.head_dim = s.head_dim;
+  p.kv_layout = s.kv_layout;
+  p.dtype = s.dtype;
+  p.causal = s.causal;
+  if (!s.kv_lens.empty()) {
+    if (static_cast<std::int64_t>(s.kv_lens.size()) != s.batch)
+      throw UsageError(fmt::format("kv_lens: {} lengths for batch {} (give one per sequence)", s.kv_lens.size(), s.batch));
+    for (std::size_t i = 0; i < s.kv_lens.size(); ++i)
+      if (s.kv_lens[i] <= 0)
+        throw UsageError(fmt::format("kv_lens: length {} of sequence {} is not a positive integer", s.kv_lens[i], i));
+    std::int64_t longest = *std::max_element(s.kv_lens.begin(), s.kv_lens.end());
+    if (s.seq_len > 0 && s.seq_len != longest)
+      throw UsageError(fmt::format("seq_len={} is not the longest of the kv_lens ({}); give one of them", s.seq_len, longest));
+    p.seq_len = longest;
+    p.kv_lens = s.kv_lens;
+    p.kv_lens_spec = s.kv_lens_spec.empty() ? "list" : s.kv_lens_spec;
+  } else {
+    require_positive("seq_len", s.seq_len);
+    p.seq_len = s.seq_len;
+  }
+  if (p.seq_len > 0x7fffffff)
+    throw UsageError(fmt::format("seq_len={} is more than the 2^31-1 keys a sequence may hold", p.seq_len));
+  p.q_len = s.q_len > 0 ? s.q_len : p.seq_len;
+  if (p.q_len > p.min_kv_len())
+    throw UsageError(p.ragged() ? fmt::format("q_len={} is more than the shortest KV length {}", p.q_len, p.min_kv_len())
+                                : fmt::format("q_len={} is more than seq_len={}", p.q_len, p.seq_len));
+  if (s.pages > 0) {
+    if (s.pages > p.seq_len)
+      throw UsageError(fmt::format("pages={} is more than seq_len={} tokens", s.pages, p.seq_len));
+    p.page_size = (p.seq_len + s.pages - 1) / s.pages;
+  } else {
+    if (s.page_size > p.seq_len)
+      throw UsageError(fmt::format("page_size={} is larger than seq_len={}", s.page_size, p.seq_len));
+    p.page_size = s.page_size;
+  }
+  // With page_size = ceil(S/P) some requested counts leave trailing pages empty (S=10, P=6 gives 5
+  // pages of 2); the effective count is the number of non-empty pages.
+  p.pages = (p.seq_len + p.page_size - 1) / p.page_size;
+  p.pages_requested = s.pages > 0 ? s.pages : 0;
+  // Every count derived from a problem (elements, fp64 bytes, pool slots, launches) must fit in 64 bits;
+  // the refusal prints the true size, computed in floating point.
+  const std::int64_t widest_heads = p.heads;
+  if (size_mul(p.batch, widest_heads, p.seq_len, p.head_dim) > kMaxTensorElements) {
+    double elements = static_cast<double>(p.batch) * widest_heads * p.seq_len * p.head_dim;
+    throw UsageError(fmt::format("problem {}: a [B,H,S,D] tensor has {:.4g} elements ({} in {}), more than the "
+                                 "2^50 this tool can address; refused",
+                                 p.label(), elements, human_bytes(elements * dtype_size(p.dtype)), dtype_name(p.dtype)));
+  }
+  return p;
 }
 
 Problem make_problem(std::int64_t batch, std::int64_t heads, std::int64_t seq_len, std::int64_t head_dim,
                      std::int64_t pages, std::int64_t page_size, KvLayout layout, DType dtype, bool causal) {
-  auto positive = [](const char* name, std::int64_t v) {
-    if (v <= 0) throw UsageError(fmt::format("{} must be a positive integer, got {}", name, v));
-  };
-  positive("batch", batch);
-  positive("heads", heads);
-  positive("seq_len", seq_len);
-  positive("head_dim", head_dim);
-  if ((pages > 0) == (page_size > 0))
-    throw UsageError("give exactly one of --pages and --page_size");
-  Problem p;
-  p.batch = batch;
-  p.heads = heads;
-  p.seq_len = seq_len;
-  p.head_dim = head_dim;
-  p.kv_layout = layout;
-  p.dtype = dtype;
-  p.causal = causal;
-  if (pages > 0) {
-    if (pages > seq_len)
-      throw UsageError(fmt::format("pages={} is more than seq_len={} tokens", pages, seq_len));
-    p.page_size = (seq_len + pages - 1) / pages;
-  } else {
-    if (page_size > seq_len)
-      throw UsageError(fmt::format("page_size={} is larger than seq_len={}", page_size, seq_len));
-    p.page_size = page_size;
-  }
-  // With page_size = ceil(S/P) some requested counts leave trailing pages empty (S=10, P=6 gives 5
-  // pages of 2); the effective count is the number of non-empty pages.
-  p.pages = (seq_len + p.page_size - 1) / p.page_size;
-  p.pages_requested = pages > 0 ? pages : 0;
-  // Every count derived from a problem (elements, fp64 bytes, pool slots, launches) must fit in 64 bits;
-  // the refusal prints the true size, computed in floating point.
-  if (size_mul(batch, heads, seq_len, head_dim) > kMaxTensorElements) {
-    double elements = static_cast<double>(batch) * heads * seq_len * head_dim;
-    throw UsageError(fmt::format("problem {}: one [B,H,S,D] tensor has {:.4g} elements ({} in {}), more than the "
-                                 "2^50 this tool can address; refused",
-                                 p.label(), elements, human_bytes(elements * dtype_size(dtype)), dtype_name(dtype)));
-  }
-  return p;
+  ProblemSpec s;
+  s.batch = batch;
+  s.heads = heads;
+  s.seq_len = seq_len;
+  s.head_dim = head_dim;
+  s.pages = pages;
+  s.page_size = page_size;
+  s.kv_layout = layout;
+  s.dtype = dtype;
+  s.causal = causal;
+  return make_problem(s);
 }
 
 }  // namespace ab

@@ -1,8 +1,11 @@
-// One attention problem (B, H, S, D, pages, layout, dtype, causal) and the quantities derived from it:
-// page geometry, FLOPs and bytes as FlashAttention's benchmarks count them, tensor sizes.
+// One attention problem as inference runs it: B sequences, H query heads sharing KV heads in groups (GQA;
+// one KV head is MQA), q_len queries per sequence against KV lengths that may differ per sequence (ragged),
+// K/V contiguous or in pages, dtype, causal (bottom-right aligned). Also the quantities derived from it:
+// page geometry, the FLOPs of the (query, key) pairs computed, the bytes a forward must move, tensor sizes.
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/dtype.hpp"
 
@@ -14,45 +17,79 @@ bool parse_kv_layout(const std::string& s, KvLayout* out);
 
 struct Problem {
   std::int64_t batch = 1;
-  std::int64_t heads = 1;
-  std::int64_t seq_len = 1;
+  std::int64_t heads = 1;      // query heads
+  std::int64_t kv_heads = 1;   // KV heads; heads is a multiple (group() query heads share one)
+  std::int64_t seq_len = 1;    // KV length (the longest, when ragged)
+  std::int64_t q_len = 1;      // queries per sequence, the last q_len positions of its KV (1 <= q_len <= every KV length)
   std::int64_t head_dim = 64;
-  std::int64_t pages = 1;      // effective page count: ceil(seq_len / page_size)
-  std::int64_t page_size = 1;  // tokens per page; the last page may be shorter
+  std::int64_t pages = 1;      // pages of the longest sequence: ceil(seq_len / page_size)
+  std::int64_t page_size = 1;  // tokens per KV page; a sequence's last page may be shorter
   KvLayout kv_layout = KvLayout::contiguous;
   DType dtype = DType::fp16;
-  bool causal = false;
-  std::int64_t pages_requested = 0;  // what the user asked for (0: given as page_size); not part of ==
+  bool causal = false;         // query i of a sequence of KV length L sees keys 0 ... i + L - q_len
+  std::vector<std::int64_t> kv_lens;  // ragged: one KV length per sequence (max = seq_len); empty: all seq_len
+  std::string kv_lens_spec;           // how the lengths were given ("uniform:512:8192:1", "list:...", "file:..."); "" when not ragged
+  std::int64_t pages_requested = 0;   // what the user asked for (0: given as page_size); not part of ==
 
   std::int64_t bh() const { return batch * heads; }
+  std::int64_t b_kvh() const { return batch * kv_heads; }
+  std::int64_t group() const { return heads / kv_heads; }
+  bool ragged() const { return !kv_lens.empty(); }
+  std::int64_t kv_len(std::int64_t b) const { return kv_lens.empty() ? seq_len : kv_lens[b]; }
+  std::int64_t min_kv_len() const;
+  std::int64_t total_kv_len() const;  // sum over sequences
+  // Pages sequence b uses, and the length of its page p (0 past its end).
+  std::int64_t pages_of(std::int64_t b) const { return (kv_len(b) + page_size - 1) / page_size; }
+  std::int64_t page_len(std::int64_t b, std::int64_t p) const;
   std::int64_t page_start(std::int64_t p) const { return p * page_size; }
-  std::int64_t page_len(std::int64_t p) const;
-  std::int64_t last_page_len() const { return page_len(pages - 1); }
+  // Length of page p of the longest sequence, and of its last page (the page shapes a GEMM strategy plans for).
+  std::int64_t longest_page_len(std::int64_t p) const { return p == pages - 1 ? last_page_len() : page_size; }
+  std::int64_t last_page_len() const { return seq_len - (pages - 1) * page_size; }
   std::int64_t padded_seq() const { return pages * page_size; }
   float scale() const;
 
-  // 4·B·H·S·S·D, halved when causal (FlashAttention's convention).
+  // Keys [0, visible_keys) are the ones query qi (0-based among q_len) of sequence b sees.
+  std::int64_t visible_keys(std::int64_t b, std::int64_t qi) const;
+  // (query, key) pairs the math computes, over every sequence and query head.
+  double pairs() const;
+  // 4·D per pair (QK^T and PV, a multiply-add each).
   double flops() const;
-  // Q, K, V read once and O written once.
+  // Q read and O written for every query head; K and V read once per KV head and real token.
   double bytes() const;
-  // Elements of one [B,H,S,D] tensor.
-  std::int64_t qkv_elements() const { return batch * heads * seq_len * head_dim; }
-  // Slots in the paged pool (B·P pages, each [H, page_size, D]).
-  std::int64_t pool_slots() const { return batch * pages; }
-  // Elements of the paged K (or V) pool: pool_slots() slots of [H, page_size, D].
-  std::int64_t pool_elements() const { return pool_slots() * heads * page_size * head_dim; }
+  // Elements of Q (and of O): [B, H, q_len, D].
+  std::int64_t q_elements() const { return batch * heads * q_len * head_dim; }
+  // Elements of contiguous K (or V): [B, KVH, seq_len, D].
+  std::int64_t kv_elements() const { return batch * kv_heads * seq_len * head_dim; }
+  // Slots in the paged pool: one per page some sequence uses, each [KVH, page_size, D].
+  std::int64_t pool_slots() const;
+  std::int64_t pool_elements() const { return pool_slots() * kv_heads * page_size * head_dim; }
+  // Fraction of the padded [B, seq_len] KV area that is padding (0 unless ragged).
+  double padded_fraction() const;
 
   std::string label() const;  // "B=32 H=12 S=512 D=64 P=1 contiguous fp16"
   bool operator==(const Problem& o) const;
 };
 
-// The largest [B,H,S,D] tensor make_problem accepts (2^50 elements: 8 PiB in fp64), so that every size
-// derived from a problem fits in 64 bits.
+// The largest tensor make_problem accepts (2^50 elements: 8 PiB in fp64), so that every size derived from a
+// problem fits in 64 bits.
 inline constexpr std::int64_t kMaxTensorElements = std::int64_t(1) << 50;
 
-// Builds a problem from user sizes. Exactly one of pages / page_size is > 0. Throws UsageError on
-// zero or negative sizes, more pages than tokens, a page size larger than seq_len, or a tensor of more
-// than kMaxTensorElements elements.
+// A problem's sizes as the user gave them. 0 for kv_heads / q_len: the defaults (heads, seq_len). When
+// kv_lens is set, seq_len is its maximum (a seq_len given too must equal it).
+struct ProblemSpec {
+  std::int64_t batch = 0, heads = 0, kv_heads = 0, seq_len = 0, q_len = 0, head_dim = 0, pages = 0, page_size = 0;
+  KvLayout kv_layout = KvLayout::contiguous;
+  DType dtype = DType::fp16;
+  bool causal = false;
+  std::vector<std::int64_t> kv_lens;
+  std::string kv_lens_spec;
+};
+
+// Builds a problem. Exactly one of pages / page_size is > 0. Throws UsageError (one line) on zero or
+// negative sizes, KV heads that do not divide heads, q_len above the shortest KV length, a length list
+// that is not one per sequence, more pages than tokens, or a tensor of more than kMaxTensorElements.
+Problem make_problem(const ProblemSpec& s);
+// Self-attention (kv_heads = heads, q_len = seq_len, one length): the first version's constructor.
 Problem make_problem(std::int64_t batch, std::int64_t heads, std::int64_t seq_len, std::int64_t head_dim,
                      std::int64_t pages, std::int64_t page_size, KvLayout layout, DType dtype, bool causal);
 

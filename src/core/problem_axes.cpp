@@ -3,8 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <memory>
+#include <mutex>
+
 #include "core/axis.hpp"
 #include "core/errors.hpp"
+#include "core/kv_lengths.hpp"
 
 namespace ab {
 
@@ -66,6 +70,84 @@ std::vector<std::int64_t> parse_causal(const std::string& text) {
 
 std::string number_or_minus(const json& p, const char* key) { return std::to_string(int_at(p, key, -1)); }
 
+// Ragged-length specs, interned for the life of the process: the axis machinery carries whole numbers, so a
+// spec travels through the grid as its index here.
+std::vector<std::unique_ptr<KvLengthsSpec>>& interned_specs() {
+  static std::vector<std::unique_ptr<KvLengthsSpec>> specs;
+  return specs;
+}
+std::mutex& interned_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::int64_t intern_spec(KvLengthsSpec s) {
+  std::lock_guard<std::mutex> lock(interned_mutex());
+  auto& v = interned_specs();
+  v.push_back(std::make_unique<KvLengthsSpec>(std::move(s)));
+  return static_cast<std::int64_t>(v.size()) - 1;
+}
+const KvLengthsSpec& spec_at(std::int64_t code) {
+  std::lock_guard<std::mutex> lock(interned_mutex());
+  return *interned_specs().at(static_cast<std::size_t>(code));
+}
+
+// kv_lens values are separated by ';' (a list spec holds commas): "uniform:512:8192;list:7,900".
+std::vector<std::int64_t> parse_kv_lens(const std::string& text) {
+  std::vector<std::int64_t> out;
+  std::vector<std::string> seen;
+  std::string cur;
+  auto flush = [&] {
+    std::size_t a = cur.find_first_not_of(" \t"), b = cur.find_last_not_of(" \t");
+    std::string t = a == std::string::npos ? std::string() : cur.substr(a, b - a + 1);
+    if (t.empty()) throw UsageError(fmt::format("--kv_lens: empty spec in '{}'", text));
+    for (const std::string& s : seen)
+      if (s == t) throw UsageError(fmt::format("--kv_lens: '{}' is listed twice", t));
+    seen.push_back(t);
+    out.push_back(intern_spec(parse_kv_lengths_spec(t)));
+    cur.clear();
+  };
+  for (char c : text) {
+    if (c == ';') flush();
+    else cur += c;
+  }
+  flush();
+  return out;
+}
+
+bool has_lengths(const json& p) { return p.is_object() && p.contains("kv_lens_values") && p["kv_lens_values"].is_array(); }
+
+std::vector<std::int64_t> lengths_of(const json& p) {
+  std::vector<std::int64_t> out;
+  if (!has_lengths(p)) return out;
+  for (const json& v : p["kv_lens_values"]) out.push_back(v.is_number_integer() ? v.get<std::int64_t>() : -1);
+  return out;
+}
+
+// "lens=uniform:512:8192:1"; a list or file by its size and digest: "lens=list[64]#1a2b3c4d".
+std::string lengths_label(const json& p) {
+  if (!has_lengths(p)) return "";
+  std::string spec = str_at(p, "kv_lens", "list");
+  if (spec.rfind("uniform:", 0) == 0) return "lens=" + spec;
+  std::vector<std::int64_t> v = lengths_of(p);
+  std::string kind = spec.rfind("file:", 0) == 0 ? spec : std::string("list");
+  return fmt::format("lens={}[{}]#{}", kind, v.size(), kv_lengths_digest(v));
+}
+
+std::string lengths_cache_key(const json& p) {
+  if (!has_lengths(p)) return "";
+  return "lens#" + kv_lengths_digest(lengths_of(p));
+}
+
+// KV heads and q_len appear in labels and keys only where they differ from self-attention.
+std::string kv_heads_fragment(const json& p, const char* prefix) {
+  std::int64_t kvh = int_at(p, "kv_heads", -1), h = int_at(p, "heads", -1);
+  return kvh < 0 || kvh == h ? std::string() : prefix + std::to_string(kvh);
+}
+std::string q_len_fragment(const json& p, const char* prefix) {
+  std::int64_t q = int_at(p, "q_len", -1), s = int_at(p, "seq_len", -1);
+  return q < 0 || q == s ? std::string() : prefix + std::to_string(q);
+}
+
 // The table. Order: label, JSON and CSV order. `nest`: the grid product's loop order, outermost first.
 const std::vector<ProblemAxis> kAxes = {
     {"batch", "--batch,-b", "batch size: value, list (1,8,32) or range (1:64:*2, 64:256:+64)", "32", "", false,
@@ -77,11 +159,27 @@ const std::vector<ProblemAxis> kAxes = {
      [](const std::string& t) { return parse_axis("heads", t); }, [](ProblemDraft& d, std::int64_t v) { d.heads = v; },
      [](const Problem& p) { return json(p.heads); }, [](const json& p) { return "H=" + number_or_minus(p, "heads"); },
      [](const json& p) { return "H" + number_or_minus(p, "heads"); }},
+    {"kv_heads", "--kv_heads,--kv-heads",
+     "KV heads shared by groups of query heads (GQA; 1 is MQA; default: heads; must divide heads)", "", "", false,
+     AxisType::integer, 5, [](const std::string& t) { return parse_axis("kv_heads", t); },
+     [](ProblemDraft& d, std::int64_t v) { d.kv_heads = v; }, [](const Problem& p) { return json(p.kv_heads); },
+     [](const json& p) { return kv_heads_fragment(p, "KVH="); }, [](const json& p) { return kv_heads_fragment(p, "KVH"); }},
     {"seq_len", "--seq_len,--seq-len,-s", "sequence length (value, list or range)", "512", "", false,
      AxisType::integer, 6, [](const std::string& t) { return parse_axis("seq_len", t); },
      [](ProblemDraft& d, std::int64_t v) { d.seq_len = v; }, [](const Problem& p) { return json(p.seq_len); },
      [](const json& p) { return "S=" + number_or_minus(p, "seq_len"); },
      [](const json& p) { return "S" + number_or_minus(p, "seq_len"); }},
+    {"q_len", "--q_len,--q-len",
+     "queries per sequence, the last q_len of its KV positions (decode: 1; chunked prefill: the chunk; default: seq_len)",
+     "", "", false, AxisType::integer, 6, [](const std::string& t) { return parse_axis("q_len", t); },
+     [](ProblemDraft& d, std::int64_t v) { d.q_len = v; }, [](const Problem& p) { return json(p.q_len); },
+     [](const json& p) { return q_len_fragment(p, "q="); }, [](const json& p) { return q_len_fragment(p, "q"); }},
+    {"kv_lens", "--kv_lens,--kv-lens",
+     "ragged batch: per-sequence KV lengths, list:L1,L2,... (one per sequence), uniform:LO:HI[:SEED] or file:PATH "
+     "(one a line); stands in for seq_len (the longest); several specs separated by ';'",
+     "", "seq_len", false, AxisType::word, 6, parse_kv_lens,
+     [](ProblemDraft& d, std::int64_t v) { d.kv_lens_code = v; },
+     [](const Problem& p) { return p.ragged() ? json(p.kv_lens_spec) : json(); }, lengths_label, lengths_cache_key, ';'},
     {"head_dim", "--head_dim,--head-dim,-d", "head dimension (value, list or range)", "64", "", false,
      AxisType::integer, 3, [](const std::string& t) { return parse_axis("head_dim", t); },
      [](ProblemDraft& d, std::int64_t v) { d.head_dim = v; }, [](const Problem& p) { return json(p.head_dim); },
@@ -156,7 +254,12 @@ std::string value_text(const json& v) {
 }  // namespace
 
 Problem ProblemDraft::make() const {
-  return make_problem(batch, heads, seq_len, head_dim, pages, page_size, kv_layout, dtype, causal);
+  if (kv_lens_code < 0) return make_problem(static_cast<const ProblemSpec&>(*this));
+  const KvLengthsSpec& spec = spec_at(kv_lens_code);
+  ProblemSpec s = *this;
+  s.kv_lens = kv_lengths_for(spec, batch);
+  s.kv_lens_spec = spec.text;
+  return make_problem(s);
 }
 
 const std::vector<ProblemAxis>& problem_axes() { return kAxes; }
@@ -169,9 +272,14 @@ const ProblemAxis* find_problem_axis(const std::string& name) {
 
 json problem_to_json(const Problem& p) {
   json j = json::object();
-  for (const ProblemAxis& a : kAxes) j[a.name] = a.to_json(p);
-  // Not an axis: how the user spelled the page count (pages when it was given as page_size).
+  for (const ProblemAxis& a : kAxes) {
+    json v = a.to_json(p);
+    if (!v.is_null()) j[a.name] = std::move(v);  // an axis that is off (kv_lens of an even batch) is left out
+  }
+  // Not axes: how the user spelled the page count (pages when it was given as page_size), and a ragged
+  // batch's lengths themselves.
   j["pages_requested"] = p.pages_requested ? p.pages_requested : p.pages;
+  if (p.ragged()) j["kv_lens_values"] = p.kv_lens;
   return j;
 }
 
@@ -186,7 +294,7 @@ std::string problem_key(const Problem& p) {
 }
 
 std::string problem_cache_key_of_json(const json& problem) {
-  return join_fragments(problem, &ProblemAxis::cache_key, "_", false);
+  return join_fragments(problem, &ProblemAxis::cache_key, "_", true);
 }
 
 std::vector<std::string> problem_csv_columns() {
@@ -222,9 +330,23 @@ Problem problem_from_json(const json& j, const std::string& origin) {
     for (const ProblemAxis& b : kAxes) replaced = replaced || (b.replaces == std::string(a.name) && j.contains(b.name));
     if (replaced) continue;
     auto it = j.find(a.name);
-    if (it == j.end()) {
+    if (it == j.end() || (it->is_null() && *a.default_text == '\0')) {
       if (*a.default_text == '\0') continue;  // an optional axis
       throw UsageError(fmt::format("{}: problem.{} is missing", origin, a.name));
+    }
+    if (std::string(a.name) == "kv_lens" && j.contains("kv_lens_values")) {
+      // The lengths as recorded: the run repeats even where the spec's file is gone.
+      if (!it->is_string()) throw UsageError(fmt::format("{}: problem.kv_lens must be a string", origin));
+      const json& values = j["kv_lens_values"];
+      if (!values.is_array() || values.empty())
+        throw UsageError(fmt::format("{}: problem.kv_lens_values must be a list of lengths", origin));
+      for (const json& v : values) {
+        if (!v.is_number_integer() || v.get<std::int64_t>() < 1)
+          throw UsageError(fmt::format("{}: problem.kv_lens_values must hold positive whole numbers", origin));
+        d.kv_lens.push_back(v.get<std::int64_t>());
+      }
+      d.kv_lens_spec = it->get<std::string>();
+      continue;
     }
     if (!has_type(*it, a.type))
       throw UsageError(fmt::format("{}: problem.{} must be {}", origin, a.name, type_words(a.type)));
@@ -243,6 +365,9 @@ Problem problem_from_json(const json& j, const std::string& origin) {
   } catch (const UsageError& e) {
     throw UsageError(fmt::format("{}: problem: {}", origin, e.what()));
   }
+  auto seq = j.find("seq_len");
+  if (p.ragged() && seq != j.end() && (!seq->is_number_integer() || seq->get<std::int64_t>() != p.seq_len))
+    throw UsageError(fmt::format("{}: problem.seq_len is not the longest of its kv_lens ({})", origin, p.seq_len));
   auto pages = j.find("pages");
   if (pages != j.end() && (!pages->is_number_integer() || pages->get<std::int64_t>() != p.pages))
     throw UsageError(fmt::format("{}: problem.pages does not match seq_len={} and page_size={} ({} pages)", origin,

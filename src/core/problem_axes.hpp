@@ -1,5 +1,5 @@
-// The one table of problem axes. Each axis (batch, heads, seq_len, head_dim, pages | page_size, kv_layout,
-// dtype, causal) is declared once, with its name (JSON key, CSV column, suite key), CLI spellings, default,
+// The one table of problem axes. Each axis (batch, heads, kv_heads, seq_len | kv_lens, q_len, head_dim,
+// pages | page_size, kv_layout, dtype, causal) is declared once, with its name (JSON key, CSV column, suite key), CLI spellings, default,
 // parser and checks, label and cache-key fragments. The grid product, the run/tune flags, --config suites,
 // the problem label and key, the problem JSON and the CSV problem columns all come from it: adding an axis
 // is one entry in problem_axes.cpp plus the code that uses the value.
@@ -17,12 +17,10 @@ namespace ab {
 // How an axis's value is written in JSON: a whole number, a word, or true/false.
 enum class AxisType { integer, word, boolean };
 
-// make_problem's arguments, filled axis by axis while a grid expands (0: not given).
-struct ProblemDraft {
-  std::int64_t batch = 0, heads = 0, seq_len = 0, head_dim = 0, pages = 0, page_size = 0;
-  KvLayout kv_layout = KvLayout::contiguous;
-  DType dtype = DType::fp16;
-  bool causal = false;
+// make_problem's arguments, filled axis by axis while a grid expands (0: not given). A ragged-length spec is
+// carried as the code its axis's parser gave it (kv_lens_code, -1: none) and expanded for the batch in make().
+struct ProblemDraft : ProblemSpec {
+  std::int64_t kv_lens_code = -1;
   Problem make() const;  // make_problem: throws UsageError on an invalid problem
 };
 
@@ -43,6 +41,7 @@ struct ProblemAxis {
   // Fragments read from a problem's JSON (problem_to_json): "" leaves none.
   std::string (*label)(const nlohmann::json& problem);
   std::string (*cache_key)(const nlohmann::json& problem);
+  char list_separator = ',';  // between values in a suite's list (kv_lens specs hold commas: ';')
 };
 
 // Every axis, in label / JSON / CSV order.
@@ -54,9 +53,11 @@ const ProblemAxis* find_problem_axis(const std::string& name);
 std::string problem_label(const Problem& p);
 // The key compare and report match rows by: the problem JSON (sorted keys) without pages_requested.
 std::string problem_key(const Problem& p);
-// {"batch", "heads", "seq_len", "head_dim", "pages", "page_size", "pages_requested", "kv_layout", "dtype", "causal"}.
+// {"batch", "heads", "kv_heads", "seq_len", "q_len", "head_dim", "pages", "page_size", "pages_requested",
+// "kv_layout", "dtype", "causal"}, and when ragged "kv_lens" (the spec) and "kv_lens_values" (the lengths,
+// so that a run can be repeated without the spec's file).
 nlohmann::json problem_to_json(const Problem& p);
-// The inverse of problem_to_json; throws UsageError "ORIGIN: problem.FIELD ..." (one line) on a missing,
+// The inverse of problem_to_json (older reports without kv_heads / q_len read as self-attention); throws UsageError "ORIGIN: problem.FIELD ..." (one line) on a missing,
 // mistyped or inconsistent field.
 Problem problem_from_json(const nlohmann::json& j, const std::string& origin);
 // The CSV header cells of the problem ("batch", ..., "causal") and one problem's cells (unquoted).
@@ -64,7 +65,8 @@ std::vector<std::string> problem_csv_columns();
 std::vector<std::string> problem_csv_cells(const Problem& p);
 
 // "B32_H12_S512_D64_P1_ps512_contiguous_fp16_full": the heuristic cache's problem key, from a problem's JSON
-// (tune/problem_key.cpp's problem_cache_key passes problem_to_json).
+// (tune/problem_key.cpp's problem_cache_key passes problem_to_json). The inference axes add fragments only
+// when they differ from self-attention (KVH8, q1, lens...), so keys written before them still match.
 std::string problem_cache_key_of_json(const nlohmann::json& problem);
 
 }  // namespace ab

@@ -12,18 +12,18 @@
 
 namespace ab {
 
-std::int64_t kv_index(const Problem& p, const std::int32_t* block_table, std::int64_t b, std::int64_t h,
+std::int64_t kv_index(const Problem& p, const std::int32_t* block_table, std::int64_t b, std::int64_t kvh,
                       std::int64_t s, std::int64_t d) {
-  if (p.kv_layout == KvLayout::contiguous) return ((b * p.heads + h) * p.seq_len + s) * p.head_dim + d;
+  if (p.kv_layout == KvLayout::contiguous) return ((b * p.kv_heads + kvh) * p.seq_len + s) * p.head_dim + d;
   std::int64_t slot = block_table[b * p.pages + s / p.page_size];
-  return ((slot * p.heads + h) * p.page_size + s % p.page_size) * p.head_dim + d;
+  return ((slot * p.kv_heads + kvh) * p.page_size + s % p.page_size) * p.head_dim + d;
 }
 
 std::int64_t host_input_bytes(const Problem& p) {
   bool paged = p.kv_layout == KvLayout::paged;
-  std::int64_t kv = paged ? p.pool_elements() : p.qkv_elements();
-  return size_add(size_mul(size_add(p.qkv_elements(), size_mul(2, kv)), sizeof(std::uint16_t)),
-                  paged ? size_mul(p.pool_slots(), sizeof(std::int32_t)) : 0);
+  std::int64_t kv = paged ? p.pool_elements() : p.kv_elements();
+  return size_add(size_mul(size_add(p.q_elements(), size_mul(2, kv)), sizeof(std::uint16_t)),
+                  paged ? size_mul(p.batch, p.pages, sizeof(std::int32_t)) : 0);
 }
 
 HostTensors make_random_inputs(const Problem& p, std::uint64_t seed) {
@@ -33,12 +33,11 @@ HostTensors make_random_inputs(const Problem& p, std::uint64_t seed) {
   auto bits = [&](float f) {
     return p.dtype == DType::bf16 ? float_to_bf16_bits(f) : float_to_half_bits(f);
   };
-  std::int64_t n = p.qkv_elements();
-  t.q.resize(n);
+  t.q.resize(p.q_elements());
   for (auto& x : t.q) x = bits(dist(rng));
   if (p.kv_layout == KvLayout::contiguous) {
-    t.k.resize(n);
-    t.v.resize(n);
+    t.k.resize(p.kv_elements());
+    t.v.resize(p.kv_elements());
     for (auto& x : t.k) x = bits(dist(rng));
     for (auto& x : t.v) x = bits(dist(rng));
     return t;
@@ -49,10 +48,14 @@ HostTensors make_random_inputs(const Problem& p, std::uint64_t seed) {
   std::vector<std::int32_t> slots(p.pool_slots());
   std::iota(slots.begin(), slots.end(), 0);
   std::shuffle(slots.begin(), slots.end(), rng);
-  t.block_table = slots;  // [B, P]: (b, page) -> a random slot
+  // [B, P]: (b, page) -> a random slot; -1 past the sequence's last page.
+  t.block_table.assign(p.batch * p.pages, -1);
+  std::size_t next = 0;
   for (std::int64_t b = 0; b < p.batch; ++b)
-    for (std::int64_t h = 0; h < p.heads; ++h)
-      for (std::int64_t s = 0; s < p.seq_len; ++s)
+    for (std::int64_t pg = 0; pg < p.pages_of(b); ++pg) t.block_table[b * p.pages + pg] = slots[next++];
+  for (std::int64_t b = 0; b < p.batch; ++b)
+    for (std::int64_t h = 0; h < p.kv_heads; ++h)
+      for (std::int64_t s = 0; s < p.kv_len(b); ++s)
         for (std::int64_t d = 0; d < p.head_dim; ++d) {
           std::int64_t i = kv_index(p, t.block_table.data(), b, h, s, d);
           t.k[i] = bits(dist(rng));
@@ -63,39 +66,42 @@ HostTensors make_random_inputs(const Problem& p, std::uint64_t seed) {
 
 void reference_attention_fp64(const Problem& p, const void* q, const void* k, const void* v,
                               const std::int32_t* block_table, double* out) {
-  const std::int64_t S = p.seq_len, D = p.head_dim;
+  const std::int64_t S = p.seq_len, D = p.head_dim, Q = p.q_len;
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
-  double work = 4.0 * p.bh() * S * S * D;
-  parallel_for(p.bh(), work, [&](std::int64_t lo, std::int64_t hi) {
+  // One task per (sequence, KV head): its K/V are loaded once for the group of query heads that share them.
+  parallel_for(p.b_kvh(), 4.0 * p.pairs() * D, [&](std::int64_t lo, std::int64_t hi) {
     std::vector<double> kk(S * D), vv(S * D), qrow(D), s(S);
-    for (std::int64_t bh = lo; bh < hi; ++bh) {
-      std::int64_t b = bh / p.heads, h = bh % p.heads;
-      for (std::int64_t j = 0; j < S; ++j)
+    for (std::int64_t task = lo; task < hi; ++task) {
+      std::int64_t b = task / p.kv_heads, kvh = task % p.kv_heads, len = p.kv_len(b);
+      for (std::int64_t j = 0; j < len; ++j)
         for (std::int64_t d = 0; d < D; ++d) {
-          std::int64_t idx = kv_index(p, block_table, b, h, j, d);
+          std::int64_t idx = kv_index(p, block_table, b, kvh, j, d);
           kk[j * D + d] = load_element(k, idx, p.dtype);
           vv[j * D + d] = load_element(v, idx, p.dtype);
         }
-      for (std::int64_t i = 0; i < S; ++i) {
-        for (std::int64_t d = 0; d < D; ++d) qrow[d] = load_element(q, (bh * S + i) * D + d, p.dtype);
-        std::int64_t n = p.causal ? i + 1 : S;
-        double m = -std::numeric_limits<double>::infinity();
-        for (std::int64_t j = 0; j < n; ++j) {
-          double acc = 0;
-          for (std::int64_t d = 0; d < D; ++d) acc += qrow[d] * kk[j * D + d];
-          s[j] = acc * scale;
-          m = std::max(m, s[j]);
-        }
-        double l = 0;
-        for (std::int64_t j = 0; j < n; ++j) {
-          s[j] = std::exp(s[j] - m);
-          l += s[j];
-        }
-        double* o = out + (bh * S + i) * D;
-        for (std::int64_t d = 0; d < D; ++d) o[d] = 0;
-        for (std::int64_t j = 0; j < n; ++j) {
-          double w = s[j] / l;
-          for (std::int64_t d = 0; d < D; ++d) o[d] += w * vv[j * D + d];
+      for (std::int64_t h = kvh * p.group(); h < (kvh + 1) * p.group(); ++h) {
+        const std::int64_t bh = b * p.heads + h;
+        for (std::int64_t i = 0; i < Q; ++i) {
+          for (std::int64_t d = 0; d < D; ++d) qrow[d] = load_element(q, (bh * Q + i) * D + d, p.dtype);
+          const std::int64_t n = p.visible_keys(b, i);
+          double m = -std::numeric_limits<double>::infinity();
+          for (std::int64_t j = 0; j < n; ++j) {
+            double acc = 0;
+            for (std::int64_t d = 0; d < D; ++d) acc += qrow[d] * kk[j * D + d];
+            s[j] = acc * scale;
+            m = std::max(m, s[j]);
+          }
+          double l = 0;
+          for (std::int64_t j = 0; j < n; ++j) {
+            s[j] = std::exp(s[j] - m);
+            l += s[j];
+          }
+          double* o = out + (bh * Q + i) * D;
+          for (std::int64_t d = 0; d < D; ++d) o[d] = 0;
+          for (std::int64_t j = 0; j < n; ++j) {
+            double w = s[j] / l;
+            for (std::int64_t d = 0; d < D; ++d) o[d] += w * vv[j * D + d];
+          }
         }
       }
     }
@@ -107,7 +113,7 @@ namespace {
 // thousands of candidate outputs of millions of elements.
 template <class RefAt>
 ErrorStats compare_impl(const Problem& p, const void* out, RefAt ref_at) {
-  const std::int64_t n = p.qkv_elements();
+  const std::int64_t n = p.q_elements();
   const std::int64_t chunks = std::min<std::int64_t>(64, std::max<std::int64_t>(1, n / 65536));
   std::vector<double> num(chunks, 0), den(chunks, 0), max_abs(chunks, 0);
   std::vector<std::int64_t> bad(chunks, 0);

@@ -9,22 +9,23 @@ namespace ab {
 
 // Host copies of a problem's tensors (raw dtype bits), in the layouts described in backend.hpp.
 struct HostTensors {
-  std::vector<std::uint16_t> q, k, v;     // k/v: contiguous [B,H,S,D] or pool [B*P][H][ps][D]
-  std::vector<std::int32_t> block_table;  // [B, P], paged only
+  std::vector<std::uint16_t> q, k, v;     // q: [B,H,q_len,D]; k/v: contiguous [B,KVH,S,D] or pool [slots][KVH][ps][D]
+  std::vector<std::int32_t> block_table;  // [B, P], paged only; -1 past a sequence's last page
 };
 
 // Bytes make_random_inputs holds for `p` (q, k, v and the block table).
 std::int64_t host_input_bytes(const Problem& p);
 
-// Index of element (b,h,s,d) of K or V in either layout.
-std::int64_t kv_index(const Problem& p, const std::int32_t* block_table, std::int64_t b, std::int64_t h,
+// Index of element (b, kvh, s, d) of K or V in either layout (kvh: the KV head; s below kv_len(b) when paged).
+std::int64_t kv_index(const Problem& p, const std::int32_t* block_table, std::int64_t b, std::int64_t kvh,
                       std::int64_t s, std::int64_t d);
 
 // Random inputs in [-1, 1) (never zeros), a random page placement for the paged layout, zeros in the
-// unused tail rows of the last pool page.
+// unused tail rows of a sequence's last pool page. Contiguous K/V rows past a ragged sequence's length hold
+// random values too: a strategy that reads them must mask them.
 HostTensors make_random_inputs(const Problem& p, std::uint64_t seed);
 
-// O in fp64, [B,H,S,D]. Reads k/v through the layout.
+// O in fp64, [B,H,q_len,D]. Reads k/v through the layout: query head h reads KV head h / group().
 void reference_attention_fp64(const Problem& p, const void* q, const void* k, const void* v,
                               const std::int32_t* block_table, double* out);
 

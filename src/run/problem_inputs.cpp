@@ -12,14 +12,15 @@ constexpr unsigned char kPoison = 0xFF;  // NaN in every fp16/bf16/fp32 element
 
 std::int64_t kv_elements(const Problem& p) {
   if (p.kv_layout == KvLayout::paged) return p.pool_elements();
-  return size_add(p.qkv_elements(), size_mul(kv_slack_rows(p), p.head_dim));
+  return size_add(p.kv_elements(), size_mul(kv_slack_rows(p), p.head_dim));
 }
 }  // namespace
 
 std::int64_t ProblemInputs::device_bytes(const Problem& p, bool with_reference) {
   std::int64_t es = static_cast<std::int64_t>(dtype_size(p.dtype));
-  std::int64_t b = size_add(size_mul(2, p.qkv_elements(), es), size_mul(2, kv_elements(p), es), size_mul(p.batch, p.pages, 4));
-  return with_reference ? size_add(b, size_mul(p.qkv_elements(), 4)) : b;
+  std::int64_t b = size_add(size_mul(2, p.q_elements(), es), size_mul(2, kv_elements(p), es),
+                            size_mul(p.batch, p.pages, 4), size_mul(p.batch, 4));
+  return with_reference ? size_add(b, size_mul(p.q_elements(), 4)) : b;
 }
 
 ProblemInputs::ProblemInputs(Backend& be, const Problem& p, std::uint64_t seed, bool with_reference)
@@ -28,8 +29,8 @@ ProblemInputs::ProblemInputs(Backend& be, const Problem& p, std::uint64_t seed, 
 ProblemInputs::ProblemInputs(Backend& be, const Problem& p, const HostTensors& t, bool with_reference)
     : be_(be), p_(p) {
   std::size_t es = dtype_size(p.dtype);
-  q_ = Buffer(be.memory(), p.qkv_elements() * es);
-  o_ = Buffer(be.memory(), p.qkv_elements() * es);
+  q_ = Buffer(be.memory(), p.q_elements() * es);
+  o_ = Buffer(be.memory(), p.q_elements() * es);
   std::size_t kv_bytes = static_cast<std::size_t>(kv_elements(p)) * es;
   k_ = Buffer(be.memory(), kv_bytes);
   v_ = Buffer(be.memory(), kv_bytes);
@@ -43,9 +44,13 @@ ProblemInputs::ProblemInputs(Backend& be, const Problem& p, const HostTensors& t
     block_table_ = Buffer(be.memory(), t.block_table.size() * sizeof(std::int32_t));
     be.memory().upload(block_table_.get(), t.block_table.data(), t.block_table.size() * sizeof(std::int32_t));
   }
+  kv_lens_host_.resize(static_cast<std::size_t>(p.batch));
+  for (std::int64_t b = 0; b < p.batch; ++b) kv_lens_host_[b] = static_cast<std::int32_t>(p.kv_len(b));
+  kv_lens_ = Buffer(be.memory(), kv_lens_host_.size() * sizeof(std::int32_t));
+  be.memory().upload(kv_lens_.get(), kv_lens_host_.data(), kv_lens_host_.size() * sizeof(std::int32_t));
   if (with_reference) {
     ScopedRange r(be.profiler(), "reference");
-    ref_ = Buffer(be.memory(), p.qkv_elements() * sizeof(float));
+    ref_ = Buffer(be.memory(), p.q_elements() * sizeof(float));
     be.verifier().reference_attention(p, io(), ref_.as<float>());
     be.memory().synchronize();
   }
@@ -59,6 +64,8 @@ AttentionIO ProblemInputs::io() const {
   a.o = o_.get();
   a.block_table = block_table_.as<std::int32_t>();
   a.block_table_host = block_table_host_.empty() ? nullptr : block_table_host_.data();
+  a.kv_lens = kv_lens_.as<std::int32_t>();
+  a.kv_lens_host = kv_lens_host_.data();
   return a;
 }
 
@@ -86,7 +93,7 @@ std::string ProblemInputs::check_forward(const std::function<void()>& forward) {
 }
 
 void ProblemInputs::forget_device_memory() {
-  for (Buffer* b : {&q_, &k_, &v_, &o_, &block_table_, &ref_}) b->forget();
+  for (Buffer* b : {&q_, &k_, &v_, &o_, &block_table_, &kv_lens_, &ref_}) b->forget();
 }
 
 }  // namespace ab

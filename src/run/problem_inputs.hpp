@@ -44,8 +44,8 @@ class ProblemInputs {
  private:
   Backend& be_;
   Problem p_;
-  Buffer q_, k_, v_, o_, block_table_, ref_;
-  std::vector<std::int32_t> block_table_host_;
+  Buffer q_, k_, v_, o_, block_table_, kv_lens_, ref_;
+  std::vector<std::int32_t> block_table_host_, kv_lens_host_;
 };
 
 // Why a verification failed ("" when it passed).

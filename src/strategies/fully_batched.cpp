@@ -20,7 +20,9 @@ class FullyBatched : public Strategy {
     bool g = needs_gather(p);
     return {2, g ? 3 : 2, g ? "2 gemm + softmax + combine + 1 gather/pad" : "2 gemm + softmax + combine"};
   }
-  std::string can_implement(const Problem&, const Backend&, const StrategyOptions&) const override { return ""; }
+  std::string can_implement(const Problem& p, const Backend&, const StrategyOptions&) const override {
+    return inference_shape_gap(p);
+  }
   std::int64_t workspace_bytes(const Problem& p, const StrategyOptions& opt) const override {
     std::int64_t scores = size_mul(p.bh(), p.seq_len, p.padded_seq(), dtype_size(score_type(p, opt)));
     return size_add(scores, PageCombineBuffers::bytes(p), needs_gather(p) ? gathered_kv_bytes(p) : 0);

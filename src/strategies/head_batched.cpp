@@ -17,7 +17,9 @@ class HeadBatched : public Strategy {
     return {2 * p.pages, p.pages + 1 + (g ? 1 : 0),
             g ? "2·P gemm + P softmax + 1 finalize + 1 gather" : "2·P gemm + P softmax + 1 finalize"};
   }
-  std::string can_implement(const Problem&, const Backend&, const StrategyOptions&) const override { return ""; }
+  std::string can_implement(const Problem& p, const Backend&, const StrategyOptions&) const override {
+    return inference_shape_gap(p);
+  }
   std::int64_t workspace_bytes(const Problem& p, const StrategyOptions& opt) const override {
     std::int64_t tile = size_mul(p.bh(), p.seq_len, p.page_size);
     std::int64_t w = size_add(size_mul(tile, dtype_size(score_type(p, opt)) + dtype_size(p.dtype)),
@@ -79,7 +81,7 @@ class HeadBatched : public Strategy {
     for (std::int64_t pg = 0; pg < p.pages; ++pg) {
       ScopedRange page(be.profiler(), "page: QK^T, softmax update, PV");
       int last = pg == p.pages - 1 ? 1 : 0;
-      std::int64_t len = p.page_len(pg);
+      std::int64_t len = p.longest_page_len(pg);
       std::int64_t row0 = pg * p.page_size;
       be.gemm().run(qk_plan_.use(last), io_.q, offset_ptr(k_, row0 * D, p.dtype), scores_, p.scale(), 0.0f);
       SoftmaxUpdateArgs s;
@@ -87,7 +89,7 @@ class HeadBatched : public Strategy {
       s.probs = probs_; s.prob_type = p.dtype; s.prob_ld = len; s.prob_bh_stride = S * len;
       s.row_max = row_max_; s.row_sum = row_sum_; s.acc = acc_;
       s.bh_count = BH; s.rows = S; s.cols = len; s.head_dim = D;
-      s.col_offset = row0; s.first_page = pg == 0; s.causal = p.causal;
+      s.col_offset = row0; s.first_page = pg == 0; s.mask.causal = p.causal;
       be.kernels().softmax_update(s);
       be.gemm().run(pv_plan_.use(last), probs_, offset_ptr(v_, row0 * D, p.dtype), acc_, 1.0f, pg == 0 ? 0.0f : 1.0f);
     }

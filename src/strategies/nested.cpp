@@ -18,7 +18,7 @@ class Nested : public Strategy {
   }
   std::string can_implement(const Problem& p, const Backend&, const StrategyOptions&) const override {
     if (p.bh() * p.pages > 2000000) return fmt::format("{} GEMM pairs is beyond what a nested loop should launch", p.bh() * p.pages);
-    return "";
+    return inference_shape_gap(p);
   }
   std::int64_t workspace_bytes(const Problem& p, const StrategyOptions& opt) const override {
     std::int64_t tile = size_mul(p.seq_len, p.page_size);
@@ -65,14 +65,14 @@ class Nested : public Strategy {
         const void* q = offset_ptr(io_.q, bh * S * D, p.dtype);
         for (std::int64_t pg = 0; pg < p.pages; ++pg) {
           int last = pg == p.pages - 1 ? 1 : 0;
-          std::int64_t len = p.page_len(pg);
+          std::int64_t len = p.longest_page_len(pg);
           be.gemm().run(qk_plan_.use(last), q, kv_page_ptr(p, io_, io_.k, b, h, pg), scores_, p.scale(), 0.0f);
           SoftmaxUpdateArgs s;
           s.scores = scores_; s.score_type = st_; s.score_ld = len; s.score_bh_stride = S * len;
           s.probs = probs_; s.prob_type = p.dtype; s.prob_ld = len; s.prob_bh_stride = S * len;
           s.row_max = row_max_ + bh * S; s.row_sum = row_sum_ + bh * S; s.acc = acc_ + bh * S * D;
           s.bh_count = 1; s.rows = S; s.cols = len; s.head_dim = D;
-          s.col_offset = pg * p.page_size; s.first_page = pg == 0; s.causal = p.causal;
+          s.col_offset = pg * p.page_size; s.first_page = pg == 0; s.mask.causal = p.causal;
           be.kernels().softmax_update(s);
           be.gemm().run(pv_plan_.use(last), probs_, kv_page_ptr(p, io_, io_.v, b, h, pg), acc_ + bh * S * D, 1.0f,
                   pg == 0 ? 0.0f : 1.0f);

@@ -29,7 +29,7 @@ struct PageCombineBuffers {
     a.score_bh_stride = bh_stride; a.score_page_stride = page_stride; a.score_ld = ld;
     a.probs = probs; a.prob_type = p.dtype; a.page_max = page_max; a.page_sum = page_sum;
     a.bh_count = p.bh(); a.pages = p.pages; a.rows = p.seq_len; a.page_size = p.page_size;
-    a.last_page_len = p.last_page_len(); a.causal = p.causal;
+    a.last_page_len = p.last_page_len(); a.mask.causal = p.causal;
     return a;
   }
   CombineArgs combine_args(const Problem& p, void* out) const {

@@ -14,7 +14,9 @@ class PtrArray : public Strategy {
   std::string name() const override { return "ptr_array"; }
   std::string description() const override { return "pointer-array batched GEMMs over every (head, page) in the pool"; }
   LaunchContract contract(const Problem&) const override { return {2, 2, "2 gemm + softmax + combine"}; }
-  std::string can_implement(const Problem&, const Backend&, const StrategyOptions&) const override { return ""; }
+  std::string can_implement(const Problem& p, const Backend&, const StrategyOptions&) const override {
+    return inference_shape_gap(p);
+  }
   std::int64_t workspace_bytes(const Problem& p, const StrategyOptions& opt) const override {
     std::int64_t n = size_mul(p.bh(), p.pages);
     return size_add(size_mul(n, p.seq_len, p.page_size, dtype_size(score_type(p, opt))),

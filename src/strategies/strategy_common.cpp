@@ -4,11 +4,11 @@
 namespace ab {
 
 const void* kv_page_ptr(const Problem& p, const AttentionIO& io, const void* base, std::int64_t b,
-                        std::int64_t h, std::int64_t page) {
+                        std::int64_t kvh, std::int64_t page) {
   if (p.kv_layout == KvLayout::contiguous)
-    return offset_ptr(base, ((b * p.heads + h) * p.seq_len + page * p.page_size) * p.head_dim, p.dtype);
+    return offset_ptr(base, ((b * p.kv_heads + kvh) * p.seq_len + page * p.page_size) * p.head_dim, p.dtype);
   std::int64_t slot = io.block_table_host[b * p.pages + page];
-  return offset_ptr(base, (slot * p.heads + h) * p.page_size * p.head_dim, p.dtype);
+  return offset_ptr(base, (slot * p.kv_heads + kvh) * p.page_size * p.head_dim, p.dtype);
 }
 
 GatherArgs make_gather_args(const Problem& p, const AttentionIO& io, void* k_dst, void* v_dst) {
@@ -16,11 +16,12 @@ GatherArgs make_gather_args(const Problem& p, const AttentionIO& io, void* k_dst
   g.k_src = io.k;
   g.v_src = io.v;
   g.block_table = io.block_table;
+  g.kv_lens = p.ragged() ? io.kv_lens : nullptr;
   g.paged = p.kv_layout == KvLayout::paged;
   g.k_dst = k_dst;
   g.v_dst = v_dst;
   g.batch = p.batch;
-  g.heads = p.heads;
+  g.kv_heads = p.kv_heads;
   g.seq_len = p.seq_len;
   g.pages = p.pages;
   g.page_size = p.page_size;

@@ -23,9 +23,9 @@ inline DType score_type(const Problem& p, const StrategyOptions& opt) {
   return opt.fp32_scores ? DType::fp32 : p.dtype;
 }
 
-// Start of page `page` of head (b, h) in K or V (`base` is io.k or io.v), in either layout.
+// Start of page `page` of KV head (b, kvh) in K or V (`base` is io.k or io.v), in either layout.
 const void* kv_page_ptr(const Problem& p, const AttentionIO& io, const void* base, std::int64_t b,
-                        std::int64_t h, std::int64_t page);
+                        std::int64_t kvh, std::int64_t page);
 
 // Workspace buffers owned by a strategy between setup and teardown.
 class Workspace {
@@ -50,9 +50,17 @@ struct PagePlans {
   }
 };
 
-// K/V gathered (or padded) into contiguous [B*H, pages*page_size, D]: two tensors.
+// K/V gathered (or padded) into contiguous [B*KVH, pages*page_size, D]: two tensors.
 inline std::int64_t gathered_kv_bytes(const Problem& p) {
-  return size_mul(2, p.bh(), p.padded_seq(), p.head_dim, dtype_size(p.dtype));
+  return size_mul(2, p.b_kvh(), p.padded_seq(), p.head_dim, dtype_size(p.dtype));
+}
+
+// Until a strategy runs the inference shapes: why it cannot ("" for self-attention on an even batch).
+inline std::string inference_shape_gap(const Problem& p) {
+  if (p.kv_heads != p.heads) return "grouped KV heads are not yet implemented by this strategy";
+  if (p.q_len != p.seq_len) return "q_len different from the KV length is not yet implemented by this strategy";
+  if (p.ragged()) return "ragged KV lengths are not yet implemented by this strategy";
+  return "";
 }
 
 GatherArgs make_gather_args(const Problem& p, const AttentionIO& io, void* k_dst, void* v_dst);

@@ -1,4 +1,6 @@
-// Setting up, using and tearing down the reduced (B=1, H=1) verification forward.
+// Setting up, using and tearing down the reduced verification forward: one sequence of the longest length and
+// one KV head with its group of query heads (B=1, H=group, KVH=1), so that the GEMM shapes, packed or not,
+// are the tuned problem's.
 #include "tune/reduced_verifier.hpp"
 
 #include "core/errors.hpp"
@@ -9,9 +11,19 @@ namespace ab {
 ReducedVerifier::ReducedVerifier(Backend& be, const std::string& strategy, const Problem& p,
                                  const StrategyOptions& opt, std::uint64_t seed)
     : be_(be), problem_(p) {
-  if (p.batch == 1 && p.heads == 1) return;  // the problem itself is as small
-  problem_.batch = 1;
-  problem_.heads = 1;
+  if (p.batch == 1 && p.kv_heads == 1) return;  // the problem itself is as small
+  ProblemSpec s;
+  s.batch = 1;
+  s.heads = p.group();
+  s.kv_heads = 1;
+  s.seq_len = p.seq_len;
+  s.q_len = p.q_len;
+  s.head_dim = p.head_dim;
+  s.page_size = p.page_size;
+  s.kv_layout = p.kv_layout;
+  s.dtype = p.dtype;
+  s.causal = p.causal;
+  problem_ = make_problem(s);
   auto made = make_strategies(strategy);
   if (made.size() != 1) return;
   strategy_ = std::move(made.front());

@@ -97,18 +97,8 @@ class DriftBackend : public ComposedBackend,
 };
 
 std::vector<Problem> problems() {
-  Problem a;
-  a.batch = 1;
-  a.heads = 2;
-  a.seq_len = 24;
-  a.head_dim = 16;
-  Problem b = a;
-  b.seq_len = 37;
-  b.causal = true;
-  b.pages = 3;
-  b.kv_layout = KvLayout::paged;
-  b.dtype = DType::bf16;
-  for (Problem* p : {&a, &b}) p->page_size = (p->seq_len + p->pages - 1) / p->pages;
+  Problem a = make_problem(1, 2, 24, 16, 1, 0, KvLayout::contiguous, DType::fp16, false);
+  Problem b = make_problem(1, 2, 37, 16, 3, 0, KvLayout::paged, DType::bf16, true);
   return {a, b};
 }
 

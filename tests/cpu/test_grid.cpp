@@ -59,7 +59,8 @@ TEST(Grid, problem_flops_and_bytes) {
   EXPECT_NEAR(p.flops(), 4.0 * 32 * 12 * 512 * 512 * 64, 1);
   EXPECT_NEAR(p.bytes(), 4.0 * 32 * 12 * 512 * 64 * 2, 1);
   Problem c = make_problem(32, 12, 512, 64, 1, 0, KvLayout::contiguous, DType::fp16, true);
-  EXPECT_NEAR(c.flops(), p.flops() / 2, 1);
+  // Causal counts the pairs computed: query i sees keys 0..i, S(S+1)/2 per head.
+  EXPECT_NEAR(c.flops(), 4.0 * 32 * 12 * (512.0 * 513 / 2) * 64, 1);
 }
 
 TEST(Grid, problem_validation) {
@@ -143,19 +144,19 @@ TEST(ProblemAxes, label_key_json_csv_and_cache_key_keep_their_format) {
   Problem q = make_problem(2, 4, 100, 32, 0, 16, KvLayout::paged, DType::bf16, true);
   EXPECT_EQ(problem_label(q), "B=2 H=4 S=100 D=32 P=7 ps=16 paged bf16 causal");
   EXPECT_EQ(problem_to_json(q).dump(),
-            R"({"batch":2,"causal":true,"dtype":"bf16","head_dim":32,"heads":4,"kv_layout":"paged","page_size":16,)"
-            R"("pages":7,"pages_requested":7,"seq_len":100})");
-  EXPECT_EQ(problem_key(q), R"({"batch":2,"causal":true,"dtype":"bf16","head_dim":32,"heads":4,"kv_layout":"paged",)"
-                            R"("page_size":16,"pages":7,"seq_len":100})");
+            R"({"batch":2,"causal":true,"dtype":"bf16","head_dim":32,"heads":4,"kv_heads":4,"kv_layout":"paged",)"
+            R"("page_size":16,"pages":7,"pages_requested":7,"q_len":100,"seq_len":100})");
+  EXPECT_EQ(problem_key(q), R"({"batch":2,"causal":true,"dtype":"bf16","head_dim":32,"heads":4,"kv_heads":4,)"
+                            R"("kv_layout":"paged","page_size":16,"pages":7,"q_len":100,"seq_len":100})");
   EXPECT_EQ(problem_cache_key(p), "B32_H12_S512_D64_P1_ps512_contiguous_fp16_full");
   EXPECT_EQ(problem_cache_key(q), "B2_H4_S100_D32_P7_ps16_paged_bf16_causal");
   EXPECT_EQ(problem_cache_json(q).contains("pages_requested"), false);
   std::vector<std::string> cols = problem_csv_columns();
   std::string header;
   for (const auto& c : cols) header += c + ",";
-  EXPECT_EQ(header, "batch,heads,seq_len,head_dim,pages,page_size,kv_layout,dtype,causal,");
+  EXPECT_EQ(header, "batch,heads,kv_heads,seq_len,q_len,kv_lens,head_dim,pages,page_size,kv_layout,dtype,causal,");
   EXPECT_TRUE(problem_csv_cells(q) ==
-              std::vector<std::string>({"2", "4", "100", "32", "7", "16", "paged", "bf16", "true"}));
+              std::vector<std::string>({"2", "4", "4", "100", "100", "", "32", "7", "16", "paged", "bf16", "true"}));
   // Requested pages beyond the non-empty ones are kept in pages_requested, not in the key.
   Problem r = make_problem(1, 1, 10, 8, 6, 0, KvLayout::paged, DType::fp16, false);
   EXPECT_EQ(problem_to_json(r)["pages_requested"], 6);

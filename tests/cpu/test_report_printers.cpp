@@ -143,7 +143,7 @@ TEST(ReportPrinters, csv_has_one_line_per_row_and_quotes) {
   std::string t = render_report(sample_report(), "csv");
   auto ls = lines(t);
   ASSERT_TRUE(ls.size() == 7u);
-  EXPECT_TRUE(ls[0].rfind("batch,heads,seq_len,", 0) == 0);
+  EXPECT_TRUE(ls[0].rfind("batch,heads,kv_heads,seq_len,q_len,kv_lens,", 0) == 0);
   EXPECT_TRUE(t.find("\"head_dim 64 needs | pages, \"\"quoted\"\"\"") != std::string::npos);
   EXPECT_TRUE(line_with(t, ",fused,ok,").find(",true,") != std::string::npos);  // fastest column
   EXPECT_TRUE(line_with(t, ",fused,ok,").find(",0.086,") != std::string::npos);

@@ -155,7 +155,7 @@ TEST(ProblemAxes, JsonKeyAndCsv) {
   EXPECT_EQ(problem_key(back), problem_key(p));
   EXPECT_EQ(problem_key(p).find("pages_requested"), std::string::npos);
   EXPECT_EQ(problem_csv_columns().size(), problem_csv_cells(p).size());
-  EXPECT_EQ(problem_csv_cells(p)[6], "paged");
+  EXPECT_EQ(problem_csv_cells(p)[9], "paged");
   EXPECT_THROW(problem_from_json(json{{"batch", "1"}}, "test"), UsageError);
 }
 

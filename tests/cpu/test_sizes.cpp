@@ -42,8 +42,9 @@ TEST(Sizes, problem_bound_refuses_with_the_true_size) {
 }
 
 TEST(Sizes, workspace_of_huge_score_matrices_saturates) {
-  // S = 2^33, D = 1: the inputs are small enough to exist, an S x S score matrix is 2^66 elements.
-  Problem p = make_problem(1, 1, std::int64_t(1) << 33, 1, 2, 0, KvLayout::paged, DType::fp16, false);
+  // S = 2^31 - 1 (the longest sequence), D = 1: the inputs are small enough to exist, an S x S score matrix
+  // of fp32 is about 2^64 bytes.
+  Problem p = make_problem(1, 1, (std::int64_t(1) << 31) - 1, 1, 2, 0, KvLayout::paged, DType::fp16, false);
   StrategyOptions so;
   for (const auto& s : make_strategies("all")) {
     std::int64_t ws = s->workspace_bytes(p, so);
@@ -61,14 +62,14 @@ TEST(Sizes, workspace_of_huge_score_matrices_saturates) {
 
 TEST(Sizes, input_estimate_counts_what_the_cpu_backend_stages) {
   Problem p = make_problem(1, 1, 16384, 64, 1, 0, KvLayout::contiguous, DType::fp16, false);
-  std::int64_t e = p.qkv_elements();
+  std::int64_t e = p.q_elements();
   EXPECT_EQ(host_input_bytes(p), 6 * e);  // q, k, v as 16-bit values (no block table when contiguous)
   EXPECT_TRUE(ProblemInputs::device_bytes(p, true) >= 12 * e);
   auto cpu = make_cpu_backend();
   EXPECT_EQ(input_bytes(*cpu, p, true), ProblemInputs::device_bytes(p, true) + 6 * e + 8 * e);
   EXPECT_EQ(input_bytes(*cpu, p, false), ProblemInputs::device_bytes(p, false) + 6 * e);
   Problem paged = make_problem(2, 3, 100, 8, 7, 0, KvLayout::paged, DType::bf16, false);
-  EXPECT_EQ(host_input_bytes(paged), (paged.qkv_elements() + 2 * paged.pool_elements()) * 2 + paged.pool_slots() * 4);
+  EXPECT_EQ(host_input_bytes(paged), (paged.q_elements() + 2 * paged.pool_elements()) * 2 + paged.pool_slots() * 4);
 }
 
 TEST(Sizes, ranges_stop_before_overflowing) {

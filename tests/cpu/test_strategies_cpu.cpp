@@ -27,7 +27,7 @@ Outcome run_one(Strategy& st, const Problem& p, const StrategyOptions& opt, std:
   std::size_t es = dtype_size(p.dtype);
   std::int64_t kv_extra = p.kv_layout == KvLayout::contiguous ? kv_slack_rows(p) * p.head_dim : 0;
   Buffer q(be->memory(), t.q.size() * es), k(be->memory(), (t.k.size() + kv_extra) * es), v(be->memory(), (t.v.size() + kv_extra) * es),
-      o(be->memory(), p.qkv_elements() * es), bt(be->memory(), t.block_table.size() * 4 + 4);
+      o(be->memory(), p.q_elements() * es), bt(be->memory(), t.block_table.size() * 4 + 4);
   std::memcpy(q.get(), t.q.data(), t.q.size() * es);
   be->memory().fill_bytes(k.get(), 0, k.bytes());
   be->memory().fill_bytes(v.get(), 0, v.bytes());
@@ -36,7 +36,7 @@ Outcome run_one(Strategy& st, const Problem& p, const StrategyOptions& opt, std:
   if (!t.block_table.empty()) std::memcpy(bt.get(), t.block_table.data(), t.block_table.size() * 4);  // never memcpy from null
   AttentionIO io{q.get(), k.get(), v.get(), o.get(), bt.as<std::int32_t>(),
                  t.block_table.empty() ? nullptr : t.block_table.data()};
-  std::vector<double> ref(p.qkv_elements());
+  std::vector<double> ref(p.q_elements());
   reference_attention_fp64(p, t.q.data(), t.k.data(), t.v.data(), t.block_table.data(), ref.data());
 
   Outcome out;
@@ -124,21 +124,21 @@ TEST(StrategiesCpu, contract_formulas_follow_the_design_table) {
 TEST(StrategiesCpu, poisoned_output_is_caught_when_a_strategy_writes_nothing) {
   // The check the tests rely on: an output left at the poison value fails comparison.
   Problem p = make_problem(1, 1, 16, 8, 1, 0, KvLayout::contiguous, DType::fp16, false);
-  std::vector<std::uint16_t> out(p.qkv_elements(), 0xFFFF);
-  std::vector<double> ref(p.qkv_elements(), 0.5);
+  std::vector<std::uint16_t> out(p.q_elements(), 0xFFFF);
+  std::vector<double> ref(p.q_elements(), 0.5);
   ErrorStats e = compare_output(p, out.data(), ref.data());
-  EXPECT_EQ(e.nonfinite, p.qkv_elements());
+  EXPECT_EQ(e.nonfinite, p.q_elements());
   EXPECT_TRUE(!(e.rel_l2 <= 1.0));
 }
 
 TEST(StrategiesCpu, cpu_fused_tiling_matches_reference_for_several_tiles) {
   Problem p = make_problem(2, 2, 77, 16, 5, 0, KvLayout::paged, DType::fp16, true);
   HostTensors t = make_random_inputs(p, 3);
-  std::vector<double> ref(p.qkv_elements());
+  std::vector<double> ref(p.q_elements());
   reference_attention_fp64(p, t.q.data(), t.k.data(), t.v.data(), t.block_table.data(), ref.data());
   for (int bm : {16, 64, 128})
     for (int bn : {8, 32, 64}) {
-      std::vector<std::uint16_t> o(p.qkv_elements(), 0xFFFF);
+      std::vector<std::uint16_t> o(p.q_elements(), 0xFFFF);
       AttentionIO io{t.q.data(), t.k.data(), t.v.data(), o.data(), t.block_table.data(), t.block_table.data()};
       cpu_fused_attention(p, io, bm, bn);
       ErrorStats e = compare_output(p, o.data(), ref.data());

@@ -696,12 +696,12 @@ TEST(Tune, check_forward_rejects_wrong_and_unwritten_outputs) {
   auto cpu = make_cpu_backend();
   Problem p = make_problem(2, 3, 40, 16, 1, 0, KvLayout::contiguous, DType::fp16, false);
   ProblemInputs in(*cpu, p, 11);
-  std::vector<double> ref(p.qkv_elements());
+  std::vector<double> ref(p.q_elements());
   AttentionIO io = in.io();
   reference_attention_fp64(p, io.q, io.k, io.v, nullptr, ref.data());
   auto write_scaled = [&](double scale) {
     return [&, scale] {
-      for (std::int64_t i = 0; i < p.qkv_elements(); ++i) store_element(io.o, i, p.dtype, ref[i] * scale);
+      for (std::int64_t i = 0; i < p.q_elements(); ++i) store_element(io.o, i, p.dtype, ref[i] * scale);
     };
   };
   EXPECT_EQ(in.check_forward(write_scaled(1.0)), std::string(""));

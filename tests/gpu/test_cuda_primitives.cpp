@@ -91,7 +91,7 @@ void run_page_softmax(const PageCase& c, std::uint64_t seed) {
   a.rows = c.rows;
   a.page_size = c.page_size;
   a.last_page_len = c.last_len;
-  a.causal = c.causal;
+  a.mask.causal = c.causal;
   if (c.ptr_layout) {  // ptr_array: [bh, page, row, ps]
     a.score_ld = c.page_size;
     a.score_page_stride = c.rows * c.page_size;
@@ -153,7 +153,7 @@ void run_softmax_update(const UpdateCase& c, std::uint64_t seed) {
   a.head_dim = c.head_dim;
   a.col_offset = c.col_offset;
   a.first_page = c.first;
-  a.causal = c.causal;
+  a.mask.causal = c.causal;
   std::int64_t nrows = c.bh * c.rows;
   Bytes scores = random_array(c.bh * a.score_bh_stride, c.st, rng, -4, 4);
   Bytes probs(c.bh * a.prob_bh_stride * dtype_size(c.pt), 0xFF);
@@ -307,7 +307,7 @@ TEST(CudaPrimitives, gather_pages_matches_cpu) {
         GatherArgs a;
         a.paged = layout == KvLayout::paged;
         a.batch = p.batch;
-        a.heads = p.heads;
+        a.kv_heads = p.kv_heads;
         a.seq_len = p.seq_len;
         a.pages = p.pages;
         a.page_size = p.page_size;
@@ -349,7 +349,7 @@ TEST(CudaPrimitives, compare_to_reference_matches_the_host) {
   std::mt19937_64 rng(99);
   for (DType t : {DType::fp16, DType::bf16}) {
     Problem p = make_problem(3, 5, 1000, 72, 1, 0, KvLayout::contiguous, t, false);
-    const std::int64_t n = p.qkv_elements();
+    const std::int64_t n = p.q_elements();
     std::vector<float> ref(static_cast<std::size_t>(n));
     std::normal_distribution<double> nd(0.0, 1.0);
     for (auto& r : ref) r = static_cast<float>(nd(rng));

@@ -54,13 +54,13 @@ void check_against_fp64(const Problem& p, std::uint64_t seed) {
   Backend& be = *gpu();
   HostTensors t = make_random_inputs(p, seed);
   DeviceInputs d = upload(be, p, t);
-  Buffer out(be.memory(), p.qkv_elements() * 4);
+  Buffer out(be.memory(), p.q_elements() * 4);
   be.memory().fill_bytes(out.get(), 0xFF, out.bytes());
   be.verifier().reference_attention(p, d.io(), out.as<float>());
   be.memory().synchronize();
-  std::vector<float> got(p.qkv_elements());
+  std::vector<float> got(p.q_elements());
   be.memory().download(got.data(), out.get(), got.size() * 4);
-  std::vector<double> ref(p.qkv_elements());
+  std::vector<double> ref(p.q_elements());
   reference_attention_fp64(p, t.q.data(), t.k.data(), t.v.data(), t.block_table.empty() ? nullptr : t.block_table.data(),
                            ref.data());
   double num = 0, den = 0, max_abs = 0;
@@ -101,7 +101,7 @@ TEST(CudaReference, reference_matches_cpu_fp64_multi_head) {
 TEST(CudaReference, reference_runs_default_shape_quickly) {
   Backend& be = *gpu();
   Problem p = make_problem(32, 12, 512, 64, 1, 0, KvLayout::contiguous, DType::fp16, false);
-  std::size_t n = static_cast<std::size_t>(p.qkv_elements());
+  std::size_t n = static_cast<std::size_t>(p.q_elements());
   Buffer q(be.memory(), n * 2), k(be.memory(), (n + kv_slack_rows(p) * 64) * 2), v(be.memory(), (n + kv_slack_rows(p) * 64) * 2), out(be.memory(), n * 4);
   be.memory().fill_bytes(q.get(), 0x3c, n * 2);  // 0x3c3c: a small fp16 value everywhere
   be.memory().fill_bytes(k.get(), 0x3c, k.bytes());

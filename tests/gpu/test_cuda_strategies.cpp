@@ -55,10 +55,10 @@ Inputs prepare(const Problem& p, std::uint64_t seed) {
     in.bt = Buffer(be.memory(), t.block_table.size() * 4);
     be.memory().upload(in.bt.get(), t.block_table.data(), t.block_table.size() * 4);
   }
-  in.ref = Buffer(be.memory(), p.qkv_elements() * 4);
+  in.ref = Buffer(be.memory(), p.q_elements() * 4);
   be.verifier().reference_attention(p, in.io(), in.ref.as<float>());
   be.memory().synchronize();
-  in.ref_host.resize(p.qkv_elements());
+  in.ref_host.resize(p.q_elements());
   be.memory().download(in.ref_host.data(), in.ref.get(), in.ref_host.size() * 4);
   return in;
 }
@@ -110,7 +110,7 @@ void run_one(Strategy& st, const Problem& p, const Inputs& in, const StrategyOpt
   be.profiler().begin_launch_count();
   st.run(be);
   LaunchRecord r = be.profiler().end_launch_count();
-  std::vector<std::uint16_t> out(p.qkv_elements());
+  std::vector<std::uint16_t> out(p.q_elements());
   be.memory().download(out.data(), in.o.get(), out.size() * 2);
   ErrorStats e = compare_output(p, out.data(), in.ref_host.data());
   LaunchContract c = st.contract(p);

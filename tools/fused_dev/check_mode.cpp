@@ -71,7 +71,7 @@ int run_checks(TileFamily family) {
   std::uint64_t seed = 1234;
   for (const Problem& p : check_problems()) {
     const HostTensors h = make_dev_inputs(p, ++seed);
-    std::vector<double> ref(static_cast<std::size_t>(p.qkv_elements()));
+    std::vector<double> ref(static_cast<std::size_t>(p.q_elements()));
     reference_attention_fp64(p, h.q.data(), h.k.data(), h.v.data(), h.block_table.data(), ref.data());
     DeviceCase d(p, h);
     const std::string label = p.label();

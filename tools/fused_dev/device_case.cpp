@@ -15,7 +15,7 @@ void* upload_vector(cuda::AllocationTracker& mem, const std::vector<T>& host) {
 }
 }  // namespace
 
-DeviceCase::DeviceCase(const Problem& p, const HostTensors& t) : o_elements_(p.qkv_elements()) {
+DeviceCase::DeviceCase(const Problem& p, const HostTensors& t) : o_elements_(p.q_elements()) {
   try {
     q_ = upload_vector(mem_, t.q);
     k_ = upload_vector(mem_, t.k);

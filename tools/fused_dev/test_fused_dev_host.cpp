@@ -97,7 +97,7 @@ TEST(FusedDevInputs, PoolRowsPastSeqLenAreNanAndNeverRead) {
     ++nan_rows;
   }
   EXPECT_EQ(nan_rows, p.batch * p.heads * (p.page_size - p.last_page_len()) * p.head_dim);
-  std::vector<double> ref(p.qkv_elements());
+  std::vector<double> ref(p.q_elements());
   reference_attention_fp64(p, dev.q.data(), dev.k.data(), dev.v.data(), dev.block_table.data(), ref.data());
   for (double x : ref) ASSERT_TRUE(std::isfinite(x));
 }

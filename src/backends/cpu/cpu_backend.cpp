@@ -98,7 +98,7 @@ class CpuBackend final : public DeviceMemory,
 
   // Backend memory is host memory: the host copies of the inputs and the fp64 reference share it.
   std::int64_t input_staging_bytes(const Problem& p, bool with_reference) const override {
-    return size_add(host_input_bytes(p), with_reference ? size_mul(p.qkv_elements(), sizeof(double)) : 0);
+    return size_add(host_input_bytes(p), with_reference ? size_mul(p.q_elements(), sizeof(double)) : 0);
   }
   void* alloc(std::size_t bytes) override {
     void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
@@ -191,8 +191,8 @@ class CpuBackend final : public DeviceMemory,
   }
 
   void reference_attention(const Problem& p, const AttentionIO& io, float* out) override {
-    std::vector<double> ref(p.qkv_elements());
-    reference_attention_fp64(p, io.q, io.k, io.v, io.block_table, ref.data());
+    std::vector<double> ref(p.q_elements());
+    reference_attention_fp64(p, io.q, io.k, io.v, io.block_table_host, ref.data());
     for (std::size_t i = 0; i < ref.size(); ++i) out[i] = static_cast<float>(ref[i]);
   }
   std::string reference_name() const override { return "cpu-fp64"; }
@@ -253,15 +253,16 @@ void CpuBackend::softmax_update(const SoftmaxUpdateArgs& a) {
       const std::int64_t p_base = bh * a.prob_bh_stride + r * a.prob_ld;
       double m_old = a.first_page ? kNegInf : a.row_max[idx];
       double l_old = a.first_page ? 0.0 : a.row_sum[idx];
+      const std::int64_t limit = key_limit(a.mask, bh, r);
       double m_page = kNegInf;
       for (std::int64_t c = 0; c < a.cols; ++c) {
-        bool masked = a.causal && a.col_offset + c > r;
+        bool masked = a.col_offset + c >= limit;
         if (!masked) m_page = std::max(m_page, load_element(a.scores, s_base + c, a.score_type));
       }
       double m_new = std::max(m_old, m_page);
       double sum = 0;
       for (std::int64_t c = 0; c < a.cols; ++c) {
-        bool masked = a.causal && a.col_offset + c > r;
+        bool masked = a.col_offset + c >= limit;
         double pv = masked || m_new == kNegInf ? 0.0 : std::exp(load_element(a.scores, s_base + c, a.score_type) - m_new);
         // The PV GEMM consumes P in V's dtype; the sum uses the same rounded values.
         pv = round_to(a.prob_type, pv);
@@ -289,13 +290,14 @@ void CpuBackend::page_softmax(const PageSoftmaxArgs& a) {
       std::int64_t col0 = p * a.page_size;
       std::int64_t s_base = bh * a.score_bh_stride + p * a.score_page_stride + r * a.score_ld;
       std::int64_t p_base = idx * a.page_size;
+      const std::int64_t limit = key_limit(a.mask, bh, r);
       double m = kNegInf;
       for (std::int64_t c = 0; c < len; ++c)
-        if (!(a.causal && col0 + c > r)) m = std::max(m, load_element(a.scores, s_base + c, a.score_type));
+        if (col0 + c < limit) m = std::max(m, load_element(a.scores, s_base + c, a.score_type));
       double sum = 0;
       for (std::int64_t c = 0; c < a.page_size; ++c) {
         double pv = 0;
-        if (c < len && !(a.causal && col0 + c > r) && m != kNegInf)
+        if (c < len && col0 + c < limit && m != kNegInf)
           pv = round_to(a.prob_type, std::exp(load_element(a.scores, s_base + c, a.score_type) - m));
         sum += pv;
         store_element(a.probs, p_base + c, a.prob_type, pv);
@@ -343,32 +345,27 @@ void CpuBackend::finalize(const FinalizeArgs& a) {
 
 void CpuBackend::gather_pages(const GatherArgs& a) {
   other_kernels_++;
-  Problem p;
-  p.batch = a.batch;
-  p.heads = a.heads;
-  p.seq_len = a.seq_len;
-  p.head_dim = a.head_dim;
-  p.pages = a.pages;
-  p.page_size = a.page_size;
-  p.kv_layout = a.paged ? KvLayout::paged : KvLayout::contiguous;
-  p.dtype = a.dtype;
   const std::int64_t rows = a.pages * a.page_size, D = a.head_dim;
   std::size_t es = dtype_size(a.dtype);
-  for (std::int64_t b = 0; b < a.batch; ++b)
-    for (std::int64_t h = 0; h < a.heads; ++h)
+  for (std::int64_t b = 0; b < a.batch; ++b) {
+    const std::int64_t len = a.kv_lens ? a.kv_lens[b] : a.seq_len;
+    for (std::int64_t h = 0; h < a.kv_heads; ++h)
       for (std::int64_t s = 0; s < rows; ++s) {
-        std::int64_t dst = (((b * a.heads + h) * rows) + s) * D;
+        std::int64_t dst = (((b * a.kv_heads + h) * rows) + s) * D;
         char* kd = static_cast<char*>(a.k_dst) + dst * es;
         char* vd = static_cast<char*>(a.v_dst) + dst * es;
-        if (s >= a.seq_len) {
+        if (s >= len) {
           std::memset(kd, 0, D * es);
           std::memset(vd, 0, D * es);
           continue;
         }
-        std::int64_t src = kv_index(p, a.block_table, b, h, s, 0);
+        std::int64_t src = a.paged ? ((a.block_table[b * a.pages + s / a.page_size] * a.kv_heads + h) * a.page_size +
+                                      s % a.page_size) * D
+                                   : ((b * a.kv_heads + h) * a.seq_len + s) * D;
         std::memcpy(kd, static_cast<const char*>(a.k_src) + src * es, D * es);
         std::memcpy(vd, static_cast<const char*>(a.v_src) + src * es, D * es);
       }
+  }
 }
 
 }  // namespace
@@ -378,36 +375,36 @@ std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend
 void cpu_fused_attention(const Problem& p, const AttentionIO& io, int block_m, int block_n) {
   // The GPU kernel's structure: a block of block_m query rows walks K/V tiles of block_n keys, keeping the
   // running max m, running sum l and an unnormalised accumulator; P is rounded to the input dtype before
-  // the P·V product as the tensor-core kernel does. Causal blocks stop at the diagonal tile.
-  const std::int64_t S = p.seq_len, D = p.head_dim;
+  // the P·V product as the tensor-core kernel does. Causal blocks stop at the last key their last row sees.
+  const std::int64_t Q = p.q_len, D = p.head_dim;
   const double scale = p.scale();
-  std::int64_t m_blocks = (S + block_m - 1) / block_m;
-  parallel_for(p.bh() * m_blocks, 4.0 * p.bh() * S * S * D, [&](std::int64_t lo, std::int64_t hi) {
+  std::int64_t m_blocks = (Q + block_m - 1) / block_m;
+  parallel_for(p.bh() * m_blocks, 4.0 * p.pairs() * D, [&](std::int64_t lo, std::int64_t hi) {
     std::vector<double> q(block_m * D), acc(block_m * D), m(block_m), l(block_m), s(block_n);
     std::vector<double> kt(block_n * D), vt(block_n * D);
     for (std::int64_t task = lo; task < hi; ++task) {
       std::int64_t bh = task / m_blocks, mb = task % m_blocks;
-      std::int64_t b = bh / p.heads, h = bh % p.heads;
-      std::int64_t r0 = mb * block_m, rows = std::min<std::int64_t>(block_m, S - r0);
+      std::int64_t b = bh / p.heads, h = bh % p.heads, kvh = h / p.group();
+      std::int64_t r0 = mb * block_m, rows = std::min<std::int64_t>(block_m, Q - r0);
       for (std::int64_t r = 0; r < rows; ++r)
-        for (std::int64_t d = 0; d < D; ++d) q[r * D + d] = load_element(io.q, (bh * S + r0 + r) * D + d, p.dtype);
+        for (std::int64_t d = 0; d < D; ++d) q[r * D + d] = load_element(io.q, (bh * Q + r0 + r) * D + d, p.dtype);
       std::fill(acc.begin(), acc.end(), 0.0);
       std::fill(m.begin(), m.end(), kNegInf);
       std::fill(l.begin(), l.end(), 0.0);
-      std::int64_t kv_end = p.causal ? std::min(S, r0 + rows) : S;
+      const std::int64_t kv_end = p.visible_keys(b, r0 + rows - 1);
       for (std::int64_t c0 = 0; c0 < kv_end; c0 += block_n) {
         std::int64_t cols = std::min<std::int64_t>(block_n, kv_end - c0);
         for (std::int64_t c = 0; c < cols; ++c)
           for (std::int64_t d = 0; d < D; ++d) {
-            std::int64_t idx = kv_index(p, io.block_table, b, h, c0 + c, d);
+            std::int64_t idx = kv_index(p, io.block_table_host, b, kvh, c0 + c, d);
             kt[c * D + d] = load_element(io.k, idx, p.dtype);
             vt[c * D + d] = load_element(io.v, idx, p.dtype);
           }
         for (std::int64_t r = 0; r < rows; ++r) {
-          std::int64_t qi = r0 + r;
+          const std::int64_t limit = p.visible_keys(b, r0 + r);
           double m_tile = kNegInf;
           for (std::int64_t c = 0; c < cols; ++c) {
-            if (p.causal && c0 + c > qi) { s[c] = kNegInf; continue; }
+            if (c0 + c >= limit) { s[c] = kNegInf; continue; }
             double dot = 0;
             for (std::int64_t d = 0; d < D; ++d) dot += q[r * D + d] * kt[c * D + d];
             s[c] = dot * scale;
@@ -430,7 +427,7 @@ void cpu_fused_attention(const Problem& p, const AttentionIO& io, int block_m, i
       }
       for (std::int64_t r = 0; r < rows; ++r)
         for (std::int64_t d = 0; d < D; ++d)
-          store_element(io.o, (bh * S + r0 + r) * D + d, p.dtype, acc[r * D + d] / l[r]);
+          store_element(io.o, (bh * Q + r0 + r) * D + d, p.dtype, acc[r * D + d] / l[r]);
     }
   });
 }

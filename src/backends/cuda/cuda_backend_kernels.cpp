@@ -94,10 +94,13 @@ void CudaBackend::reference_attention(const Problem& p, const AttentionIO& io, f
   r.k = io.k;
   r.v = io.v;
   r.block_table = io.block_table;
+  r.kv_lens = io.kv_lens;
   r.out = out;
   r.batch = p.batch;
   r.heads = p.heads;
+  r.kv_heads = p.kv_heads;
   r.seq_len = p.seq_len;
+  r.q_len = p.q_len;
   r.head_dim = p.head_dim;
   r.pages = p.pages;
   r.page_size = p.page_size;
@@ -117,7 +120,7 @@ ErrorStats CudaBackend::compare_to_reference(const Problem& p, const void* out, 
   kernels::CompareParams c;
   c.out = out;
   c.ref = ref;
-  c.n = p.qkv_elements();
+  c.n = p.q_elements();
   c.bf16 = p.dtype == DType::bf16;
   c.partials = partials.as<double>();
   check_launch(kernels::launch_compare_output(c, stream_), "compare_output_kernel");

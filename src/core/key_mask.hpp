@@ -1,0 +1,40 @@
+// Which keys a row of a score matrix sees, shared by the CPU primitives, the CUDA kernels and the strategies
+// that set them up. A launch covers `items` (a query head of a sequence, or with GQA packing the group of
+// query heads that share a KV head), each of `rows` rows: row r is query r % q_len of its head, the last
+// q_len positions of a sequence whose KV length is kv_lens[b] (or kv_len). Keys past the sequence are
+// masked, and with causal (bottom-right aligned, as FlashAttention and FlashInfer) so are keys after the
+// query: query i of a sequence of length L sees keys 0 ... i + L - q_len. The visible keys are always a
+// prefix, so a mask is one limit per row.
+#pragma once
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define AB_HOST_DEVICE __host__ __device__
+#else
+#define AB_HOST_DEVICE
+#endif
+
+namespace ab {
+
+struct KeyMask {
+  bool causal = false;
+  std::int64_t q_len = 0;                 // queries per head; 0: row r is query r (self-attention rows)
+  std::int64_t kv_len = 0;                // every sequence's KV length when kv_lens is null; 0: no length mask
+  const std::int32_t* kv_lens = nullptr;  // [B] in the memory of whoever reads it (device for kernels)
+  std::int64_t items_per_seq = 1;         // items of one sequence (heads, or KV heads when packed)
+  std::int64_t item0 = 0;                 // index of the launch's first item among all items
+};
+
+// Keys [0, limit) are visible to row `row` of item `item` (counted from the launch's first item).
+AB_HOST_DEVICE inline std::int64_t key_limit(const KeyMask& m, std::int64_t item, std::int64_t row) {
+  std::int64_t len = m.kv_len;
+  if (m.kv_lens) len = m.kv_lens[(m.item0 + item) / m.items_per_seq];
+  const std::int64_t q_len = m.q_len > 0 ? m.q_len : (len > 0 ? len : 0);
+  const std::int64_t qi = m.q_len > 0 ? row % m.q_len : row;
+  if (len <= 0) return m.causal ? qi + 1 : INT64_MAX;  // no length: self-attention's causal rule
+  if (!m.causal) return len;
+  const std::int64_t lim = qi + len - q_len + 1;
+  return lim < len ? lim : len;
+}
+
+}  // namespace ab

@@ -1,0 +1,134 @@
+// Parsing and expansion of ragged-batch length specs.
+#include "core/kv_lengths.hpp"
+
+#include <fstream>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "core/errors.hpp"
+
+namespace ab {
+
+namespace {
+
+constexpr std::int64_t kMaxLength = std::int64_t(1) << 40;
+
+std::int64_t parse_length(const std::string& word, const std::string& where) {
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(word, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (word.empty() || used != word.size())
+    throw UsageError(fmt::format("--kv_lens: '{}' in {} is not a whole number", word, where));
+  if (v <= 0) throw UsageError(fmt::format("--kv_lens: length {} in {} is not positive", v, where));
+  if (v > kMaxLength) throw UsageError(fmt::format("--kv_lens: length {} in {} is too large", v, where));
+  return v;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+std::string trim(const std::string& s) {
+  std::size_t a = s.find_first_not_of(" \t\r"), b = s.find_last_not_of(" \t\r");
+  return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+}
+
+}  // namespace
+
+KvLengthsSpec parse_kv_lengths_spec(const std::string& text) {
+  KvLengthsSpec s;
+  s.text = text;
+  const std::size_t colon = text.find(':');
+  const std::string kind = text.substr(0, colon);
+  const std::string rest = colon == std::string::npos ? std::string() : text.substr(colon + 1);
+  const std::string where = "'" + text + "'";
+  if (kind == "list") {
+    s.kind = KvLengthsSpec::Kind::list;
+    if (rest.empty()) throw UsageError(fmt::format("--kv_lens: {} lists no lengths (list:812,4096,77)", where));
+    for (const std::string& w : split(rest, ',')) s.values.push_back(parse_length(trim(w), where));
+    return s;
+  }
+  if (kind == "uniform") {
+    s.kind = KvLengthsSpec::Kind::uniform;
+    auto parts = split(rest, ':');
+    if (rest.empty() || parts.size() < 2 || parts.size() > 3)
+      throw UsageError(fmt::format("--kv_lens: {} is not uniform:LO:HI or uniform:LO:HI:SEED", where));
+    s.lo = parse_length(parts[0], where);
+    s.hi = parse_length(parts[1], where);
+    if (s.lo > s.hi) throw UsageError(fmt::format("--kv_lens: {} has LO above HI", where));
+    if (parts.size() == 3) {
+      const std::string& w = parts[2];
+      if (w.empty() || w.find_first_not_of("0123456789") != std::string::npos || w.size() > 18)
+        throw UsageError(fmt::format("--kv_lens: seed '{}' in {} is not a whole number", w, where));
+      s.seed = std::stoull(w);
+    }
+    return s;
+  }
+  if (kind == "file") {
+    s.kind = KvLengthsSpec::Kind::file;
+    if (rest.empty()) throw UsageError(fmt::format("--kv_lens: {} names no file (file:PATH)", where));
+    std::ifstream f(rest);
+    if (!f) throw UsageError(fmt::format("--kv_lens: cannot read the lengths file '{}'", rest));
+    std::string line;
+    int line_no = 0;
+    while (std::getline(f, line)) {
+      ++line_no;
+      std::string t = trim(line.substr(0, line.find('#')));
+      if (t.empty()) continue;
+      s.values.push_back(parse_length(t, fmt::format("'{}' line {}", rest, line_no)));
+    }
+    if (s.values.empty()) throw UsageError(fmt::format("--kv_lens: the lengths file '{}' holds no lengths", rest));
+    return s;
+  }
+  throw UsageError(fmt::format("--kv_lens: {} is not list:L1,L2,..., uniform:LO:HI[:SEED] or file:PATH", where));
+}
+
+std::vector<std::int64_t> kv_lengths_for(const KvLengthsSpec& s, std::int64_t batch) {
+  switch (s.kind) {
+    case KvLengthsSpec::Kind::list:
+      if (static_cast<std::int64_t>(s.values.size()) != batch)
+        throw UsageError(fmt::format("--kv_lens: '{}' has {} lengths for batch {} (give one per sequence)", s.text,
+                                     s.values.size(), batch));
+      return s.values;
+    case KvLengthsSpec::Kind::file:
+      if (static_cast<std::int64_t>(s.values.size()) < batch)
+        throw UsageError(fmt::format("--kv_lens: '{}' has {} lengths, fewer than batch {}", s.text, s.values.size(), batch));
+      return std::vector<std::int64_t>(s.values.begin(), s.values.begin() + batch);
+    case KvLengthsSpec::Kind::uniform: {
+      std::mt19937_64 rng(s.seed);
+      const std::uint64_t span = static_cast<std::uint64_t>(s.hi - s.lo) + 1;
+      std::vector<std::int64_t> out(static_cast<std::size_t>(batch));
+      for (auto& v : out) v = s.lo + static_cast<std::int64_t>(rng() % span);
+      return out;
+    }
+  }
+  return {};
+}
+
+std::string kv_lengths_digest(const std::vector<std::int64_t>& lengths) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (std::int64_t v : lengths)
+    for (int i = 0; i < 8; ++i) {
+      h ^= static_cast<std::uint64_t>(v >> (8 * i)) & 0xff;
+      h *= 1099511628211ull;
+    }
+  return fmt::format("{:08x}", static_cast<std::uint32_t>(h ^ (h >> 32)));
+}
+
+}  // namespace ab
