@@ -17,7 +17,7 @@ struct GatherParams {
   const std::int32_t* kv_lens;  // [B] or nullptr (every sequence seq_len)
   void* k_dst;
   void* v_dst;
-  std::int64_t heads, seq_len, pages, page_size, padded_rows;  // heads: KV heads
+  std::int64_t heads, group, seq_len, pages, page_size, padded_rows;  // heads: KV heads; group: copies of each
   std::int64_t row_units;  // copy units per row of D elements
   std::int64_t total;      // units in one destination tensor
   bool paged;
@@ -28,7 +28,8 @@ __global__ void gather_pages_kernel(GatherParams p) {
   const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; t < p.total; t += step) {
     const std::int64_t row = t / p.row_units, u = t % p.row_units;
-    const std::int64_t bh = row / p.padded_rows, s = row % p.padded_rows;
+    const std::int64_t dst_head = row / p.padded_rows, s = row % p.padded_rows;
+    const std::int64_t bh = dst_head / p.group;  // the source (sequence, KV head)
     U kv = {}, vv = {};
     const std::int64_t len = p.kv_lens ? p.kv_lens[bh / p.heads] : p.seq_len;
     if (s < len) {
@@ -67,8 +68,10 @@ int launch_gather_pages(const GatherArgs& a, void* stream) {
   if (a.paged && !a.block_table) return static_cast<int>(cudaErrorInvalidValue);
   const std::int64_t es = a.dtype == DType::fp32 ? 4 : 2;
   const std::int64_t row_bytes = a.head_dim * es;
-  GatherParams p{a.k_src, a.v_src, a.block_table, a.kv_lens, a.k_dst, a.v_dst, a.kv_heads, a.seq_len, a.pages,
-                 a.page_size, a.pages * a.page_size, 0, a.batch * a.kv_heads * a.pages * a.page_size, a.paged};
+  if (a.group < 1) return static_cast<int>(cudaErrorInvalidValue);
+  GatherParams p{a.k_src, a.v_src, a.block_table, a.kv_lens, a.k_dst, a.v_dst, a.kv_heads, a.group, a.seq_len,
+                 a.pages, a.page_size, a.pages * a.page_size, 0,
+                 a.batch * a.kv_heads * a.group * a.pages * a.page_size, a.paged};
   if (p.total <= 0 || row_bytes <= 0) return 0;
   const bool vec = row_bytes % 16 == 0 && aligned16(a.k_src) && aligned16(a.v_src) && aligned16(a.k_dst) &&
                    aligned16(a.v_dst);

@@ -40,7 +40,7 @@ __global__ void __launch_bounds__(kRefThreads) reference_attention_kernel(Refere
   const std::int64_t S = p.q_len, D = p.head_dim;
   const std::int64_t bh = blockIdx.x / S, i = blockIdx.x % S;
   const std::int64_t b = bh / p.heads, h = (bh % p.heads) / (p.heads / p.kv_heads);
-  const std::int64_t len = p.kv_lens[b];
+  const std::int64_t len = p.kv_lens ? p.kv_lens[b] : p.seq_len;
   const T* Q = static_cast<const T*>(p.q);
   const T* K = static_cast<const T*>(p.k);
   const T* V = static_cast<const T*>(p.v);
@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(kRefThreads) reference_attention_kernel(Refere
 int launch_reference_attention(const ReferenceParams& p, void* stream) {
   if (p.head_dim <= 0 || p.head_dim > kReferenceMaxHeadDim) return static_cast<int>(cudaErrorInvalidValue);
   if (p.paged && (!p.block_table || p.page_size <= 0)) return static_cast<int>(cudaErrorInvalidValue);
-  if (!p.kv_lens || p.kv_heads <= 0 || p.heads % p.kv_heads != 0) return static_cast<int>(cudaErrorInvalidValue);
+  if (p.kv_heads <= 0 || p.heads % p.kv_heads != 0) return static_cast<int>(cudaErrorInvalidValue);
   const std::int64_t blocks = p.batch * p.heads * p.q_len;
   if (blocks <= 0) return 0;
   if (blocks > 0x7fffffff) return static_cast<int>(cudaErrorInvalidConfiguration);

@@ -9,7 +9,7 @@ struct ReferenceParams {
   const void* k = nullptr;  // [B,KVH,S,D] or the pool [slots][KVH][page_size][D]
   const void* v = nullptr;
   const std::int32_t* block_table = nullptr;  // [B, pages], paged only (device memory)
-  const std::int32_t* kv_lens = nullptr;      // [B] KV length per sequence (device memory)
+  const std::int32_t* kv_lens = nullptr;      // [B] KV length per sequence (device memory); nullptr: all seq_len
   float* out = nullptr;                       // [B,H,q_len,D] fp32
   std::int64_t batch = 0, heads = 0, kv_heads = 0, seq_len = 0, q_len = 0, head_dim = 0, pages = 1, page_size = 0;
   bool paged = false, causal = false, bf16 = false;  // inputs bf16, else fp16

@@ -124,6 +124,7 @@ void check_strategy_flags(const RunFlags& f, RunOptions& opt) {
   opt.seed = f.seed;
   opt.quiet = f.quiet;
   opt.strategy.fp32_scores = f.scores == "fp32";
+  opt.strategy.gqa_packing = f.gqa_packing == "on";
   if (!f.tile.empty()) opt.strategy.fused_tile = parse_tile(f.tile);
   if (!parse_timer_kind(f.timer, &opt.measure.timer)) throw UsageError(fmt::format("--timer: unknown timer '{}' (events, graph, cupti)", f.timer));
 }

@@ -49,6 +49,11 @@ void add_shared_flags(CLI::App& app, SharedFlags& f, const SharedFlagText& text)
   app.add_option("--scores", f.scores, "score matrix precision: input (the input dtype, as PyTorch) | fp32")
       ->capture_default_str()
       ->check(CLI::IsMember({"input", "fp32"}));
+  app.add_option("--gqa_packing,--gqa-packing", f.gqa_packing,
+                 "GEMM strategies with grouped KV heads: on packs the query heads sharing a KV head into the rows "
+                 "of one GEMM; off broadcasts K/V to every query head")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_flag("--quiet,-q", f.quiet, text.quiet);
 }
 

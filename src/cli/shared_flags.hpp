@@ -23,6 +23,7 @@ struct SharedFlags : GridFlags {
   std::string timer;  // set by each command's flags struct
   unsigned long long seed = 1234;
   std::string scores = "input";
+  std::string gqa_packing = "on";
   bool quiet = false;
 };
 

@@ -65,6 +65,7 @@ void check_search_flags(const TuneFlags& f, TuneOptions& opt) {
 // --scores, --timer and the measurement flags; returns --max_time in seconds.
 double check_measure_flags(const TuneFlags& f, TuneOptions& opt) {
   opt.strategy.fp32_scores = f.scores == "fp32";
+  opt.strategy.gqa_packing = f.gqa_packing == "on";
   if (f.timer != "auto" && !parse_timer_kind(f.timer, &opt.measure.timer))
     throw UsageError(fmt::format("--timer: unknown timer '{}' (auto, events, graph, cupti)", f.timer));
   opt.measure.max_noise = parse_fraction("max_noise", f.max_noise);

@@ -73,8 +73,9 @@ struct FinalizeArgs {
   DType out_type = DType::fp16;
 };
 
-// Copy K and V pages into contiguous padded tensors [B*KVH, pages*page_size, D], rows past a sequence's
-// length zeroed (kv_lens[b], or seq_len for all). The source is either contiguous [B,KVH,S,D] (padding a
+// Copy K and V pages into contiguous padded tensors [B*KVH*group, pages*page_size, D], rows past a
+// sequence's length zeroed (kv_lens[b], or seq_len for all); destination head j reads KV head j / group
+// (group > 1 broadcasts K/V to every query head). The source is either contiguous [B,KVH,S,D] (padding a
 // short last page) or the paged pool, whose block-table entries past a sequence's last page are never read.
 struct GatherArgs {
   const void* k_src = nullptr;
@@ -85,6 +86,7 @@ struct GatherArgs {
   void* k_dst = nullptr;
   void* v_dst = nullptr;
   std::int64_t batch = 0, kv_heads = 0, seq_len = 0, pages = 0, page_size = 0, head_dim = 0;
+  std::int64_t group = 1;
   DType dtype = DType::fp16;
 };
 

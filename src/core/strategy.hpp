@@ -25,6 +25,9 @@ struct LaunchContract {
 struct StrategyOptions {
   // Precision of the materialised score matrix: fp32, or the input dtype (as PyTorch's unfused path).
   bool fp32_scores = false;
+  // GEMM strategies with grouped KV heads: pack the query heads that share a KV head into the rows of one
+  // GEMM (true), or broadcast K/V to every query head (false), to compare the two.
+  bool gqa_packing = true;
   // Fused tile to use; unset means the backend's first tile that can implement the problem.
   std::optional<FusedTile> fused_tile;
 };
@@ -34,6 +37,8 @@ struct StrategyOptions {
 struct StrategyConfig {
   std::optional<DType> score_dtype;    // GEMM strategies: precision of the materialised score matrix
   std::optional<bool> gathered_pages;  // GEMM strategies: K/V pages gathered into contiguous tensors first
+  std::optional<bool> gqa_packed;      // GEMM strategies: a group's query heads were rows of one GEMM
+  std::optional<double> padded_fraction;  // strided GEMM strategies on a ragged batch: share of padded keys
   std::optional<FusedTile> tile;       // fused: the tile that ran
   std::string tile_source;             // fused: heuristic | user | cache ("" for the GEMM strategies)
 };
@@ -43,7 +48,9 @@ class Strategy {
   virtual ~Strategy() = default;
   virtual std::string name() const = 0;
   virtual std::string description() const = 0;
-  virtual LaunchContract contract(const Problem& p) const = 0;
+  // What one forward launches for `p` with options `opt` (GQA packing changes it).
+  virtual LaunchContract contract(const Problem& p, const StrategyOptions& opt) const = 0;
+  LaunchContract contract(const Problem& p) const { return contract(p, StrategyOptions{}); }
   // Empty string when the strategy can run `p` on `backend`, else the reason it cannot.
   virtual std::string can_implement(const Problem& p, const Backend& backend,
                                     const StrategyOptions& opt) const = 0;

@@ -124,6 +124,8 @@ StrategyConfig strategy_config_from_json(const Reader& r, const json& c) {
     if (!s.score_dtype) r.fail("config.", "score_dtype", "is not a known dtype");
   }
   s.gathered_pages = r.opt_bool(c, "gathered_pages", "config.");
+  s.gqa_packed = r.opt_bool(c, "gqa_packed", "config.");
+  if (r.find(c, "padded_fraction")) s.padded_fraction = r.opt_num(c, "padded_fraction", "config.");
   if (const json* t = r.object(c, "tile", "config.")) {
     FusedTile tile;
     tile.block_m = static_cast<int>(r.opt_int(*t, "block_m", "config.tile.", tile.block_m));
@@ -256,6 +258,8 @@ json to_json(const RowConfig& c) {
   json j = json::object();
   if (c.strategy.score_dtype) j["score_dtype"] = dtype_name(*c.strategy.score_dtype);
   if (c.strategy.gathered_pages) j["gathered_pages"] = *c.strategy.gathered_pages;
+  if (c.strategy.gqa_packed) j["gqa_packed"] = *c.strategy.gqa_packed;
+  if (c.strategy.padded_fraction) j["padded_fraction"] = *c.strategy.padded_fraction;
   if (c.strategy.tile) j["tile"] = c.strategy.tile->to_json();
   if (!c.strategy.tile_source.empty()) j["tile_source"] = c.strategy.tile_source;
   json plans = json::array();

@@ -204,7 +204,7 @@ ResultRow GridRun::base_row(const Problem& p, const Strategy& st) const {
   ResultRow row;
   row.problem = p;
   row.strategy = st.name();
-  row.launches = summarize_launches(st.contract(p), std::nullopt);
+  row.launches = summarize_launches(st.contract(p, opt_.strategy), std::nullopt);
   return row;
 }
 
@@ -273,7 +273,7 @@ void GridRun::first_round_body(ProblemRun& pr, std::size_t si, StrategySession& 
     st.run(be_);
     rec = be_.profiler().end_launch_count();
   }
-  row.launches = summarize_launches(st.contract(p), rec);
+  row.launches = summarize_launches(st.contract(p, opt_.strategy), rec);
   if (opt_.verify) {
     ErrorStats e = session.inputs().verify_output();
     row.verify = verification(be_, p, e);

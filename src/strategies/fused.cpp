@@ -13,7 +13,7 @@ class Fused : public Strategy {
   std::string name() const override { return "fused"; }
   bool uses_fused_tile() const override { return true; }
   std::string description() const override { return "one FlashAttention-2 style kernel"; }
-  LaunchContract contract(const Problem&) const override { return {0, 1, "1 fused kernel"}; }
+  LaunchContract contract(const Problem&, const StrategyOptions&) const override { return {0, 1, "1 fused kernel"}; }
   std::string can_implement(const Problem& p, const Backend& be, const StrategyOptions& opt) const override {
     std::string why;
     pick(p, be, opt, &why);

@@ -1,5 +1,7 @@
-// `nested`: one cuBLASLt call per (batch, head, page) for Q·K^T and for P·V, an online-softmax update per
-// (batch, head, page), one finalize. The seed's baseline, where launch overhead dominates.
+// `nested`: one cuBLASLt call per (item, page) for Q·K^T and for P·V, an online-softmax update per
+// (item, page), one finalize. The seed's baseline, where launch overhead dominates. An item is a query head,
+// or with GQA packing the group of query heads sharing a KV head; K/V pointers follow each head's KV head,
+// and each sequence runs only its own pages (a ragged batch's real lengths).
 #include <fmt/format.h>
 
 #include "strategies/strategy_common.hpp"
@@ -9,78 +11,93 @@ namespace ab {
 
 namespace {
 
+// GEMM pairs one forward launches: every item over its sequence's pages.
+std::int64_t page_products(const Problem& p, const QueryRows& qr) {
+  std::int64_t n = 0;
+  for (std::int64_t b = 0; b < p.batch; ++b) n += p.pages_of(b);
+  return n * qr.items_per_seq;
+}
+
 class Nested : public Strategy {
  public:
   std::string name() const override { return "nested"; }
   std::string description() const override { return "one GEMM per batch, head and page; online softmax per page"; }
-  LaunchContract contract(const Problem& p) const override {
-    return {2 * p.bh() * p.pages, p.bh() * p.pages + 1, "2·B·H·P gemm + B·H·P softmax + 1 finalize"};
+  LaunchContract contract(const Problem& p, const StrategyOptions& opt) const override {
+    return contract_for(p, query_rows(p, opt));
   }
-  std::string can_implement(const Problem& p, const Backend&, const StrategyOptions&) const override {
-    if (p.bh() * p.pages > 2000000) return fmt::format("{} GEMM pairs is beyond what a nested loop should launch", p.bh() * p.pages);
-    return inference_shape_gap(p);
+  std::string can_implement(const Problem& p, const Backend&, const StrategyOptions& opt) const override {
+    std::int64_t n = page_products(p, query_rows(p, opt));
+    if (n > 2000000) return fmt::format("{} GEMM pairs is beyond what a nested loop should launch", n);
+    return "";
   }
   std::int64_t workspace_bytes(const Problem& p, const StrategyOptions& opt) const override {
-    std::int64_t tile = size_mul(p.seq_len, p.page_size);
+    QueryRows qr = query_rows(p, opt);
+    std::int64_t tile = size_mul(qr.rows, p.page_size);
     return size_add(size_mul(tile, dtype_size(score_type(p, opt)) + dtype_size(p.dtype)),
-                    size_mul(p.bh(), p.seq_len, p.head_dim + 2, 4));
+                    size_mul(p.bh(), p.q_len, p.head_dim + 2, 4));
   }
   void setup(Backend& be, const Problem& p, const AttentionIO& io, const StrategyOptions& opt) override {
     p_ = p;
     io_ = io;
     st_ = score_type(p, opt);
-    std::int64_t S = p.seq_len, D = p.head_dim;
-    scores_ = ws_.add(be, S * p.page_size * static_cast<std::int64_t>(dtype_size(st_)));
-    probs_ = ws_.add(be, S * p.page_size * static_cast<std::int64_t>(dtype_size(p.dtype)));
-    acc_ = static_cast<float*>(ws_.add(be, p.bh() * S * D * 4));
-    row_max_ = static_cast<float*>(ws_.add(be, p.bh() * S * 4));
-    row_sum_ = static_cast<float*>(ws_.add(be, p.bh() * S * 4));
-    // Plans for a full page and, if it differs, the short last page.
+    qr_ = query_rows(p, opt);
+    mask_ = key_mask(p, io, qr_);
+    const std::int64_t R = qr_.rows, D = p.head_dim, all_rows = p.bh() * p.q_len;
+    scores_ = ws_.add(be, R * p.page_size * static_cast<std::int64_t>(dtype_size(st_)));
+    probs_ = ws_.add(be, R * p.page_size * static_cast<std::int64_t>(dtype_size(p.dtype)));
+    acc_ = static_cast<float*>(ws_.add(be, all_rows * D * 4));
+    row_max_ = static_cast<float*>(ws_.add(be, all_rows * 4));
+    row_sum_ = static_cast<float*>(ws_.add(be, all_rows * 4));
+    // Plans for a full page and, when the batch is even and its last page short, that page. A ragged
+    // batch's pages all run full size: the keys past a sequence's end are read (they exist: zeros in a
+    // pool page, the next rows or the slack rows of contiguous K/V) and masked.
     PagePlans qk_plans, pv_plans;  // locals first: a setup that fails half-way releases what it made
     for (int last = 0; last < 2; ++last) {
       std::int64_t len = last ? p.last_page_len() : p.page_size;
+      if (last && (len == p.page_size || p.ragged())) break;  // the full page's plans serve every page
       GemmShape qk;
-      qk.m = S; qk.n = len; qk.k = D; qk.b_trans = true;
+      qk.m = R; qk.n = len; qk.k = D; qk.b_trans = true;
       qk.a_type = qk.b_type = p.dtype; qk.c_type = st_;
       qk.lda = D; qk.ldb = D; qk.ldc = len;
       GemmShape pv;
-      pv.m = S; pv.n = D; pv.k = len; pv.b_trans = false;
+      pv.m = R; pv.n = D; pv.k = len; pv.b_trans = false;
       pv.a_type = pv.b_type = p.dtype; pv.c_type = DType::fp32;
       pv.lda = len; pv.ldb = D; pv.ldc = D;
-      if (!(last && len == p.page_size)) {  // else the full page's plans serve the last page
-        qk_plans.plan[last] = be.gemm().make_plan(qk);
-        pv_plans.plan[last] = be.gemm().make_plan(pv);
-      }
+      qk_plans.plan[last] = be.gemm().make_plan(qk);
+      pv_plans.plan[last] = be.gemm().make_plan(pv);
     }
     qk_plan_ = std::move(qk_plans);
     pv_plan_ = std::move(pv_plans);
   }
   void run(Backend& be) override {
     const Problem& p = p_;
-    std::int64_t S = p.seq_len, D = p.head_dim;
-    ScopedRange loop(be.profiler(), "per (b,h,p): QK^T, softmax update, PV");
-    for (std::int64_t b = 0; b < p.batch; ++b)
-      for (std::int64_t h = 0; h < p.heads; ++h) {
-        std::int64_t bh = b * p.heads + h;
-        const void* q = offset_ptr(io_.q, bh * S * D, p.dtype);
-        for (std::int64_t pg = 0; pg < p.pages; ++pg) {
-          int last = pg == p.pages - 1 ? 1 : 0;
-          std::int64_t len = p.longest_page_len(pg);
-          be.gemm().run(qk_plan_.use(last), q, kv_page_ptr(p, io_, io_.k, b, h, pg), scores_, p.scale(), 0.0f);
-          SoftmaxUpdateArgs s;
-          s.scores = scores_; s.score_type = st_; s.score_ld = len; s.score_bh_stride = S * len;
-          s.probs = probs_; s.prob_type = p.dtype; s.prob_ld = len; s.prob_bh_stride = S * len;
-          s.row_max = row_max_ + bh * S; s.row_sum = row_sum_ + bh * S; s.acc = acc_ + bh * S * D;
-          s.bh_count = 1; s.rows = S; s.cols = len; s.head_dim = D;
-          s.col_offset = pg * p.page_size; s.first_page = pg == 0; s.mask.causal = p.causal;
-          be.kernels().softmax_update(s);
-          be.gemm().run(pv_plan_.use(last), probs_, kv_page_ptr(p, io_, io_.v, b, h, pg), acc_ + bh * S * D, 1.0f,
-                  pg == 0 ? 0.0f : 1.0f);
-        }
+    const std::int64_t R = qr_.rows, D = p.head_dim;
+    ScopedRange loop(be.profiler(), "per (item, page): QK^T, softmax update, PV");
+    for (std::int64_t item = 0; item < qr_.items; ++item) {
+      const std::int64_t b = item / qr_.items_per_seq, kvh = qr_.kv_item(item) % p.kv_heads;
+      const void* q = offset_ptr(io_.q, item * R * D, p.dtype);
+      float* acc = acc_ + item * R * D;
+      const std::int64_t pages = p.pages_of(b);
+      for (std::int64_t pg = 0; pg < pages; ++pg) {
+        const int last = !p.ragged() && pg == p.pages - 1 ? 1 : 0;
+        const std::int64_t len = p.ragged() ? p.page_size : p.longest_page_len(pg);
+        be.gemm().run(qk_plan_.use(last), q, kv_page_ptr(p, io_, io_.k, b, kvh, pg), scores_, p.scale(), 0.0f);
+        SoftmaxUpdateArgs s;
+        s.scores = scores_; s.score_type = st_; s.score_ld = len; s.score_bh_stride = R * len;
+        s.probs = probs_; s.prob_type = p.dtype; s.prob_ld = len; s.prob_bh_stride = R * len;
+        s.row_max = row_max_ + item * R; s.row_sum = row_sum_ + item * R; s.acc = acc;
+        s.bh_count = 1; s.rows = R; s.cols = len; s.head_dim = D;
+        s.col_offset = pg * p.page_size; s.first_page = pg == 0;
+        s.mask = mask_;
+        s.mask.item0 = item;
+        be.kernels().softmax_update(s);
+        be.gemm().run(pv_plan_.use(last), probs_, kv_page_ptr(p, io_, io_.v, b, kvh, pg), acc, 1.0f,
+                      pg == 0 ? 0.0f : 1.0f);
       }
+    }
     ScopedRange fin(be.profiler(), "finalize");
     FinalizeArgs f;
-    f.acc = acc_; f.row_sum = row_sum_; f.bh_count = p.bh(); f.rows = S; f.head_dim = D;
+    f.acc = acc_; f.row_sum = row_sum_; f.bh_count = qr_.items; f.rows = R; f.head_dim = D;
     f.out = io_.o; f.out_type = p.dtype;
     be.kernels().finalize(f);
   }
@@ -89,12 +106,20 @@ class Nested : public Strategy {
     pv_plan_.reset();
     ws_.clear();
   }
-  StrategyConfig config() const override { return gemm_strategy_config(st_, false); }
+  StrategyConfig config() const override { return gemm_strategy_config(st_, false, qr_); }
 
  private:
+  static LaunchContract contract_for(const Problem& p, const QueryRows& qr) {
+    const std::int64_t n = page_products(p, qr);
+    std::string per = qr.packed ? "B·KVH" : "B·H";
+    std::string pages = p.ragged() ? "Σ pages" : "P";
+    return {2 * n, n + 1, fmt::format("2·{}·{} gemm + {}·{} softmax + 1 finalize", per, pages, per, pages)};
+  }
   Problem p_;
   AttentionIO io_;
   DType st_ = DType::fp32;
+  QueryRows qr_;
+  KeyMask mask_;
   Workspace ws_;
   void* scores_ = nullptr;
   void* probs_ = nullptr;

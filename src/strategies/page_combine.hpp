@@ -1,22 +1,27 @@
 // The page-local half shared by fully_batched and ptr_array: buffers for page-major probabilities,
-// per-page partial outputs and statistics, and the softmax/combine launches around the P·V GEMM.
+// per-page partial outputs and statistics, and the softmax/combine launches around the P·V GEMM. Items and
+// rows follow QueryRows (a query head of q_len rows, or a packed group of g·q_len rows).
 #pragma once
 #include "strategies/strategy_common.hpp"
 
 namespace ab {
 
 struct PageCombineBuffers {
-  void* probs = nullptr;      // [BH, P, S, ps] in the input dtype
-  float* partial = nullptr;   // [BH, P, S, D]
-  float* page_max = nullptr;  // [BH, P, S]
+  void* probs = nullptr;      // [items, P, rows, ps] in the input dtype
+  float* partial = nullptr;   // [items, P, rows, D]
+  float* page_max = nullptr;  // [items, P, rows]
   float* page_sum = nullptr;
+  QueryRows qr;
+  KeyMask mask;
 
-  static std::int64_t bytes(const Problem& p) {
-    std::int64_t n = size_mul(p.bh(), p.pages, p.seq_len);
+  static std::int64_t bytes(const Problem& p, const QueryRows& qr) {
+    std::int64_t n = size_mul(qr.items, p.pages, qr.rows);
     return size_add(size_mul(n, p.page_size, dtype_size(p.dtype)), size_mul(n, p.head_dim, 4), size_mul(2, n, 4));
   }
-  void allocate(Backend& be, Workspace& ws, const Problem& p) {
-    std::int64_t n = p.bh() * p.pages * p.seq_len;
+  void allocate(Backend& be, Workspace& ws, const Problem& p, const QueryRows& rows, const KeyMask& m) {
+    qr = rows;
+    mask = m;
+    std::int64_t n = qr.items * p.pages * qr.rows;
     probs = ws.add(be, n * p.page_size * static_cast<std::int64_t>(dtype_size(p.dtype)));
     partial = static_cast<float*>(ws.add(be, n * p.head_dim * 4));
     page_max = static_cast<float*>(ws.add(be, n * 4));
@@ -28,28 +33,28 @@ struct PageCombineBuffers {
     a.scores = scores; a.score_type = st;
     a.score_bh_stride = bh_stride; a.score_page_stride = page_stride; a.score_ld = ld;
     a.probs = probs; a.prob_type = p.dtype; a.page_max = page_max; a.page_sum = page_sum;
-    a.bh_count = p.bh(); a.pages = p.pages; a.rows = p.seq_len; a.page_size = p.page_size;
-    a.last_page_len = p.last_page_len(); a.mask.causal = p.causal;
+    a.bh_count = qr.items; a.pages = p.pages; a.rows = qr.rows; a.page_size = p.page_size;
+    a.last_page_len = p.last_page_len(); a.mask = mask;
     return a;
   }
   CombineArgs combine_args(const Problem& p, void* out) const {
     CombineArgs c;
     c.partial = partial; c.page_max = page_max; c.page_sum = page_sum;
-    c.bh_count = p.bh(); c.pages = p.pages; c.rows = p.seq_len; c.head_dim = p.head_dim;
+    c.bh_count = qr.items; c.pages = p.pages; c.rows = qr.rows; c.head_dim = p.head_dim;
     c.out = out; c.out_type = p.dtype;
     return c;
   }
-  // P·V for every (head, page): C[S, D] = P[S, ps] · V_page[ps, D], fp32 partial outputs.
-  static GemmShape pv_shape(const Problem& p, BatchMode mode) {
+  // P·V for every (item, page): C[rows, D] = P[rows, ps] · V_page[ps, D], fp32 partial outputs.
+  GemmShape pv_shape(const Problem& p, BatchMode mode) const {
     GemmShape g;
-    g.m = p.seq_len; g.n = p.head_dim; g.k = p.page_size; g.b_trans = false;
+    g.m = qr.rows; g.n = p.head_dim; g.k = p.page_size; g.b_trans = false;
     g.a_type = g.b_type = p.dtype; g.c_type = DType::fp32;
     g.lda = p.page_size; g.ldb = p.head_dim; g.ldc = p.head_dim;
-    g.mode = mode; g.batch = p.bh() * p.pages;
+    g.mode = mode; g.batch = qr.items * p.pages;
     if (mode == BatchMode::strided) {
-      g.stride_a = p.seq_len * p.page_size;
+      g.stride_a = qr.rows * p.page_size;
       g.stride_b = p.page_size * p.head_dim;
-      g.stride_c = p.seq_len * p.head_dim;
+      g.stride_c = qr.rows * p.head_dim;
     }
     return g;
   }

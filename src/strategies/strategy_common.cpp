@@ -11,7 +11,27 @@ const void* kv_page_ptr(const Problem& p, const AttentionIO& io, const void* bas
   return offset_ptr(base, (slot * p.kv_heads + kvh) * p.page_size * p.head_dim, p.dtype);
 }
 
-GatherArgs make_gather_args(const Problem& p, const AttentionIO& io, void* k_dst, void* v_dst) {
+QueryRows query_rows(const Problem& p, const StrategyOptions& opt) {
+  QueryRows r;
+  r.packed = p.group() > 1 && opt.gqa_packing;
+  r.items = r.packed ? p.b_kvh() : p.bh();
+  r.rows = r.packed ? p.group() * p.q_len : p.q_len;
+  r.items_per_seq = r.packed ? p.kv_heads : p.heads;
+  r.group = r.packed ? 1 : p.group();
+  return r;
+}
+
+KeyMask key_mask(const Problem& p, const AttentionIO& io, const QueryRows& qr) {
+  KeyMask m;
+  m.causal = p.causal;
+  m.q_len = p.q_len;
+  m.kv_len = p.seq_len;
+  m.kv_lens = p.ragged() ? io.kv_lens : nullptr;
+  m.items_per_seq = qr.items_per_seq;
+  return m;
+}
+
+GatherArgs make_gather_args(const Problem& p, const AttentionIO& io, void* k_dst, void* v_dst, std::int64_t group) {
   GatherArgs g;
   g.k_src = io.k;
   g.v_src = io.v;
@@ -22,6 +42,7 @@ GatherArgs make_gather_args(const Problem& p, const AttentionIO& io, void* k_dst
   g.v_dst = v_dst;
   g.batch = p.batch;
   g.kv_heads = p.kv_heads;
+  g.group = group;
   g.seq_len = p.seq_len;
   g.pages = p.pages;
   g.page_size = p.page_size;

@@ -2,6 +2,7 @@
 // gather decision and a workspace that frees itself.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -50,19 +51,40 @@ struct PagePlans {
   }
 };
 
-// K/V gathered (or padded) into contiguous [B*KVH, pages*page_size, D]: two tensors.
-inline std::int64_t gathered_kv_bytes(const Problem& p) {
-  return size_mul(2, p.b_kvh(), p.padded_seq(), p.head_dim, dtype_size(p.dtype));
+// How a GEMM strategy lays queries over GEMM items. Packed (grouped KV heads with gqa_packing): an item is a
+// sequence's KV head, its rows the group's query heads one after another (g·q_len rows; with Q [B,H,q,D]
+// they are already contiguous). Otherwise an item is one query head of q_len rows, reading KV head h / g.
+// Either way item i's queries start at row i·rows of Q and O, so O needs no reordering.
+struct QueryRows {
+  bool packed = false;
+  std::int64_t items = 0;          // B·KVH packed, else B·H
+  std::int64_t rows = 0;           // g·q_len packed, else q_len
+  std::int64_t items_per_seq = 0;  // KVH packed, else H
+  std::int64_t group = 1;          // query heads an item's KV head serves when not packed (1 when packed)
+  // The KV item (sequence, KV head) that item i reads: b·KVH + kvh.
+  std::int64_t kv_item(std::int64_t i) const { return packed ? i : i / group; }
+};
+QueryRows query_rows(const Problem& p, const StrategyOptions& opt);
+
+// The mask of `rows` over `items` (ragged lengths from io.kv_lens, else seq_len for every sequence).
+KeyMask key_mask(const Problem& p, const AttentionIO& io, const QueryRows& qr);
+
+// The configuration a GEMM strategy reports: score precision, gathered pages, packing, padded fraction.
+inline StrategyConfig gemm_strategy_config(DType scores, bool gathered_pages, const QueryRows& qr,
+                                           std::optional<double> padded_fraction = std::nullopt) {
+  StrategyConfig c = gemm_strategy_config(scores, gathered_pages);
+  c.gqa_packed = qr.packed;
+  c.padded_fraction = padded_fraction;
+  return c;
 }
 
-// Until a strategy runs the inference shapes: why it cannot ("" for self-attention on an even batch).
-inline std::string inference_shape_gap(const Problem& p) {
-  if (p.kv_heads != p.heads) return "grouped KV heads are not yet implemented by this strategy";
-  if (p.q_len != p.seq_len) return "q_len different from the KV length is not yet implemented by this strategy";
-  if (p.ragged()) return "ragged KV lengths are not yet implemented by this strategy";
-  return "";
+// K/V gathered (or padded, or broadcast to every query head) into contiguous [B·heads, pages·page_size, D]:
+// two tensors. `heads` is KVH, or H when broadcast.
+inline std::int64_t gathered_kv_bytes(const Problem& p, std::int64_t heads) {
+  return size_mul(2, p.batch, heads, p.padded_seq(), p.head_dim, dtype_size(p.dtype));
 }
 
-GatherArgs make_gather_args(const Problem& p, const AttentionIO& io, void* k_dst, void* v_dst);
+// A gather into [B·KVH·group, pages·page_size, D] (group > 1: K/V broadcast to every query head).
+GatherArgs make_gather_args(const Problem& p, const AttentionIO& io, void* k_dst, void* v_dst, std::int64_t group);
 
 }  // namespace ab

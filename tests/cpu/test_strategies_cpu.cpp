@@ -34,13 +34,15 @@ Outcome run_one(Strategy& st, const Problem& p, const StrategyOptions& opt, std:
   std::memcpy(k.get(), t.k.data(), t.k.size() * es);
   std::memcpy(v.get(), t.v.data(), t.v.size() * es);
   if (!t.block_table.empty()) std::memcpy(bt.get(), t.block_table.data(), t.block_table.size() * 4);  // never memcpy from null
+  std::vector<std::int32_t> lens(static_cast<std::size_t>(p.batch));
+  for (std::int64_t b = 0; b < p.batch; ++b) lens[b] = static_cast<std::int32_t>(p.kv_len(b));
   AttentionIO io{q.get(), k.get(), v.get(), o.get(), bt.as<std::int32_t>(),
-                 t.block_table.empty() ? nullptr : t.block_table.data()};
+                 t.block_table.empty() ? nullptr : t.block_table.data(), lens.data(), lens.data()};
   std::vector<double> ref(p.q_elements());
   reference_attention_fp64(p, t.q.data(), t.k.data(), t.v.data(), t.block_table.data(), ref.data());
 
   Outcome out;
-  out.contract = st.contract(p);
+  out.contract = st.contract(p, opt);
   st.setup(*be, p, io, opt);
   be->memory().fill_bytes(o.get(), 0xFF, o.bytes());  // poison: any unwritten element stays NaN
   be->profiler().begin_launch_count();
@@ -68,7 +70,97 @@ std::vector<Problem> awkward_problems() {
   return ps;
 }
 
+// Inference shapes: grouped KV heads (GQA, MQA), decode and chunked prefill (q_len < KV length, causal
+// bottom-right), ragged batches (lengths not a multiple of the page, a sequence of one page, one of one token
+// more than a page), in both layouts and dtypes.
+std::vector<Problem> inference_problems() {
+  std::vector<Problem> ps;
+  auto add = [&](std::int64_t b, std::int64_t h, std::int64_t kvh, std::int64_t s, std::int64_t q, std::int64_t d,
+                 std::int64_t page_size, KvLayout l, DType t, bool causal, std::vector<std::int64_t> lens = {}) {
+    ProblemSpec spec;
+    spec.batch = b; spec.heads = h; spec.kv_heads = kvh; spec.seq_len = lens.empty() ? s : 0; spec.q_len = q;
+    spec.head_dim = d; spec.page_size = page_size; spec.kv_layout = l; spec.dtype = t; spec.causal = causal;
+    spec.kv_lens = lens;
+    ps.push_back(make_problem(spec));
+  };
+  for (KvLayout l : {KvLayout::contiguous, KvLayout::paged})
+    for (bool causal : {false, true}) {
+      add(2, 4, 2, 45, 1, 16, 16, l, DType::fp16, causal);                 // GQA decode, short last page
+      add(1, 3, 1, 30, 5, 8, 7, l, DType::bf16, causal);                   // MQA, speculative q_len 5
+      add(2, 6, 2, 50, 13, 16, 16, l, DType::fp16, causal);                // GQA chunked prefill
+      add(1, 1, 1, 17, 1, 8, 16, l, DType::bf16, causal);                  // B=1, H=1, q_len 1
+      add(3, 4, 1, 0, 3, 16, 7, l, DType::fp16, causal, {40, 3, 17});      // ragged MQA, 1-page sequence
+      add(4, 2, 2, 0, 1, 8, 16, l, DType::bf16, causal, {33, 16, 1, 70});  // ragged decode, a 1-token sequence
+    }
+  return ps;
+}
+
 }  // namespace
+
+TEST(StrategiesCpu, every_strategy_runs_inference_shapes_packed_and_unpacked) {
+  std::uint64_t seed = 11;
+  int runs = 0;
+  for (const Problem& p : inference_problems()) {
+    for (auto& st : make_all_strategies()) {
+      for (bool packing : {true, false}) {
+        StrategyOptions opt;
+        opt.gqa_packing = packing;
+        auto be = make_cpu_backend();
+        std::string why = st->can_implement(p, *be, opt);
+        EXPECT_EQ(why, "") << st->name() << " refuses " << p.label();
+        if (!why.empty()) continue;
+        Outcome o = run_one(*st, p, opt, seed++);
+        ++runs;
+        EXPECT_EQ(o.nonfinite, 0) << st->name() << " on " << p.label();
+        EXPECT_LE(o.rel_l2, tolerance_for(p.dtype)) << st->name() << " on " << p.label() << " packing " << packing;
+        EXPECT_EQ(o.launches.gemm_calls, o.contract.gemm_calls) << st->name() << " on " << p.label();
+        EXPECT_EQ(o.launches.other_kernels, o.contract.kernels) << st->name() << " on " << p.label();
+      }
+    }
+  }
+  EXPECT_EQ(runs, 24 * 5 * 2);
+}
+
+TEST(StrategiesCpu, packing_is_reported_and_changes_the_gemm_rows) {
+  ProblemSpec spec;
+  spec.batch = 2; spec.heads = 8; spec.kv_heads = 2; spec.seq_len = 64; spec.q_len = 1; spec.head_dim = 16;
+  spec.page_size = 16; spec.kv_layout = KvLayout::paged;
+  Problem p = make_problem(spec);
+  auto be = make_cpu_backend();
+  HostTensors t = make_random_inputs(p, 5);
+  for (auto& st : make_strategies("head_batched,fully_batched,ptr_array,nested")) {
+    for (bool packing : {true, false}) {
+      StrategyOptions opt;
+      opt.gqa_packing = packing;
+      Outcome o = run_one(*st, p, opt, 3);
+      EXPECT_LE(o.rel_l2, tolerance_for(p.dtype));
+      std::vector<std::int32_t> lens(2, 64);
+      AttentionIO io{t.q.data(), t.k.data(), t.v.data(), nullptr, t.block_table.data(), t.block_table.data(),
+                     lens.data(), lens.data()};
+      std::vector<std::uint16_t> out(p.q_elements());
+      io.o = out.data();
+      st->setup(*be, p, io, opt);
+      StrategyConfig c = st->config();
+      ASSERT_TRUE(c.gqa_packed.has_value()) << st->name();
+      EXPECT_EQ(*c.gqa_packed, packing) << st->name();
+      // Packed: the 4 query heads of a KV head are 4·q_len = 4 rows of one GEMM; unpacked: 1 row per head.
+      bool rows_match = false;
+      for (const GemmPlanChoice& g : be->gemm().plan_report())
+        rows_match = rows_match || g.shape.rfind(packing ? "m4n" : "m1n", 0) != std::string::npos;
+      EXPECT_TRUE(rows_match) << st->name();
+      st->teardown(*be);
+    }
+  }
+  // Broadcasting K/V per query head costs the strided strategies a gather even on contiguous KV.
+  spec.kv_layout = KvLayout::contiguous;
+  Problem c = make_problem(spec);
+  StrategyOptions off;
+  off.gqa_packing = false;
+  for (auto& st : make_strategies("head_batched,fully_batched")) {
+    EXPECT_EQ(st->contract(c, off).kernels, st->contract(c).kernels + 1) << st->name();
+    EXPECT_GT(st->workspace_bytes(c, off), st->workspace_bytes(c, StrategyOptions{})) << st->name();
+  }
+}
 
 TEST(StrategiesCpu, every_strategy_matches_fp64_reference_on_awkward_shapes) {
   std::uint64_t seed = 7;

@@ -61,7 +61,7 @@ class CountingStrategy : public Strategy {
  public:
   std::string name() const override { return "counting"; }
   std::string description() const override { return "test"; }
-  LaunchContract contract(const Problem&) const override { return {}; }
+  LaunchContract contract(const Problem&, const StrategyOptions&) const override { return {}; }
   std::string can_implement(const Problem&, const Backend&, const StrategyOptions&) const override { return ""; }
   std::int64_t workspace_bytes(const Problem&, const StrategyOptions&) const override { return 0; }
   void setup(Backend&, const Problem&, const AttentionIO&, const StrategyOptions&) override {

@@ -21,8 +21,8 @@ std::unique_ptr<Backend>& gpu() {
 }
 
 struct Inputs {
-  Buffer q, k, v, o, bt, ref;
-  std::vector<std::int32_t> bt_host;
+  Buffer q, k, v, o, bt, lens, ref;
+  std::vector<std::int32_t> bt_host, lens_host;
   std::vector<float> ref_host;
   AttentionIO io() const {
     AttentionIO a;
@@ -32,6 +32,8 @@ struct Inputs {
     a.o = o.get();
     a.block_table = bt.as<std::int32_t>();
     a.block_table_host = bt_host.empty() ? nullptr : bt_host.data();
+    a.kv_lens = lens.as<std::int32_t>();
+    a.kv_lens_host = lens_host.data();
     return a;
   }
 };
@@ -55,6 +57,9 @@ Inputs prepare(const Problem& p, std::uint64_t seed) {
     in.bt = Buffer(be.memory(), t.block_table.size() * 4);
     be.memory().upload(in.bt.get(), t.block_table.data(), t.block_table.size() * 4);
   }
+  for (std::int64_t b = 0; b < p.batch; ++b) in.lens_host.push_back(static_cast<std::int32_t>(p.kv_len(b)));
+  in.lens = Buffer(be.memory(), in.lens_host.size() * 4);
+  be.memory().upload(in.lens.get(), in.lens_host.data(), in.lens_host.size() * 4);
   in.ref = Buffer(be.memory(), p.q_elements() * 4);
   be.verifier().reference_attention(p, in.io(), in.ref.as<float>());
   be.memory().synchronize();
@@ -76,17 +81,19 @@ std::int64_t our_kernels(const LaunchRecord& r) {
   return n;
 }
 
-void run_all(const Problem& p, bool fp32_scores, std::uint64_t seed) {
+void run_all(const Problem& p, bool fp32_scores, std::uint64_t seed, bool gqa_packing = true) {
   Backend& be = *gpu();
   Inputs in = prepare(p, seed);
   StrategyOptions opt;
   opt.fp32_scores = fp32_scores;
-  std::printf("  %s%s\n", p.label().c_str(), fp32_scores ? " (fp32 scores)" : "");
+  opt.gqa_packing = gqa_packing;
+  std::printf("  %s%s%s\n", p.label().c_str(), fp32_scores ? " (fp32 scores)" : "",
+              p.group() > 1 ? (gqa_packing ? " (GQA packed)" : " (GQA broadcast)") : "");
   for (auto& st : make_all_strategies()) {
     std::string why = st->can_implement(p, be, opt);
     if (!why.empty()) {
       std::printf("    %-14s unsupported: %s\n", st->name().c_str(), why.c_str());
-      EXPECT_TRUE(st->name() == "fused");  // the four GEMM strategies take every problem
+      EXPECT_TRUE(st->name() == "fused") << why;  // the four GEMM strategies take every problem
       continue;
     }
     try {
@@ -113,7 +120,7 @@ void run_one(Strategy& st, const Problem& p, const Inputs& in, const StrategyOpt
   std::vector<std::uint16_t> out(p.q_elements());
   be.memory().download(out.data(), in.o.get(), out.size() * 2);
   ErrorStats e = compare_output(p, out.data(), in.ref_host.data());
-  LaunchContract c = st.contract(p);
+  LaunchContract c = st.contract(p, opt);
   std::int64_t ours = our_kernels(r), lib = r.kernels - ours;
   bool split = false;
   for (const auto& g : be.gemm().plan_report())
@@ -154,6 +161,31 @@ TEST(CudaStrategies, small_and_fp32_score_variants) {
   run_all(make_problem(2, 3, 256, 64, 1, 0, KvLayout::contiguous, DType::fp16, false), false, 6);
   run_all(make_problem(2, 3, 300, 128, 4, 0, KvLayout::contiguous, DType::fp16, true), false, 7);
   run_all(make_problem(2, 2, 200, 64, 3, 0, KvLayout::paged, DType::bf16, false), true, 8);
+}
+
+// Inference shapes: GQA and MQA, decode and chunked prefill (bottom-right causal), ragged batches, each
+// with packing on and off.
+Problem inference_problem(std::int64_t b, std::int64_t h, std::int64_t kvh, std::int64_t s, std::int64_t q,
+                          std::int64_t d, std::int64_t ps, KvLayout l, DType t, bool causal,
+                          std::vector<std::int64_t> lens = {}) {
+  ProblemSpec spec;
+  spec.batch = b; spec.heads = h; spec.kv_heads = kvh; spec.seq_len = lens.empty() ? s : 0; spec.q_len = q;
+  spec.head_dim = d; spec.page_size = ps; spec.kv_layout = l; spec.dtype = t; spec.causal = causal;
+  spec.kv_lens = lens;
+  return make_problem(spec);
+}
+
+TEST(CudaStrategies, inference_shapes_gqa_decode_chunked_ragged) {
+  std::uint64_t seed = 20;
+  for (KvLayout l : {KvLayout::contiguous, KvLayout::paged})
+    for (bool packing : {true, false}) {
+      run_all(inference_problem(4, 8, 2, 1000, 1, 128, 16, l, DType::fp16, false), false, seed++, packing);
+      run_all(inference_problem(2, 6, 1, 333, 5, 64, 16, l, DType::bf16, true), false, seed++, packing);
+      run_all(inference_problem(2, 8, 2, 700, 100, 128, 64, l, DType::bf16, true), false, seed++, packing);
+      run_all(inference_problem(1, 1, 1, 45, 1, 64, 16, l, DType::fp16, true), false, seed++, packing);
+      run_all(inference_problem(4, 4, 2, 0, 1, 64, 16, l, DType::fp16, false, {700, 1, 16, 333}), false, seed++, packing);
+      run_all(inference_problem(3, 8, 1, 0, 7, 128, 7, l, DType::bf16, true, {90, 7, 260}), false, seed++, packing);
+    }
 }
 
 int main(int argc, char** argv) {

@@ -345,13 +345,14 @@ void CpuBackend::finalize(const FinalizeArgs& a) {
 
 void CpuBackend::gather_pages(const GatherArgs& a) {
   other_kernels_++;
-  const std::int64_t rows = a.pages * a.page_size, D = a.head_dim;
+  const std::int64_t rows = a.pages * a.page_size, D = a.head_dim, dst_heads = a.kv_heads * a.group;
   std::size_t es = dtype_size(a.dtype);
   for (std::int64_t b = 0; b < a.batch; ++b) {
     const std::int64_t len = a.kv_lens ? a.kv_lens[b] : a.seq_len;
-    for (std::int64_t h = 0; h < a.kv_heads; ++h)
+    for (std::int64_t hd = 0; hd < dst_heads; ++hd) {
+      const std::int64_t h = hd / a.group;
       for (std::int64_t s = 0; s < rows; ++s) {
-        std::int64_t dst = (((b * a.kv_heads + h) * rows) + s) * D;
+        std::int64_t dst = (((b * dst_heads + hd) * rows) + s) * D;
         char* kd = static_cast<char*>(a.k_dst) + dst * es;
         char* vd = static_cast<char*>(a.v_dst) + dst * es;
         if (s >= len) {
@@ -365,6 +366,7 @@ void CpuBackend::gather_pages(const GatherArgs& a) {
         std::memcpy(kd, static_cast<const char*>(a.k_src) + src * es, D * es);
         std::memcpy(vd, static_cast<const char*>(a.v_src) + src * es, D * es);
       }
+    }
   }
 }
 
