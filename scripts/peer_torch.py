@@ -417,12 +417,12 @@ class Gpu:
                 launches = self.launches(fn) if self.a.launches else None
         except Unsupported as e:
             return unsupported_row(p, backend, str(e))
-        except TypeError as e:  # an older PyTorch without a keyword (enable_gqa)
-            return unsupported_row(p, backend, f"PyTorch {t.__version__}: {str(e).splitlines()[0]}")
         except t.cuda.OutOfMemoryError as e:
             t.cuda.empty_cache()
             return unsupported_row(p, backend, "out of memory: " + str(e).splitlines()[0])
         except Exception as e:  # a backend that broke on a shape it accepted
+            if isinstance(e, TypeError) and "enable_gqa" in str(e):  # PyTorch before 2.5
+                return unsupported_row(p, backend, f"PyTorch {t.__version__} has no enable_gqa (GQA needs 2.5 or later)")
             t.cuda.empty_cache()
             row.update(status="failed", reason=f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
             return row
@@ -452,7 +452,9 @@ class Gpu:
                 self.torch.cuda.synchronize()
                 return out
             except RuntimeError as e:
-                if "No available kernel" not in str(e) and "not supported" not in str(e).lower():
+                text = str(e)
+                if not any(x in text for x in ("No available kernel", "No viable backend")) and \
+                        "not supported" not in text.lower():
                     raise
                 why = [str(w.message).strip().replace("\n", " ") for w in caught]
                 raise Unsupported("; ".join(why) or str(e).splitlines()[0]) from None
