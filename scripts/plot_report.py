@@ -158,7 +158,7 @@ def chosen_problems(rows, shape):
 
 def panel_groups(rows):
     """Rows grouped for plot 1: every problem field but seq_len; the page split by whichever of pages and
-    page_size varies less in the group (a fixed page count, or a fixed page size as in paged-decode)."""
+    page_size varies less in the group (a fixed page count, or a fixed page size as in paged-prefill)."""
     base = {}
     for r in rows:
         p = r.get("problem", {})

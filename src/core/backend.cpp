@@ -26,17 +26,19 @@ const char* batch_mode_name(BatchMode m) {
 }
 
 nlohmann::json DeviceInfo::to_json() const {
-  return {{"backend", backend},
-          {"name", name},
-          {"cc", fmt::format("{}.{}", cc_major, cc_minor)},
-          {"sm_count", sm_count},
-          {"l2_bytes", l2_bytes},
-          {"memory_bytes", memory_bytes},
-          {"driver", driver},
-          {"cuda_runtime", cuda_runtime},
-          {"cublaslt", cublaslt},
-          {"clock_mhz", clock_mhz_max},
-          {"mem_clock_mhz", mem_clock_mhz}};
+  nlohmann::json j = {{"backend", backend},
+                      {"name", name},
+                      {"cc", fmt::format("{}.{}", cc_major, cc_minor)},
+                      {"sm_count", sm_count},
+                      {"l2_bytes", l2_bytes},
+                      {"memory_bytes", memory_bytes},
+                      {"driver", driver},
+                      {"cuda_runtime", cuda_runtime},
+                      {"cublaslt", cublaslt},
+                      {"clock_mhz", clock_mhz_max},
+                      {"mem_clock_mhz", mem_clock_mhz}};
+  if (copy_bandwidth_gbps > 0) j["copy_bandwidth_gbps"] = copy_bandwidth_gbps;
+  return j;
 }
 
 std::string GemmShape::key() const {

@@ -34,6 +34,9 @@ struct DeviceInfo {
   std::string driver, cuda_runtime, cublaslt;
   int clock_mhz_max = 0;      // max SM clock, 0 if unknown
   int mem_clock_mhz = 0;
+  // Measured once per process: a device-to-device copy's bytes read plus written over its best time, in
+  // GB/s (1e9 bytes/s); 0 when unknown. Achieved bandwidth is shown as a fraction of it (%copy).
+  double copy_bandwidth_gbps = 0;
   nlohmann::json to_json() const;
 };
 

@@ -10,8 +10,8 @@
 namespace ab {
 
 // Widths of the numeric columns, right-aligned: median ms, noise, vs best, TFLOP/s, GB/s, launches (at least;
-// widened to the longest cell), rel-err.
-static constexpr int kW[] = {10, 7, 8, 8, 8, 9, 9};
+// widened to the longest cell), rel-err, %copy.
+static constexpr int kW[] = {10, 7, 8, 8, 8, 9, 9, 7};
 static constexpr int kStatusW = 11;
 
 void ConsolePrinter::do_begin(const Report& report, const std::vector<ProblemGroup>& groups) {
@@ -40,6 +40,7 @@ void ConsolePrinter::do_begin(const Report& report, const std::vector<ProblemGro
       fixed("status", Align::left, kStatusW), fixed("median ms", Align::right, kW[0]),
       fixed("noise", Align::right, kW[1]), fixed("vs best", Align::right, kW[2]),
       fixed("TFLOP/s", Align::right, kW[3]), fixed("GB/s", Align::right, kW[4]),
+      fixed("%copy", Align::right, kW[7]),
       fixed("launches", Align::right, launches_width_), fixed("rel-err", Align::right, kW[6])});
   first_group_ = true;
 }
@@ -61,7 +62,7 @@ void ConsolePrinter::do_row(const ProblemGroup& group, const RowView& r) {
     return;
   }
   for (std::string cell : {cell_median(r), cell_noise(r), cell_ratio(r.median_ms / group.best_ms()), cell_rate(r.tflops),
-                           cell_rate(r.gbps), cell_launches(r), cell_rel_err(r)})
+                           cell_rate(r.gbps), cell_pct(r.copy_fraction), cell_launches(r), cell_rel_err(r)})
     cells.push_back(std::move(cell));
   table_->add_row(std::move(cells));
 }
@@ -71,6 +72,7 @@ void ConsolePrinter::do_end() {
   out_ += fmt::format(
       "\n* fastest ok row of its problem; vs best = median / fastest median; noise = stdev / mean (~ above its target:\n"
       "  a time or sample limit stopped it); @ the SM clock was below 80% of its maximum;\n"
+      "  GB/s = problem bytes (Q, O, K/V of the KV heads) / median; %copy = GB/s / the device's measured copy bandwidth;\n"
       "  launches = measured/expected kernels per forward (! mismatch, ^ extra split-K reductions, ? not measured); rel-err = verify rel L2 "
       "error (! failed){}\n",
       any_peer_ ? ";\n  peer:* rows are PyTorch SDPA timed by scripts/peer_torch.py; + fastest attnbench strategy when a "

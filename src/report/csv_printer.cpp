@@ -14,7 +14,7 @@ void CsvPrinter::do_begin(const Report& report, const std::vector<ProblemGroup>&
   (void)groups;
   for (const std::string& c : problem_csv_columns()) out_ += c + ",";
   out_ += "strategy,status,reason,"
-          "median_ms,mean_ms,min_ms,max_ms,stdev_ms,noise,samples,tflops,gbps,vs_best,fastest,fastest_own,"
+          "median_ms,mean_ms,min_ms,max_ms,stdev_ms,noise,samples,tflops,gbps,copy_fraction,vs_best,fastest,fastest_own,"
           "launches_expected,launches_measured,launches_match,rel_l2_err,max_abs_err,verify_passed,timer,stop_reason,"
           "noise_met,rounds,round_spread,sm_clock_mhz,clock_low,device\n";
   auto name = report.device.find("name");
@@ -31,7 +31,7 @@ void CsvPrinter::do_row(const ProblemGroup& group, const RowView& r) {
   if (timing) t = timing->time_ms;
   for (double x : {t.median, t.mean, t.min, t.max, t.stdev, t.noise}) line += csv_num(x) + ",";
   line += (r.samples >= 0 ? std::to_string(r.samples) : std::string()) + ",";
-  line += csv_num(r.tflops) + "," + csv_num(r.gbps) + ",";
+  line += csv_num(r.tflops) + "," + csv_num(r.gbps) + "," + csv_num(r.copy_fraction) + ",";
   bool fastest = group.fastest >= 0 && &r == &group.rows[group.fastest];
   line += (r.timed() ? csv_num(r.median_ms / group.best_ms()) : std::string()) + ",";
   bool fastest_own = group.fastest_own >= 0 ? &r == &group.rows[group.fastest_own] : fastest && !r.peer;

@@ -36,6 +36,7 @@ nlohmann::json flat_row(const Report& report, const ProblemGroup& g, const RowVi
           {"clock_low", r.clock_low},
           {"tflops", num(r.tflops)},
           {"gbps", num(r.gbps)},
+          {"copy_fraction", num(r.copy_fraction)},
           {"vs_best", r.timed() ? num(r.median_ms / g.best_ms()) : nlohmann::json(nullptr)},
           {"fastest", fastest},
           {"launches_expected", count(r.launches_expected)},

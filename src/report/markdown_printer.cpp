@@ -15,8 +15,8 @@ void MarkdownPrinter::do_begin(const Report& report, const std::vector<ProblemGr
   out_ += "\n";
   if (!report.command.empty()) out_ += fmt::format("\n`{}`\n", report.command);
   warnings_ = report.warnings;
-  out_ += "\n| problem | strategy | status | median ms | noise | vs best | TFLOP/s | GB/s | launches | rel-err |\n";
-  out_ += "|---|---|---|--:|--:|--:|--:|--:|--:|--:|\n";
+  out_ += "\n| problem | strategy | status | median ms | noise | vs best | TFLOP/s | GB/s | %copy | launches | rel-err |\n";
+  out_ += "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n";
 }
 
 void MarkdownPrinter::do_row(const ProblemGroup& group, const RowView& r) {
@@ -27,19 +27,19 @@ void MarkdownPrinter::do_row(const ProblemGroup& group, const RowView& r) {
   std::string status = r.ok() ? "ok" : r.status + ": " + md_escape(cell_reason(r));
   std::string label = first ? "**" + md_escape(group.label) + "**" : "";
   if (r.timed()) {
-    out_ += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", label, bold(md_escape(r.strategy)),
+    out_ += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", label, bold(md_escape(r.strategy)),
                         status, bold(cell_median(r)), cell_noise(r),
                         bold(cell_ratio(r.median_ms / group.best_ms())), cell_rate(r.tflops), cell_rate(r.gbps),
-                        cell_launches(r), cell_rel_err(r));
+                        cell_pct(r.copy_fraction), cell_launches(r), cell_rel_err(r));
   } else {
-    out_ += fmt::format("| {} | {} | {} | - | - | - | - | - | {} | {} |\n", label, md_escape(r.strategy), status,
+    out_ += fmt::format("| {} | {} | {} | - | - | - | - | - | - | {} | {} |\n", label, md_escape(r.strategy), status,
                         cell_launches(r), cell_rel_err(r));
   }
 }
 
 void MarkdownPrinter::do_end() {
   out_ += "\n**Bold**: fastest ok row of its problem; *italic*: fastest attnbench strategy when a peer is faster. "
-          "*vs best* = median / fastest median; *noise* = stdev / mean (~ above its target); @ SM clock below 80% of its maximum; "
+          "*vs best* = median / fastest median; *%copy* = GB/s / the device's measured copy bandwidth; *noise* = stdev / mean (~ above its target); @ SM clock below 80% of its maximum; "
           "*launches* = measured/expected kernels per forward (! mismatch, ^ extra split-K reductions, ? not measured); *rel-err* = relative "
           "L2 error against the reference (! failed).\n";
   for (const std::string& w : warnings_) out_ += "\n> warning: " + md_escape(w) + "\n";

@@ -38,6 +38,7 @@ RowView view_row(const ResultRow& row) {
   }
   v.tflops = row.tflops;
   v.gbps = row.gbps;
+  v.copy_fraction = row.copy_fraction;
   const RowLaunches& l = row.launches;
   if (l.has_contract) v.launches_expected = l.expected_total();
   if (l.measured) v.launches_measured = l.measured->kernels;
@@ -99,6 +100,8 @@ std::string device_line(const json& d) {
   if (int_of(d, "sm_count", 0) > 0) parts.push_back(fmt::format("{} SMs", int_of(d, "sm_count", 0)));
   if (!str_of(d, "driver").empty()) parts.push_back("driver " + str_of(d, "driver"));
   if (!str_of(d, "cuda_runtime").empty()) parts.push_back("CUDA " + str_of(d, "cuda_runtime"));
+  auto copy = d.find("copy_bandwidth_gbps");
+  if (copy != d.end() && copy->get<double>() > 0) parts.push_back(fmt::format("copy {:.0f} GB/s", copy->get<double>()));
   if (!parts.empty()) s += " (" + fmt::format("{}", fmt::join(parts, ", ")) + ")";
   return s;
 }

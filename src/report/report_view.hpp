@@ -28,6 +28,7 @@ struct RowView {
   int sm_clock_mhz = 0;                 // 0 unknown
   bool clock_low = false;
   double tflops = NAN, gbps = NAN;
+  double copy_fraction = NAN;           // gbps / the device's measured copy bandwidth (older reports: NaN)
   std::int64_t launches_expected = -1;  // launches.expected.total; -1 without a contract (peer rows)
   std::int64_t launches_measured = -1;  // launches.measured.kernels; -1 when not measured
   bool launches_mismatch = false;       // the runner's verdict (RowLaunches::match) said no

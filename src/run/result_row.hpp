@@ -66,6 +66,7 @@ struct ResultRow {
   std::optional<InjectedSlowdown> injected_slowdown;
   std::optional<RowTiming> timing;             // ok rows that timed
   double tflops = 0, gbps = 0;                 // with timing: from time_ms.median (NaN when a report left them out)
+  double copy_fraction = NAN;                  // gbps / the device's measured copy bandwidth (NaN: unknown)
   bool peer() const { return strategy.rfind("peer:", 0) == 0; }  // a row of scripts/peer_torch.py
 };
 

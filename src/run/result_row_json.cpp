@@ -284,6 +284,7 @@ json to_json(const ResultRow& row) {
     for (auto it = t.begin(); it != t.end(); ++it) j[it.key()] = it.value();
     j["tflops"] = row.tflops;
     j["gbps"] = row.gbps;
+    if (std::isfinite(row.copy_fraction)) j["copy_fraction"] = row.copy_fraction;
   }
   return j;
 }
@@ -314,6 +315,7 @@ ResultRow result_row_from_json(const json& j, const std::string& origin, const s
   }
   row.tflops = r.opt_num(j, "tflops", "");
   row.gbps = r.opt_num(j, "gbps", "");
+  row.copy_fraction = r.opt_num(j, "copy_fraction", "");
   if (r.object(j, "time_ms", "")) row.timing = timing_from_json(r, j);
   return row;
 }

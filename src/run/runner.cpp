@@ -420,6 +420,7 @@ void GridRun::write_timing(const PendingRow& pr, const Problem& p) {
   double sec = row.timing->time_ms.median * 1e-3;
   row.tflops = sec > 0 ? p.flops() / sec * 1e-12 : 0.0;
   row.gbps = sec > 0 ? p.bytes() / sec * 1e-9 : 0.0;
+  row.copy_fraction = sec > 0 && dev_.copy_bandwidth_gbps > 0 ? row.gbps / dev_.copy_bandwidth_gbps : NAN;
   if (!warnings_) return;
   for (const Measurement& m : pr.rounds)
     for (const auto& w : m.warnings) {

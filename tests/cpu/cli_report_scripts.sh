@@ -29,29 +29,30 @@ expect_rc 0 "$bin" --backend=cpu --batch=1 --heads=2 --seq_len=64 --head_dim=32 
 
 # peer_torch.py: a dry run writes one unsupported row per (problem, backend) in the report schema.
 expect_rc 0 $peer --dry-run -q --batch=1,2 --seq_len=64:256:*2 --head_dim=32 --json "$work/p.json"
-[[ $(rows "$work/p.json") == 24 ]] || fail "dry run: $(rows "$work/p.json") rows, want 2*3*4=24"
+# Five backends each (flash, cudnn, efficient, math, unfused; gqa-packed plans decode shapes only).
+[[ $(rows "$work/p.json") == 30 ]] || fail "dry run: $(rows "$work/p.json") rows, want 2*3*5=30"
 expect_rc 0 "$bin" report "$work/p.json"
 contains "peer:torch-cudnn"
 contains "no CUDA device"
 expect_rc 0 "$bin" report "$work/p.json" --format=csv
-[[ $(grep -c ",unsupported," "$work/out.txt") == 24 ]] || fail "csv of the dry run"
+[[ $(grep -c ",unsupported," "$work/out.txt") == 30 ]] || fail "csv of the dry run"
 
 # --merge appends peers for the report's own shapes, once, however often it runs.
 cp "$work/r.json" "$work/m.json"
 expect_rc 0 $peer --dry-run -q --merge "$work/m.json"
 expect_rc 0 $peer --dry-run -q --merge "$work/m.json"
-[[ $(rows "$work/m.json") == 9 ]] || fail "merge: $(rows "$work/m.json") rows, want 5 + 4"
+[[ $(rows "$work/m.json") == 10 ]] || fail "merge: $(rows "$work/m.json") rows, want 5 + 5"
 expect_rc 0 "$bin" report "$work/m.json"
 contains "peer:torch-unfused"
 expect_rc 0 "$bin" compare "$work/r.json" "$work/m.json"
-contains "new in the new run (4)"
+contains "new in the new run (5)"
 
 # Bad input: exit 2 and no report.
 expect_rc 2 $peer --dry-run --batch=0 --json "$work/bad.json"
 expect_rc 2 $peer --dry-run --seq_len=128:64:*2 --json "$work/bad.json"
 expect_rc 2 $peer --dry-run --backends=flash,tensorrt --json "$work/bad.json"
 expect_rc 2 $peer --dry-run --merge "$work/does_not_exist.json"
-expect_rc 2 $peer --dry-run
+expect_rc 2 $peer --batch=1  # nothing to write (a dry run without --json only prints its plan)
 echo '{"schema": "attnbench.cache/1"}' >"$work/cache.json"
 expect_rc 2 $peer --dry-run --merge "$work/cache.json"
 [[ -e "$work/bad.json" ]] && fail "a refused run left bad.json"

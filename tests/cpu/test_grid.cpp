@@ -86,7 +86,7 @@ TEST(Grid, grid_is_the_product_of_axes) {
 }
 
 TEST(Grid, every_shipped_suite_loads) {
-  for (const char* name : {"bert-base", "gpt2", "llama-prefill", "paged-decode", "ci"}) {
+  for (const char* name : {"bert-base", "gpt2", "llama-prefill", "paged-prefill", "ci"}) {
     std::string suite;
     auto ps = load_suite(std::string(ATTNBENCH_SOURCE_DIR) + "/configs/" + name + ".json", &suite);
     EXPECT_TRUE(!ps.empty());

@@ -136,7 +136,30 @@ TEST(ReportPrinters, markdown_is_one_table_with_escaped_cells) {
     if (want < 0) want = n;
     EXPECT_EQ(n, want);
   }
-  EXPECT_EQ(want, 11);
+  EXPECT_EQ(want, 12);
+}
+
+// Achieved bandwidth as a fraction of the device's measured copy bandwidth: in the device line and every
+// printer when the report has it, "-" (and no error) in an older report without it.
+TEST(ReportPrinters, copy_fraction_is_shown_when_the_report_has_it) {
+  json r = sample_report();
+  r["device"]["copy_bandwidth_gbps"] = 4000.0;
+  r["results"][1]["copy_fraction"] = 0.1;  // fused: 400 GB/s of 4000
+  std::string t = render_report(r, "console");
+  EXPECT_TRUE(t.find("copy 4000 GB/s") != std::string::npos);
+  EXPECT_TRUE(t.find("%copy") != std::string::npos);
+  EXPECT_TRUE(line_with(t, " fused ").find("10.0%") != std::string::npos);
+  EXPECT_TRUE(render_report(r, "md").find("| 10.0% |") != std::string::npos);
+  std::string csv = render_report(r, "csv");
+  EXPECT_TRUE(csv.find(",tflops,gbps,copy_fraction,vs_best,") != std::string::npos);
+  EXPECT_TRUE(line_with(csv, ",fused,ok,").find(",400,0.1,") != std::string::npos);
+  // An older report: no field, no %copy value, still prints.
+  std::string old = render_report(sample_report(), "console");
+  EXPECT_TRUE(old.find("copy ") == std::string::npos || old.find("GB/s)") == std::string::npos);
+  EXPECT_TRUE(line_with(old, " fused ").find("10.0%") == std::string::npos);
+  // A mistyped field is one clear error.
+  r["device"]["copy_bandwidth_gbps"] = "fast";
+  EXPECT_ANY_THROW(render_report(r, "console"));
 }
 
 TEST(ReportPrinters, csv_has_one_line_per_row_and_quotes) {

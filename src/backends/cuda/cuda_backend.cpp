@@ -75,7 +75,12 @@ void CudaBackend::destroy_context_objects(bool after_reset) noexcept {
   (void)cudaGetLastError();
 }
 
-DeviceInfo CudaBackend::device_info() const { return query_device_info(device_); }
+DeviceInfo CudaBackend::device_info() const {
+  DeviceInfo d = query_device_info(device_);
+  if (copy_gbps_ < 0) copy_gbps_ = measure_copy_bandwidth_gbps(device_);
+  d.copy_bandwidth_gbps = copy_gbps_;
+  return d;
+}
 
 void CudaBackend::synchronize() { AB_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 

@@ -63,4 +63,70 @@ DeviceInfo query_device_info(int device) {
   return d;
 }
 
+namespace {
+
+// The buffers, stream and events of one bandwidth measurement, released on every path.
+struct CopyProbe {
+  void* src = nullptr;
+  void* dst = nullptr;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  ~CopyProbe() {
+    if (stream) (void)cudaStreamSynchronize(stream);
+    if (start) (void)cudaEventDestroy(start);
+    if (stop) (void)cudaEventDestroy(stop);
+    if (stream) (void)cudaStreamDestroy(stream);
+    if (src) (void)cudaFree(src);
+    if (dst) (void)cudaFree(dst);
+  }
+};
+
+// cudaMalloc that gives nullptr (error cleared) when the device is out of memory; other errors throw.
+void* try_alloc(std::size_t bytes) {
+  void* p = nullptr;
+  cudaError_t e = cudaMalloc(&p, bytes);
+  if (e == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  if (e != cudaSuccess) throw_cuda_error(e, "cudaMalloc (copy bandwidth)");
+  return p;
+}
+
+}  // namespace
+
+double measure_copy_bandwidth_gbps(int device) {
+  int current = -1;
+  AB_CUDA_CHECK(cudaGetDevice(&current));
+  if (current != device) return 0;
+  std::size_t free_b = 0, total_b = 0;
+  AB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  constexpr std::size_t kMin = std::size_t(64) << 20;
+  std::size_t bytes = std::size_t(1) << 30;
+  while (bytes > kMin && 2 * bytes > free_b / 4) bytes /= 2;
+  if (2 * bytes > free_b) return 0;
+  CopyProbe probe;
+  probe.src = try_alloc(bytes);
+  if (probe.src) probe.dst = try_alloc(bytes);
+  if (!probe.src || !probe.dst) return 0;
+  AB_CUDA_CHECK(cudaStreamCreateWithFlags(&probe.stream, cudaStreamNonBlocking));
+  AB_CUDA_CHECK(cudaEventCreate(&probe.start));
+  AB_CUDA_CHECK(cudaEventCreate(&probe.stop));
+  AB_CUDA_CHECK(cudaMemsetAsync(probe.src, 1, bytes, probe.stream));
+  AB_CUDA_CHECK(cudaMemsetAsync(probe.dst, 0, bytes, probe.stream));
+  AB_CUDA_CHECK(cudaMemcpyAsync(probe.dst, probe.src, bytes, cudaMemcpyDeviceToDevice, probe.stream));  // warm-up
+  float best_ms = 0;
+  for (int rep = 0; rep < 5; ++rep) {
+    AB_CUDA_CHECK(cudaEventRecord(probe.start, probe.stream));
+    AB_CUDA_CHECK(cudaMemcpyAsync(probe.dst, probe.src, bytes, cudaMemcpyDeviceToDevice, probe.stream));
+    AB_CUDA_CHECK(cudaEventRecord(probe.stop, probe.stream));
+    AB_CUDA_CHECK(cudaEventSynchronize(probe.stop));
+    float ms = 0;
+    AB_CUDA_CHECK(cudaEventElapsedTime(&ms, probe.start, probe.stop));
+    if (ms > 0 && (best_ms == 0 || ms < best_ms)) best_ms = ms;
+  }
+  AB_CUDA_CHECK(cudaStreamSynchronize(probe.stream));
+  return best_ms > 0 ? 2.0 * static_cast<double>(bytes) / (best_ms * 1e-3) * 1e-9 : 0.0;
+}
+
 }  // namespace ab::cuda

@@ -8,5 +8,10 @@ namespace ab::cuda {
 int device_count_noexcept();
 // Throws BackendError when a query fails.
 DeviceInfo query_device_info(int device);
+// The device's copy bandwidth in GB/s: a device-to-device cudaMemcpyAsync of 1 GiB (halved while it does not
+// fit in a quarter of free memory, down to 64 MiB), timed with events, best of 5 after a warm-up; bytes read
+// plus written over the time. 0 when no buffer fits; BackendError on any other CUDA failure. `device` must be
+// the current device.
+double measure_copy_bandwidth_gbps(int device);
 
 }  // namespace ab::cuda
