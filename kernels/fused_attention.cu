@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "core/fused_decode_plan.hpp"
+#include "fused_decode.hpp"
 #include "fused_dev_hooks.cuh"
 #include "fused_kernel.cuh"
 
@@ -104,6 +106,7 @@ std::vector<FusedTile> fused_compiled_tiles() {
       {64, 128, 4, 2},
   };
   std::vector<FusedTile> out;
+  out.push_back(FusedTile::decode_tile(0));
   for (const auto& o : order) {
     FusedTile t;
     t.block_m = o[0];
@@ -112,11 +115,13 @@ std::vector<FusedTile> fused_compiled_tiles() {
     t.stages = o[3];
     if (fused_detail::tile_compiled(t)) out.push_back(t);
   }
+  for (int s : fused_decode::kSearchSplits) out.push_back(FusedTile::decode_tile(s));
   return out;
 }
 
 std::string fused_can_implement(const FusedParams& p, const FusedTile& tile) {
   using namespace fused_detail;
+  if (tile.decode) return fused_decode_can_implement(p, tile);
   const std::string name = tile_label(tile);
   if (!tile_compiled(tile)) return "tile " + name + " is not compiled";
   const Entry* e = find_entry(static_cast<int>(p.head_dim), tile, p.bf16);
@@ -133,11 +138,15 @@ std::string fused_can_implement(const FusedParams& p, const FusedTile& tile) {
            " (it has head_dim " + dims + ")";
   }
   if (p.batch < 1 || p.heads < 1 || p.seq_len < 1) return "batch, heads and seq_len must be positive";
-  if (p.kv_heads != p.heads) return "grouped KV heads (GQA/MQA) are not yet in the fused kernel";
-  if (p.q_len != p.seq_len) return "q_len different from the KV length is not yet in the fused kernel";
-  if (p.ragged) return "ragged KV lengths are not yet in the fused kernel";
+  if (p.kv_heads < 1 || p.heads % p.kv_heads != 0) return "kv_heads must divide heads";
+  if (p.q_len < 1 || p.q_len > p.seq_len) return "q_len must be between 1 and seq_len";
+  // The Hopper wgmma kernel indexes Q, K and V by one (batch, head) row and one length; the mma.sync
+  // tiles (w4) take grouped KV heads, q_len != seq_len and ragged lengths.
+  if (e->sm90a && (p.kv_heads != p.heads || p.q_len != p.seq_len || p.ragged))
+    return "tile " + name + " (wgmma) takes self-attention only (kv_heads = heads, q_len = seq_len, one KV length); "
+           "the w4 tiles take grouped KV heads, q_len != seq_len and ragged lengths";
   if (p.seq_len > (1ll << 30)) return "seq_len above 2^30 is not supported (32-bit row indices)";
-  const long long m_blocks = (p.seq_len + tile.block_m - 1) / tile.block_m;
+  const long long m_blocks = (p.q_len + tile.block_m - 1) / tile.block_m;
   if (m_blocks * p.batch * p.heads > 0x7fffffffll) return "grid too large (query blocks x batch x heads > 2^31-1)";
   if (p.batch * p.heads > 0x7fffffffll) return "batch*heads too large";
   if (p.paged) {
@@ -158,6 +167,7 @@ std::string fused_can_implement(const FusedParams& p, const FusedTile& tile) {
 
 int fused_launch(const FusedParams& p, const FusedTile& tile, void* stream) {
   using namespace fused_detail;
+  if (tile.decode) return fused_decode_launch(p, tile, stream);
   if (!fused_can_implement(p, tile).empty()) return static_cast<int>(cudaErrorInvalidValue);
   if (p.paged && !p.block_table) return static_cast<int>(cudaErrorInvalidValue);
   const Entry* e = find_entry(static_cast<int>(p.head_dim), tile, p.bf16);
@@ -167,16 +177,24 @@ int fused_launch(const FusedParams& p, const FusedTile& tile, void* stream) {
   kp.v = static_cast<const std::uint16_t*>(p.v);
   kp.o = static_cast<std::uint16_t*>(p.o);
   kp.block_table = p.paged ? p.block_table : nullptr;
+  kp.kv_lens = p.kv_lens;
   kp.batch = static_cast<int>(p.batch);
   kp.heads = static_cast<int>(p.heads);
+  kp.kv_heads = static_cast<int>(p.kv_heads);
+  kp.group = static_cast<int>(p.heads / p.kv_heads);
+  kp.q_len = static_cast<int>(p.q_len);
   kp.seq_len = static_cast<int>(p.seq_len);
   kp.pages = p.paged ? static_cast<int>(p.pages) : 1;
   kp.page_size = p.paged ? static_cast<int>(p.page_size) : 1;
-  kp.m_blocks = static_cast<int>((p.seq_len + tile.block_m - 1) / tile.block_m);
+  kp.m_blocks = static_cast<int>((p.q_len + tile.block_m - 1) / tile.block_m);
   kp.scale_log2 = p.scale * 1.4426950408889634f;
   kp.causal = p.causal ? 1 : 0;
   kp.paged = p.paged ? 1 : 0;
   return e->launch(kp, stream);
+}
+
+int fused_kernel_count(const FusedParams& p, const FusedTile& tile) {
+  return tile.decode && fused_decode_splits(p, tile) > 1 ? 2 : 1;
 }
 
 std::vector<FusedKernelInfo> fused_kernel_infos() {

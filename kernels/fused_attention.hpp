@@ -23,15 +23,20 @@ struct FusedParams {
   bool causal = false;
   bool bf16 = false;  // else fp16
   float scale = 1.0f; // 1/sqrt(head_dim)
+  void* workspace = nullptr;        // decode tiles: the split partials (fused_decode::partial_bytes)
+  std::int64_t workspace_bytes = 0;
 };
 
 // The parameters for `p` on the tensors of `io` (scale 1/sqrt(D); contiguous K/V: one page of S).
 FusedParams fused_params(const Problem& p, const AttentionIO& io);
-// Every compiled tile configuration, best default first.
+// Every compiled tile configuration, best default first: the decode tile with the heuristic's split count
+// (it takes only q_len <= 16), the prefill tiles, then decode tiles of fixed split counts (for tune).
 std::vector<FusedTile> fused_compiled_tiles();
 // Empty when `tile` is compiled and can run `p` (head_dim instantiated, page size accepted, ...), else why not.
 std::string fused_can_implement(const FusedParams& p, const FusedTile& tile);
 // One launch on `stream` (cudaStream_t). Returns the cudaError_t of the launch (cudaGetLastError after it).
 int fused_launch(const FusedParams& p, const FusedTile& tile, void* stream);
+// Kernels one fused_launch of `tile` on `p` starts (2 for a decode tile with more than one split).
+int fused_kernel_count(const FusedParams& p, const FusedTile& tile);
 
 }  // namespace ab::kernels

@@ -17,6 +17,10 @@
 // Causal: the KV loop stops at the diagonal, only tiles that cross the diagonal (or the end of the
 // sequence) are masked, warps whose rows all lie before a tile skip it, and CTAs are scheduled
 // heaviest query block first.
+// Inference shapes: query head h reads KV head h / group; the q_len queries of a sequence of KV length L
+// (kv_lens[b], ragged) are its last q_len positions, so with causal masking query i sees keys
+// 0 .. i + L - q_len (bottom-right aligned); keys at or past L are never read (block-table entries past a
+// sequence's last page are -1).
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -32,8 +36,10 @@ struct KParams {
   const std::uint16_t* v;
   std::uint16_t* o;
   const std::int32_t* block_table;
+  const std::int32_t* kv_lens;  // [B] KV length per sequence; nullptr: every sequence has seq_len
   int batch, heads, seq_len, pages, page_size;
-  int m_blocks;
+  int kv_heads, group, q_len;   // KV heads, query heads per KV head, queries per sequence
+  int m_blocks;                 // query blocks per (batch, head): ceil(q_len / BLOCK_M)
   float scale_log2;  // scale * log2(e)
   int causal, paged;
 };
@@ -156,7 +162,6 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
   const int tid = threadIdx.x;
   const int warp = tid >> 5;
   const int lane = tid & 31;
-  const int S = p.seq_len;
   const int bh_count = p.batch * p.heads;
 
   // Block -> (query block, batch*head). Non-causal: query blocks of one head side by side (they share
@@ -174,10 +179,16 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
   }
   const int b = bh / p.heads;
   const int h = bh - b * p.heads;
+  const int kvh = h / p.group;
   const int q_row0 = m_block * BM;
-  const std::int64_t bh_rows = static_cast<std::int64_t>(bh) * S;  // row index of (b,h,0) in [B,H,S,D]
+  const int QL = p.q_len;
+  const int S = p.kv_lens ? __ldg(p.kv_lens + b) : p.seq_len;  // this sequence's KV length
+  const int diag = S - QL;  // query i sees keys 0 .. i + diag (causal)
+  const std::int64_t q_rows = static_cast<std::int64_t>(bh) * QL;  // row of (b,h,0) in Q/O [B,H,q_len,D]
+  // Row of (b,kvh,0) in contiguous K/V [B,KVH,seq_len,D].
+  const std::int64_t bh_rows = (static_cast<std::int64_t>(b) * p.kv_heads + kvh) * p.seq_len;
 
-  const int kv_end = p.causal ? min(S, q_row0 + BM) : S;
+  const int kv_end = max(0, p.causal ? min(S, q_row0 + BM + diag) : S);
   const int n_tiles = (kv_end + BN - 1) / BN;
 
   const std::uint16_t* __restrict__ gK = p.k;
@@ -191,7 +202,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
     if (!paged) return (bh_rows + s) * D;
     const int page = s / ps;
     const int slot = __ldg(bt + page);
-    return ((static_cast<std::int64_t>(slot) * p.heads + h) * ps + (s - page * ps)) * D;
+    return ((static_cast<std::int64_t>(slot) * p.kv_heads + kvh) * ps + (s - page * ps)) * D;
   };
 
   // ... and the 16-byte cp.async issue of one K/V tile into ring slot `slot`. When the chunks of a row
@@ -251,8 +262,8 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
       const int row = c / CPR;
       const int ch = c % CPR;
       const int s = q_row0 + row;
-      const bool valid = s < S;
-      const std::uint16_t* src = valid ? p.q + (bh_rows + s) * D + ch * 8 : p.q;
+      const bool valid = s < QL;
+      const std::uint16_t* src = valid ? p.q + (q_rows + s) * D + ch * 8 : p.q;
       cp_async16(dQ + (row * LD + ch * 8) * 2, src, valid);
     }
   }
@@ -328,7 +339,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
 
     const int n0 = n * BN;
     const int stage = n % STAGES;
-    if (!p.causal || n0 <= warp_row_last) {
+    if (!p.causal || n0 <= warp_row_last + diag) {
       // ---- S = Q K^T ----
       float acc_s[MT][NT][4];
 #pragma unroll
@@ -364,7 +375,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
       }
 
       // ---- mask: keys past the sequence end, and above the diagonal (only tiles that need it) ----
-      const bool need_mask = (n0 + BN > S) || (p.causal && n0 + BN - 1 > warp_row0);
+      const bool need_mask = (n0 + BN > S) || (p.causal && n0 + BN - 1 > warp_row0 + diag);
       if (need_mask) {
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
@@ -374,7 +385,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
             for (int e = 0; e < 4; ++e) {
               const int col = n0 + nt * 8 + tq * 2 + (e & 1);
               const int row = warp_row0 + mt * 16 + g + (e >> 1) * 8;
-              if (col >= S || (p.causal && col > row)) acc_s[mt][nt][e] = -INFINITY;
+              if (col >= S || (p.causal && col > row + diag)) acc_s[mt][nt][e] = -INFINITY;
             }
       }
 
@@ -437,7 +448,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
     if (do_pf) {
       const int page = s_pf / ps;
       sOff[(t_pf & 1) * BN + tid] =
-          ((static_cast<std::int64_t>(slot_pf) * p.heads + h) * ps + (s_pf - page * ps)) * D;
+          ((static_cast<std::int64_t>(slot_pf) * p.kv_heads + kvh) * ps + (s_pf - page * ps)) * D;
     }
   }
   cp_async_wait<0>();
@@ -466,9 +477,9 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
       const int row = c / CPR;
       const int ch = c % CPR;
       const int s = warp_row0 + row;
-      if (s < S) {
+      if (s < QL) {
         const uint4 val = *reinterpret_cast<const uint4*>(sQ + (warp * MW + row) * LD + ch * 8);
-        *reinterpret_cast<uint4*>(p.o + (bh_rows + s) * D + ch * 8) = val;
+        *reinterpret_cast<uint4*>(p.o + (q_rows + s) * D + ch * 8) = val;
       }
     }
   }

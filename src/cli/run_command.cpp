@@ -100,9 +100,13 @@ namespace {
 
 FusedTile parse_tile(const std::string& s) {
   FusedTile t;
+  int splits = 0;
+  if (s == "decode") return FusedTile::decode_tile(0);
+  if (std::sscanf(s.c_str(), "decode-s%d", &splits) == 1 && splits > 0 && FusedTile::decode_tile(splits).name() == s)
+    return FusedTile::decode_tile(splits);
   if (std::sscanf(s.c_str(), "m%dn%dw%ds%d", &t.block_m, &t.block_n, &t.warps, &t.stages) != 4 ||
       t.name() != s)
-    throw UsageError(fmt::format("--tile: '{}' is not a tile name like m128n64w4s2", s));
+    throw UsageError(fmt::format("--tile: '{}' is not a tile name like m128n64w4s2, decode or decode-s8", s));
   return t;
 }
 

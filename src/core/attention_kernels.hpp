@@ -111,12 +111,29 @@ struct AttentionIO {
 // a full-size last page (ptr_array) reads defined memory.
 inline std::int64_t kv_slack_rows(const Problem& p) { return p.page_size; }
 
+// A fused kernel configuration. Prefill tiles (decode == false) are the FlashAttention-2 kernel's
+// geometry, named like "m64n64w4s2". Decode tiles (decode == true) are the split-KV decode kernel for
+// q_len <= 16 (core/fused_decode_plan.hpp): `splits` CTAs per (sequence, KV head) share its keys, 0 = the
+// heuristic's count; named "decode" (heuristic) or "decode-s8"; their block fields are fixed (decode_tile).
 struct FusedTile {
   int block_m = 64, block_n = 64, warps = 4, stages = 2;
-  std::string name() const;  // "m64n64w4s2"
+  bool decode = false;
+  int splits = 0;  // decode tiles: KV splits per (sequence, KV head); 0 = heuristic
+  std::string name() const;  // "m64n64w4s2", "decode", "decode-s8"
   nlohmann::json to_json() const;
+  static FusedTile decode_tile(int splits) {
+    FusedTile t;
+    t.block_m = 16;
+    t.block_n = 64;
+    t.warps = 4;
+    t.stages = 3;
+    t.decode = true;
+    t.splits = splits;
+    return t;
+  }
   bool operator==(const FusedTile& o) const {
-    return block_m == o.block_m && block_n == o.block_n && warps == o.warps && stages == o.stages;
+    return block_m == o.block_m && block_n == o.block_n && warps == o.warps && stages == o.stages &&
+           decode == o.decode && splits == o.splits;
   }
 };
 
@@ -133,7 +150,9 @@ class AttentionKernels {
   virtual std::vector<FusedTile> fused_tiles() const = 0;
   // Empty string when `tile` can run `p`, else the reason it cannot.
   virtual std::string fused_can_implement(const Problem& p, const FusedTile& tile) const = 0;
-  virtual void fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile) = 0;
+  // `workspace`: device memory of fused_decode::workspace_bound bytes for a decode tile (its split
+  // partials), else unused (may be nullptr).
+  virtual void fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile, void* workspace) = 0;
 
   // Test hook (ATTNBENCH_INJECT_FAULT): make the device fail the way a kernel bug would, with a sticky
   // error. cuda: a kernel writes to an invalid address; cpu: simulated, and Backend::recover() then fails.

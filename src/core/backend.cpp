@@ -67,10 +67,18 @@ GemmAlgo GemmAlgo::from_json(const nlohmann::json& j) {
   return a;
 }
 
-std::string FusedTile::name() const { return fmt::format("m{}n{}w{}s{}", block_m, block_n, warps, stages); }
+std::string FusedTile::name() const {
+  if (decode) return splits > 0 ? fmt::format("decode-s{}", splits) : std::string("decode");
+  return fmt::format("m{}n{}w{}s{}", block_m, block_n, warps, stages);
+}
 
 nlohmann::json FusedTile::to_json() const {
-  return {{"block_m", block_m}, {"block_n", block_n}, {"warps", warps}, {"stages", stages}, {"name", name()}};
+  nlohmann::json j = {{"block_m", block_m}, {"block_n", block_n}, {"warps", warps}, {"stages", stages}, {"name", name()}};
+  if (decode) {
+    j["decode"] = true;
+    j["splits"] = splits;
+  }
+  return j;
 }
 
 }  // namespace ab

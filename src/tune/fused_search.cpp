@@ -1,4 +1,7 @@
 // Fused tile search: set the strategy up with each tile, verify one forward, time it, keep the fastest.
+// The tiles are the backend's list: for decode problems (q_len <= 16) on CUDA that includes the split-KV
+// decode tile with the heuristic's split count (the default) and fixed counts 1, 2, 4, 8, 16, 32
+// (fused_decode::kSearchSplits), each tried where the KV length allows it.
 #include "tune/fused_search.hpp"
 
 #include <fmt/format.h>

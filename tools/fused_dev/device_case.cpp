@@ -1,6 +1,8 @@
 // Device copies of a harness problem through the CUDA backend's memory helpers.
 #include "device_case.hpp"
 
+#include "core/fused_decode_plan.hpp"
+
 namespace ab::fused_dev {
 
 namespace {
@@ -22,6 +24,11 @@ DeviceCase::DeviceCase(const Problem& p, const HostTensors& t) : o_elements_(p.q
     v_ = upload_vector(mem_, t.v);
     if (!t.block_table.empty()) block_table_ = upload_vector(mem_, t.block_table);
     o_ = mem_.alloc(static_cast<std::size_t>(o_elements_) * sizeof(std::uint16_t));
+    // Decode tiles: room for the split partials of any split count.
+    if (fused_decode::takes_q_len(p.q_len)) {
+      workspace_bytes_ = fused_decode::partial_bytes(p.batch, p.heads, p.q_len, p.head_dim, fused_decode::kMaxSplits);
+      workspace_ = mem_.alloc(static_cast<std::size_t>(workspace_bytes_));
+    }
   } catch (...) {
     release();
     throw;
@@ -33,13 +40,15 @@ DeviceCase::DeviceCase(const Problem& p, const HostTensors& t) : o_elements_(p.q
     io.o = o_;
     io.block_table = static_cast<const std::int32_t*>(block_table_);
     params_ = kernels::fused_params(p, io);
+    params_.workspace = workspace_;
+    params_.workspace_bytes = workspace_bytes_;
 }
 
 DeviceCase::~DeviceCase() { release(); }
 
 void DeviceCase::release() noexcept {
-  for (void* p : {q_, k_, v_, o_, block_table_}) mem_.free(p);
-  q_ = k_ = v_ = o_ = block_table_ = nullptr;
+  for (void* p : {q_, k_, v_, o_, block_table_, workspace_}) mem_.free(p);
+  q_ = k_ = v_ = o_ = block_table_ = workspace_ = nullptr;
 }
 
 void DeviceCase::poison_output() {

@@ -19,7 +19,7 @@ const char* tile_family_name(TileFamily f) {
   return "all";
 }
 
-bool is_wgmma_tile(const FusedTile& t) { return t.warps >= 8; }
+bool is_wgmma_tile(const FusedTile& t) { return !t.decode && t.warps >= 8; }
 
 std::vector<FusedTile> tiles_of_family(const std::vector<FusedTile>& tiles, TileFamily f) {
   std::vector<FusedTile> out;

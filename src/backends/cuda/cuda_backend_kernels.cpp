@@ -11,6 +11,7 @@
 #include "backends/cuda/cuda_check.hpp"
 #include "compare_output.hpp"
 #include "core/errors.hpp"
+#include "core/fused_decode_plan.hpp"
 #include "fused_attention.hpp"
 #include "delay.hpp"
 #include "fault_injection.hpp"
@@ -77,9 +78,14 @@ std::string CudaBackend::fused_can_implement(const Problem& p, const FusedTile& 
   return kernels::fused_can_implement(kernels::fused_params(p, AttentionIO{}), tile);
 }
 
-void CudaBackend::fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile) {
-  count_kernel();
-  int err = kernels::fused_launch(kernels::fused_params(p, io), tile, stream_);
+void CudaBackend::fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile, void* workspace) {
+  kernels::FusedParams f = kernels::fused_params(p, io);
+  if (tile.decode) {
+    f.workspace = workspace;
+    f.workspace_bytes = workspace ? fused_decode::workspace_bound(p, tile.splits) : 0;
+  }
+  for (int i = kernels::fused_kernel_count(f, tile); i > 0; --i) count_kernel();
+  int err = kernels::fused_launch(f, tile, stream_);
   if (err != 0) check_launch(err, fmt::format("fused_attention [{}] for {}", tile.name(), p.label()).c_str());
 }
 

@@ -1,0 +1,142 @@
+// The split-KV decode path of `fused` (kernels/fused_decode.cuh): which problems a decode tile takes, the
+// split count, and the launches (decode kernel, then the combine when there is more than one split).
+// Instantiated for head_dim 64 and 128, 1 or 2 m16 slices of packed query rows, fp16 and bf16.
+#include "fused_decode.hpp"
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "core/fused_decode_plan.hpp"
+#include "fused_decode.cuh"
+
+namespace ab::kernels {
+
+namespace {
+
+using fused_detail::DParams;
+using LaunchFn = int (*)(const DParams&, void*);
+
+template <int D, int MT, int ST, bool BF16>
+int launch_decode(const DParams& dp, void* stream) {
+  using C = fused_detail::DCfg<D, MT, ST>;
+  auto kern = fused_detail::fused_decode_fwd<C, BF16>;
+  if (C::SMEM > 48 * 1024) {
+    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
+    if (e != cudaSuccess) return static_cast<int>(e);
+  }
+  const dim3 grid(static_cast<unsigned>(dp.splits), static_cast<unsigned>(dp.kv_heads * dp.chunks),
+                  static_cast<unsigned>(dp.batch));
+  kern<<<grid, C::THREADS, C::SMEM, static_cast<cudaStream_t>(stream)>>>(dp);
+  return static_cast<int>(cudaGetLastError());
+}
+
+// Stages: head_dim 128 keeps 3 tiles of 64 keys in flight per CTA (two CTAs per SM), 64 keeps 4.
+LaunchFn find_launch(int head_dim, int mt, bool bf16) {
+  if (head_dim == 128) {
+    if (mt == 1) return bf16 ? &launch_decode<128, 1, 3, true> : &launch_decode<128, 1, 3, false>;
+    return bf16 ? &launch_decode<128, 2, 3, true> : &launch_decode<128, 2, 3, false>;
+  }
+  if (head_dim == 64) {
+    if (mt == 1) return bf16 ? &launch_decode<64, 1, 4, true> : &launch_decode<64, 1, 4, false>;
+    return bf16 ? &launch_decode<64, 2, 4, true> : &launch_decode<64, 2, 4, false>;
+  }
+  return nullptr;
+}
+
+std::int64_t rows_per_kv_head(const FusedParams& p) { return (p.heads / p.kv_heads) * p.q_len; }
+int slices_for(const FusedParams& p) { return rows_per_kv_head(p) <= 16 ? 1 : 2; }
+std::int64_t chunks_for(const FusedParams& p) {
+  const std::int64_t rows = 16 * slices_for(p);
+  return (rows_per_kv_head(p) + rows - 1) / rows;
+}
+
+int sm_count() {
+  int dev = 0, n = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+    cudaGetLastError();
+    return 132;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string fused_decode_can_implement(const FusedParams& p, const FusedTile& tile) {
+  if (!tile.decode) return "not a decode tile";
+  if (!fused_decode::takes_q_len(p.q_len))
+    return "the decode kernel takes q_len <= " + std::to_string(fused_decode::kMaxQLen) + " (q_len is " +
+           std::to_string(p.q_len) + ")";
+  if (p.head_dim != 64 && p.head_dim != 128)
+    return "the decode kernel is instantiated for head_dim 64 and 128 (not " + std::to_string(p.head_dim) + ")";
+  if (p.batch < 1 || p.heads < 1 || p.seq_len < 1 || p.kv_heads < 1 || p.heads % p.kv_heads != 0)
+    return "batch, heads, kv_heads and seq_len must be positive, kv_heads dividing heads";
+  if (p.seq_len > (1ll << 30)) return "seq_len above 2^30 is not supported (32-bit key indices)";
+  if (tile.splits < 0) return "a negative split count";
+  const std::int64_t cap = fused_decode::max_splits(p.seq_len);
+  if (tile.splits > cap)
+    return std::to_string(tile.splits) + " splits is more than the " + std::to_string(cap) + " this KV length allows (" +
+           std::to_string(fused_decode::kKeysPerTile) + " keys per split at least, " +
+           std::to_string(fused_decode::kMaxSplits) + " at most)";
+  if (p.batch > 65535 || p.kv_heads * chunks_for(p) > 65535) return "grid too large (batch or KV heads x row chunks > 65535)";
+  if (p.batch * p.heads * p.q_len > 0x7fffffffll) return "batch*heads*q_len too large for the combine grid";
+  if (p.paged) {
+    if (p.page_size < 1) return "paged KV needs page_size >= 1";
+    if (p.pages < 1 || p.pages * p.page_size < p.seq_len) return "pages * page_size must cover seq_len";
+    if (p.page_size > (1ll << 30) || p.pages > (1ll << 30)) return "page geometry above 2^30";
+  }
+  auto misaligned = [](const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15u) != 0; };
+  if (misaligned(p.q) || misaligned(p.k) || misaligned(p.v) || misaligned(p.o))
+    return "Q, K, V and O must be 16-byte aligned";
+  return {};
+}
+
+int fused_decode_splits(const FusedParams& p, const FusedTile& tile) {
+  if (tile.splits > 0) return tile.splits;
+  const std::int64_t work = p.batch * p.kv_heads * chunks_for(p);
+  return static_cast<int>(fused_decode::heuristic_splits(work, p.seq_len, sm_count(), fused_decode::kCtasPerSm));
+}
+
+int fused_decode_launch(const FusedParams& p, const FusedTile& tile, void* stream) {
+  if (!fused_decode_can_implement(p, tile).empty()) return static_cast<int>(cudaErrorInvalidValue);
+  if (p.paged && !p.block_table) return static_cast<int>(cudaErrorInvalidValue);
+  const int splits = fused_decode_splits(p, tile);
+  const std::int64_t need = fused_decode::partial_bytes(p.batch, p.heads, p.q_len, p.head_dim, splits);
+  if (need > 0 && (!p.workspace || p.workspace_bytes < need)) return static_cast<int>(cudaErrorInvalidValue);
+  const int mt = slices_for(p);
+  LaunchFn fn = find_launch(static_cast<int>(p.head_dim), mt, p.bf16);
+  if (!fn) return static_cast<int>(cudaErrorInvalidValue);
+  const std::int64_t rows = p.batch * p.heads * p.q_len;
+  DParams dp{};
+  dp.q = static_cast<const std::uint16_t*>(p.q);
+  dp.k = static_cast<const std::uint16_t*>(p.k);
+  dp.v = static_cast<const std::uint16_t*>(p.v);
+  dp.o = static_cast<std::uint16_t*>(p.o);
+  dp.block_table = p.paged ? p.block_table : nullptr;
+  dp.kv_lens = p.kv_lens;
+  dp.part_acc = need > 0 ? static_cast<float*>(p.workspace) : nullptr;
+  dp.part_ml = need > 0 ? dp.part_acc + rows * splits * p.head_dim : nullptr;
+  dp.batch = static_cast<int>(p.batch);
+  dp.heads = static_cast<int>(p.heads);
+  dp.kv_heads = static_cast<int>(p.kv_heads);
+  dp.group = static_cast<int>(p.heads / p.kv_heads);
+  dp.q_len = static_cast<int>(p.q_len);
+  dp.seq_len = static_cast<int>(p.seq_len);
+  dp.pages = p.paged ? static_cast<int>(p.pages) : 1;
+  dp.page_size = p.paged ? static_cast<int>(p.page_size) : 1;
+  dp.splits = splits;
+  dp.keys_per_split = static_cast<int>(fused_decode::keys_per_split(p.seq_len, splits));
+  dp.chunks = static_cast<int>(chunks_for(p));
+  dp.scale_log2 = p.scale * 1.4426950408889634f;
+  dp.causal = p.causal ? 1 : 0;
+  dp.paged = p.paged ? 1 : 0;
+  int err = fn(dp, stream);
+  if (err != 0 || splits == 1) return err;
+  auto comb = p.bf16 ? fused_detail::fused_decode_combine<true> : fused_detail::fused_decode_combine<false>;
+  comb<<<static_cast<unsigned>(rows), 64, 0, static_cast<cudaStream_t>(stream)>>>(
+      dp.part_acc, dp.part_ml, dp.o, splits, static_cast<int>(p.head_dim));
+  return static_cast<int>(cudaGetLastError());
+}
+
+}  // namespace ab::kernels

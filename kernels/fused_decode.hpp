@@ -1,0 +1,17 @@
+// Host API of the split-KV decode kernel (kernels/fused_decode.cu), reached through the fused API
+// (kernels/fused_attention.hpp) for decode tiles. No CUDA headers.
+#pragma once
+#include <string>
+
+#include "fused_attention.hpp"
+
+namespace ab::kernels {
+
+// Empty when the decode tile `tile` can run `p`, else why not.
+std::string fused_decode_can_implement(const FusedParams& p, const FusedTile& tile);
+// The split count a launch of `tile` on `p` uses (tile.splits, or the heuristic on this device's SMs).
+int fused_decode_splits(const FusedParams& p, const FusedTile& tile);
+// The decode kernel and, with more than one split, the combine. Returns the first cudaError_t.
+int fused_decode_launch(const FusedParams& p, const FusedTile& tile, void* stream);
+
+}  // namespace ab::kernels

@@ -1,0 +1,175 @@
+// `fused` on the CUDA backend for inference shapes against the GPU fp32 reference: grouped KV heads (GQA,
+// MQA), q_len != seq_len with bottom-right causal masking, ragged lengths over contiguous and paged KV
+// (pages of 16 and 7 tokens), fp16 and bf16, head_dim 64 and 128; the split-KV decode path (q_len <= 16)
+// with the heuristic's split count and fixed counts, and the prefill tiles on the same problems. Outputs
+// are poisoned before every run (ProblemInputs::check_forward) and CUPTI's kernel count is checked
+// against the launch contract (2 kernels when a combine runs).
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/cuda_backend.hpp"
+#include "core/fused_decode_plan.hpp"
+#include "core/strategy.hpp"
+#include "run/problem_inputs.hpp"
+#include "strategies/registry.hpp"
+#include "testing.hpp"
+
+using namespace ab;
+
+namespace {
+
+std::unique_ptr<Backend>& gpu() {
+  static std::unique_ptr<Backend> b = make_cuda_backend(0);
+  return b;
+}
+
+struct Shape {
+  std::int64_t batch, heads, kv_heads, seq_len, q_len, head_dim, page_size;
+  KvLayout layout;
+  DType dtype;
+  bool causal;
+  std::vector<std::int64_t> kv_lens;  // empty: all seq_len
+};
+
+Problem make(const Shape& s) {
+  ProblemSpec p;
+  p.batch = s.batch;
+  p.heads = s.heads;
+  p.kv_heads = s.kv_heads;
+  p.seq_len = s.seq_len;
+  p.q_len = s.q_len;
+  p.head_dim = s.head_dim;
+  p.page_size = s.page_size;
+  p.kv_layout = s.layout;
+  p.dtype = s.dtype;
+  p.causal = s.causal;
+  p.kv_lens = s.kv_lens;
+  if (!s.kv_lens.empty()) {
+    p.kv_lens_spec = "list:";
+    for (std::size_t i = 0; i < s.kv_lens.size(); ++i) p.kv_lens_spec += (i ? "," : "") + std::to_string(s.kv_lens[i]);
+  }
+  return make_problem(p);
+}
+
+std::unique_ptr<Strategy> fused() { return std::move(make_strategies("fused").at(0)); }
+
+// One verified, launch-counted forward of `fused` with `tile` (unset: the strategy's own choice).
+// Returns the tile that ran.
+FusedTile run_checked(const Problem& p, ProblemInputs& in, std::optional<FusedTile> tile) {
+  Backend& be = *gpu();
+  auto st = fused();
+  StrategyOptions opt;
+  opt.fused_tile = tile;
+  const std::string why = st->can_implement(p, be, opt);
+  EXPECT_EQ(why, "") << p.label() << " " << (tile ? tile->name() : "default");
+  if (!why.empty()) return {};
+  st->setup(be, p, in.io(), opt);
+  const FusedTile ran = *st->config().tile;
+  be.profiler().begin_launch_count();
+  const std::string fail = in.check_forward([&] { st->run(be); });
+  const LaunchRecord r = be.profiler().end_launch_count();
+  const LaunchContract c = st->contract(p);
+  std::printf("  %-64s %-12s %s | kernels %lld (contract %lld)\n", p.label().c_str(), ran.name().c_str(),
+              fail.empty() ? "ok" : fail.c_str(), static_cast<long long>(r.other_kernels), static_cast<long long>(c.kernels));
+  EXPECT_EQ(fail, "") << p.label() << " tile " << ran.name();
+  EXPECT_EQ(r.other_kernels, c.kernels) << p.label() << " tile " << ran.name();
+  if (ran.decode) EXPECT_EQ(c.kernels, ran.splits > 1 ? 2 : 1);
+  st->teardown(be);
+  return ran;
+}
+
+// Default choice, every decode split count given, and a prefill tile where the problem allows.
+void check_all(const Shape& s, std::uint64_t seed, const std::vector<int>& splits = {1, 2, 5, 16}) {
+  const Problem p = make(s);
+  Backend& be = *gpu();
+  ProblemInputs in(be, p, seed);
+  const FusedTile def = run_checked(p, in, std::nullopt);
+  if (fused_decode::takes_q_len(p.q_len) && (p.head_dim == 64 || p.head_dim == 128)) {
+    EXPECT_TRUE(def.decode) << "the default for q_len <= 16 is the decode kernel";
+    EXPECT_GE(def.splits, 1);
+    for (int n : splits)
+      if (n <= fused_decode::max_splits(p.seq_len)) run_checked(p, in, FusedTile::decode_tile(n));
+  } else {
+    EXPECT_FALSE(def.decode);
+  }
+  FusedTile prefill;  // m64n64w4s2: mma.sync, compiled for head_dim 64 and 128
+  run_checked(p, in, prefill);
+}
+
+const auto C = KvLayout::contiguous;
+const auto P = KvLayout::paged;
+const auto F16 = DType::fp16;
+const auto B16 = DType::bf16;
+
+}  // namespace
+
+TEST(CudaFusedInference, GqaDecode) {
+  check_all({3, 8, 2, 1000, 1, 128, 16, P, F16, false, {}}, 1);
+  check_all({3, 8, 2, 1000, 1, 64, 7, P, B16, true, {}}, 2);
+  check_all({2, 8, 2, 513, 5, 128, 16, C, B16, true, {}}, 3);
+}
+
+TEST(CudaFusedInference, MqaDecode) {
+  check_all({2, 8, 1, 777, 1, 128, 16, P, F16, false, {}}, 4);
+  check_all({2, 12, 1, 300, 16, 64, 7, P, F16, true, {}}, 5);  // 192 packed rows: 6 row chunks
+  check_all({1, 4, 1, 64, 16, 128, 16, C, B16, true, {}}, 6);
+}
+
+TEST(CudaFusedInference, QLenSixteenAndFive) {
+  check_all({2, 4, 4, 1000, 16, 128, 16, P, F16, true, {}}, 7);
+  check_all({2, 4, 2, 1000, 5, 64, 16, C, F16, false, {}}, 8);
+}
+
+TEST(CudaFusedInference, PrefillChunkQLen37) {
+  check_all({2, 8, 2, 1000, 37, 128, 16, P, F16, true, {}}, 9);
+  check_all({2, 6, 3, 300, 37, 64, 7, C, B16, true, {}}, 10);
+  check_all({1, 4, 1, 500, 37, 128, 7, P, B16, false, {}}, 11);
+}
+
+TEST(CudaFusedInference, RaggedLengths) {
+  const std::vector<std::int64_t> lens = {1, 17, 300, 64};
+  check_all({4, 8, 2, 300, 1, 128, 16, P, F16, false, lens}, 12);
+  check_all({4, 8, 2, 300, 1, 128, 7, P, B16, true, lens}, 13);
+  check_all({4, 8, 2, 300, 1, 64, 16, C, F16, true, lens}, 14);
+  const std::vector<std::int64_t> lens5 = {5, 17, 300, 64};  // q_len 5 <= every length
+  check_all({4, 4, 1, 300, 5, 64, 7, P, F16, true, lens5}, 15);
+  check_all({4, 4, 4, 300, 5, 128, 16, C, B16, false, lens5}, 16);
+  const std::vector<std::int64_t> lens40 = {40, 170, 300, 64};
+  check_all({4, 8, 2, 300, 37, 128, 7, P, F16, true, lens40}, 17);
+  check_all({4, 8, 2, 300, 37, 64, 16, C, B16, true, lens40}, 18);
+}
+
+TEST(CudaFusedInference, SingleHeadSingleSequence) {
+  check_all({1, 1, 1, 1, 1, 64, 1, P, F16, false, {}}, 19);
+  check_all({1, 1, 1, 200, 1, 128, 7, C, B16, true, {}}, 20);
+  check_all({1, 1, 1, 37, 37, 64, 16, P, F16, true, {}}, 21);
+}
+
+TEST(CudaFusedInference, SelfAttentionDefaultsUnchanged) {
+  // q_len = seq_len, kv_heads = heads: the prefill tiles (wgmma on Hopper) as before.
+  check_all({2, 3, 3, 300, 300, 128, 16, P, F16, true, {}}, 22);
+  check_all({2, 3, 3, 300, 300, 64, 16, C, B16, false, {}}, 23);
+}
+
+TEST(CudaFusedInference, DecodeRefusals) {
+  Backend& be = *gpu();
+  auto st = fused();
+  StrategyOptions opt;
+  const Problem p37 = make({1, 2, 1, 100, 37, 128, 16, P, F16, false, {}});
+  opt.fused_tile = FusedTile::decode_tile(0);
+  EXPECT_NE(st->can_implement(p37, be, opt).find("q_len"), std::string::npos);
+  const Problem p1 = make({1, 2, 1, 100, 1, 128, 16, P, F16, false, {}});
+  opt.fused_tile = FusedTile::decode_tile(32);  // 100 keys allow 2 splits
+  EXPECT_NE(st->can_implement(p1, be, opt), "");
+  const Problem d96 = make({1, 2, 1, 100, 1, 96, 16, P, F16, false, {}});
+  opt.fused_tile = std::nullopt;
+  EXPECT_EQ(st->can_implement(d96, be, opt), "");  // head_dim 96: a prefill tile takes it
+}
+
+int main(int argc, char** argv) {
+  if (ab::cuda_device_count() == 0) attnbench_testing::skip_test_program("no CUDA device");
+  int rc = attnbench_testing::run_all_tests(argc, argv);
+  gpu().reset();
+  return rc;
+}
