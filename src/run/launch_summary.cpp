@@ -9,11 +9,13 @@ namespace ab {
 
 namespace {
 
-// Kernels named as cuBLASLt split-K reductions, counted from "name xN" entries.
+// Kernels named as cuBLASLt split-K reductions ("cublasLt::splitKreduce_kernel<...>"), counted from
+// "name xN" entries. The split GEMM's own kernel may carry "splitK" in its name too (cuBLASLt 13's
+// "nvjet_..._splitK_NNN"): only a reduction is an extra launch.
 std::int64_t splitk_reduction_kernels(const std::vector<std::string>& names) {
   std::int64_t n = 0;
   for (const std::string& s : names) {
-    if (s.find("splitK") == std::string::npos && s.find("educe") == std::string::npos) continue;
+    if (s.find("educe") == std::string::npos) continue;
     auto x = s.rfind(" x");
     n += x == std::string::npos ? 1 : std::atoll(s.c_str() + x + 2);
   }

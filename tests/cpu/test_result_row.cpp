@@ -8,6 +8,7 @@
 #include "core/problem_axes.hpp"
 #include "core/text_table.hpp"
 #include "core/utc_timestamp.hpp"
+#include "run/launch_summary.hpp"
 #include "run/result_row.hpp"
 #include "testing.hpp"
 
@@ -125,6 +126,24 @@ TEST(ResultRow, RefusesAnUnknownStatusWithOneLine) {
   } catch (const UsageError& e) {
     EXPECT_EQ(std::string(e.what()), "'r.json': results[2].time_ms.median must be a number or null");
   }
+}
+
+// cuBLASLt 13 names a split GEMM's own kernel "..._splitK_..."; only the reduction kernels are extra launches.
+TEST(LaunchSummary, SplitKReductionsExplainExtraKernelsButSplitGemmsDoNot) {
+  LaunchContract c{16, 9, "2·B·KVH·P gemm + B·KVH·P softmax + 1 finalize"};
+  LaunchRecord r;
+  r.gemm_calls = 16;
+  r.other_kernels = 9;
+  r.kernels = 33;
+  r.source = "cupti";
+  r.kernel_names = {"nvjet_sm90_hsh_256x128_64x4_1x2_h_bz_coopA_TNT x8", "ab::kernels::softmax_update_kernel x8",
+                    "nvjet_sm90_hss_64x128_64x8_2x1_v_bz_splitK_NNN x8",
+                    "cublasLt::splitKreduce_kernel<32, 16, int, float> x8", "ab::kernels::finalize_kernel x1"};
+  RowLaunches l = summarize_launches(c, r);
+  EXPECT_TRUE(l.match);
+  EXPECT_NE(l.explained.find("8 extra"), std::string::npos);
+  r.kernels = 34;  // one more kernel than the reductions explain
+  EXPECT_FALSE(summarize_launches(c, r).match);
 }
 
 TEST(BlobHex, EncodesAndDecodes) {
