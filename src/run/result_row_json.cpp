@@ -132,6 +132,8 @@ StrategyConfig strategy_config_from_json(const Reader& r, const json& c) {
     tile.block_n = static_cast<int>(r.opt_int(*t, "block_n", "config.tile.", tile.block_n));
     tile.warps = static_cast<int>(r.opt_int(*t, "warps", "config.tile.", tile.warps));
     tile.stages = static_cast<int>(r.opt_int(*t, "stages", "config.tile.", tile.stages));
+    tile.decode = r.opt_bool(*t, "decode", "config.tile.").value_or(false);
+    tile.splits = static_cast<int>(r.opt_int(*t, "splits", "config.tile.", 0));
     s.tile = tile;
   }
   s.tile_source = r.opt_str(c, "tile_source", "config.");

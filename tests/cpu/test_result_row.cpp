@@ -226,6 +226,22 @@ TEST(ResultRow, ConfigurationIsTypedAndRoundTrips) {
   ASSERT_TRUE(f.config && f.config->strategy.tile);
   EXPECT_EQ(f.config->strategy.tile->name(), "m128n64w8s2");
   EXPECT_EQ(to_json(f)["config"], fused["config"]);
+  // A decode tile (split-KV) and a GEMM row's packing and padding read back as they were written.
+  json decode = fused;
+  decode["config"]["tile"] = FusedTile::decode_tile(8).to_json();
+  ResultRow d = result_row_from_json(decode, "'r.json'");
+  ASSERT_TRUE(d.config && d.config->strategy.tile);
+  EXPECT_EQ(d.config->strategy.tile->name(), "decode-s8");
+  EXPECT_TRUE(*d.config->strategy.tile == FusedTile::decode_tile(8));
+  EXPECT_EQ(to_json(d)["config"], decode["config"]);
+  json packed = fused;
+  packed["config"] = {{"score_dtype", "fp16"}, {"gathered_pages", true}, {"gqa_packed", true},
+                      {"padded_fraction", 0.25}, {"gemm_algos", json::array()}, {"source", "heuristic"}};
+  ResultRow pk = result_row_from_json(packed, "'r.json'");
+  ASSERT_TRUE(pk.config && pk.config->strategy.gqa_packed && pk.config->strategy.padded_fraction);
+  EXPECT_TRUE(*pk.config->strategy.gqa_packed);
+  EXPECT_DOUBLE_EQ(*pk.config->strategy.padded_fraction, 0.25);
+  EXPECT_EQ(to_json(pk)["config"], packed["config"]);
   fused["config"]["gathered_pages"] = "yes";
   try {
     result_row_from_json(fused, "'r.json'");
