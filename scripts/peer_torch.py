@@ -593,8 +593,6 @@ def parse_args(argv):
             raise UsageError(f"--backends: unknown backend '{b}' (choose from {', '.join(BACKENDS)})")
     if a.min_samples < 1 or a.max_samples < a.min_samples or a.warmup < 0 or a.max_time <= 0:
         raise UsageError("need warmup >= 0, 1 <= min-samples <= max-samples, max-time > 0")
-    if not a.json and not a.merge and not a.dry_run:
-        raise UsageError("nothing to write: give --json PATH and/or --merge REPORT.json")
     return a
 
 
@@ -665,7 +663,8 @@ def main(argv):
                 t = row.get("time_ms", {}).get("median")
                 shown = f"{t:.4f} ms  {row['gbps']:.0f} GB/s" if t else f"{row['status']}: {row['reason']}"
                 print(f"[{i + 1}/{len(problems)}] {label(p)}  {row['strategy']:<24} {shown}", file=sys.stderr)
-    if gpu is not None and not a.quiet:
+    # The table, after a timed run, or whenever it is the only output (no --json, no --merge).
+    if not a.quiet and not a.dry_run and (gpu is not None or not (a.json or a.merge)):
         print_table(report["results"])
     if gpu is not None:
         report["warnings"] += gpu.warnings
