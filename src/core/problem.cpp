@@ -147,9 +147,8 @@ Problem make_problem(const ProblemSpec& s) {
   p.pages_requested = s.pages > 0 ? s.pages : 0;
   // Every count derived from a problem (elements, fp64 bytes, pool slots, launches) must fit in 64 bits;
   // the refusal prints the true size, computed in floating point.
-  const std::int64_t widest_heads = p.heads;
-  if (size_mul(p.batch, widest_heads, p.seq_len, p.head_dim) > kMaxTensorElements) {
-    double elements = static_cast<double>(p.batch) * widest_heads * p.seq_len * p.head_dim;
+  if (size_mul(p.batch, p.heads, p.seq_len, p.head_dim) > kMaxTensorElements) {
+    double elements = static_cast<double>(p.batch) * p.heads * p.seq_len * p.head_dim;
     throw UsageError(fmt::format("problem {}: a [B,H,S,D] tensor has {:.4g} elements ({} in {}), more than the "
                                  "2^50 this tool can address; refused",
                                  p.label(), elements, human_bytes(elements * dtype_size(p.dtype)), dtype_name(p.dtype)));
