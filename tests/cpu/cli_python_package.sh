@@ -31,9 +31,9 @@ for c in attnbench-plot attnbench-peer attnbench-tune-repro; do [[ -x venv/bin/$
 export ATTNBENCH=$bin
 mkdir -p reports out
 "$bin" --backend=cpu --batch=1,2 --heads=2 --seq_len=33,64 --head_dim=16 --causal=false,true --max_time=0.02 -q \
-  --json=reports/grid.json || bad "grid run"
+  --json=reports/grid.json >/dev/null || bad "grid run"
 "$bin" --backend=cpu --batch=1 --heads=4 --kv_heads=1 --q_len=1 --seq_len=100 --head_dim=32 --dtype=bf16 --pages=3 \
-  --kv_layout=paged --max_time=0.02 -q --json=reports/decode.json || bad "decode run"
+  --kv_layout=paged --max_time=0.02 -q --json=reports/decode.json >/dev/null || bad "decode run"
 echo '{"schema": "attnbench.cache/1"}' >out/cache.json
 
 cd out  # not the source tree: the installed package is what imports
