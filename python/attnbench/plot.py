@@ -420,11 +420,12 @@ def plot_time(plt, docs, rows, problem, all_series):
         ref = first_of[r["series"].split(" (")[0]]
         if several and ref is not r:
             text += f"  ({(m / median(ref) - 1) * 100:+.1f}% vs {ref['report']})"
-        if clipped:  # the bar is cut at the axis end: a white zig-zag across it, the text inside
+        if clipped:  # the bar is cut at the axis end: a zig-zag across it, the text inside (white on a solid bar)
+            ink = edge if fill == "white" else "white"
             zig = [cap * (0.93 + 0.02 * (k % 2)) for k in range(7)]
-            ax.plot(zig, [y - 0.4 + 0.8 * k / 6 for k in range(7)], color="white", linewidth=3, zorder=3)
+            ax.plot(zig, [y - 0.4 + 0.8 * k / 6 for k in range(7)], color=ink, linewidth=3, zorder=3)
             ax.text(cap * 0.91, y, f"bar cut: {text.strip()} ", va="center", ha="right", fontsize=8.5,
-                    color="white", fontweight="bold", zorder=4)
+                    color=ink, fontweight="bold", zorder=4)
         else:
             ax.text(m + min(err, cap - m, 0.1 * cap), y, text, va="center", fontsize=8.5,
                     bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1})
