@@ -5,7 +5,6 @@
 
 #include <cuda_runtime.h>
 
-#include <cstdlib>
 #include <string>
 
 #include "core/fused_decode_plan.hpp"
@@ -18,9 +17,9 @@ namespace {
 using fused_detail::DParams;
 using LaunchFn = int (*)(const DParams&, void*);
 
-template <int D, int MT, int ST, bool BF16, int PF = 0, bool L2B = false>
+template <int D, int MT, int ST, bool BF16>
 int launch_decode(const DParams& dp, void* stream) {
-  using C = fused_detail::DCfg<D, MT, ST, PF, L2B>;
+  using C = fused_detail::DCfg<D, MT, ST>;
   auto kern = fused_detail::fused_decode_fwd<C, BF16>;
   if (C::SMEM > 48 * 1024) {
     cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
@@ -33,24 +32,7 @@ int launch_decode(const DParams& dp, void* stream) {
 }
 
 // Stages: head_dim 128 keeps 3 tiles of 64 keys in flight per CTA (two CTAs per SM), 64 keeps 4.
-// EXPERIMENT (removed before merge): ATTNBENCH_DECODE_VARIANT picks a kernel variant for head_dim 128,
-// one m16 slice, fp16.
-LaunchFn experiment_launch() {
-  const char* e = std::getenv("ATTNBENCH_DECODE_VARIANT");
-  switch (e ? std::atoi(e) : 0) {
-    case 1: return &launch_decode<128, 1, 3, false, 4, false>;
-    case 2: return &launch_decode<128, 1, 3, false, 6, false>;
-    case 3: return &launch_decode<128, 1, 6, false, 0, false>;
-    case 4: return &launch_decode<128, 1, 6, false, 8, false>;
-    case 5: return &launch_decode<128, 1, 3, false, 4, true>;
-    case 6: return &launch_decode<128, 1, 3, false, 0, true>;
-    default: return nullptr;
-  }
-}
-
 LaunchFn find_launch(int head_dim, int mt, bool bf16) {
-  if (head_dim == 128 && mt == 1 && !bf16)
-    if (LaunchFn f = experiment_launch()) return f;
   if (head_dim == 128) {
     if (mt == 1) return bf16 ? &launch_decode<128, 1, 3, true> : &launch_decode<128, 1, 3, false>;
     return bf16 ? &launch_decode<128, 2, 3, true> : &launch_decode<128, 2, 3, false>;

@@ -32,13 +32,9 @@ struct DParams {
   int causal, paged;
 };
 
-// PF_: tiles ahead of the compute whose K/V rows are prefetched into L2 (cp.async.bulk.prefetch), so the
-// DRAM requests in flight are not bounded by the shared-memory ring; 0 = none. L2B_: the cp.async loads ask
-// L2 for 256-byte sectors.
-template <int D_, int MT_, int STAGES_, int PF_ = 0, bool L2B_ = false>
+template <int D_, int MT_, int STAGES_>
 struct DCfg {
-  static constexpr int D = D_, MT = MT_, STAGES = STAGES_, PF = PF_;
-  static constexpr bool L2B = L2B_;
+  static constexpr int D = D_, MT = MT_, STAGES = STAGES_;
   static constexpr int WARPS = 4, THREADS = 128;
   static constexpr int ROWS = 16 * MT;   // packed query rows per CTA
   static constexpr int WN = 16;          // keys per warp per tile
@@ -50,38 +46,14 @@ struct DCfg {
   static constexpr int Q_BYTES = ROWS * LD * 2;
   static constexpr int TILE_BYTES = BN * LD * 2;
   static constexpr int RING_BYTES = 2 * STAGES * TILE_BYTES;
-  // Block-table slots (paged): those of tile n + LOOK are fetched in iteration n and land STAGES-1
-  // iterations later, before tile n + STAGES - 1 (the cp.async issue) or n + PF (the prefetch) reads them.
-  static constexpr int LOOK = 2 * (STAGES - 1) > PF + STAGES - 1 ? 2 * (STAGES - 1) : PF + STAGES - 1;
-  static constexpr int SLOT_RING = LOOK + 1;  // ring entries: tiles n + STAGES - 1 ... n + LOOK in use
+  static constexpr int SLOT_RING = 2 * STAGES;  // tiles of block-table slots in flight (paged)
   static constexpr int SLOT_BYTES = SLOT_RING * BN * 4;
   static constexpr int MERGE_BYTES = WARPS * ROWS * (D + 4) * 4 + 2 * WARPS * ROWS * 4;
   static constexpr int SMEM = Q_BYTES + SLOT_BYTES + (RING_BYTES > MERGE_BYTES ? RING_BYTES : MERGE_BYTES);
   static constexpr int MIN_BLOCKS = 2 * (SMEM + 1024) <= 228 * 1024 ? 2 : 1;  // CTAs per SM that fit
   static_assert(THREADS % CPR == 0 && BN % RPP == 0, "whole load passes");
-  static_assert(PF == 0 || PF >= STAGES, "the prefetch runs ahead of the cp.async issue");
   static_assert((ROWS * CPR) % THREADS == 0, "Q load splits evenly");
 };
-
-template <bool L2B>
-__device__ __forceinline__ void cp_async16_hint(std::uint32_t dst, const void* src, bool valid) {
-  if constexpr (L2B) {
-    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
-                 : "memory");
-  } else {
-    cp_async16(dst, src, valid);
-  }
-}
-
-// One K or V row (`bytes`, a multiple of 16) into L2, nothing into shared memory.
-__device__ __forceinline__ void prefetch_l2(const void* src, unsigned bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(src), "r"(bytes) : "memory");
-#else
-  for (unsigned o = 0; o < bytes; o += 128)
-    asm volatile("prefetch.global.L2 [%0];\n" ::"l"(static_cast<const char*>(src) + o) : "memory");
-#endif
-}
 
 template <class C, bool BF16>
 __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(const DParams p) {
@@ -134,7 +106,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(co
 
   // Block-table slot of every key row of tile t into ring entry t % SLOT_RING: `async` by 4-byte cp.async
   // (lands with the commit group it joins), else by plain loads (prologue).
-  constexpr int LOOK = C::LOOK;  // slots of tile n + LOOK are copied in iteration n
+  constexpr int LOOK = 2 * (STAGES - 1);  // slots of tile n + LOOK are copied in iteration n
   auto fetch_slots = [&](int t, bool async) {
     if (!paged || t >= n_tiles || tid >= BN) return;
     const int s = k_begin + t * BN + tid;
@@ -164,29 +136,11 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(co
           }
         }
         const std::uint32_t so = i * RPP * LD * 2;
-        cp_async16_hint<C::L2B>(dK + so, valid ? gK + off : gK, valid);
-        cp_async16_hint<C::L2B>(dK + V_MINUS_K + so, valid ? gV + off : gV, valid);
+        cp_async16(dK + so, valid ? gK + off : gK, valid);
+        cp_async16(dK + V_MINUS_K + so, valid ? gV + off : gV, valid);
       }
     }
     cp_async_commit();
-  };
-  // K and V rows of tile t into L2: thread i < BN takes key row i (its slot landed: see DCfg::LOOK).
-  auto prefetch_tile = [&](int t) {
-    if constexpr (C::PF > 0) {
-      if (t >= n_tiles || tid >= BN) return;
-      const int s = k_begin + t * BN + tid;
-      if (s >= k_end) return;
-      std::int64_t off;
-      if (paged) {
-        const int page = s / ps;
-        const int slot = sSlot[(t % C::SLOT_RING) * BN + tid];
-        off = ((static_cast<std::int64_t>(slot) * p.kv_heads + kvh) * ps + (s - page * ps)) * D;
-      } else {
-        off = contig0 - ld_ch * 8 + static_cast<std::int64_t>(s) * D;
-      }
-      prefetch_l2(gK + off, D * 2);
-      prefetch_l2(gV + off, D * 2);
-    }
   };
 
   // Slots of the first LOOK tiles by plain loads, before any bulk traffic; later ones ride in the groups.
@@ -194,7 +148,6 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(co
   __syncthreads();
 #pragma unroll
   for (int t = 0; t < STAGES - 1; ++t) issue_tile(t, t);
-  for (int t = STAGES - 1; t < C::PF; ++t) prefetch_tile(t);
 
   const int g = lane >> 2, tq = lane & 3;
   const int a_row = (lane & 7) + ((lane >> 3) & 1) * 8, a_col = (lane >> 4) * 8;
@@ -235,7 +188,6 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(co
     // slots of tile n+LOOK, read when that tile is issued, STAGES-1 iterations from now.
     fetch_slots(n + LOOK, true);
     issue_tile(n + STAGES - 1, (n + STAGES - 1) % STAGES);
-    prefetch_tile(n + C::PF);
     const int stage = n % STAGES;
     const int k0 = k_begin + n * BN + warp * WN;
     if (k0 < k_end) {
