@@ -122,14 +122,16 @@ inline std::int64_t heuristic_splits(const DecodeShape& shape, int sms, int ctas
   return best;
 }
 
-// The same for `work` CTAs per split (batch x KV heads x row chunks) of `seq_len` keys each, one packed row
-// per CTA: what the kernel side uses when it has no per-sequence lengths on the host.
+// The same for `work` CTAs per split (batch x KV heads x row chunks) of `seq_len` keys each and
+// `rows_per_cta` packed query rows: what the kernel side uses when it has no per-sequence lengths on the
+// host (equal lengths model the same as decode_shape's batch of them).
 inline std::int64_t heuristic_splits(std::int64_t work, std::int64_t seq_len, int sms, int ctas_per_sm,
-                                     std::int64_t head_dim = 128) {
+                                     std::int64_t head_dim = 128, std::int64_t rows_per_cta = 1) {
   if (work < 1) return 1;
   DecodeShape shape;
   shape.lens.assign(1, std::max<std::int64_t>(seq_len, 1));
   shape.ctas_per_seq = work;
+  shape.rows_per_cta = rows_per_cta;
   shape.head_dim = head_dim;
   return heuristic_splits(shape, sms, ctas_per_sm);
 }

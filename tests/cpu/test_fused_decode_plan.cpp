@@ -136,6 +136,18 @@ TEST(FusedDecodePlan, ResolveUsesEachSequencesLength) {
   // Taking every sequence as the longest would see 512 CTAs of 32k keys and not split.
   EXPECT_EQ(fd::heuristic_splits(64 * 8, 32768, 132, fd::kCtasPerSm), 1);
   EXPECT_GT(s, 1);
+  // Equal lengths: the batch of them and the kernel side's one length of batch x KV heads CTAs agree.
+  spec.kv_lens.clear();
+  for (std::int64_t len : {300, 4096, 20000}) {
+    spec.seq_len = len;
+    for (std::int64_t batch : {1, 3, 64}) {
+      spec.batch = batch;
+      const Problem u = make_problem(spec);
+      EXPECT_EQ(fd::resolve_splits(u, 0, 132),
+                fd::heuristic_splits(fd::work_per_split(u), len, 132, fd::kCtasPerSm, 128, fd::rows_per_kv_head(u)))
+          << len << " x " << batch;
+    }
+  }
 }
 
 TEST(FusedDecodePlan, SplitsCoverTheSequence) {
