@@ -14,6 +14,10 @@ install(PROGRAMS scripts/peer_torch.py scripts/plot_report.py scripts/tune_repro
 install(FILES scripts/attnbench_rows.py scripts/atomic_file.py DESTINATION ${ATTNBENCH_DATA_DIR}/scripts)
 install(DIRECTORY python/attnbench DESTINATION ${ATTNBENCH_DATA_DIR}/python
         FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+# The plugin ABI header (include/attnbench/plugin.h) and the example plugins' sources, to build a plugin
+# against an installed attnbench (docs/plugins.md).
+install(FILES include/attnbench/plugin.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/attnbench)
+install(DIRECTORY examples/plugins/ DESTINATION ${ATTNBENCH_DATA_DIR}/examples/plugins)
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} FILES_MATCHING PATTERN "*.md")
 
