@@ -12,6 +12,7 @@
 #include "cli/flag_values.hpp"
 #include "cli/fresh_process.hpp"
 #include "cli/grid_flags.hpp"
+#include "cli/run_devices.hpp"
 #include "core/axis.hpp"
 #include "core/errors.hpp"
 #include "core/grid.hpp"
@@ -244,6 +245,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   CheckedRun run;
   check_run_flags(f, run);
   RunOptions& opt = run.opt;
+  if (!f.devices.empty() && f.worker_dir.empty()) return run_on_devices(f, opt, argv);
 
   auto backend = make_backend(f.backend, f.device);
   check_flags_for_backend(f, *backend);
@@ -254,6 +256,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   check_memory_or_throw(*backend, opt.problems, opt.verify, memory_limit(dev, opt.max_memory));
   announce_cpu_fallback(f.backend, *backend, f.quiet);
   std::vector<std::string> warnings = warnings_before_running(run, *backend, dev);
+  if (!f.worker_dir.empty()) return serve_run_tasks(f, *backend, opt, warnings, run_settings(f, run));
 
   ResumePoint resume;
   Report report;
@@ -267,6 +270,9 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   report.command = command_line;
   report.created = utc_timestamp();
   report.device = dev.to_json();
+  report.devices = {dev.to_json()};
+  report.devices.front()["index"] = f.device;
+  for (ResultRow& row : report.rows) row.device = f.device;
   report.settings = run_settings(f, run);
   report.warnings = warnings;
   print_warnings(warnings, f.quiet);
