@@ -51,4 +51,22 @@ std::string check_device_models(const std::vector<nlohmann::json>& devices, bool
                      describe_devices(devices));
 }
 
+PoolProgress::PoolProgress(const WorkerPool& pool, std::size_t total, bool quiet)
+    : pool_(pool), total_(static_cast<std::int64_t>(total)), progress_(total_, quiet) {
+  if (total_ > 0) progress_.begin_point(0, counts());
+}
+
+std::string PoolProgress::counts() const {
+  std::string s;
+  for (std::size_t w = 0; w < pool_.devices().size(); ++w)
+    s += fmt::format("{}device {}: {}", s.empty() ? "" : ", ", pool_.devices()[w].index, pool_.finished_per_device()[w]);
+  return s;
+}
+
+void PoolProgress::task_finished() {
+  if (finished_ >= total_) return;
+  progress_.end_point();
+  if (++finished_ < total_) progress_.begin_point(finished_, counts());
+}
+
 }  // namespace ab

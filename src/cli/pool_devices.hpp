@@ -1,6 +1,7 @@
 // Turning --devices into the pool's devices (CUDA: counted and pinned through CUDA_VISIBLE_DEVICES; the CPU
 // backend: one worker process per index), and the check that they are one model.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,7 @@
 
 #include "cli/shared_flags.hpp"
 #include "cli/worker_pool.hpp"
+#include "measure/progress.hpp"
 
 namespace ab {
 
@@ -21,5 +23,20 @@ std::string check_device_models(const std::vector<nlohmann::json>& devices, bool
 
 // "0: NVIDIA H200, 1: NVIDIA H200": the devices as the header and progress line name them.
 std::string describe_devices(const std::vector<nlohmann::json>& devices);
+
+// The pool's one progress line on stderr: "[6/12] device 0: 3, device 1: 2  elapsed 4.1s  ETA 5.8s". The ETA
+// comes from the run's throughput (all devices together): each point spans one completion to the next.
+class PoolProgress {
+ public:
+  PoolProgress(const WorkerPool& pool, std::size_t total, bool quiet);
+  void task_finished();  // call after each problem's outcome
+  void finish() { progress_.finish(); }
+
+ private:
+  std::string counts() const;
+  const WorkerPool& pool_;
+  std::int64_t total_, finished_ = 0;
+  Progress progress_;
+};
 
 }  // namespace ab

@@ -12,7 +12,6 @@
 #include "cli/worker_loop.hpp"
 #include "cli/worker_pool.hpp"
 #include "core/utc_timestamp.hpp"
-#include "measure/progress.hpp"
 #include "report/printers.hpp"
 #include "report/report_io.hpp"
 #include "strategies/registry.hpp"
@@ -63,14 +62,6 @@ void take_outcome(const RunOptions& opt, const TaskOutcome& t, Gathered& g) {
   g.rows[t.item][t.start] = std::move(rows);
 }
 
-// "device 0: 3, device 1: 4" for the progress line.
-std::string per_device_counts(const WorkerPool& pool) {
-  std::string s;
-  for (std::size_t w = 0; w < pool.devices().size(); ++w)
-    s += fmt::format("{}device {}: {}", s.empty() ? "" : ", ", pool.devices()[w].index, pool.finished_per_device()[w]);
-  return s;
-}
-
 }  // namespace
 
 int run_on_devices(const RunFlags& f, const RunOptions& opt, const std::vector<std::string>& argv) {
@@ -80,14 +71,8 @@ int run_on_devices(const RunFlags& f, const RunOptions& opt, const std::vector<s
   const std::string mixed = check_device_models(devices, f.mixed_devices);
   if (!mixed.empty()) add_warning(g.warnings, mixed);
 
-  Progress progress(static_cast<std::int64_t>(opt.problems.size()), f.quiet);
-  std::int64_t finished = 0;
-  pool.run(
-      opt.problems.size(), [&](const TaskOutcome& t) { take_outcome(opt, t, g); },
-      [&] {
-        progress.begin_point(finished++, per_device_counts(pool));
-        progress.end_point();
-      });
+  PoolProgress progress(pool, opt.problems.size(), f.quiet);
+  pool.run(opt.problems.size(), [&](const TaskOutcome& t) { take_outcome(opt, t, g); }, [&] { progress.task_finished(); });
   progress.finish();
 
   Report report;

@@ -11,7 +11,6 @@
 #include "cli/worker_loop.hpp"
 #include "cli/worker_pool.hpp"
 #include "core/json_document.hpp"
-#include "measure/progress.hpp"
 #include "tune/heuristic_cache.hpp"
 #include "tune/tune_summary.hpp"
 
@@ -44,8 +43,7 @@ int tune_on_devices(const SharedFlags& f, const TuneOptions& opt, const std::str
   HeuristicCache found;
   std::map<std::size_t, std::string> summaries;
   bool failed = false;
-  Progress progress(static_cast<std::int64_t>(opt.problems.size()), f.quiet);
-  std::int64_t finished = 0;
+  PoolProgress progress(pool, opt.problems.size(), f.quiet);
   pool.run(
       opt.problems.size(),
       [&](const TaskOutcome& t) {
@@ -61,14 +59,7 @@ int tune_on_devices(const SharedFlags& f, const TuneOptions& opt, const std::str
         found.merge(HeuristicCache::from_json(doc.at("cache"), "a device worker's cache"));
         found.save(cache_path);  // merged into the file, atomically, after every problem
       },
-      [&] {
-        std::string counts;
-        for (std::size_t w = 0; w < pool.devices().size(); ++w)
-          counts += fmt::format("{}device {}: {}", counts.empty() ? "" : ", ", pool.devices()[w].index,
-                                pool.finished_per_device()[w]);
-        progress.begin_point(finished++, counts);
-        progress.end_point();
-      });
+      [&] { progress.task_finished(); });
   progress.finish();
   for (const auto& [item, text] : summaries) std::fputs(text.c_str(), stdout);
   if (opt.dry_run) return failed ? 1 : 0;

@@ -52,7 +52,7 @@ int serve_worker_tasks(const std::string& dir, int device, nlohmann::json device
       std::fflush(stdout);
       return 0;
     }
-    std::printf("done %zu\n", task.item);
+    std::printf("done %zu%s\n", task.item, end.retire ? " retire" : "");
     std::fflush(stdout);
     if (end.retire) return 0;
   }

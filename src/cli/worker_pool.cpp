@@ -30,6 +30,7 @@ struct WorkerPool::Worker {
   std::string pending;     // bytes read after the last newline
   bool ready = false;      // said "ready" since it was (re)started
   bool busy = false;       // holds the task below
+  bool leaving = false;    // said it is exiting ("lost", "done ITEM retire"): no task goes to it
   bool dropped = false;    // failed to start again: no more tasks go to its device
   std::size_t item = 0, start = 0;
 };
@@ -185,6 +186,7 @@ void WorkerPool::spawn(std::size_t w) {
   k.pending.clear();
   k.ready = false;
   k.busy = false;
+  k.leaving = false;
 }
 
 bool WorkerPool::read_lines(std::size_t w, std::vector<std::string>* lines) {
@@ -273,7 +275,7 @@ void WorkerPool::run(std::size_t count, const std::function<void(const TaskOutco
   while (true) {
     for (std::size_t w = 0; w < workers_.size() && !queue.empty(); ++w) {
       Worker& k = *workers_[w];
-      if (k.pid <= 0 || !k.ready || k.busy) continue;
+      if (k.pid <= 0 || !k.ready || k.busy || k.leaving) continue;
       std::tie(k.item, k.start) = queue.front();
       queue.pop_front();
       k.busy = true;
@@ -310,12 +312,14 @@ void WorkerPool::run(std::size_t count, const std::function<void(const TaskOutco
           k.ready = true;
         } else if (k.busy && std::sscanf(line.c_str(), "done %zu", &item) == 1 && item == k.item) {
           k.busy = false;
+          k.leaving = line.find(" retire") != std::string::npos;
           ++finished_[w];
           done(TaskOutcome{k.item, k.start, device, file, ""});
           if (progress) progress();
         } else if (k.busy && std::sscanf(line.c_str(), "lost %zu %zu", &item, &next) == 2 && item == k.item &&
                    next > k.start) {
           k.busy = false;
+          k.leaving = true;
           done(TaskOutcome{k.item, k.start, device, file, ""});
           queue.emplace_front(item, next);  // the rest of the item, first, for a fresh worker
         }

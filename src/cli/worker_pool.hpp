@@ -6,7 +6,7 @@
 // Protocol (one line each way, over the worker's stdin and stdout; its stderr goes to a log in the pool's
 // private directory): the worker says "ready <device JSON>" once its backend is up; the pool sends "ITEM
 // START" (a grid problem, and the strategy to start at); the worker writes DIR/task-ITEM-START.json and says
-// "done ITEM", or "lost ITEM NEXT" when the device context broke at strategy NEXT-1 and the worker is exiting
+// "done ITEM" ("done ITEM retire" when it exits next, for a fresh worker to take the queue on), or "lost ITEM NEXT" when the device context broke at strategy NEXT-1 and the worker is exiting
 // (the pool queues ITEM from NEXT first, for a fresh worker). End of stdin ends a worker.
 #pragma once
 #include <functional>

@@ -93,6 +93,7 @@ TEST(RowDevice, RoundTripsAndOlderRowsReadAsUnknown) {
 TEST(ReportDevices, HeaderListsEveryDeviceAndOlderReportsHaveNone) {
   Report r;
   r.device = {{"name", "cpu"}, {"backend", "cpu"}};
+  r.settings = json::object();
   r.devices = {{{"name", "cpu"}, {"index", 0}}, {{"name", "cpu"}, {"index", 5}}};
   r.rows = {row_on(0, 17), row_on(5, 40)};
   json doc = to_json(r);
