@@ -15,6 +15,7 @@
 #include "cli/grid_flags.hpp"
 #include "cli/plugin_flags.hpp"
 #include "cli/plugin_process.hpp"
+#include "cli/run_devices.hpp"
 #include "core/axis.hpp"
 #include "core/errors.hpp"
 #include "core/grid.hpp"
@@ -283,6 +284,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   CheckedRun run;
   check_run_flags(f, run);
   RunOptions& opt = run.opt;
+  if (!f.devices.empty() && f.worker_dir.empty()) return run_on_devices(f, opt, argv);
 
   auto backend = make_backend(f.backend, f.device);
   check_flags_for_backend(f, *backend);
@@ -295,6 +297,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   check_memory_or_throw(*backend, opt.problems, opt.verify, memory_limit(dev, opt.max_memory));
   announce_cpu_fallback(f.backend, *backend, f.quiet);
   std::vector<std::string> warnings = warnings_before_running(run, *backend, dev);
+  if (!f.worker_dir.empty()) return serve_run_tasks(f, *backend, opt, warnings, run_settings(f, run));
 
   // Plugin rows run in child processes with a time limit (the child, --isolated_point, runs them itself).
   std::vector<std::string> plugin_warnings;
@@ -320,6 +323,9 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   report.command = command_line;
   report.created = utc_timestamp();
   report.device = dev.to_json();
+  report.devices = {dev.to_json()};
+  report.devices.front()["index"] = f.device;
+  for (ResultRow& row : report.rows) row.device = f.device;
   report.settings = run_settings(f, run);
   report.warnings = warnings;
   print_warnings(warnings, f.quiet);

@@ -13,6 +13,7 @@
 #include "cli/plugin_flags.hpp"
 #include "cli/plugin_process.hpp"
 #include "cli/shared_flags.hpp"
+#include "cli/tune_devices.hpp"
 #include "cli/run_command.hpp"
 #include "core/errors.hpp"
 #include "core/grid.hpp"
@@ -172,6 +173,7 @@ int tune_main(const TuneFlags& f) {
   TuneOptions opt;
   const double max_time = check_tune_flags(f, opt);
   HeuristicCache existing = check_cache_flag(f);
+  if (!f.devices.empty() && f.worker_dir.empty()) return tune_on_devices(f, opt, f.cache);
 
   auto backend = make_backend(f.backend, f.device);
   check_flags_for_backend(f, *backend);
@@ -181,6 +183,7 @@ int tune_main(const TuneFlags& f) {
   // Refused before the header line and before anything is allocated (tune_grid checks again for its other callers).
   check_memory_or_throw(*backend, opt.problems, true, memory_limit(backend->device_info(), opt.max_memory));
   announce_cpu_fallback(f.backend, *backend, f.quiet);
+  if (!f.worker_dir.empty()) return serve_tune_tasks(f, *backend, opt);
   const std::string path = f.cache;
   if (!f.dry_run) opt.checkpoint = [&path](const HeuristicCache& found) { found.save(path); };
 

@@ -30,18 +30,24 @@ void ConsolePrinter::do_begin(const Report& report, const std::vector<ProblemGro
   warnings_ = report.warnings;
 
   out_ += fmt::format("{} | {}\n", device_line(report.device), tool_line(report.tool, report.created));
+  device_column_ = !devices_line(report).empty();
+  if (device_column_) out_ += devices_line(report) + "; dev = the device that ran the row\n";
   std::string settings = settings_line(report.settings);
   if (!settings.empty()) out_ += settings + "\n";
   auto fixed = [](const char* head, Align a, std::size_t w, std::size_t gap = 1) {
     return TableColumn{head, a, w, false, gap};
   };
-  table_ = std::make_unique<TextTable>(std::vector<TableColumn>{
-      fixed("problem", Align::left, label_width_, 0), fixed("strategy", Align::left, strategy_width_, 2),
+  std::vector<TableColumn> columns = {fixed("problem", Align::left, label_width_, 0),
+                                      fixed("strategy", Align::left, strategy_width_, 2)};
+  if (device_column_) columns.push_back(fixed("dev", Align::right, 3));
+  for (TableColumn c : {
       fixed("status", Align::left, kStatusW), fixed("median ms", Align::right, kW[0]),
       fixed("noise", Align::right, kW[1]), fixed("vs best", Align::right, kW[2]),
       fixed("TFLOP/s", Align::right, kW[3]), fixed("GB/s", Align::right, kW[4]),
       fixed("%copy", Align::right, kW[7]),
-      fixed("launches", Align::right, launches_width_), fixed("rel-err", Align::right, kW[6])});
+      fixed("launches", Align::right, launches_width_), fixed("rel-err", Align::right, kW[6])})
+    columns.push_back(c);
+  table_ = std::make_unique<TextTable>(std::move(columns));
   first_group_ = true;
 }
 
@@ -56,7 +62,9 @@ void ConsolePrinter::do_row(const ProblemGroup& group, const RowView& r) {
   bool fastest = group.fastest >= 0 && &r == &group.rows[group.fastest];
   bool fastest_own = group.fastest_own >= 0 && &r == &group.rows[group.fastest_own];
   std::string strategy = std::string(fastest ? "* " : fastest_own ? "+ " : "  ") + r.strategy;
-  std::vector<std::string> cells = {first ? group.label : "", strategy, r.status};
+  std::vector<std::string> cells = {first ? group.label : "", strategy};
+  if (device_column_) cells.push_back(r.row->device >= 0 ? std::to_string(r.row->device) : "");
+  cells.push_back(r.status);
   if (!r.timed()) {
     table_->add_row(std::move(cells), cell_reason(r));
     return;

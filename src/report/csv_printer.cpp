@@ -16,9 +16,8 @@ void CsvPrinter::do_begin(const Report& report, const std::vector<ProblemGroup>&
   out_ += "strategy,status,reason,"
           "median_ms,mean_ms,min_ms,max_ms,stdev_ms,noise,samples,tflops,gbps,copy_fraction,vs_best,fastest,fastest_own,"
           "launches_expected,launches_measured,launches_match,rel_l2_err,max_abs_err,verify_passed,timer,stop_reason,"
-          "noise_met,rounds,round_spread,sm_clock_mhz,clock_low,device\n";
-  auto name = report.device.find("name");
-  device_ = csv_field(name == report.device.end() ? "" : name->get<std::string>());
+          "noise_met,rounds,round_spread,sm_clock_mhz,clock_low,device,device_index\n";
+  report_ = &report;
 }
 
 void CsvPrinter::do_row(const ProblemGroup& group, const RowView& r) {
@@ -47,7 +46,8 @@ void CsvPrinter::do_row(const ProblemGroup& group, const RowView& r) {
   line += std::to_string(r.rounds) + "," + csv_num(r.round_spread) + ",";
   line += (r.sm_clock_mhz > 0 ? std::to_string(r.sm_clock_mhz) : std::string()) + ",";
   line += std::string(r.clock_low ? "true" : "false") + ",";
-  line += device_ + "\n";
+  line += csv_field(row_device_name(*report_, *r.row)) + ",";
+  line += (r.row->device >= 0 ? std::to_string(r.row->device) : std::string()) + "\n";
   out_ += line;
 }
 

@@ -25,6 +25,7 @@ nlohmann::json flat_row(const Report& report, const ProblemGroup& g, const RowVi
           {"peer", r.peer},
           {"status", r.status},
           {"reason", r.reason},
+          {"device_index", r.row->device >= 0 ? nlohmann::json(r.row->device) : nlohmann::json(nullptr)},
           {"median_ms", num(r.median_ms)},
           {"noise", num(r.noise)},
           {"samples", count(r.samples)},
@@ -57,6 +58,7 @@ nlohmann::json report_flat_json(const Report& report) {
   return {{"schema", "attnbench.rows/1"},
           {"tool", {{"name", report.tool.name}, {"version", report.tool.version}, {"git", report.tool.git}}},
           {"device", report.device},
+          {"devices", report.devices},
           {"settings", report.settings},
           {"rows", rows}};
 }

@@ -9,6 +9,7 @@ namespace ab {
 void MarkdownPrinter::do_begin(const Report& report, const std::vector<ProblemGroup>& groups) {
   (void)groups;
   out_ += fmt::format("### attnbench on {}\n\n", md_escape(device_line(report.device)));
+  if (!devices_line(report).empty()) out_ += md_escape(devices_line(report)) + "\n\n";
   out_ += md_escape(tool_line(report.tool, report.created));
   std::string settings = settings_line(report.settings);
   if (!settings.empty()) out_ += "; " + md_escape(settings);

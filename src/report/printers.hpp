@@ -45,6 +45,7 @@ class ConsolePrinter : public Printer {
   std::unique_ptr<TextTable> table_;  // filled by do_group / do_row, printed by do_end
   std::vector<std::string> warnings_;
   bool show_warnings_ = true, first_group_ = true, any_peer_ = false;
+  bool device_column_ = false;  // rows from several devices (--devices): a dev column after strategy
 };
 
 // GitHub-flavoured markdown, for a PR or a wiki: a header with the device and one table.
@@ -66,7 +67,7 @@ class CsvPrinter : public Printer {
   void do_end() override {}
 
  private:
-  std::string device_;
+  const Report* report_ = nullptr;
 };
 
 // Makes the printer for "console", "md" (or "markdown") or "csv"; throws UsageError for anything else.

@@ -92,6 +92,20 @@ std::int64_t int_of(const json& j, const char* key, std::int64_t fallback) {
 
 }  // namespace
 
+std::string devices_line(const Report& report) {
+  if (report.devices.size() < 2) return "";
+  std::string s;
+  for (const json& d : report.devices)
+    s += fmt::format("{}{}: {}", s.empty() ? "devices " : ", ", d.value("index", -1), str_of(d, "name", "unknown device"));
+  return s;
+}
+
+std::string row_device_name(const Report& report, const ResultRow& row) {
+  for (const json& d : report.devices)
+    if (d.value("index", -1) == row.device) return str_of(d, "name", "");
+  return str_of(report.device, "name", "");
+}
+
 std::string device_line(const json& d) {
   std::string s = str_of(d, "name", "unknown device");
   std::vector<std::string> parts;

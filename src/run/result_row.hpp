@@ -67,6 +67,8 @@ struct ResultRow {
   std::optional<RowTiming> timing;             // ok rows that timed
   double tflops = 0, gbps = 0;                 // with timing: from time_ms.median (NaN when a report left them out)
   double copy_fraction = NAN;                  // gbps / the device's measured copy bandwidth (NaN: unknown)
+  int device = -1;                             // the device index that ran the row (--device or one of
+                                               // --devices); -1: not recorded (reports before it, peer rows)
   bool peer() const { return strategy.rfind("peer:", 0) == 0; }  // a row of scripts/peer_torch.py
 };
 

@@ -279,6 +279,7 @@ json to_json(const ResultRow& row) {
   j["strategy"] = row.strategy;
   j["status"] = to_string(row.disposition);
   j["reason"] = row.reason;
+  if (row.device >= 0) j["device"] = row.device;
   j["launches"] = to_json(row.launches);
   if (row.config) j["config"] = to_json(*row.config);
   if (row.verify) j["verify"] = to_json(*row.verify);
@@ -308,6 +309,9 @@ ResultRow result_row_from_json(const json& j, const std::string& origin, const s
   if (!d) r.fail("", "status", fmt::format("'{}' is not ok, unsupported, incorrect or failed", status).c_str());
   row.disposition = *d;
   row.reason = r.opt_str(j, "reason", "");
+  const std::int64_t device = r.opt_int(j, "device", "", -1);
+  if (j.contains("device") && (device < 0 || device > 1 << 20)) r.fail("", "device", "must be a device index (0 or more)");
+  row.device = static_cast<int>(device);
   row.launches = launches_from_json(r, r.object(j, "launches", ""));
   if (const json* c = r.object(j, "config", "")) row.config = config_from_json(r, *c);
   if (const json* v = r.object(j, "verify", "")) row.verify = verify_from_json(r, *v);

@@ -21,6 +21,7 @@ nlohmann::json to_json(const Report& r) {
   j["command"] = r.command;
   j["created"] = r.created;
   j["device"] = r.device;
+  if (!r.devices.empty()) j["devices"] = r.devices;
   j["settings"] = r.settings;
   j["warnings"] = r.warnings;
   j["results"] = nlohmann::json::array();
@@ -61,6 +62,26 @@ nlohmann::json object_field(const nlohmann::json& doc, const char* key, const st
   return *it;
 }
 
+// The header's device list: objects, each with an integer "index" and a string "name" when present.
+std::vector<nlohmann::json> devices_field(const nlohmann::json& doc, const std::string& origin) {
+  std::vector<nlohmann::json> devices;
+  auto it = doc.find("devices");
+  if (it == doc.end()) return devices;
+  if (!it->is_array()) throw UsageError(fmt::format("{}: devices must be a list", origin));
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const nlohmann::json& d = (*it)[i];
+    if (!d.is_object()) throw UsageError(fmt::format("{}: devices[{}] must be an object", origin, i));
+    auto index = d.find("index");
+    if (index == d.end() || !index->is_number_integer() || index->get<std::int64_t>() < 0)
+      throw UsageError(fmt::format("{}: devices[{}].index must be a device index (0 or more)", origin, i));
+    auto name = d.find("name");
+    if (name != d.end() && !name->is_string())
+      throw UsageError(fmt::format("{}: devices[{}].name must be a string", origin, i));
+    devices.push_back(d);
+  }
+  return devices;
+}
+
 }  // namespace
 
 Report report_from_json(const nlohmann::json& doc, const std::string& origin) {
@@ -86,6 +107,7 @@ Report report_from_json(const nlohmann::json& doc, const std::string& origin) {
                             {{"hot", V::boolean}, {"verify", V::boolean}, {"timer", V::string},
                              {"warmup", V::number_integer}, {"min_samples", V::number_integer},
                              {"max_noise", V::number_float}});
+  r.devices = devices_field(doc, origin);
   if (doc.contains("warnings")) {
     const nlohmann::json& w = doc["warnings"];
     if (!w.is_array()) throw UsageError(fmt::format("{}: warnings must be a list", origin));

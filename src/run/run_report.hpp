@@ -22,6 +22,8 @@ struct Report {
   ToolInfo tool;
   std::string command, created;  // created: utc_timestamp()
   nlohmann::json device;         // DeviceInfo::to_json: the backend's own fields
+  std::vector<nlohmann::json> devices;  // every device that ran rows: DeviceInfo::to_json plus "index" (the
+                                        // rows' `device`); empty in reports before it
   nlohmann::json settings;       // MeasureSettings::to_json plus the run's choices (verify, seed, cache...)
   std::vector<std::string> warnings;
   std::vector<ResultRow> rows;

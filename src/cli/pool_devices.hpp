@@ -1,0 +1,42 @@
+// Turning --devices into the pool's devices (CUDA: counted and pinned through CUDA_VISIBLE_DEVICES; the CPU
+// backend: one worker process per index), and the check that they are one model.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/shared_flags.hpp"
+#include "cli/worker_pool.hpp"
+#include "measure/progress.hpp"
+
+namespace ab {
+
+// The devices --devices names for the backend --backend picks. Throws UsageError for --device beside
+// --devices, a device that does not exist, or --backend=cuda without one.
+std::vector<PoolDevice> pool_devices(const SharedFlags& f);
+
+// Refuses (UsageError) devices of different models unless `mixed` (--mixed_devices); with `mixed` and
+// different models, returns the warning the report carries, else "".
+std::string check_device_models(const std::vector<nlohmann::json>& devices, bool mixed);
+
+// "0: NVIDIA H200, 1: NVIDIA H200": the devices as the header and progress line name them.
+std::string describe_devices(const std::vector<nlohmann::json>& devices);
+
+// The pool's one progress line on stderr: "[6/12] device 0: 3, device 1: 2  elapsed 4.1s  ETA 5.8s". The ETA
+// comes from the run's throughput (all devices together): each point spans one completion to the next.
+class PoolProgress {
+ public:
+  PoolProgress(const WorkerPool& pool, std::size_t total, bool quiet);
+  void task_finished();  // call after each problem's outcome
+  void finish() { progress_.finish(); }
+
+ private:
+  std::string counts() const;
+  const WorkerPool& pool_;
+  std::int64_t total_, finished_ = 0;
+  Progress progress_;
+};
+
+}  // namespace ab

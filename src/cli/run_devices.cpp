@@ -1,0 +1,125 @@
+// run --devices: one problem at a time to whichever worker is free; each task's rows read back, a dead
+// worker's problem recorded as failed rows, every row stamped with its device, one report in grid order.
+#include "cli/run_devices.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "cli/fresh_process.hpp"
+#include "cli/pool_devices.hpp"
+#include "cli/worker_loop.hpp"
+#include "cli/worker_pool.hpp"
+#include "core/utc_timestamp.hpp"
+#include "report/printers.hpp"
+#include "report/report_io.hpp"
+#include "strategies/registry.hpp"
+
+namespace ab {
+
+namespace {
+
+// What the parent gathers as tasks end: each problem's rows by the strategy its task started at.
+struct Gathered {
+  std::map<std::size_t, std::map<std::size_t, std::vector<ResultRow>>> rows;
+  std::vector<std::string> warnings;
+  nlohmann::json settings;
+};
+
+void add_warning(std::vector<std::string>& warnings, const std::string& w) {
+  if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+}
+
+// A task that left no rows (its worker died): every strategy from its start is a failed row saying why.
+std::vector<ResultRow> failed_rows(const RunOptions& opt, const TaskOutcome& t) {
+  std::vector<ResultRow> rows;
+  const Problem& p = opt.problems[t.item];
+  auto strategies = make_strategies(opt.strategies);
+  for (std::size_t s = t.start; s < strategies.size(); ++s) {
+    ResultRow row;
+    row.problem = p;
+    row.strategy = strategies[s]->name();
+    row.disposition = Disposition::failed;
+    row.reason = fmt::format("{} / {}: {}", p.label(), row.strategy, t.failure);
+    row.device = t.device;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+void take_outcome(const RunOptions& opt, const TaskOutcome& t, Gathered& g) {
+  std::vector<ResultRow> rows;
+  if (t.file.empty()) {
+    rows = failed_rows(opt, t);
+  } else {
+    Report part = report_from_json(read_report_document(t.file), "a device worker's report");
+    for (const auto& w : part.warnings) add_warning(g.warnings, w);
+    if (g.settings.is_null()) g.settings = part.settings;
+    rows = std::move(part.rows);
+    for (ResultRow& r : rows) r.device = t.device;
+  }
+  g.rows[t.item][t.start] = std::move(rows);
+}
+
+}  // namespace
+
+int run_on_devices(const RunFlags& f, const RunOptions& opt, const std::vector<std::string>& argv) {
+  WorkerPool pool(worker_arguments(argv), pool_devices(f));
+  std::vector<nlohmann::json> devices = pool.start();
+  Gathered g;
+  const std::string mixed = check_device_models(devices, f.mixed_devices);
+  if (!mixed.empty()) add_warning(g.warnings, mixed);
+
+  PoolProgress progress(pool, opt.problems.size(), f.quiet);
+  pool.run(opt.problems.size(), [&](const TaskOutcome& t) { take_outcome(opt, t, g); }, [&] { progress.task_finished(); });
+  progress.finish();
+
+  Report report;
+  for (auto& [item, parts] : g.rows)
+    for (auto& [start, rows] : parts)
+      for (ResultRow& r : rows) report.rows.push_back(std::move(r));
+  report.tool = this_tool();
+  report.command = join_arguments(argv);
+  report.created = utc_timestamp();
+  report.device = devices.front();
+  report.device.erase("index");
+  report.devices = devices;
+  report.settings = g.settings.is_null() ? nlohmann::json::object() : g.settings;
+  report.warnings = g.warnings;
+  if (!f.quiet)
+    for (const auto& w : report.warnings)
+      if (w.find("CPU reference backend") == std::string::npos) std::fprintf(stderr, "attnbench: warning: %s\n", w.c_str());
+  if (!f.no_table) print_console_table(report, stdout);
+  if (!f.json_path.empty()) write_json_atomic(f.json_path, to_json(report));
+  return count_errors(report.rows) ? 1 : 0;
+}
+
+int serve_run_tasks(const RunFlags& f, Backend& backend, const RunOptions& opt, const std::vector<std::string>& warnings,
+                    const nlohmann::json& settings) {
+  const nlohmann::json device = backend.device_info().to_json();
+  return serve_worker_tasks(f.worker_dir, f.worker_device, device, [&](const WorkerTask& task) {
+    RunOptions one = opt;
+    one.problems = {opt.problems.at(task.item)};
+    one.seed = opt.seed + task.item;  // the inputs a one-process run draws for this problem
+    one.start_problem = 0;
+    one.start_strategy = task.start;
+    one.quiet = true;
+    Report part;
+    part.warnings = warnings;
+    ResumePoint resume;
+    part.rows = run_grid_rows(backend, one, &part.warnings, &resume);
+    part.tool = this_tool();
+    part.device = device;
+    part.settings = settings;
+    write_json_atomic(task.file, to_json(part));
+    TaskEnd end;
+    if (resume.needed) end.next = resume.strategy;
+    // A failed row may have left the context broken: a fresh worker takes the rest of the queue.
+    end.retire = std::any_of(part.rows.begin(), part.rows.end(),
+                             [](const ResultRow& r) { return r.disposition == Disposition::failed; });
+    return end;
+  });
+}
+
+}  // namespace ab

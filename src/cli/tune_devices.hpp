@@ -1,0 +1,20 @@
+// `tune --devices`: the parent that spreads a grid's problems over one worker per device and merges what each
+// found into one cache (saved atomically after every problem), and the worker that tunes what it is handed.
+#pragma once
+#include <string>
+
+#include "cli/shared_flags.hpp"
+#include "core/backend.hpp"
+#include "tune/tuner.hpp"
+
+namespace ab {
+
+// The parent: `opt` is the checked tune (its problems are the queue), `cache_path` --cache ("" with
+// --dry_run). Prints each problem's summary in grid order, then what was written; returns tune's exit code.
+int tune_on_devices(const SharedFlags& f, const TuneOptions& opt, const std::string& cache_path);
+
+// The worker (--worker_dir): tunes problems until the pool ends it; each task's cache, summary and exit code
+// go to the pool's file.
+int serve_tune_tasks(const SharedFlags& f, Backend& backend, const TuneOptions& opt);
+
+}  // namespace ab

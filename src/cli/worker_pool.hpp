@@ -1,0 +1,72 @@
+// The process pool behind --devices: one worker per device (this binary again, pinned to its device), tasks
+// handed out from one queue as workers become free (a faster device takes more), a dead worker's task
+// reported and the worker restarted for the rest of the queue. Backend-agnostic: the CPU backend runs the same
+// pool with several worker processes. The worker's side of the protocol is cli/worker_loop.hpp.
+//
+// Protocol (one line each way, over the worker's stdin and stdout; its stderr goes to a log in the pool's
+// private directory): the worker says "ready <device JSON>" once its backend is up; the pool sends "ITEM
+// START" (a grid problem, and the strategy to start at); the worker writes DIR/task-ITEM-START.json and says
+// "done ITEM" ("done ITEM retire" when it exits next, for a fresh worker to take the queue on), or "lost ITEM NEXT" when the device context broke at strategy NEXT-1 and the worker is exiting
+// (the pool queues ITEM from NEXT first, for a fresh worker). End of stdin ends a worker.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ab {
+
+struct PoolDevice {
+  int index = 0;             // as the user named it (--devices)
+  std::string visible;       // CUDA_VISIBLE_DEVICES for its worker; "" leaves the environment alone (CPU)
+};
+
+// What became of one task (a problem from a strategy on): the worker's file, or why there is none.
+struct TaskOutcome {
+  std::size_t item = 0, start = 0;
+  int device = 0;
+  std::string file;    // the worker's result; "" when the worker died (then `failure` says how)
+  std::string failure;
+};
+
+class WorkerPool {
+ public:
+  // `worker_args`: the worker's command line after the binary (the pool adds --worker_dir and --device=0).
+  WorkerPool(std::vector<std::string> worker_args, std::vector<PoolDevice> devices);
+  ~WorkerPool();  // kills workers still running, removes the private directory
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  // Starts every worker and waits until each is ready. Returns their device JSON with "index" added, in
+  // device order. A worker that exits first ends the pool: UsageError (exit 2) or BackendError with the line
+  // it printed.
+  std::vector<nlohmann::json> start();
+  // Runs items 0..count-1 from strategy 0, calling `done` once per task as it ends (a lost context adds a
+  // task for the rest of its item). Returns when every task has an outcome.
+  void run(std::size_t count, const std::function<void(const TaskOutcome&)>& done,
+           const std::function<void()>& progress = nullptr);
+  // Items finished per device so far (whole items; a resumed remainder counts where it ended), for progress.
+  const std::vector<int>& finished_per_device() const { return finished_; }
+  const std::vector<PoolDevice>& devices() const { return devices_; }
+
+ private:
+  struct Worker;
+  void spawn(std::size_t w);
+  bool read_lines(std::size_t w, std::vector<std::string>* lines);
+  std::string reap(std::size_t w);
+  std::vector<std::string> args_;
+  std::vector<PoolDevice> devices_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<int> finished_;
+  std::string dir_;
+};
+
+// The worker's arguments from the parent's: everything after the binary but the flags the pool sets or the
+// parent keeps (--devices, --mixed_devices, --device, --json, --quiet, --no_table, --resume_at), then --quiet.
+std::vector<std::string> worker_arguments(const std::vector<std::string>& argv);
+// This process's command line, argv[0] first (/proc/self/cmdline), for commands not handed argv.
+std::vector<std::string> current_arguments();
+
+}  // namespace ab
