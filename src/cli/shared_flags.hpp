@@ -25,6 +25,8 @@ struct SharedFlags : GridFlags {
   std::string scores = "input";
   std::string gqa_packing = "on";
   bool quiet = false;
+  std::string shard;    // "i/N"; empty: from the environment (cli/shard_choice.hpp) or the whole grid
+  bool resume = false;  // continue from the output's journal (cli/grid_journal.hpp)
 };
 
 // What differs between run and tune: help texts, the accepted timers and --max_time's default.

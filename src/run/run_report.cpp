@@ -23,6 +23,8 @@ nlohmann::json to_json(const Report& r) {
   j["device"] = r.device;
   j["settings"] = r.settings;
   j["warnings"] = r.warnings;
+  if (!r.shard.is_null()) j["shard"] = r.shard;
+  if (!r.interrupted.empty()) j["interrupted"] = r.interrupted;
   j["results"] = nlohmann::json::array();
   for (const ResultRow& row : r.rows) j["results"].push_back(to_json(row));
   return j;
@@ -86,6 +88,13 @@ Report report_from_json(const nlohmann::json& doc, const std::string& origin) {
                             {{"hot", V::boolean}, {"verify", V::boolean}, {"timer", V::string},
                              {"warmup", V::number_integer}, {"min_samples", V::number_integer},
                              {"max_noise", V::number_float}});
+  r.interrupted = string_field(doc, "interrupted", origin);
+  if (doc.contains("shard")) {
+    r.shard = doc["shard"];
+    if (!r.shard.is_object() || !r.shard.value("index", nlohmann::json()).is_number_integer() ||
+        !r.shard.value("count", nlohmann::json()).is_number_integer())
+      throw UsageError(fmt::format("{}: shard must be an object with an integer index and count", origin));
+  }
   if (doc.contains("warnings")) {
     const nlohmann::json& w = doc["warnings"];
     if (!w.is_array()) throw UsageError(fmt::format("{}: warnings must be a list", origin));
