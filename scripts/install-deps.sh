@@ -3,7 +3,8 @@
 # Toolkit (nvcc, cuBLASLt, CUPTI, NVTX3 headers) is expected to be installed already; without it the
 # build falls back to the CPU reference backend only.
 set -euo pipefail
-pkgs=(cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev python3)
+pkgs=(cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev python3
+  slurm-wlm munge)  # slurm-wlm, munge: the `cluster` test (tests/cluster/) starts a one-node Slurm cluster
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [[ ${#missing[@]} -gt 0 ]]; then

@@ -74,22 +74,23 @@ diff <(rows --ordered whole.json) <(rows --ordered k.json) >/dev/null && ok || b
   diff <(rows --ordered sh.json) <(rows --ordered whole.json | grep -F -f <(rows sh.json)) >/dev/null && ok || bad "shard resume"
 
 # Journals that do not belong to the run: one line, exit 2.
-expect_exit 2 "belongs to another run: its settings differs" "$bin" "${grid[@]}" --seed=9 --json=k.json --resume
-expect_exit 2 "belongs to another run: its shard differs (was 0/1, now 1/2)" "$bin" "${grid[@]}" --shard=1/2 --json=k.json --resume
-expect_exit 2 "belongs to another run: its grid differs" "$bin" "${grid[@]}" --seq_len=9 --json=k.json --resume
+expect_exit 2 "belongs to another run: its settings differs" "$bin" "${grid[@]}" "${slow[@]}" --seed=9 --json=k.json --resume
+expect_exit 2 "belongs to another run: its shard differs (was 0/1, now 1/2)" "$bin" "${grid[@]}" "${slow[@]}" --shard=1/2 --json=k.json --resume
+expect_exit 2 "belongs to another run: its grid differs" "$bin" "${grid[@]}" "${slow[@]}" --seq_len=9 --json=k.json --resume
 python3 -c '
 import json; lines=open("k.json.journal").read().splitlines(); h=json.loads(lines[0]); h["tool"]["version"]="0.0.1"
 open("old.json.journal","w").write("\n".join([json.dumps(h)]+lines[1:])+"\n")'
-expect_exit 2 "belongs to another run: its tool differs" "$bin" "${grid[@]}" --json=old.json --resume
+expect_exit 2 "belongs to another run: its tool differs" "$bin" "${grid[@]}" "${slow[@]}" --json=old.json --resume
 expect_exit 2 "not an attnbench journal" sh -c "echo '{}' >bad.json.journal; exec \"$bin\" ${grid[*]} --json=bad.json --resume"
 expect_exit 2 "--resume: needs --json" "$bin" "${grid[@]}" --resume
 
 # tune: SIGTERM keeps the cache of what finished; --resume finishes it with every entry of an uninterrupted tune.
 tgrid=(--backend=cpu --quiet --batch=1 --heads=2 --seq_len=9,21,37,50,64,80 --head_dim=8 --strategies=fused,head_batched
        --warmup=0)
+tslow=(--max_noise=0 --min_samples=1000000 --max_time=0.1)
 keys() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sorted(e["key"] for e in d.get("gemm",[])+d.get("fused",[])))' "$1"; }
 "$bin" tune "${tgrid[@]}" --min_samples=1 --cache=tune_whole.json >/dev/null || bad "tune"
-"$bin" tune "${tgrid[@]}" "${slow[@]}" --cache=t.json >/dev/null 2>tune_err.txt &
+"$bin" tune "${tgrid[@]}" "${tslow[@]}" --cache=t.json >/dev/null 2>tune_err.txt &
 pid=$!
 wait_for_entries t.json.journal 2 || bad "tune: the journal did not grow"
 kill -TERM $pid
@@ -98,7 +99,7 @@ rc=$?
 [[ $rc -eq 143 ]] && grep -q "interrupted by SIGTERM" tune_err.txt && ok || bad "tune SIGTERM: exit $rc: $(cat tune_err.txt)"
 python3 -c 'import json,sys; d=json.load(open("t.json")); sys.exit(len(d.get("fused",[]))<2)' && ok || bad "tune: the cache lost what finished"
 expect_exit 2 "its command differs (was tune, now run)" sh -c "cp t.json.journal x.json.journal; exec \"$bin\" ${grid[*]} --json=x.json --resume"
-"$bin" tune "${tgrid[@]}" "${slow[@]}" --cache=t.json --resume >/dev/null 2>stderr.txt || bad "tune --resume failed: $(cat stderr.txt)"
+"$bin" tune "${tgrid[@]}" "${tslow[@]}" --cache=t.json --resume >/dev/null 2>stderr.txt || bad "tune --resume failed: $(cat stderr.txt)"
 grep -q "problem(s) already done" stderr.txt && ok || bad "tune --resume did not resume"
 [[ "$(keys t.json)" == "$(keys tune_whole.json)" ]] && ok || bad "tune: resumed cache keys differ"
 finish

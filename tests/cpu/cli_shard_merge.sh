@@ -10,9 +10,11 @@ src=$2
 source "$src/tests/cpu/expect_lib.sh"  # also makes and enters the scratch folder $work
 rows() { python3 "$src/tests/cpu/rows_of.py" "$@"; }
 # Lengths not a multiple of a page, a short last page, B=1, H=1, one KV head, q_len=1, causal, fp16 and bf16.
-grid=(--backend=cpu --quiet --no_table --batch=1,2 --heads=2 --kv_heads=1 --seq_len=13,40 --pages=1,3 --q_len=1
-      --head_dim=8 --causal=false,true --dtype=fp16,bf16 --verify --warmup=0 --min_samples=1 --max_samples=2)
-n=$("$bin" grid "${grid[@]:3}" --format=json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+axes=(--batch=1,2 --heads=2 --kv_heads=1 --seq_len=13,40 --pages=1,3 --q_len=1 --head_dim=8 --causal=false,true
+      --dtype=fp16,bf16)
+grid=(--backend=cpu --quiet --no_table "${axes[@]}" --verify --warmup=0 --min_samples=1 --max_samples=2)
+tune_small=(--backend=cpu "${axes[@]}" --strategies=fused --warmup=0 --min_samples=1)
+n=$("$bin" grid "${axes[@]}" --format=json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
 [[ $n -eq 32 ]] && ok || bad "grid size $n, wanted 32"
 
 "$bin" "${grid[@]}" --json=whole.json || bad "unsharded run failed"
@@ -43,7 +45,7 @@ JOB_COMPLETION_INDEX=2 ATTNBENCH_SHARD_COUNT=3 "$bin" "${grid[@]}" --json=k8s2.j
 diff <(rows k8s2.json) <(rows s2.json) >/dev/null && ok || bad "JOB_COMPLETION_INDEX=2 is not shard 2/3"
 JOB_COMPLETION_INDEX=2 ATTNBENCH_SHARD_COUNT=3 "$bin" "${grid[@]}" --shard=0/1 --json=flagwins.json || bad "--shard=0/1"
 diff <(rows flagwins.json) <(rows whole.json) >/dev/null && ok || bad "--shard does not win over the environment"
-JOB_COMPLETION_INDEX=0 ATTNBENCH_SHARD_COUNT=2 "$bin" tune "${grid[@]:0:13}" --cache=k8s_cache.json >/dev/null 2>stderr.txt &&
+JOB_COMPLETION_INDEX=0 ATTNBENCH_SHARD_COUNT=2 "$bin" tune "${tune_small[@]}" --cache=k8s_cache.json >/dev/null 2>stderr.txt &&
   grep -q "shard 0/2" stderr.txt && ok || bad "tune does not take its shard from JOB_COMPLETION_INDEX"
 
 # Bad shard specs: one line, exit 2, no report.
@@ -53,7 +55,7 @@ expect_exit 2 "the shard count must be between" "$bin" "${grid[@]}" --shard=0/0 
 expect_exit 2 "ATTNBENCH_SHARD_COUNT is not" env JOB_COMPLETION_INDEX=1 "$bin" "${grid[@]}" --json=no.json
 expect_exit 2 "out of range" env JOB_COMPLETION_INDEX=5 ATTNBENCH_SHARD_COUNT=3 "$bin" "${grid[@]}" --json=no.json
 expect_exit 2 "SLURM_ARRAY_TASK_COUNT is not" env SLURM_ARRAY_TASK_ID=0 "$bin" "${grid[@]}" --json=no.json
-expect_exit 2 "--shard=2/2: shard index 2 is out of range" "$bin" tune "${grid[@]:0:13}" --shard=2/2 --cache=no.json
+expect_exit 2 "--shard=2/2: shard index 2 is out of range" "$bin" tune "${tune_small[@]}" --shard=2/2 --cache=no.json
 [[ ! -e no.json && ! -e no.json.journal ]] && ok || bad "a refused run left a file behind"
 
 # Merge inputs that do not belong together: one line, exit 2, no output.
@@ -62,7 +64,7 @@ expect_exit 2 "--shard=2/2: shard index 2 is out of range" "$bin" tune "${grid[@
 expect_exit 2 "different settings (seed" "$bin" merge out.json s0_seed7.json s1.json s2.json
 expect_exit 2 "both have the row" "$bin" merge out.json whole.json whole.json
 expect_exit 2 "are both shard 1/3" "$bin" merge out.json s1.json s1.json
-expect_exit 2 "is shard 0/2 of a 32-problem grid" "$bin" merge out.json s1.json h0.json
+expect_exit 2 "shard 0/2 of a 32-problem grid" "$bin" merge out.json s1.json h0.json
 expect_exit 2 "is not a shard report" "$bin" merge out.json whole.json s1.json
 expect_exit 2 "also an input" "$bin" merge s0.json s0.json s1.json
 expect_exit 2 "is a shard's report; name a new file" "$bin" merge s0.json s1.json s2.json
