@@ -37,12 +37,12 @@ GridJournal::GridJournal(const std::string& path, const nlohmann::json& header, 
       done_[it->get<std::size_t>()] = e;
     }
     writer_ = std::make_unique<JournalWriter>(path, header, /*fresh=*/false);
-    if (!quiet)
-      std::fprintf(stderr, "attnbench: resuming from '%s': %zu problem(s) already done%s\n", path.c_str(), done_.size(),
+    (void)quiet;  // said even with --quiet: which problems are skipped matters
+    std::fprintf(stderr, "attnbench: resuming from '%s': %zu problem(s) already done%s\n", path.c_str(), done_.size(),
                    c.torn_tail ? " (a torn last line was dropped)" : "");
     return;
   }
-  if (resume && !quiet) std::fprintf(stderr, "attnbench: --resume: no journal at '%s'; starting from the beginning\n", path.c_str());
+  if (resume) std::fprintf(stderr, "attnbench: --resume: no journal at '%s'; starting from the beginning\n", path.c_str());
   writer_ = std::make_unique<JournalWriter>(path, header, /*fresh=*/true);
 }
 

@@ -24,7 +24,7 @@ class GridJournal {
   // No journal at all (an output that is not a regular file, a fresh-process child, a dry run).
   GridJournal() = default;
   // `path` "" : no journal. resume: continue the journal at `path` when there is one (a missing one starts
-  // afresh, with a note unless quiet); UsageError when its header differs from `header`.
+  // afresh, with a note; both notes are printed even when quiet); UsageError when its header differs from `header`.
   GridJournal(const std::string& path, const nlohmann::json& header, bool resume, bool quiet);
 
   bool active() const { return writer_ != nullptr; }
