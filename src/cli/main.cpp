@@ -1,7 +1,7 @@
 // attnbench entry point: CLI11 front end with the subcommands run (the default), list, tune, compare, grid and
-// report. Exit codes (README "Exit codes"): 0 ok; 1 a regression, an incorrect or failed row, or a tune
-// without a winner; 2 bad input (one line on stderr); 3 a device error or an internal error (one line).
-// No other code is returned.
+// report, merge. Exit codes (README "Exit codes"): 0 ok; 1 a regression, an incorrect or failed row, or a
+// tune without a winner; 2 bad input (one line on stderr); 3 a device error or an internal error (one line);
+// 128 + the signal (130, 143) when SIGINT or SIGTERM stopped a run or tune (cli/stop_signals.hpp).
 #include <cstdio>
 #include <new>
 #include <string>
@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   ab::Command compare = ab::add_compare_command(app);
   ab::Command report = ab::add_report_command(app);
   ab::Command grid = ab::add_grid_command(app);
+  ab::Command merge = ab::add_merge_command(app);
 
   try {
     app.parse(argc, argv);
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
     if (compare.app && *compare.app) return compare.run();
     if (report.app && *report.app) return report.run();
     if (grid.app && *grid.app) return grid.run();
+    if (merge.app && *merge.app) return merge.run();
     return ab::run_command(*run ? run_flags : top_flags, args);
   } catch (const ab::UsageError& e) {
     std::fprintf(stderr, "attnbench: error: %s\n", e.what());

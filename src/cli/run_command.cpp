@@ -11,16 +11,21 @@
 
 #include "cli/backend_factory.hpp"
 #include "cli/flag_values.hpp"
+#include "cli/finished_rows.hpp"
 #include "cli/fresh_process.hpp"
 #include "cli/grid_flags.hpp"
+#include "cli/grid_journal.hpp"
 #include "cli/plugin_flags.hpp"
 #include "cli/plugin_process.hpp"
 #include "cli/run_devices.hpp"
+#include "cli/shard_choice.hpp"
+#include "cli/stop_signals.hpp"
 #include "core/axis.hpp"
 #include "core/errors.hpp"
 #include "core/grid.hpp"
 #include "core/json_file.hpp"
 #include "core/problem_axes.hpp"
+#include "core/stop_request.hpp"
 #include "core/utc_timestamp.hpp"
 #include "report/printers.hpp"
 #include "core/file_writer.hpp"
@@ -141,6 +146,8 @@ struct CheckedRun {
   double max_time = 0;
   const char* slowdown = nullptr;  // ATTNBENCH_INJECT_SLOWDOWN as given
   std::optional<HeuristicCache> cache;
+  Shard shard;
+  std::vector<std::size_t> shard_problems;  // grid indices this process runs
 };
 
 // The grid, the strategies and how they run: --scores, --tile, --timer.
@@ -188,6 +195,9 @@ void check_run_flags(const RunFlags& f, CheckedRun& run) {
   if (f.device < 0) throw UsageError("--device must be >= 0");
   if (!f.max_memory.empty()) opt.max_memory = parse_bytes("max_memory", f.max_memory);
   if (!f.json_path.empty()) check_writable(f.json_path);
+  if (f.resume && f.json_path.empty()) throw UsageError("--resume: needs --json=PATH (the journal is PATH.journal)");
+  run.shard = choose_shard(f.shard);
+  run.shard_problems = shard_problems(opt.problems, run.shard);
   if (!f.resume_at.empty() && std::sscanf(f.resume_at.c_str(), "%zu:%zu", &opt.start_problem, &opt.start_strategy) != 2)
     throw UsageError("--resume_at: expected P:S");
   if (const char* fault = std::getenv("ATTNBENCH_INJECT_FAULT")) opt.inject_fault = fault;
@@ -269,6 +279,33 @@ nlohmann::json run_settings(const RunFlags& f, const CheckedRun& run) {
   return settings;
 }
 
+// The journal's header: what must match for --resume to continue it.
+nlohmann::json journal_header(const RunFlags& f, const CheckedRun& run, const DeviceInfo& dev) {
+  nlohmann::json settings = run_settings(f, run);
+  settings["strategies"] = f.strategies;
+  settings["tile"] = f.tile;
+  settings["gqa_packing"] = f.gqa_packing;
+  return {{"command", "run"},
+          {"tool", {{"version", this_tool().version}, {"git", this_tool().git}}},
+          {"device", {{"backend", dev.backend}, {"name", dev.name}}},
+          {"settings", settings},
+          {"grid", grid_fingerprint(run.opt.problems)},
+          {"shard", run.shard.text()}};
+}
+
+// The journal beside --json (none for a pipe or device, or in a fresh-process child, whose parent keeps it).
+GridJournal open_journal(const RunFlags& f, const CheckedRun& run, const DeviceInfo& dev) {
+  if (f.json_path.empty() || !f.resume_at.empty()) return GridJournal();
+  return GridJournal(journal_path_for(f.json_path), journal_header(f, run, dev), f.resume, f.quiet);
+}
+
+// The warning an interrupted report carries.
+std::string interruption_warning(const CheckedRun& run, const FinishedRows& done, const GridJournal& journal) {
+  std::string resume = journal.active() ? fmt::format("; `--resume` continues from '{}'", journal.path()) : "";
+  return fmt::format("interrupted by {}: {} of {} problem(s){} finished{}", signal_name(stop_signal()), done.problems(),
+                     run.shard_problems.size(), run.shard.whole() ? "" : " of shard " + run.shard.text(), resume);
+}
+
 // Every warning on stderr (unless --quiet), but the CPU backend's, which the table states.
 void print_warnings(const std::vector<std::string>& warnings, bool quiet) {
   for (const auto& w : warnings)
@@ -284,7 +321,12 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   CheckedRun run;
   check_run_flags(f, run);
   RunOptions& opt = run.opt;
-  if (!f.devices.empty() && f.worker_dir.empty()) return run_on_devices(f, opt, argv);
+  if (!f.devices.empty() && f.worker_dir.empty()) {
+    if (!run.shard.whole() || f.resume)  // the worker pool hands out the whole grid
+      throw UsageError(fmt::format("--devices: not combined with a shard ({}) or --resume yet; run each shard on one device",
+                                   run.shard.whole() ? "whole grid" : run.shard.text()));
+    return run_on_devices(f, opt, argv);
+  }
 
   auto backend = make_backend(f.backend, f.device);
   check_flags_for_backend(f, *backend);
@@ -308,12 +350,29 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
     };
   }
 
+  GridJournal journal = open_journal(f, run, dev);
+  FinishedRows done(opt.problems, journal);
+  std::vector<bool> mine(opt.problems.size(), false);
+  for (std::size_t pi : run.shard_problems) mine[pi] = true;
+  opt.include = [&](std::size_t pi) { return mine[pi] && !journal.done(pi); };
+  opt.problem_done = [&](std::size_t pi, const std::vector<ResultRow>& rows) { done.add(pi, rows); };
+  install_stop_signals();
+
   ResumePoint resume;
   Report report;
-  report.rows = run_grid_rows(*backend, opt, &warnings, &resume);
+  std::vector<ResultRow> rows = run_grid_rows(*backend, opt, &warnings, &resume);
   if (resume.needed) {
     backend.reset();  // give the broken context up before the fresh process opens the device
-    continue_in_fresh_process(argv, resume, &report.rows, &warnings);
+    std::vector<ResultRow> fresh;
+    continue_in_fresh_process(argv, resume, &fresh, &warnings);
+    done.add_unindexed(rows);
+    done.add_unindexed(fresh);
+  }
+  report.rows = done.in_grid_order();
+  report.shard = shard_record(run.shard, opt.problems.size(), run.shard_problems);
+  if (stop_requested()) {
+    report.interrupted = signal_name(stop_signal());
+    warnings.push_back(interruption_warning(run, done, journal));
   }
 
   for (const std::string& w : plugin_warnings)
@@ -332,6 +391,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
 
   if (!f.no_table) print_console_table(report, stdout);
   if (!f.json_path.empty()) write_json_atomic(f.json_path, to_json(report));
+  if (stop_requested()) return interrupted_exit_code();
   return count_errors(report.rows) ? 1 : 0;
 }
 

@@ -69,6 +69,10 @@ void add_shared_flags(CLI::App& app, SharedFlags& f, const SharedFlagText& text)
       ->capture_default_str()
       ->check(CLI::IsMember({"on", "off"}));
   app.add_flag("--quiet,-q", f.quiet, text.quiet);
+  app.add_option("--shard", f.shard,
+                 "run shard INDEX/COUNT of the grid (0-based, balanced by estimated cost); default: from "
+                 "SLURM_ARRAY_TASK_ID/COUNT or JOB_COMPLETION_INDEX with ATTNBENCH_SHARD_COUNT");
+  app.add_flag("--resume", f.resume, "skip the problems the output's journal (OUTPUT.journal) holds as finished");
 }
 
 void check_flags_for_backend(const SharedFlags& f, const Backend& backend) {

@@ -32,6 +32,8 @@ struct SharedFlags : GridFlags {
   bool device_given = false;   // --device was on the command line (refused beside --devices)
   std::string worker_dir;      // hidden: set by the pool for its workers
   int worker_device = -1;      // hidden: the device index a worker serves, as the user named it
+  std::string shard;    // "i/N"; empty: from the environment (cli/shard_choice.hpp) or the whole grid
+  bool resume = false;  // continue from the output's journal (cli/grid_journal.hpp)
 };
 
 // What differs between run and tune: help texts, the accepted timers and --max_time's default.

@@ -10,13 +10,18 @@
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
 #include "cli/grid_flags.hpp"
+#include "cli/grid_journal.hpp"
 #include "cli/plugin_flags.hpp"
 #include "cli/plugin_process.hpp"
+#include "cli/shard_choice.hpp"
+#include "cli/stop_signals.hpp"
 #include "cli/shared_flags.hpp"
 #include "cli/tune_devices.hpp"
 #include "cli/run_command.hpp"
 #include "core/errors.hpp"
 #include "core/grid.hpp"
+#include "core/stop_request.hpp"
+#include "run/run_report.hpp"
 #include "core/strategy.hpp"
 #include "core/file_writer.hpp"
 #include "core/json_document.hpp"
@@ -168,12 +173,45 @@ void install_plugin_trials(const TuneFlags& f, const Backend& backend, TuneOptio
   };
 }
 
+// The journal's header: what must match for --resume to continue it (the search and measurement flags).
+nlohmann::json tune_journal_header(const TuneFlags& f, const TuneOptions& opt, const Shard& shard, const DeviceInfo& dev) {
+  nlohmann::json settings = {{"strategies", f.strategies}, {"search", f.search}, {"top", f.top},
+                             {"max_candidates", f.max_candidates}, {"finalists", f.finalists},
+                             {"screen_samples", f.screen_samples}, {"screen_calls", f.screen_calls},
+                             {"screen_cutoff", f.screen_cutoff}, {"skip_cached", f.skip_cached},
+                             {"scores", f.scores}, {"gqa_packing", f.gqa_packing}, {"seed", f.seed},
+                             {"measure", opt.measure.to_json()}};
+  return {{"command", "tune"},
+          {"tool", {{"version", this_tool().version}, {"git", this_tool().git}}},
+          {"device", {{"backend", dev.backend}, {"name", dev.name}}},
+          {"settings", settings},
+          {"grid", grid_fingerprint(opt.problems)},
+          {"shard", shard.text()}};
+}
+
+// Stopped by SIGINT/SIGTERM: the cache file holds every problem checkpointed before the signal.
+int finish_interrupted(const TuneOptions& opt, const GridJournal& journal, std::size_t finished, std::size_t total,
+                       const std::string& path) {
+  std::fprintf(stderr, "attnbench tune: interrupted by %s: %zu of %zu problem(s) tuned%s; '%s' holds what finished%s\n",
+               signal_name(stop_signal()).c_str(), finished, total, opt.dry_run ? " (dry run)" : "", path.c_str(),
+               journal.active() ? fmt::format("; `--resume` continues from '{}'", journal.path()).c_str() : "");
+  return interrupted_exit_code();
+}
+
 int tune_main(const TuneFlags& f) {
   // Everything the user typed is checked before any device work.
   TuneOptions opt;
   const double max_time = check_tune_flags(f, opt);
+  if (f.resume && (f.dry_run || f.cache.empty())) throw UsageError("--resume: needs --cache=PATH and no --dry_run");
+  const Shard shard = choose_shard(f.shard);
+  const std::vector<std::size_t> shard_indices = shard_problems(opt.problems, shard);
   HeuristicCache existing = check_cache_flag(f);
-  if (!f.devices.empty() && f.worker_dir.empty()) return tune_on_devices(f, opt, f.cache);
+  if (!f.devices.empty() && f.worker_dir.empty()) {
+    if (!shard.whole() || f.resume)  // the worker pool hands out the whole grid
+      throw UsageError(fmt::format("--devices: not combined with a shard ({}) or --resume yet; tune each shard on one device",
+                                   shard.whole() ? "whole grid" : shard.text()));
+    return tune_on_devices(f, opt, f.cache);
+  }
 
   auto backend = make_backend(f.backend, f.device);
   check_flags_for_backend(f, *backend);
@@ -188,8 +226,26 @@ int tune_main(const TuneFlags& f) {
   if (!f.dry_run) opt.checkpoint = [&path](const HeuristicCache& found) { found.save(path); };
 
   if (!loaded_plugins().empty()) install_plugin_trials(f, *backend, opt);
+
+  GridJournal journal = f.dry_run ? GridJournal()
+                                  : GridJournal(journal_path_for(path), tune_journal_header(f, opt, shard, backend->device_info()),
+                                                f.resume, f.quiet);
+  std::vector<bool> mine(opt.problems.size(), false);
+  for (std::size_t pi : shard_indices) mine[pi] = true;
+  std::size_t finished = journal.resumed().size();
+  opt.include = [&](std::size_t pi) { return mine[pi] && !journal.done(pi); };
+  opt.problem_done = [&](std::size_t pi) {
+    journal.record(pi, nlohmann::json::object());
+    ++finished;
+  };
+  if (!f.quiet && !shard.whole())
+    std::fprintf(stderr, "attnbench tune: shard %s: %zu of %zu problem(s)\n", shard.text().c_str(), shard_indices.size(),
+                 opt.problems.size());
+  install_stop_signals();
+
   if (!f.quiet) print_tune_header(f, opt, *backend, cpu);
   TuneOutcome out = tune_grid(*backend, opt);
+  if (stop_requested()) return finish_interrupted(opt, journal, finished, shard_indices.size(), path);
   std::fputs(format_tune_summary(out).c_str(), stdout);
   if (opt.dry_run) return out.failed_strategies ? 1 : 0;
   return save_and_finish(out, path);

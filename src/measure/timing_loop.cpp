@@ -16,6 +16,7 @@
 // The max_time budget starts after all of that and counts everything in the loop (flushes included).
 #include <chrono>
 
+#include "core/stop_request.hpp"
 #include "measure/clock_monitor.hpp"
 #include "measure/measure.hpp"
 #include "measure/samplers.hpp"
@@ -54,6 +55,8 @@ Measurement measure_forward(Backend& backend, const std::function<void()>& forwa
     host.push_back(x.host_ms);
     running.add(x.gpu_ms);
     decision = decide_stop(running.count(), running.noise(), clock() - t_start, s);
+    // SIGINT/SIGTERM: the measurement ends now (the runner discards it; nothing unfinished is reported).
+    if (!decision.stop && stop_requested()) decision = StopDecision{true, "interrupted"};
   }
 
   m.stop_reason = decision.reason;

@@ -24,6 +24,8 @@ nlohmann::json to_json(const Report& r) {
   if (!r.devices.empty()) j["devices"] = r.devices;
   j["settings"] = r.settings;
   j["warnings"] = r.warnings;
+  if (!r.shard.is_null()) j["shard"] = r.shard;
+  if (!r.interrupted.empty()) j["interrupted"] = r.interrupted;
   j["results"] = nlohmann::json::array();
   for (const ResultRow& row : r.rows) j["results"].push_back(to_json(row));
   return j;
@@ -108,6 +110,13 @@ Report report_from_json(const nlohmann::json& doc, const std::string& origin) {
                              {"warmup", V::number_integer}, {"min_samples", V::number_integer},
                              {"max_noise", V::number_float}});
   r.devices = devices_field(doc, origin);
+  r.interrupted = string_field(doc, "interrupted", origin);
+  if (doc.contains("shard")) {
+    r.shard = doc["shard"];
+    if (!r.shard.is_object() || !r.shard.value("index", nlohmann::json()).is_number_integer() ||
+        !r.shard.value("count", nlohmann::json()).is_number_integer())
+      throw UsageError(fmt::format("{}: shard must be an object with an integer index and count", origin));
+  }
   if (doc.contains("warnings")) {
     const nlohmann::json& w = doc["warnings"];
     if (!w.is_array()) throw UsageError(fmt::format("{}: warnings must be a list", origin));

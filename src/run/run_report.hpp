@@ -27,6 +27,12 @@ struct Report {
   nlohmann::json settings;       // MeasureSettings::to_json plus the run's choices (verify, seed, cache...)
   std::vector<std::string> warnings;
   std::vector<ResultRow> rows;
+  // A shard's report (--shard, Slurm arrays): {"index", "count", "grid_size", "problems": [grid indices]},
+  // null otherwise. `attnbench merge` orders the shards' rows by those indices.
+  nlohmann::json shard;
+  // Set when SIGINT or SIGTERM stopped the run: the signal's name ("SIGTERM"); the rows are the problems
+  // that finished. "" for a complete run.
+  std::string interrupted;
 };
 
 // This build's name, version and commit.

@@ -11,6 +11,7 @@
 #include "core/errors.hpp"
 #include "core/problem_axes.hpp"
 #include "core/reference.hpp"
+#include "core/stop_request.hpp"
 #include "measure/progress.hpp"
 #include "measure/rounds.hpp"
 #include "run/launch_summary.hpp"
@@ -49,6 +50,8 @@ struct PendingRow {
 // round rather than drawn again).
 struct PendingProblem {
   std::size_t index = 0;
+  std::size_t row_begin = 0, row_end = 0;  // the problem's rows in rows_
+  bool complete = true;                     // false: its last strategies went to a fresh process
   std::uint64_t seed = 0;
   std::shared_ptr<const HostTensors> host;  // null: draw them again from the seed
   std::vector<PendingRow> rows;
@@ -97,6 +100,7 @@ struct ProblemRun {
   std::string input_error;  // set: every remaining strategy of the problem fails with it
   bool context_lost = false;
   std::int64_t used = 0;    // bytes the inputs take, for the workspace estimate
+  std::size_t row_begin = 0;  // its first row in rows_
   std::vector<PendingRow> pending;
 };
 
@@ -106,13 +110,13 @@ class GridRun {
   GridRun(Backend& be, const RunOptions& opt, std::vector<std::string>* warnings, ResumePoint* resume)
       : be_(be), opt_(opt), warnings_(warnings), resume_(resume), dev_(be.device_info()),
         limit_(checked_memory_limit(be, opt, dev_)), strategies_(make_strategies(opt.strategies)),
-        progress_(static_cast<std::int64_t>(opt.problems.size()), opt.quiet) {}
+        progress_(included_count(opt), opt.quiet) {}
 
   std::vector<ResultRow> run() {
     bool handed_off = false;
     const std::size_t end = std::min(opt_.end_problem, opt_.problems.size());
-    for (std::size_t pi = opt_.start_problem; pi < end && !handed_off; ++pi)
-      handed_off = !run_problem(pi);
+    for (std::size_t pi = opt_.start_problem; pi < end && !handed_off && !stop_requested(); ++pi)
+      if (included(pi)) handed_off = !run_problem(pi);
     if (!handed_off) run_later_rounds();
     write_all_timing();
     progress_.finish();
@@ -120,7 +124,17 @@ class GridRun {
   }
 
  private:
-  // The first round of problem `pi`; false when the rest of the grid goes to a fresh process.
+  static std::int64_t included_count(const RunOptions& opt) {
+    std::int64_t n = 0;
+    for (std::size_t pi = opt.start_problem; pi < opt.problems.size(); ++pi) n += !opt.include || opt.include(pi);
+    return n;
+  }
+  bool included(std::size_t pi) const { return !opt_.include || opt_.include(pi); }
+  void problem_done(std::size_t pi, std::size_t begin, std::size_t end) const {
+    if (opt_.problem_done) opt_.problem_done(pi, std::vector<ResultRow>(rows_.begin() + begin, rows_.begin() + end));
+  }
+  // The first round of problem `pi`; false when the rest of the grid goes to a fresh process or a stop was
+  // requested.
   bool run_problem(std::size_t pi);
   ProblemWorkspace::Make first_round_inputs(ProblemRun& pr);
   // Strategy `si` on the problem; false when the context was lost and the rest goes to a fresh process.
@@ -152,6 +166,7 @@ class GridRun {
   std::vector<ResultRow> rows_;
   std::vector<PendingProblem> waiting_;  // problems whose strategies wait for rounds 2..R
   std::size_t kept_host_bytes_ = 0;
+  std::int64_t points_begun_ = 0;  // progress line position (skipped problems not counted)
 };
 
 ProblemWorkspace::Make GridRun::first_round_inputs(ProblemRun& pr) {
@@ -176,7 +191,8 @@ bool GridRun::run_problem(std::size_t pi) {
   pr.index = pi;
   pr.problem = &opt_.problems[pi];
   const Problem& p = *pr.problem;
-  progress_.begin_point(static_cast<std::int64_t>(pi), p.label());
+  progress_.begin_point(points_begun_++, p.label());
+  const std::size_t row_begin = pr.row_begin = rows_.size();
   ScopedRange problem_range(be_.profiler(), p.label());
   pr.workspace = std::make_unique<ProblemWorkspace>(be_, first_round_inputs(pr));
   if (!pr.workspace->prepare()) {
@@ -188,8 +204,15 @@ bool GridRun::run_problem(std::size_t pi) {
   for (std::size_t si = 0; si < strategies_.size(); ++si) {
     if (pi == opt_.start_problem && si < opt_.start_strategy) continue;
     if (!run_strategy(pr, si)) return false;
+    if (stop_requested()) return false;  // the problem is unfinished: its rows are not passed on
   }
-  if (!pr.pending.empty()) waiting_.push_back({pi, opt_.seed + pi, pr.host, std::move(pr.pending)});
+  if (opt_.measure.rounds == 1 || pr.pending.empty()) {
+    // Final now (one round): its timing written and the problem passed on as it finishes.
+    for (const PendingRow& row : pr.pending) write_timing(row, p);
+    problem_done(pi, row_begin, rows_.size());
+  } else {
+    waiting_.push_back({pi, row_begin, rows_.size(), true, opt_.seed + pi, pr.host, std::move(pr.pending)});
+  }
   progress_.end_point();
   if (pr.context_lost && resume_ && pi + 1 < opt_.problems.size()) {
     // Every row of this problem is recorded as failed; the next problems need a fresh process.
@@ -343,7 +366,8 @@ void GridRun::hand_off(ProblemRun& pr, std::size_t problem, std::size_t strategy
   resume_->problem = problem;
   resume_->strategy = strategy;
   resume_->needed = problem < opt_.problems.size();  // nothing left: no fresh process
-  waiting_.push_back({pr.index, opt_.seed + pr.index, pr.host, std::move(pr.pending)});
+  const bool complete = problem > pr.index;  // its remaining strategies, if any, run in the fresh process
+  waiting_.push_back({pr.index, pr.row_begin, rows_.size(), complete, opt_.seed + pr.index, pr.host, std::move(pr.pending)});
 }
 
 // Rounds 2..R go round the whole grid, so each row's rounds spread over the run: on an H200 a problem's
@@ -352,6 +376,7 @@ void GridRun::run_later_rounds() {
   if (resume_ && resume_->needed) return;
   for (int r = 1; r < opt_.measure.rounds; ++r)
     for (std::size_t k = 0; k < waiting_.size(); ++k) {
+      if (stop_requested()) return;
       PendingProblem& pp = waiting_[(k + static_cast<std::size_t>(r)) % waiting_.size()];
       ScopedRange range(be_.profiler(), fmt::format("{} round {}", opt_.problems[pp.index].label(), r + 1));
       if (run_round(pp, r)) continue;
@@ -444,6 +469,9 @@ void GridRun::write_all_timing() {
   for (const PendingProblem& pp : waiting_)
     for (const PendingRow& pr : pp.rows)
       if (!pr.failed) write_timing(pr, opt_.problems[pp.index]);
+  if (stop_requested()) return;  // their rounds are unfinished
+  for (const PendingProblem& pp : waiting_)
+    if (pp.complete) problem_done(pp.index, pp.row_begin, pp.row_end);
 }
 
 }  // namespace

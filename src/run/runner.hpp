@@ -40,6 +40,12 @@ struct RunOptions {
   std::function<std::vector<ResultRow>(std::size_t index, const Problem&, const Strategy&)> isolated_rows;
   // Optional per-(problem, strategy) plugin configuration (the heuristic cache); returns false when none.
   std::function<bool(const Problem&, const std::string& strategy, std::string* config)> cached_plugin_config;
+  // Which grid indices to run (a shard, less what a resumed journal holds); unset: every problem. Skipped
+  // problems keep their indices, so a problem's seed (seed + index) is the same in every shard.
+  std::function<bool(std::size_t)> include;
+  // Called once per problem whose rows are final (after its last round), with its grid index and rows; not
+  // for a problem cut short by a stop request (core/stop_request.hpp) or handed to a fresh process.
+  std::function<void(std::size_t, const std::vector<ResultRow>&)> problem_done;
   // Test hook: the strategy whose verify forward injects a sticky device fault (ATTNBENCH_INJECT_FAULT).
   std::string inject_fault;
   // Test hook: strategies slowed by a calibrated delay inside the timed region (ATTNBENCH_INJECT_SLOWDOWN).
@@ -53,7 +59,8 @@ struct ResumePoint {
   std::size_t problem = 0, strategy = 0;
 };
 
-// Runs the grid; returns its typed rows, in report order. Each strategy runs through a StrategySession
+// Runs the grid; returns its typed rows, in report order. On a stop request (SIGINT/SIGTERM) it returns
+// after the current measurement: the problem in progress is unfinished and not passed to problem_done. Each strategy runs through a StrategySession
 // (run/strategy_session.hpp).
 std::vector<ResultRow> run_grid_rows(Backend& backend, const RunOptions& opt, std::vector<std::string>* warnings,
                                      ResumePoint* resume = nullptr);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/stop_request.hpp"
 #include "tune/problem_key.hpp"
 
 namespace ab {
@@ -41,6 +42,12 @@ FusedTuneRecord tune_fused_tiles(Backend& be, Strategy& fused, const Problem& p,
     c.baseline = i == 0;  // the strategy's default: the first tile that can implement
     bool set_up = false;
     const std::string crash_id = "fused:" + problem_cache_key(p) + "|" + tile.name();
+    if (stop_requested()) {  // SIGINT/SIGTERM: the rest are not tried (the tuner keeps nothing of this problem)
+      c.status = "failed";
+      c.reason = "interrupted";
+      r.candidates.push_back(std::move(c));
+      continue;
+    }
     try {
       if (crashed && crashed->count(crash_id))
         throw BackendError("lost the device context in an earlier attempt; skipped");

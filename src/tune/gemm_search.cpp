@@ -12,6 +12,7 @@
 
 #include "core/blob_hex.hpp"
 #include "core/errors.hpp"
+#include "core/stop_request.hpp"
 #include "tune/candidate_trials.hpp"
 #include "tune/plan_groups.hpp"
 #include "tune/reduced_verifier.hpp"
@@ -196,6 +197,11 @@ class ShapeSearch {
       r_.candidates[i].label = r_.algos[i].label.empty() ? "algo" : r_.algos[i].label;
       r_.candidates[i].baseline = r_.algos[i].heuristic_first;
       if (r_.algos[i].heuristic_first && r_.baseline < 0) r_.baseline = static_cast<int>(i);
+      if (stop_requested()) {  // SIGINT/SIGTERM: the rest are not tried (the tuner keeps nothing of this shape)
+        r_.candidates[i].status = "failed";
+        r_.candidates[i].reason = "interrupted";
+        continue;
+      }
       guarded(i, [&] {
         r_.candidates[i] = screen_candidate(rec_, g_, r_.algos[i], verify, s_.opt.screen, s_.opt.screen_cutoff,
                                             best_screen_ms, gemm_alone, r_);

@@ -54,12 +54,18 @@ struct TuneOptions {
   // With it, GEMM shapes and fused problems that already have an entry for this environment are not
   // re-tuned: their cached choice is applied (source "cache") while the remaining plans are tuned.
   const HeuristicCache* skip_cached = nullptr;
-  // Called after each problem with every entry found so far (to checkpoint the cache file).
+  // Called after each problem with every entry found so far (to checkpoint the cache file). Not called once a
+  // stop was requested (SIGINT/SIGTERM, core/stop_request.hpp): what was measured after it is cut short.
   std::function<void(const HeuristicCache&)> checkpoint;
   // Plugin strategies (Strategy::runs_isolated): one trial of configuration `config` on problem `index`,
   // verified and timed where a crash or hang costs only that trial (a child process with a time limit,
   // cli/plugin_process.hpp); returns its row. Unset: plugins are not tuned (a note says so).
   std::function<ResultRow(std::size_t index, const Problem&, const Strategy&, const std::string& config)> plugin_trial;
+  // Which grid indices to tune (a shard, less what a resumed journal holds); unset: every problem.
+  std::function<bool(std::size_t)> include;
+  // Called with a problem's grid index once every strategy of it is tuned and checkpointed (not for a
+  // problem cut short by a stop request).
+  std::function<void(std::size_t)> problem_done;
 };
 
 // One candidate algorithm or tile and what happened to it.

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/stop_request.hpp"
 #include "measure/progress.hpp"
 #include "run/memory_estimate.hpp"
 #include "run/problem_inputs.hpp"
@@ -41,7 +42,7 @@ class TuneRun {
   TuneRun(Backend& be, const TuneOptions& opt)
       : be_(be), opt_(opt), strategies_(make_strategies(opt.strategies)),
         limit_(memory_limit(be.device_info(), opt.max_memory)),
-        progress_(static_cast<std::int64_t>(opt.problems.size() * strategies_.size()), opt.quiet) {}
+        progress_(included_count(opt) * static_cast<std::int64_t>(strategies_.size()), opt.quiet) {}
 
   TuneOutcome run(const std::string& stamp) {
     out_.dry_run = opt_.dry_run;
@@ -53,15 +54,18 @@ class TuneRun {
     if (!opt_.quiet) search.message = [this](const std::string& m) { progress_.message(m); };
     search_ = &search;
     std::int64_t point = 0;
-    for (std::size_t pi = 0; pi < opt_.problems.size(); ++pi) {
+    for (std::size_t pi = 0; pi < opt_.problems.size() && !stop_requested(); ++pi) {
+      if (opt_.include && !opt_.include(pi)) continue;
       ProblemWorkspace ws(be_, [&, pi] { return std::make_unique<ProblemInputs>(be_, opt_.problems[pi], opt_.seed + pi); });
       std::string input_error = prepare(ws, opt_.problems[pi]);
       for (auto& st : strategies_) {
+        if (stop_requested()) break;
         progress_.begin_point(point++, fmt::format("{} / {}", opt_.problems[pi].label(), st->name()));
         if (st->runs_isolated()) tune_plugin(pi, opt_.problems[pi], *st);
         else tune_strategy(ws, opt_.problems[pi], *st, input_error);
         progress_.end_point();
       }
+      if (!stop_requested() && opt_.problem_done) opt_.problem_done(pi);
     }
     progress_.finish();
     return std::move(out_);
@@ -78,7 +82,13 @@ class TuneRun {
     out_.notes.push_back(m);
     if (!opt_.quiet) progress_.message(m);
   }
+  static std::int64_t included_count(const TuneOptions& opt) {
+    std::int64_t n = 0;
+    for (std::size_t pi = 0; pi < opt.problems.size(); ++pi) n += !opt.include || opt.include(pi);
+    return n;
+  }
   void checkpoint() {
+    if (stop_requested()) return;  // measured after the stop request: cut short, not kept
     add_entries(out_, opt_, stamp_);
     if (opt_.checkpoint) opt_.checkpoint(out_.cache);
   }

@@ -1,0 +1,191 @@
+// Shards (issue 17): --shard parsing, the cost-balanced partition (every problem in exactly one shard,
+// deterministic, balanced), the Slurm and Kubernetes environment defaults, and the journal file (whole
+// lines, a torn last line dropped, a header from another run refused).
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+
+#include "cli/shard_choice.hpp"
+#include "core/errors.hpp"
+#include "core/grid.hpp"
+#include "core/journal_file.hpp"
+#include "core/shard.hpp"
+#include "testing.hpp"
+
+using namespace ab;
+
+namespace {
+
+// A random grid of awkward shapes: odd lengths, B=1, H=1, one KV head, q_len=1, causal, both dtypes.
+std::vector<Problem> random_grid(unsigned seed, int n) {
+  std::mt19937 rng(seed);
+  std::vector<Problem> out;
+  for (int i = 0; i < n; ++i) {
+    GridSpec g;
+    std::int64_t heads = std::vector<std::int64_t>{1, 2, 4, 12}[rng() % 4];
+    g.set("batch", std::to_string(1 + rng() % 9));
+    g.set("heads", std::to_string(heads));
+    g.set("kv_heads", std::to_string(rng() % 2 ? heads : 1));
+    g.set("seq_len", std::to_string(3 + rng() % 3000));
+    g.set("head_dim", std::to_string(std::vector<int>{8, 64, 128}[rng() % 3]));
+    g.set("pages", std::to_string(1 + rng() % 3));
+    g.set("causal", rng() % 2 ? "true" : "false");
+    g.set("dtype", rng() % 2 ? "fp16" : "bf16");
+    for (Problem& p : expand_grid(g)) out.push_back(p);
+  }
+  return out;
+}
+
+EnvReader env_of(std::map<std::string, std::string> vars) {
+  auto held = std::make_shared<std::map<std::string, std::string>>(std::move(vars));
+  return [held](const char* name) -> const char* {
+    auto it = held->find(name);
+    return it == held->end() ? nullptr : it->second.c_str();
+  };
+}
+
+std::string usage_error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Shard, parses_index_over_count) {
+  Shard s = parse_shard("3/7");
+  EXPECT_EQ(s.index, 3);
+  EXPECT_EQ(s.count, 7);
+  EXPECT_EQ(s.text(), "3/7");
+  EXPECT_TRUE(parse_shard("0/1").whole());
+  for (const char* bad : {"", "4/4", "5/4", "-1/4", "1/0", "0/0", "1", "1/", "/4", "a/4", "1/4/2", " 1/4", "1/4 ",
+                          "1.0/4", "0/100001"}) {
+    std::string why = usage_error_of([&] { parse_shard(bad); });
+    EXPECT_FALSE(why.empty()) << bad;
+    EXPECT_NE(why.find("--shard"), std::string::npos) << why;
+  }
+}
+
+TEST(Shard, partition_covers_the_grid_once_and_is_deterministic) {
+  for (unsigned seed : {1u, 2u, 3u}) {
+    std::vector<Problem> grid = random_grid(seed, 37);
+    for (int n : {1, 2, 3, 4, 7, 37, 50}) {
+      std::vector<int> owner(grid.size(), -1);
+      for (int i = 0; i < n; ++i) {
+        std::vector<std::size_t> mine = shard_problems(grid, Shard{i, n});
+        EXPECT_TRUE(std::is_sorted(mine.begin(), mine.end()));
+        EXPECT_EQ(mine, shard_problems(grid, Shard{i, n}));  // the same on every call (and every machine)
+        for (std::size_t pi : mine) {
+          ASSERT_LT(pi, grid.size());
+          EXPECT_EQ(owner[pi], -1) << "problem " << pi << " in two shards of " << n;
+          owner[pi] = i;
+        }
+      }
+      EXPECT_TRUE(std::count(owner.begin(), owner.end(), -1) == 0) << "a problem in no shard of " << n;
+    }
+  }
+}
+
+TEST(Shard, partition_balances_estimated_cost) {
+  std::vector<Problem> grid = random_grid(9, 60);
+  double biggest = 0;
+  for (const Problem& p : grid) biggest = std::max(biggest, estimated_cost(p));
+  for (int n : {2, 3, 5, 8}) {
+    std::vector<double> load(n, 0.0);
+    for (int i = 0; i < n; ++i)
+      for (std::size_t pi : shard_problems(grid, Shard{i, n})) load[i] += estimated_cost(grid[pi]);
+    double hi = *std::max_element(load.begin(), load.end()), lo = *std::min_element(load.begin(), load.end());
+    EXPECT_LE(hi - lo, biggest * (1 + 1e-12)) << n << " shards";
+  }
+  // By cost, not by count: one costly problem and many cheap ones give the costly one a shard to itself.
+  GridSpec big, small;
+  big.set("batch", "32").set("heads", "32").set("seq_len", "4096").set("head_dim", "128");
+  small.set("batch", "1").set("heads", "1").set("seq_len", "16:4096:*2").set("head_dim", "8");
+  std::vector<Problem> skewed = expand_grid(small);
+  skewed.push_back(expand_grid(big).front());
+  std::vector<std::size_t> first = shard_problems(skewed, Shard{0, 2});
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first.front(), skewed.size() - 1);
+  EXPECT_GT(estimated_cost(skewed.back()), estimated_cost(skewed.front()));
+}
+
+TEST(Shard, environment_defaults) {
+  std::string source;
+  // Nothing set: the whole grid.
+  EXPECT_TRUE(choose_shard("", env_of({}), &source).whole());
+  // Slurm arrays: the task's offset from the array's first index.
+  Shard s = choose_shard("", env_of({{"SLURM_ARRAY_TASK_ID", "6"}, {"SLURM_ARRAY_TASK_MIN", "5"},
+                                     {"SLURM_ARRAY_TASK_COUNT", "4"}}), &source);
+  EXPECT_EQ(s.text(), "1/4");
+  EXPECT_EQ(source, "SLURM_ARRAY_TASK_ID");
+  EXPECT_EQ(choose_shard("", env_of({{"SLURM_ARRAY_TASK_ID", "3"}, {"SLURM_ARRAY_TASK_COUNT", "4"}})).text(), "3/4");
+  // Kubernetes Indexed Jobs: JOB_COMPLETION_INDEX with ATTNBENCH_SHARD_COUNT.
+  s = choose_shard("", env_of({{"JOB_COMPLETION_INDEX", "2"}, {"ATTNBENCH_SHARD_COUNT", "3"}}), &source);
+  EXPECT_EQ(s.text(), "2/3");
+  EXPECT_EQ(source, "JOB_COMPLETION_INDEX");
+  // The flag wins over the environment.
+  EXPECT_EQ(choose_shard("0/2", env_of({{"JOB_COMPLETION_INDEX", "2"}, {"ATTNBENCH_SHARD_COUNT", "3"}}), &source).text(), "0/2");
+  EXPECT_EQ(source, "--shard");
+  // Bad environments: one line naming the variable.
+  struct Bad {
+    std::map<std::string, std::string> env;
+    const char* needle;
+  };
+  for (const Bad& b : std::vector<Bad>{
+           {{{"JOB_COMPLETION_INDEX", "1"}}, "ATTNBENCH_SHARD_COUNT is not"},
+           {{{"JOB_COMPLETION_INDEX", "3"}, {"ATTNBENCH_SHARD_COUNT", "3"}}, "out of range"},
+           {{{"JOB_COMPLETION_INDEX", "x"}, {"ATTNBENCH_SHARD_COUNT", "3"}}, "JOB_COMPLETION_INDEX='x'"},
+           {{{"JOB_COMPLETION_INDEX", "0"}, {"ATTNBENCH_SHARD_COUNT", "0"}}, "between 1 and"},
+           {{{"SLURM_ARRAY_TASK_ID", "1"}}, "SLURM_ARRAY_TASK_COUNT is not"},
+           {{{"SLURM_ARRAY_TASK_ID", "9"}, {"SLURM_ARRAY_TASK_COUNT", "4"}}, "out of range"},
+           {{{"SLURM_ARRAY_TASK_ID", "2"}, {"SLURM_ARRAY_TASK_COUNT", "2"}, {"SLURM_ARRAY_TASK_STEP", "2"}}, "consecutively"},
+       }) {
+    std::string why = usage_error_of([&] { choose_shard("", env_of(b.env)); });
+    EXPECT_NE(why.find(b.needle), std::string::npos) << why;
+    EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+  }
+}
+
+TEST(Journal, lines_survive_and_a_torn_tail_is_dropped) {
+  const std::string path = "test_shard_journal.jsonl";
+  {
+    JournalWriter w(path, {{"command", "run"}, {"grid", 3}}, true);
+    w.append({{"problem", 0}});
+    w.append({{"problem", 2}});
+  }
+  {
+    std::ofstream f(path, std::ios::app);
+    f << "{\"problem\": 1, \"rows\": [";  // a write cut short by SIGKILL
+  }
+  JournalContents c = read_journal(path);
+  EXPECT_TRUE(c.torn_tail);
+  ASSERT_EQ(c.entries.size(), 2u);
+  EXPECT_EQ(c.entries[1]["problem"], 2);
+  EXPECT_EQ(c.header["command"], "run");
+  // Appending again cuts the torn line off first.
+  {
+    JournalWriter w(path, c.header, false);
+    w.append({{"problem", 1}});
+  }
+  c = read_journal(path);
+  EXPECT_FALSE(c.torn_tail);
+  ASSERT_EQ(c.entries.size(), 3u);
+  EXPECT_EQ(c.entries[2]["problem"], 1);
+  // Another run's header is refused, naming the field.
+  std::string why = usage_error_of([&] { check_journal_header(path, c.header, {{"command", "tune"}, {"grid", 3}}); });
+  EXPECT_NE(why.find("command differs (was run, now tune)"), std::string::npos) << why;
+  EXPECT_TRUE(usage_error_of([&] { check_journal_header(path, c.header, {{"command", "run"}, {"grid", 3}}); }).empty());
+  // A damaged line before the last is an error, not silently skipped.
+  {
+    std::ofstream f(path, std::ios::app);
+    f << "not json\n{\"problem\": 0}\n";
+  }
+  EXPECT_NE(usage_error_of([&] { read_journal(path); }).find("line 5"), std::string::npos);
+  std::remove(path.c_str());
+}
