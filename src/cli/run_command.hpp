@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/report_outputs.hpp"
 #include "cli/shared_flags.hpp"
 
 namespace ab {
@@ -13,7 +14,8 @@ namespace ab {
 struct RunFlags : SharedFlags {
   RunFlags() { timer = "events"; }
   bool verify = false;
-  std::string json_path;
+  ReportOutputs outputs;  // --json (the report), --md, --csv: files or '-' for stdout
+  bool profile = false;   // --profile: one warm-up and one forward per row, no timing loop (Nsight Compute)
   int max_samples = 100000;
   bool keep_samples = false;
   int rounds = 1;
