@@ -61,11 +61,13 @@ std::vector<Problem> expand_grid(const GridSpec& spec) {
   return out;
 }
 
+std::vector<std::string> suite_directories() { return {"configs", std::string(ATTNBENCH_SOURCE_DIR) + "/configs"}; }
+
 std::string resolve_suite_path(const std::string& name_or_path) {
   namespace fs = std::filesystem;
   if (fs::exists(name_or_path)) return name_or_path;
   if (name_or_path.find('/') == std::string::npos && name_or_path.find(".json") == std::string::npos) {
-    for (const std::string& dir : {std::string("configs"), std::string(ATTNBENCH_SOURCE_DIR) + "/configs"}) {
+    for (const std::string& dir : suite_directories()) {
       fs::path p = fs::path(dir) / (name_or_path + ".json");
       if (fs::exists(p)) return p.string();
     }

@@ -27,7 +27,10 @@ std::vector<Problem> load_suite(const std::string& path, std::string* suite_name
 // The same from a parsed document; `path` names it in errors.
 std::vector<Problem> suite_from_json(const nlohmann::json& j, const std::string& path, std::string* suite_name = nullptr);
 
-// Resolves "ci" or "bert-base" to configs/<name>.json beside the source tree or the binary; paths pass through.
+// Resolves "ci" or "bert-base" to <dir>/<name>.json in the first of suite_directories() that has it (./configs,
+// then the source tree's configs/ baked in at build time); paths pass through.
 std::string resolve_suite_path(const std::string& name_or_path);
+// The folders a suite name is looked up in, in order (`attnbench list` shows the suites found there).
+std::vector<std::string> suite_directories();
 
 }  // namespace ab
