@@ -122,6 +122,8 @@ std::string settings_line(const json& s) {
   if (int_of(s, "min_samples", -1) >= 0) parts.push_back(fmt::format(">={} samples", int_of(s, "min_samples", -1)));
   if (s.contains("max_noise")) parts.push_back(fmt::format("noise target {:g}%", s["max_noise"].get<double>() * 100));
   if (s.contains("verify") && s["verify"].get<bool>()) parts.push_back("verified");
+  if (s.contains("profile") && s["profile"].is_boolean() && s["profile"].get<bool>())
+    parts.push_back("profiling mode (one forward per row, not timed)");
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
