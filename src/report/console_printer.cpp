@@ -57,6 +57,13 @@ void ConsolePrinter::do_row(const ProblemGroup& group, const RowView& r) {
   bool fastest_own = group.fastest_own >= 0 && &r == &group.rows[group.fastest_own];
   std::string strategy = std::string(fastest ? "* " : fastest_own ? "+ " : "  ") + r.strategy;
   std::vector<std::string> cells = {first ? group.label : "", strategy, r.status};
+  if (r.ok() && !r.timed()) {  // ran but was not timed (--profile): its launches and check, no times
+    for (std::string cell : {"-", "-", "-", "-", "-", "-"}) cells.push_back(std::move(cell));
+    cells.push_back(cell_launches(r));
+    cells.push_back(cell_rel_err(r));
+    table_->add_row(std::move(cells));
+    return;
+  }
   if (!r.timed()) {
     table_->add_row(std::move(cells), cell_reason(r));
     return;
