@@ -71,15 +71,16 @@ json timers() {
   return list;
 }
 
-// A problem that a tile of kind `decode` would be asked to run, at head_dim d.
+// A problem that a tile of kind `decode` would be asked to run, at head_dim d: one query against a KV length
+// long enough for the largest split count a decode tile has.
 Problem probe_problem(bool decode, int d, DType dtype) {
   ProblemSpec s;
   s.batch = 1;
   s.heads = s.kv_heads = 1;
-  s.seq_len = 256;
+  s.seq_len = decode ? 8192 : 256;
   s.q_len = decode ? 1 : 256;
   s.head_dim = d;
-  s.page_size = 256;
+  s.page_size = s.seq_len;
   s.dtype = dtype;
   return make_problem(s);
 }

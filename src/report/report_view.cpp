@@ -42,7 +42,7 @@ RowView view_row(const ResultRow& row) {
   const RowLaunches& l = row.launches;
   if (l.has_contract) v.launches_expected = l.expected_total();
   if (l.measured) v.launches_measured = l.measured->kernels;
-  v.launches_mismatch = !l.match;
+  v.launches_mismatch = l.measured && !l.match;  // nothing measured (--profile, a row that never ran): no verdict
   v.launches_explained = v.launches_expected >= 0 && v.launches_measured > v.launches_expected && !v.launches_mismatch;
   if (row.verify) {
     v.rel_err = row.verify->rel_l2_err;

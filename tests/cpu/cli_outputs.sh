@@ -106,10 +106,16 @@ assert d['plugins'] == []
 " "$src" || bad "list --format=json"
 expect_exit 2 "--format" "$bin" list --format=yaml
 expect_exit 2 "attnbench list" "$bin" --backend=cpu --tile=m1n2
-# The CPU backend's tiles as list shows them run; one it does not list is refused naming list.
-tile=$("$bin" list --format=json | py "import json,sys; print(json.load(sys.stdin)['fused_tiles'][-1]['name'])")
-"$bin" --backend=cpu --batch=1 --heads=1 --seq_len=16 --head_dim=32 --strategies=fused --tile="$tile" -q >/dev/null \
-  || bad "a listed tile does not run"
+# Every prefill tile list shows runs at a head_dim list gives it, on the backend list names.
+"$bin" list --format=json | py "
+import json, sys
+for t in json.load(sys.stdin)['fused_tiles']:
+    if t['kind'] == 'prefill': print(t['backend'], t['name'], t['head_dims_fp16'][-1])" >tiles.txt
+[[ -s tiles.txt ]] || bad "list shows no prefill tile"
+while read -r backend tile d; do
+  "$bin" --backend="$backend" --batch=1 --heads=1 --seq_len=70 --head_dim="$d" --strategies=fused --tile="$tile" \
+    --max_time=0.01 --min_samples=1 --verify -q >/dev/null 2>&1 || bad "listed tile $tile (D=$d) does not run on $backend"
+done <tiles.txt
 
 # --profile: every row ok and untimed (one forward each), the report says so; timing flags beside it refused.
 "$bin" "${small[@]}" --profile --json=p.json >p.txt 2>&1 || bad "--profile exit"
