@@ -284,13 +284,13 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   report.device = dev.to_json();
   report.settings = run_settings(f, run);
   report.warnings = warnings;
-  print_warnings(warnings, f.quiet);
 
-  // Every report is written before anything reaches stdout; the table goes there unless a report does.
+  // Every report is written before anything is printed; the table goes to stdout unless a report does.
   write_report_outputs(f.outputs, [&report](const std::string& format) {
     return format == "json" ? to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
                             : render_report(report, format);
   });
+  print_warnings(warnings, f.quiet);
   if (!f.no_table && !f.outputs.to_stdout()) print_console_table(report, stdout);
   return count_errors(report.rows) ? 1 : 0;
 }
