@@ -5,6 +5,8 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+
 #include <string>
 
 #include "core/fused_decode_plan.hpp"
@@ -95,7 +97,9 @@ std::string fused_decode_can_implement(const FusedParams& p, const FusedTile& ti
 int fused_decode_splits(const FusedParams& p, const FusedTile& tile) {
   if (tile.splits > 0) return tile.splits;
   const std::int64_t work = p.batch * p.kv_heads * chunks_for(p);
-  return static_cast<int>(fused_decode::heuristic_splits(work, p.seq_len, sm_count(), fused_decode::kCtasPerSm));
+  return static_cast<int>(
+      fused_decode::heuristic_splits(work, p.seq_len, sm_count(), fused_decode::kCtasPerSm, p.head_dim,
+                                     std::min<std::int64_t>(fused_decode::kMaxRowsPerCta, rows_per_kv_head(p))));
 }
 
 int fused_decode_launch(const FusedParams& p, const FusedTile& tile, void* stream) {

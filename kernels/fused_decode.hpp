@@ -9,7 +9,9 @@ namespace ab::kernels {
 
 // Empty when the decode tile `tile` can run `p`, else why not.
 std::string fused_decode_can_implement(const FusedParams& p, const FusedTile& tile);
-// The split count a launch of `tile` on `p` uses (tile.splits, or the heuristic on this device's SMs).
+// The split count a launch of `tile` on `p` uses (tile.splits, or the heuristic on this device's SMs taking
+// every sequence as seq_len long: FusedParams has no host lengths, so the strategy resolves the count from
+// each sequence's own length in setup and launches with it).
 int fused_decode_splits(const FusedParams& p, const FusedTile& tile);
 // The decode kernel and, with more than one split, the combine. Returns the first cudaError_t.
 int fused_decode_launch(const FusedParams& p, const FusedTile& tile, void* stream);

@@ -1,6 +1,6 @@
 // Gathers `attnbench list`'s document from the registries: strategies (registry), backends and devices
 // (backend_factory), timers (measure), the fused tiles the default backend has compiled and the head_dims and
-// dtypes each takes there, the suites in suite_directories(), and the plugins (list_plugins hook).
+// dtypes each takes there, the suites in suite_search_dirs(), and the plugins (list_plugins hook).
 #include "cli/list_catalog.hpp"
 
 #include <filesystem>
@@ -112,7 +112,7 @@ json suites() {
   namespace fs = std::filesystem;
   json list = json::array();
   std::map<std::string, bool> seen;
-  for (const std::string& dir : suite_directories()) {
+  for (const std::string& dir : suite_search_dirs()) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) continue;
     std::vector<fs::path> files;

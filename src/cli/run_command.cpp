@@ -1,6 +1,7 @@
 // The run command: flags → grid → backend → runner → JSON report (atomic) + console table.
 #include "cli/run_command.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -12,9 +13,13 @@
 #include "cli/flag_values.hpp"
 #include "cli/fresh_process.hpp"
 #include "cli/grid_flags.hpp"
+#include "cli/plugin_flags.hpp"
+#include "cli/plugin_process.hpp"
 #include "core/axis.hpp"
 #include "core/errors.hpp"
 #include "core/grid.hpp"
+#include "core/json_file.hpp"
+#include "core/problem_axes.hpp"
 #include "core/utc_timestamp.hpp"
 #include "report/printers.hpp"
 #include "core/file_writer.hpp"
@@ -22,6 +27,8 @@
 #include "run/memory_estimate.hpp"
 #include "run/runner.hpp"
 #include "tune/heuristic_cache.hpp"
+#include "strategies/plugin_library.hpp"
+#include "strategies/plugin_mode.hpp"
 #include "strategies/registry.hpp"
 
 namespace ab {
@@ -47,6 +54,11 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--cache", f.cache, "heuristic cache from `attnbench tune` to use");
   app.add_option("--resume_at", f.resume_at)->group("");  // internal: see continue_in_fresh_process
   app.add_flag("--no_table", f.no_table)->group("");
+  app.add_option("--isolated_point", f.isolated_point)->group("");
+  app.add_option("--isolated_problem", f.isolated_problem)->group("");
+  app.add_option("--plugin_config,--plugin-config", f.plugin_config,
+                 "configuration of the selected plugins to run (attnbench list shows them; default: the plugin's first, "
+                 "or the cache's)");  // internal: see cli/plugin_process.hpp
 }
 
 // --profile times nothing, so the flags that only shape timing are refused beside it, not ignored.
@@ -60,6 +72,18 @@ static void refuse_timing_flags_with_profile(const RunFlags& f) {
 // A run flag that no selected strategy would use is refused, not ignored.
 static void refuse_flags_without_effect(const RunFlags& f) {
   refuse_timing_flags_with_profile(f);
+  if (!f.plugin_config.empty()) {
+    bool plugin = false, known = false;
+    for (const auto& s : make_strategies(f.strategies)) {
+      plugin = plugin || s->runs_isolated();
+      for (const std::string& c : s->tunable_configs()) known = known || c == f.plugin_config;
+    }
+    if (!plugin)
+      throw UsageError(fmt::format("--plugin_config={}: no plugin is selected (--plugin=PATH, --strategies)", f.plugin_config));
+    if (!known)
+      throw UsageError(fmt::format("--plugin_config={}: no selected plugin has that configuration (attnbench list "
+                                   "--plugin=PATH shows them)", f.plugin_config));
+  }
   if (f.tile.empty()) return;
   bool fused = false;
   for (const auto& s : make_strategies(f.strategies)) fused = fused || s->uses_fused_tile();
@@ -144,6 +168,9 @@ void check_strategy_flags(const RunFlags& f, RunOptions& opt) {
   opt.strategy.fp32_scores = f.scores == "fp32";
   opt.strategy.gqa_packing = f.gqa_packing == "on";
   if (!f.tile.empty()) opt.strategy.fused_tile = parse_tile(f.tile);
+  opt.strategy.plugin_config = f.plugin_config;
+  if (!f.isolated_problem.empty())
+    opt.problems = {problem_from_json(read_json_file(f.isolated_problem), f.isolated_problem)};
   if (!parse_timer_kind(f.timer, &opt.measure.timer)) throw UsageError(fmt::format("--timer: unknown timer '{}' (events, graph, cupti)", f.timer));
 }
 
@@ -162,7 +189,14 @@ double check_measure_flags(const RunFlags& f, MeasureSettings& measure) {
 // Everything the user typed, in the order it is checked; throws UsageError on the first bad flag.
 void check_run_flags(const RunFlags& f, CheckedRun& run) {
   RunOptions& opt = run.opt;
+  load_flag_plugins(f);  // before --strategies, which may name them
   check_strategy_flags(f, opt);
+  if (f.isolated_point >= 0) {
+    if (static_cast<std::size_t>(f.isolated_point) >= opt.problems.size())
+      throw UsageError("--isolated_point: past the end of the grid");
+    opt.start_problem = static_cast<std::size_t>(f.isolated_point);
+    opt.end_problem = opt.start_problem + 1;
+  }
   run.max_time = check_measure_flags(f, opt.measure);
   if (f.device < 0) throw UsageError("--device must be >= 0");
   if (!f.max_memory.empty()) opt.max_memory = parse_bytes("max_memory", f.max_memory);
@@ -216,6 +250,11 @@ std::vector<std::string> install_cache(const HeuristicCache& cache, Backend& bac
     if (tile) *t = *tile;
     return tile.has_value();
   };
+  opt.cached_plugin_config = [c, dev](const Problem& p, const std::string& strategy, std::string* config) {
+    auto found = c->plugin_config(p, strategy, dev);
+    if (found) *config = *found;
+    return found.has_value();
+  };
   return warnings;
 }
 
@@ -264,11 +303,22 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   check_flags_for_backend(f, *backend);
   apply_backend_defaults(f, *backend, run.max_time, opt.measure);
   DeviceInfo dev = backend->device_info();
-  refuse_grid_no_strategy_runs(opt, *backend);
+  // A plugin row's child process (cli/plugin_process.hpp) runs its one plugin on its one problem itself.
+  const bool plugin_child = f.isolated_point >= 0 || !f.isolated_problem.empty();
+  if (!plugin_child) refuse_grid_no_strategy_runs(opt, *backend);
   // Refused before anything is allocated (run_grid_rows checks again for its other callers).
   check_memory_or_throw(*backend, opt.problems, opt.verify, memory_limit(dev, opt.max_memory));
   announce_cpu_fallback(f.backend, *backend, f.quiet);
   std::vector<std::string> warnings = warnings_before_running(run, *backend, dev);
+
+  // Plugin rows run in child processes with a time limit (the child, --isolated_point, runs them itself).
+  std::vector<std::string> plugin_warnings;
+  if (!plugin_child && !loaded_plugins().empty()) {
+    set_plugins_run_in_process(false);
+    opt.isolated_rows = [&](std::size_t index, const Problem& p, const Strategy& st) {
+      return run_plugin_rows_in_child(argv, index, p, st, f.plugin_timeout, dev.copy_bandwidth_gbps, &plugin_warnings);
+    };
+  }
 
   ResumePoint resume;
   Report report;
@@ -277,6 +327,9 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
     backend.reset();  // give the broken context up before the fresh process opens the device
     continue_in_fresh_process(argv, resume, &report.rows, &warnings);
   }
+
+  for (const std::string& w : plugin_warnings)
+    if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
 
   report.tool = this_tool();
   report.command = command_line;

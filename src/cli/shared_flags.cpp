@@ -45,6 +45,11 @@ void add_shared_flags(CLI::App& app, SharedFlags& f, const SharedFlagText& text)
       ->check(usage_validator([](const std::string& s) { parse_fraction("max_noise", s); }, "FRACTION"));
   app.add_option("--timer", f.timer, text.timer)->capture_default_str()->check(CLI::IsMember(text.timers));
   app.add_flag("--hot", f.hot, "no L2 flush between samples");
+  app.add_option("--plugin", f.plugins, "load an attention plugin (include/attnbench/plugin.h); repeatable; docs/plugins.md")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--plugin_timeout,--plugin-timeout", f.plugin_timeout,
+                 "seconds a plugin's child process may take for one problem before it is killed (default 300)")
+      ->check(CLI::Range(0.1, 86400.0));
   app.add_option("--seed", f.seed, "random input seed")->capture_default_str()->check(non_negative_integer());
   app.add_option("--scores", f.scores, "score matrix precision: input (the input dtype, as PyTorch) | fp32")
       ->capture_default_str()

@@ -25,6 +25,8 @@ struct SharedFlags : GridFlags {
   std::string scores = "input";
   std::string gqa_packing = "on";
   bool quiet = false;
+  std::vector<std::string> plugins;  // --plugin=PATH, repeatable (cli/plugin_flags.hpp)
+  double plugin_timeout = 300;       // seconds a plugin row's child process may take
 };
 
 // What differs between run and tune: help texts, the accepted timers and --max_time's default.

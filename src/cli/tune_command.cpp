@@ -11,6 +11,8 @@
 #include "cli/flag_values.hpp"
 #include "cli/grid_flags.hpp"
 #include "cli/report_outputs.hpp"
+#include "cli/plugin_flags.hpp"
+#include "cli/plugin_process.hpp"
 #include "cli/shared_flags.hpp"
 #include "cli/run_command.hpp"
 #include "core/errors.hpp"
@@ -23,6 +25,8 @@
 #include "tune/tune_summary.hpp"
 #include "tune/tune_summary_formats.hpp"
 #include "tune/tuner.hpp"
+#include "strategies/plugin_library.hpp"
+#include "strategies/plugin_mode.hpp"
 #include "strategies/registry.hpp"
 
 namespace ab {
@@ -91,6 +95,7 @@ HeuristicCache check_cache_flag(const TuneFlags& f) {
 // Everything the user typed, in the order it is checked; throws UsageError on the first bad flag. Returns
 // --max_time in seconds.
 double check_tune_flags(const TuneFlags& f, TuneOptions& opt) {
+  load_flag_plugins(f);  // before --strategies, which may name them
   opt.problems = problems_from_flags(f);
   opt.strategies = f.strategies;
   (void)make_strategies(f.strategies);  // unknown names fail here
@@ -139,7 +144,30 @@ int save_and_finish(const TuneOutcome& out, const std::string& path, std::FILE* 
   int no_winner = 0;
   for (const auto& r : out.gemm) no_winner += r.best < 0;
   for (const auto& r : out.fused) no_winner += r.best < 0;
+  for (const auto& r : out.plugins) no_winner += r.best < 0;
   return no_winner || out.failed_strategies ? 1 : 0;
+}
+
+// Plugins are tuned one configuration at a time in child processes (cli/plugin_process.hpp), measured as
+// run measures a row, with tune's measurement settings.
+void install_plugin_trials(const TuneFlags& f, const Backend& backend, TuneOptions& opt) {
+  set_plugins_run_in_process(false);
+  PluginTrialSetup s;
+  s.backend = backend_kind_name(backend.kind());
+  s.device = f.device;
+  s.timeout_s = f.plugin_timeout;
+  s.copy_gbps = backend.device_info().copy_bandwidth_gbps;
+  const MeasureSettings& m = opt.measure;
+  s.measure_flags = {fmt::format("--warmup={}", m.warmup), fmt::format("--min_samples={}", m.min_samples),
+                     fmt::format("--max_time={}", m.max_time_s), fmt::format("--max_noise={}", m.max_noise),
+                     fmt::format("--timer={}", timer_kind_name(m.timer))};
+  if (m.hot) s.measure_flags.push_back("--hot");
+  const std::uint64_t seed = opt.seed;
+  opt.plugin_trial = [s, seed](std::size_t index, const Problem& p, const Strategy& st, const std::string& config) {
+    PluginTrialSetup one = s;
+    one.seed = seed + index;
+    return run_plugin_trial_in_child(one, p, st, config);
+  };
 }
 
 int tune_main(const TuneFlags& f) {
@@ -160,6 +188,7 @@ int tune_main(const TuneFlags& f) {
   const std::string path = f.cache;
   if (!f.dry_run) opt.checkpoint = [&path](const HeuristicCache& found) { found.save(path); };
 
+  if (!loaded_plugins().empty()) install_plugin_trials(f, *backend, opt);
   if (!f.quiet) print_tune_header(f, opt, *backend, cpu);
   TuneOutcome out = tune_grid(*backend, opt);
   // The summary files first, then stdout: the one '-' output, else the text summary.

@@ -96,6 +96,8 @@ struct GatherArgs {
 // hold values that must be masked) or a pool of pool_slots() slots, each [KVH, page_size, D], reached
 // through block_table [B, pages] (paged; -1 past a sequence's last page). In the pool, rows of a
 // sequence's short last page past its length hold zeros. Query head h reads KV head h / group().
+class GuardRegions;  // core/guarded_buffer.hpp
+
 struct AttentionIO {
   const void* q = nullptr;
   const void* k = nullptr;
@@ -105,6 +107,8 @@ struct AttentionIO {
   const std::int32_t* block_table_host = nullptr;  // the same table on the host, for pointer arithmetic
   const std::int32_t* kv_lens = nullptr;           // [B] KV length per sequence, backend memory (always set)
   const std::int32_t* kv_lens_host = nullptr;      // the same on the host
+  // The guard regions around every buffer above (ProblemInputs), checked after a plugin's forwards; may be null.
+  const GuardRegions* guards = nullptr;
 };
 
 // Contiguous K and V allocations carry this many zeroed rows of slack past their end, so that a GEMM over

@@ -57,6 +57,10 @@ class Backend {
   // After a sticky device error: rebuild the context so later strategies can run. Returns false when
   // that is impossible (the run command then continues in a fresh process).
   virtual bool recover() { return true; }
+  // The native stream work is enqueued on (a cudaStream_t on cuda; nullptr on cpu) and the device ordinal,
+  // handed to plugins (strategies/plugin_strategy.cpp) so that their kernels run in stream order.
+  virtual void* native_stream() const { return nullptr; }
+  virtual int device_ordinal() const { return 0; }
 
   DeviceMemory& memory() { return *parts_.memory; }
   const DeviceMemory& memory() const { return *parts_.memory; }

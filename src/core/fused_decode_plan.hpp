@@ -5,6 +5,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "core/problem.hpp"
 #include "core/sizes.hpp"
@@ -32,28 +33,107 @@ inline std::int64_t keys_per_split(std::int64_t seq_len, std::int64_t splits) {
   return (per + kKeysPerTile - 1) / kKeysPerTile * kKeysPerTile;
 }
 
-// Splits that fill the GPU: `work` CTAs per split (batch x KV heads x row chunks), `sms` multiprocessors
-// of `ctas_per_sm` slots each. The smallest count whose CTAs fill >= 85% of the last wave and at least
-// one whole wave; if none does, the count with the fullest waves. Bounded by max_splits and by
-// kMinKeysPerSplit keys per split.
-inline std::int64_t heuristic_splits(std::int64_t work, std::int64_t seq_len, int sms, int ctas_per_sm) {
-  if (work < 1 || sms < 1 || ctas_per_sm < 1) return 1;
-  const std::int64_t slots = static_cast<std::int64_t>(sms) * ctas_per_sm;
-  const std::int64_t by_keys = std::max<std::int64_t>(1, seq_len / kMinKeysPerSplit);
-  const std::int64_t cap = std::max<std::int64_t>(1, std::min(max_splits(seq_len), by_keys));
+// The split heuristic's model of one decode launch (time in microseconds). The CTAs are dispatched in
+// grid order (split fastest, then KV head x row chunk, then sequence) onto `sms * ctas_per_sm` slots; the
+// resident CTAs share the DRAM bandwidth equally, each capped by what its own loads in flight can move
+// (kTilesInFlight tiles per loaded DRAM latency), so a CTA left alone at the end runs slower than the GPU
+// could: that tail is what splitting long sequences removes. Each CTA pays a start (Q, pipeline fill), and
+// more than one split pays the combine (partials written and read, one more launch).
+struct DecodeCostModel {
+  double dram_bytes_per_us = 4.0e6;   // ~4 TB/s (H100/H200 HBM); only the ratios below matter
+  double loaded_latency_us = 3.5;     // per tile in flight: fits one CTA alone at ~18.7 GB/s (H200, 3 stages)
+  double cta_start_us = 1.5;          // Q load and pipeline fill before the first tile lands
+  double combine_launch_us = 3.0;     // the combine kernel's launch and ramp
+  int tiles_in_flight = 2;            // STAGES - 1 tiles of K and V per CTA
+};
+
+// What the model needs of a decode problem: per sequence its KV length, and per sequence the CTAs of a
+// split (KV heads x row chunks) and the packed query rows each holds.
+struct DecodeShape {
+  std::vector<std::int64_t> lens;       // KV length of each sequence
+  std::int64_t ctas_per_seq = 1;        // KV heads x row chunks
+  std::int64_t rows_per_cta = 1;        // packed query rows per CTA (<= kMaxRowsPerCta)
+  std::int64_t head_dim = 128;
+};
+
+// Modeled launch time of `shape` with `splits` splits (keys_per_split of the longest sequence each).
+inline double modeled_decode_us(const DecodeShape& shape, std::int64_t splits, int sms, int ctas_per_sm,
+                                const DecodeCostModel& m = {}) {
+  const std::int64_t longest = shape.lens.empty() ? 1 : *std::max_element(shape.lens.begin(), shape.lens.end());
+  const std::int64_t kps = keys_per_split(std::max<std::int64_t>(longest, 1), splits);
+  const double key_bytes = 4.0 * static_cast<double>(shape.head_dim);  // K and V rows, 16-bit
+  const double slots = static_cast<double>(sms) * ctas_per_sm;
+  const double cap = m.tiles_in_flight * kKeysPerTile * key_bytes / m.loaded_latency_us;  // bytes/us per CTA
+  const double start_bytes = m.cta_start_us * m.dram_bytes_per_us / slots;  // a start, as bytes at fair share
+  // Fluid simulation: every resident CTA advances at the same rate, so a CTA is done when the shared
+  // progress counter passes its start value plus its bytes (a min-heap of those finish values).
+  std::vector<double> finish;  // heap (greater-first comparator: smallest on top)
+  auto cmp = [](double a, double b) { return a > b; };
+  double now_us = 0, progress = 0;
+  std::int64_t partial_rows = 0;
+  auto advance_one = [&] {  // run until the first resident CTA finishes, then retire it
+    const double n = static_cast<double>(finish.size());
+    const double rate = std::min(cap, m.dram_bytes_per_us / n);
+    std::pop_heap(finish.begin(), finish.end(), cmp);
+    now_us += (finish.back() - progress) / rate;
+    progress = finish.back();
+    finish.pop_back();
+  };
+  for (const std::int64_t len : shape.lens) {
+    const std::int64_t pieces = std::max<std::int64_t>(1, (len + kps - 1) / kps);
+    if (pieces > 1) partial_rows += pieces * shape.ctas_per_seq * shape.rows_per_cta;
+    for (std::int64_t c = 0; c < shape.ctas_per_seq; ++c)
+      for (std::int64_t s = 0; s < pieces; ++s) {
+        const std::int64_t keys = std::min(kps, len - s * kps);
+        if (static_cast<double>(finish.size()) >= slots) advance_one();
+        finish.push_back(progress + start_bytes + static_cast<double>(std::max<std::int64_t>(keys, 0)) * key_bytes);
+        std::push_heap(finish.begin(), finish.end(), cmp);
+      }
+  }
+  while (!finish.empty()) advance_one();
+  if (splits > 1) {
+    const double partial_bytes = static_cast<double>(partial_rows) * (shape.head_dim + 2) * 4.0 * 2.0;
+    now_us += m.combine_launch_us + partial_bytes / m.dram_bytes_per_us;
+  }
+  return now_us;
+}
+
+// Splits for `shape` on `sms` multiprocessors of `ctas_per_sm` slots: the count with the least modeled time
+// (the smallest on a tie within 1%), from 1 to max_splits of the longest sequence, each split keeping
+// kMinKeysPerSplit keys of the longest. Counts whose CTAs exceed 32 waves (and those of 1 split) are not
+// modeled: they are bandwidth-bound with no tail left to remove.
+inline std::int64_t heuristic_splits(const DecodeShape& shape, int sms, int ctas_per_sm) {
+  if (shape.lens.empty() || shape.ctas_per_seq < 1 || sms < 1 || ctas_per_sm < 1) return 1;
+  const std::int64_t longest = *std::max_element(shape.lens.begin(), shape.lens.end());
+  const std::int64_t by_keys = std::max<std::int64_t>(1, longest / kMinKeysPerSplit);
+  const std::int64_t cap = std::max<std::int64_t>(1, std::min(max_splits(longest), by_keys));
+  const double slots = static_cast<double>(sms) * ctas_per_sm;
+  const double one_split_ctas = static_cast<double>(shape.lens.size()) * shape.ctas_per_seq;
   std::int64_t best = 1;
-  double best_eff = -1;
-  for (std::int64_t s = 1; s <= cap; ++s) {
-    const std::int64_t ctas = work * s;
-    const std::int64_t waves = (ctas + slots - 1) / slots;
-    const double eff = static_cast<double>(ctas) / static_cast<double>(waves * slots);
-    if (ctas >= slots && eff >= 0.85) return s;
-    if (eff > best_eff + 1e-9) {
-      best_eff = eff;
+  double best_us = modeled_decode_us(shape, 1, sms, ctas_per_sm);
+  for (std::int64_t s = 2; s <= cap; ++s) {
+    if (one_split_ctas * s > std::max(32 * slots, one_split_ctas)) break;
+    const double us = modeled_decode_us(shape, s, sms, ctas_per_sm);
+    if (us < best_us * 0.99) {
+      best_us = us;
       best = s;
     }
   }
   return best;
+}
+
+// The same for `work` CTAs per split (batch x KV heads x row chunks) of `seq_len` keys each and
+// `rows_per_cta` packed query rows: what the kernel side uses when it has no per-sequence lengths on the
+// host (equal lengths model the same as decode_shape's batch of them).
+inline std::int64_t heuristic_splits(std::int64_t work, std::int64_t seq_len, int sms, int ctas_per_sm,
+                                     std::int64_t head_dim = 128, std::int64_t rows_per_cta = 1) {
+  if (work < 1) return 1;
+  DecodeShape shape;
+  shape.lens.assign(1, std::max<std::int64_t>(seq_len, 1));
+  shape.ctas_per_seq = work;
+  shape.rows_per_cta = rows_per_cta;
+  shape.head_dim = head_dim;
+  return heuristic_splits(shape, sms, ctas_per_sm);
 }
 
 // Query rows a CTA holds at most (2 m16 slices): the g query heads x q_len rows of one KV head are cut
@@ -66,10 +146,21 @@ inline std::int64_t row_chunks(const Problem& p) {
 // CTAs per split: batch x KV heads x row chunks.
 inline std::int64_t work_per_split(const Problem& p) { return size_mul(p.batch, p.kv_heads, row_chunks(p)); }
 
-// Splits a decode run of `p` uses for a requested count (0: the heuristic on `sms` multiprocessors).
+// The model's view of `p`: each sequence's own length (the longest for all when not ragged).
+inline DecodeShape decode_shape(const Problem& p) {
+  DecodeShape s;
+  s.lens.resize(static_cast<std::size_t>(std::max<std::int64_t>(p.batch, 0)));
+  for (std::int64_t b = 0; b < p.batch; ++b) s.lens[static_cast<std::size_t>(b)] = p.kv_len(b);
+  s.ctas_per_seq = std::max<std::int64_t>(1, p.kv_heads * row_chunks(p));
+  s.rows_per_cta = std::min(kMaxRowsPerCta, std::max<std::int64_t>(1, rows_per_kv_head(p)));
+  s.head_dim = p.head_dim;
+  return s;
+}
+// Splits a decode run of `p` uses for a requested count (0: the heuristic on `sms` multiprocessors, from
+// each sequence's own length).
 inline std::int64_t resolve_splits(const Problem& p, std::int64_t requested, int sms) {
   if (requested > 0) return requested;
-  return heuristic_splits(work_per_split(p), p.seq_len, sms, kCtasPerSm);
+  return heuristic_splits(decode_shape(p), sms, kCtasPerSm);
 }
 
 // Bytes of the split partials for `splits` splits: per query row and split, D fp32 accumulators and the

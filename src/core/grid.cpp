@@ -61,13 +61,23 @@ std::vector<Problem> expand_grid(const GridSpec& spec) {
   return out;
 }
 
-std::vector<std::string> suite_directories() { return {"configs", std::string(ATTNBENCH_SOURCE_DIR) + "/configs"}; }
+std::vector<std::string> suite_search_dirs() {
+  namespace fs = std::filesystem;
+  std::vector<std::string> dirs;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);  // Linux: the running binary, links resolved
+  if (!ec && exe.has_parent_path())
+    dirs.push_back((exe.parent_path().parent_path() / "share" / "attnbench" / "configs").lexically_normal().string());
+  dirs.push_back(std::string(ATTNBENCH_SOURCE_DIR) + "/configs");
+  dirs.push_back("./configs");
+  return dirs;
+}
 
 std::string resolve_suite_path(const std::string& name_or_path) {
   namespace fs = std::filesystem;
   if (fs::exists(name_or_path)) return name_or_path;
   if (name_or_path.find('/') == std::string::npos && name_or_path.find(".json") == std::string::npos) {
-    for (const std::string& dir : suite_directories()) {
+    for (const std::string& dir : suite_search_dirs()) {
       fs::path p = fs::path(dir) / (name_or_path + ".json");
       if (fs::exists(p)) return p.string();
     }
@@ -77,6 +87,11 @@ std::string resolve_suite_path(const std::string& name_or_path) {
 
 std::vector<Problem> load_suite(const std::string& path_in, std::string* suite_name) {
   std::string path = resolve_suite_path(path_in);
+  if (!std::filesystem::exists(path) && path.find('/') == std::string::npos && path.find(".json") == std::string::npos) {
+    std::string dirs;
+    for (const std::string& d : suite_search_dirs()) dirs += (dirs.empty() ? "" : ", ") + d;
+    throw UsageError(fmt::format("config '{}': no suite of that name in {}", path_in, dirs));
+  }
   nlohmann::json j;
   try {
     j = read_json_file(path);

@@ -27,10 +27,12 @@ std::vector<Problem> load_suite(const std::string& path, std::string* suite_name
 // The same from a parsed document; `path` names it in errors.
 std::vector<Problem> suite_from_json(const nlohmann::json& j, const std::string& path, std::string* suite_name = nullptr);
 
-// Resolves "ci" or "bert-base" to <dir>/<name>.json in the first of suite_directories() that has it (./configs,
-// then the source tree's configs/ baked in at build time); paths pass through.
+// Where suites are looked up by name, in order: <binary>/../share/attnbench/configs (an installed binary), the
+// source tree's configs/ (a build tree), then ./configs. The one definition of that search.
+std::vector<std::string> suite_search_dirs();
+
+// Resolves a suite name ("ci", "bert-base") to <dir>/<name>.json in the first of suite_search_dirs() that has
+// it; an existing file, or a name with a '/' or ".json", passes through as a path.
 std::string resolve_suite_path(const std::string& name_or_path);
-// The folders a suite name is looked up in, in order (`attnbench list` shows the suites found there).
-std::vector<std::string> suite_directories();
 
 }  // namespace ab

@@ -30,6 +30,8 @@ struct StrategyOptions {
   bool gqa_packing = true;
   // Fused tile to use; unset means the backend's first tile that can implement the problem.
   std::optional<FusedTile> fused_tile;
+  // Plugin strategies: the configuration to run (one of the plugin's names); empty means its default.
+  std::string plugin_config;
 };
 
 // What a strategy chose for one problem: the typed core of a report row's "config" (run/result_row.hpp adds
@@ -41,6 +43,7 @@ struct StrategyConfig {
   std::optional<double> padded_fraction;  // strided GEMM strategies on a ragged batch: share of padded keys
   std::optional<FusedTile> tile;       // fused: the tile that ran
   std::string tile_source;             // fused: heuristic | user | cache ("" for the GEMM strategies)
+  std::string plugin_config;           // plugin strategies: the configuration that ran ("" otherwise)
 };
 
 class Strategy {
@@ -67,6 +70,11 @@ class Strategy {
   // True when the strategy runs the backend's fused kernel with a tile from StrategyOptions::fused_tile (the
   // tuner searches tiles instead of GEMM algorithms, and the heuristic cache supplies a tile).
   virtual bool uses_fused_tile() const { return false; }
+  // True for a strategy whose code attnbench does not own (a plugin): its rows run in a child process with a
+  // time limit (cli/plugin_process.hpp), so that a crash or a hang costs only its own rows.
+  virtual bool runs_isolated() const { return false; }
+  // The configurations the tuner searches for this strategy (plugins); empty for the built-in ones.
+  virtual std::vector<std::string> tunable_configs() const { return {}; }
 };
 
 }  // namespace ab

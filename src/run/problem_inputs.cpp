@@ -18,8 +18,9 @@ std::int64_t kv_elements(const Problem& p) {
 
 std::int64_t ProblemInputs::device_bytes(const Problem& p, bool with_reference) {
   std::int64_t es = static_cast<std::int64_t>(dtype_size(p.dtype));
-  std::int64_t b = size_add(size_mul(2, p.q_elements(), es), size_mul(2, kv_elements(p), es),
-                            size_mul(p.batch, p.pages, 4), size_mul(p.batch, 4));
+  std::int64_t b = size_add(size_add(size_mul(2, p.q_elements(), es), size_mul(2, kv_elements(p), es),
+                                     size_mul(p.batch, p.pages, 4), size_mul(p.batch, 4)),
+                            size_mul(6, kGuardOverheadBytes));
   return with_reference ? size_add(b, size_mul(p.q_elements(), 4)) : b;
 }
 
@@ -29,11 +30,11 @@ ProblemInputs::ProblemInputs(Backend& be, const Problem& p, std::uint64_t seed, 
 ProblemInputs::ProblemInputs(Backend& be, const Problem& p, const HostTensors& t, bool with_reference)
     : be_(be), p_(p) {
   std::size_t es = dtype_size(p.dtype);
-  q_ = Buffer(be.memory(), p.q_elements() * es);
-  o_ = Buffer(be.memory(), p.q_elements() * es);
+  q_ = GuardedBuffer(be.memory(), p.q_elements() * es, "Q");
+  o_ = GuardedBuffer(be.memory(), p.q_elements() * es, "O");
   std::size_t kv_bytes = static_cast<std::size_t>(kv_elements(p)) * es;
-  k_ = Buffer(be.memory(), kv_bytes);
-  v_ = Buffer(be.memory(), kv_bytes);
+  k_ = GuardedBuffer(be.memory(), kv_bytes, "K");
+  v_ = GuardedBuffer(be.memory(), kv_bytes, "V");
   be.memory().upload(q_.get(), t.q.data(), t.q.size() * sizeof(std::uint16_t));
   be.memory().fill_bytes(k_.get(), 0, kv_bytes);  // zeroed slack rows / unused pool rows
   be.memory().fill_bytes(v_.get(), 0, kv_bytes);
@@ -41,12 +42,13 @@ ProblemInputs::ProblemInputs(Backend& be, const Problem& p, const HostTensors& t
   be.memory().upload(v_.get(), t.v.data(), t.v.size() * sizeof(std::uint16_t));
   block_table_host_ = t.block_table;
   if (!t.block_table.empty()) {
-    block_table_ = Buffer(be.memory(), t.block_table.size() * sizeof(std::int32_t));
+    block_table_ = GuardedBuffer(be.memory(), t.block_table.size() * sizeof(std::int32_t), "the block table");
     be.memory().upload(block_table_.get(), t.block_table.data(), t.block_table.size() * sizeof(std::int32_t));
   }
   kv_lens_host_.resize(static_cast<std::size_t>(p.batch));
   for (std::int64_t b = 0; b < p.batch; ++b) kv_lens_host_[b] = static_cast<std::int32_t>(p.kv_len(b));
-  kv_lens_ = Buffer(be.memory(), kv_lens_host_.size() * sizeof(std::int32_t));
+  kv_lens_ = GuardedBuffer(be.memory(), kv_lens_host_.size() * sizeof(std::int32_t), "kv_lens");
+  for (const GuardedBuffer* g : {&q_, &k_, &v_, &o_, &block_table_, &kv_lens_}) guards_.add(g);
   be.memory().upload(kv_lens_.get(), kv_lens_host_.data(), kv_lens_host_.size() * sizeof(std::int32_t));
   if (with_reference) {
     ScopedRange r(be.profiler(), "reference");
@@ -66,6 +68,7 @@ AttentionIO ProblemInputs::io() const {
   a.block_table_host = block_table_host_.empty() ? nullptr : block_table_host_.data();
   a.kv_lens = kv_lens_.as<std::int32_t>();
   a.kv_lens_host = kv_lens_host_.data();
+  a.guards = &guards_;
   return a;
 }
 
@@ -93,7 +96,8 @@ std::string ProblemInputs::check_forward(const std::function<void()>& forward) {
 }
 
 void ProblemInputs::forget_device_memory() {
-  for (Buffer* b : {&q_, &k_, &v_, &o_, &block_table_, &kv_lens_, &ref_}) b->forget();
+  for (GuardedBuffer* b : {&q_, &k_, &v_, &o_, &block_table_, &kv_lens_}) b->forget();
+  ref_.forget();
 }
 
 }  // namespace ab

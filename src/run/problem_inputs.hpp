@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/backend.hpp"
+#include "core/guarded_buffer.hpp"
 #include "core/problem.hpp"
 #include "core/reference.hpp"
 
@@ -44,7 +45,10 @@ class ProblemInputs {
  private:
   Backend& be_;
   Problem p_;
-  Buffer q_, k_, v_, o_, block_table_, kv_lens_, ref_;
+  // The tensors a strategy sees sit between guard regions (checked for plugins: core/guarded_buffer.hpp).
+  GuardedBuffer q_, k_, v_, o_, block_table_, kv_lens_;
+  GuardRegions guards_;
+  Buffer ref_;
   std::vector<std::int32_t> block_table_host_, kv_lens_host_;
 };
 

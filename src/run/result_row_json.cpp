@@ -137,6 +137,7 @@ StrategyConfig strategy_config_from_json(const Reader& r, const json& c) {
     s.tile = tile;
   }
   s.tile_source = r.opt_str(c, "tile_source", "config.");
+  s.plugin_config = r.opt_str(c, "plugin_config", "config.");
   return s;
 }
 
@@ -264,6 +265,7 @@ json to_json(const RowConfig& c) {
   if (c.strategy.padded_fraction) j["padded_fraction"] = *c.strategy.padded_fraction;
   if (c.strategy.tile) j["tile"] = c.strategy.tile->to_json();
   if (!c.strategy.tile_source.empty()) j["tile_source"] = c.strategy.tile_source;
+  if (!c.strategy.plugin_config.empty()) j["plugin_config"] = c.strategy.plugin_config;
   json plans = json::array();
   for (const GemmPlanChoice& g : c.gemm_algos) plans.push_back(to_json(g));
   j["gemm_algos"] = plans;

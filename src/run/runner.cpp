@@ -110,7 +110,8 @@ class GridRun {
 
   std::vector<ResultRow> run() {
     bool handed_off = false;
-    for (std::size_t pi = opt_.start_problem; pi < opt_.problems.size() && !handed_off; ++pi)
+    const std::size_t end = std::min(opt_.end_problem, opt_.problems.size());
+    for (std::size_t pi = opt_.start_problem; pi < end && !handed_off; ++pi)
       handed_off = !run_problem(pi);
     if (!handed_off) run_later_rounds();
     write_all_timing();
@@ -228,6 +229,10 @@ std::optional<std::string> GridRun::refusal(ProblemRun& pr, Strategy& st, Strate
       warnings_->push_back(fmt::format("{}: cached fused tile {} cannot run it; using the default tile", p.label(), cached.name()));
     }
   }
+  std::string cached_config;
+  if (st.runs_isolated() && sopt->plugin_config.empty() && opt_.cached_plugin_config &&
+      opt_.cached_plugin_config(p, st.name(), &cached_config))
+    sopt->plugin_config = cached_config;
   std::string why = st.can_implement(p, be_, *sopt);
   if (why.empty()) why = workspace_refusal(pr.used, st.workspace_bytes(p, *sopt), limit_);
   if (why.empty()) return std::nullopt;
@@ -236,6 +241,10 @@ std::optional<std::string> GridRun::refusal(ProblemRun& pr, Strategy& st, Strate
 
 bool GridRun::run_strategy(ProblemRun& pr, std::size_t si) {
   Strategy& st = *strategies_[si];
+  if (st.runs_isolated() && opt_.isolated_rows) {
+    for (ResultRow& r : opt_.isolated_rows(pr.index, *pr.problem, st)) rows_.push_back(std::move(r));
+    return true;
+  }
   ResultRow row = base_row(*pr.problem, st);
   StrategyOptions sopt = opt_.strategy;
   if (auto why = refusal(pr, st, &sopt)) {
@@ -256,6 +265,7 @@ void GridRun::first_round_body(ProblemRun& pr, std::size_t si, StrategySession& 
   Strategy& st = session.strategy();
   const Problem& p = *pr.problem;
   bool tile_from_cache = sopt.fused_tile && !opt_.strategy.fused_tile;
+  bool config_from_cache = !sopt.plugin_config.empty() && opt_.strategy.plugin_config.empty();
   {
     ScopedRange r(be_.profiler(), "setup");
     session.setup(p, sopt);
@@ -263,6 +273,7 @@ void GridRun::first_round_body(ProblemRun& pr, std::size_t si, StrategySession& 
   RowConfig cfg{st.config(), be_.gemm().plan_report(), ""};
   if (tile_from_cache) cfg.strategy.tile_source = "cache";
   cfg.source = config_source(cfg);
+  if (config_from_cache) cfg.source = "cache";
   row.config = std::move(cfg);
   session.inputs().poison_output();
   std::optional<LaunchRecord> rec;

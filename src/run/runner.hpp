@@ -36,6 +36,14 @@ struct RunOptions {
   std::function<bool(const Problem&, FusedTile*)> cached_tile;
   // Where to start (a resumed run in a fresh process after the device context was lost).
   std::size_t start_problem = 0, start_strategy = 0;
+  // The problem after the last one to run (SIZE_MAX: to the end of the grid): a plugin row's child process
+  // runs one problem.
+  std::size_t end_problem = SIZE_MAX;
+  // Rows of a strategy that runs_isolated() (a plugin) on problem `index`, produced elsewhere (a child
+  // process with a time limit: cli/plugin_process.hpp); unset: such strategies run in this process.
+  std::function<std::vector<ResultRow>(std::size_t index, const Problem&, const Strategy&)> isolated_rows;
+  // Optional per-(problem, strategy) plugin configuration (the heuristic cache); returns false when none.
+  std::function<bool(const Problem&, const std::string& strategy, std::string* config)> cached_plugin_config;
   // Test hook: the strategy whose verify forward injects a sticky device fault (ATTNBENCH_INJECT_FAULT).
   std::string inject_fault;
   // Test hook: strategies slowed by a calibrated delay inside the timed region (ATTNBENCH_INJECT_SLOWDOWN).

@@ -14,7 +14,7 @@ namespace ab {
 namespace {
 
 // K/V heads the gather writes (KVH, or H when broadcast); 0 when the inputs serve as they are.
-std::int64_t gathered_heads(const Problem& p, const QueryRows& qr) {
+std::int64_t fully_batched_gathered_heads(const Problem& p, const QueryRows& qr) {
   if (qr.group > 1) return p.heads;
   return p.kv_layout == KvLayout::paged || p.padded_seq() != p.seq_len ? p.kv_heads : 0;
 }
@@ -25,7 +25,7 @@ class FullyBatched : public Strategy {
   std::string description() const override { return "one strided GEMM each over all heads and pages, page combine"; }
   LaunchContract contract(const Problem& p, const StrategyOptions& opt) const override {
     QueryRows qr = query_rows(p, opt);
-    const std::int64_t gh = gathered_heads(p, qr);
+    const std::int64_t gh = fully_batched_gathered_heads(p, qr);
     std::string gather = gh == 0 ? "" : qr.group > 1 ? " + 1 gather (K/V broadcast per query head)" : " + 1 gather/pad";
     return {2, gh ? 3 : 2, fmt::format("2 gemm + softmax + combine{}", gather)};
   }
@@ -33,7 +33,7 @@ class FullyBatched : public Strategy {
   std::int64_t workspace_bytes(const Problem& p, const StrategyOptions& opt) const override {
     QueryRows qr = query_rows(p, opt);
     std::int64_t scores = size_mul(qr.items, qr.rows, p.padded_seq(), dtype_size(score_type(p, opt)));
-    const std::int64_t gh = gathered_heads(p, qr);
+    const std::int64_t gh = fully_batched_gathered_heads(p, qr);
     return size_add(scores, PageCombineBuffers::bytes(p, qr), gh ? gathered_kv_bytes(p, gh) : 0);
   }
   void setup(Backend& be, const Problem& p, const AttentionIO& io, const StrategyOptions& opt) override {
@@ -41,7 +41,7 @@ class FullyBatched : public Strategy {
     io_ = io;
     st_ = score_type(p, opt);
     qr_ = query_rows(p, opt);
-    const std::int64_t gh = gathered_heads(p, qr_);
+    const std::int64_t gh = fully_batched_gathered_heads(p, qr_);
     gather_ = gh != 0;
     const std::int64_t R = qr_.rows, D = p.head_dim, N = qr_.items, Sp = p.padded_seq();
     scores_ = ws_.add(be, N * R * Sp * static_cast<std::int64_t>(dtype_size(st_)));

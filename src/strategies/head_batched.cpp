@@ -14,7 +14,7 @@ namespace ab {
 namespace {
 
 // K/V heads a gather produces: KVH, or H when K/V are broadcast to every query head; 0 when no gather runs.
-std::int64_t gathered_heads(const Problem& p, const QueryRows& qr) {
+std::int64_t head_batched_gathered_heads(const Problem& p, const QueryRows& qr) {
   if (qr.group > 1) return p.heads;
   return p.kv_layout == KvLayout::paged ? p.kv_heads : 0;
 }
@@ -25,7 +25,7 @@ class HeadBatched : public Strategy {
   std::string description() const override { return "per page: strided-batched GEMMs over B·H heads"; }
   LaunchContract contract(const Problem& p, const StrategyOptions& opt) const override {
     QueryRows qr = query_rows(p, opt);
-    const std::int64_t gh = gathered_heads(p, qr);
+    const std::int64_t gh = head_batched_gathered_heads(p, qr);
     std::string gather = gh == 0 ? "" : qr.group > 1 ? " + 1 gather (K/V broadcast per query head)" : " + 1 gather";
     return {2 * p.pages, p.pages + 1 + (gh ? 1 : 0),
             fmt::format("2·P gemm + P softmax + 1 finalize{}", gather)};
@@ -36,7 +36,7 @@ class HeadBatched : public Strategy {
     std::int64_t tile = size_mul(qr.items, qr.rows, p.page_size);
     std::int64_t w = size_add(size_mul(tile, dtype_size(score_type(p, opt)) + dtype_size(p.dtype)),
                               size_mul(p.bh(), p.q_len, p.head_dim + 2, 4));
-    const std::int64_t gh = gathered_heads(p, qr);
+    const std::int64_t gh = head_batched_gathered_heads(p, qr);
     return size_add(w, gh ? gathered_kv_bytes(p, gh) : 0);
   }
   void setup(Backend& be, const Problem& p, const AttentionIO& io, const StrategyOptions& opt) override {
@@ -45,7 +45,7 @@ class HeadBatched : public Strategy {
     st_ = score_type(p, opt);
     qr_ = query_rows(p, opt);
     mask_ = key_mask(p, io, qr_);
-    const std::int64_t gh = gathered_heads(p, qr_);
+    const std::int64_t gh = head_batched_gathered_heads(p, qr_);
     gather_ = gh != 0;
     const std::int64_t R = qr_.rows, D = p.head_dim, N = qr_.items;
     scores_ = ws_.add(be, N * R * p.page_size * static_cast<std::int64_t>(dtype_size(st_)));

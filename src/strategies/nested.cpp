@@ -11,13 +11,6 @@ namespace ab {
 
 namespace {
 
-// GEMM pairs one forward launches: every item over its sequence's pages.
-std::int64_t page_products(const Problem& p, const QueryRows& qr) {
-  std::int64_t n = 0;
-  for (std::int64_t b = 0; b < p.batch; ++b) n += p.pages_of(b);
-  return n * qr.items_per_seq;
-}
-
 class Nested : public Strategy {
  public:
   std::string name() const override { return "nested"; }

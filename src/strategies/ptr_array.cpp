@@ -11,13 +11,6 @@ namespace ab {
 
 namespace {
 
-// The (item, page) products one forward runs: each item over its sequence's pages.
-std::int64_t page_products(const Problem& p, const QueryRows& qr) {
-  std::int64_t n = 0;
-  for (std::int64_t b = 0; b < p.batch; ++b) n += p.pages_of(b);
-  return size_mul(n, qr.items_per_seq);
-}
-
 class PtrArray : public Strategy {
  public:
   std::string name() const override { return "ptr_array"; }

@@ -4,6 +4,7 @@
 
 #include "core/axis.hpp"
 #include "core/errors.hpp"
+#include "strategies/plugin_library.hpp"
 #include "strategies/registry.hpp"
 #include "strategies/strategies.hpp"
 
@@ -16,6 +17,7 @@ std::vector<std::unique_ptr<Strategy>> make_all_strategies() {
   v.push_back(make_fully_batched());
   v.push_back(make_ptr_array());
   v.push_back(make_fused());
+  for (const LoadedPlugin& p : loaded_plugins()) v.push_back(make_plugin_strategy(p));  // after the built-ins
   return v;
 }
 

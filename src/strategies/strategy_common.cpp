@@ -21,6 +21,12 @@ QueryRows query_rows(const Problem& p, const StrategyOptions& opt) {
   return r;
 }
 
+std::int64_t page_products(const Problem& p, const QueryRows& qr) {
+  std::int64_t n = 0;
+  for (std::int64_t b = 0; b < p.batch; ++b) n += p.pages_of(b);
+  return size_mul(n, qr.items_per_seq);
+}
+
 KeyMask key_mask(const Problem& p, const AttentionIO& io, const QueryRows& qr) {
   KeyMask m;
   m.causal = p.causal;

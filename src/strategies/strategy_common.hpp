@@ -65,6 +65,8 @@ struct QueryRows {
   std::int64_t kv_item(std::int64_t i) const { return packed ? i : i / group; }
 };
 QueryRows query_rows(const Problem& p, const StrategyOptions& opt);
+// The (item, page) GEMM products of one forward over the real lengths: each item over its sequence's pages.
+std::int64_t page_products(const Problem& p, const QueryRows& qr);
 
 // The mask of `rows` over `items` (ragged lengths from io.kv_lens, else seq_len for every sequence).
 KeyMask key_mask(const Problem& p, const AttentionIO& io, const QueryRows& qr);

@@ -177,4 +177,30 @@ FusedCacheEntry FusedCacheEntry::from_json(const json& j, const std::string& whe
   return e;
 }
 
+json PluginCacheEntry::to_json() const {
+  return {{"env", env},          {"key", key},
+          {"strategy", strategy}, {"problem", problem},
+          {"config", config},     {"best_ms", best_ms},
+          {"default_ms", number_or_null(default_ms)}, {"default_config", default_config},
+          {"candidates", candidates}, {"failed", failed},
+          {"tuned_at", tuned_at}};
+}
+
+PluginCacheEntry PluginCacheEntry::from_json(const json& j, const std::string& where) {
+  PluginCacheEntry e;
+  e.env = need_string(j, "env", where);
+  e.key = need_string(j, "key", where);
+  e.strategy = need_string(j, "strategy", where);
+  e.problem = optional_field(j, "problem", where, json::object());
+  e.config = need_string(j, "config", where);
+  e.best_ms = need_number(j, "best_ms", where);
+  if (e.best_ms <= 0) throw UsageError(fmt::format("{}: 'best_ms' must be positive", where));
+  e.default_ms = need_number(j, "default_ms", where);
+  e.default_config = optional_field(j, "default_config", where, std::string());
+  e.candidates = need_int(j, "candidates", where);
+  e.failed = need_int(j, "failed", where);
+  e.tuned_at = optional_field(j, "tuned_at", where, std::string());
+  return e;
+}
+
 }  // namespace ab

@@ -51,6 +51,21 @@ struct FusedCacheEntry {
   static FusedCacheEntry from_json(const nlohmann::json& j, const std::string& where);
 };
 
+// One tuned plugin configuration, keyed by (environment, problem_cache_key(problem) + "|" + strategy).
+struct PluginCacheEntry {
+  std::string env;
+  std::string key;            // problem_cache_key() + "|plugin:<name>"
+  std::string strategy;       // "plugin:<name>"
+  nlohmann::json problem;     // problem_cache_json()
+  std::string config;         // the configuration that won
+  double best_ms = 0;
+  double default_ms = 0;      // the plugin's default configuration; 0 = unknown
+  std::string default_config;
+  int candidates = 0, failed = 0;
+  std::string tuned_at;
+  nlohmann::json to_json() const;
+  static PluginCacheEntry from_json(const nlohmann::json& j, const std::string& where);
+};
 
 // Parses a fused tile {"block_m", "block_n", "warps", "stages"}; UsageError naming `where`.
 FusedTile fused_tile_from_json(const nlohmann::json& j, const std::string& where);

@@ -73,6 +73,14 @@ HeuristicCache HeuristicCache::from_json(const json& doc, const std::string& ori
         throw UsageError(fmt::format("{}: environment '{}' is not in 'environments'", where, e.env));
       c.fused_[{e.env, e.key}] = e;
     }
+    json plugins = list("plugins");
+    for (std::size_t i = 0; i < plugins.size(); ++i) {
+      std::string where = fmt::format("{}: plugins[{}]", origin, i);
+      PluginCacheEntry e = PluginCacheEntry::from_json(plugins[i], where);
+      if (!c.envs_.count(e.env))
+        throw UsageError(fmt::format("{}: environment '{}' is not in 'environments'", where, e.env));
+      c.plugins_[{e.env, e.key}] = e;
+    }
   } catch (const json::exception&) {  // a field the checks above missed: one line, no library text
     throw UsageError(fmt::format("{}: a field has the wrong type", origin));
   }
@@ -84,11 +92,14 @@ json HeuristicCache::to_json() const {
   for (const auto& [id, e] : envs_) envs.push_back(e.to_json());
   for (const auto& [k, e] : gemm_) gemm.push_back(e.to_json());
   for (const auto& [k, e] : fused_) fused.push_back(e.to_json());
+  json plugins = json::array();
+  for (const auto& [k, e] : plugins_) plugins.push_back(e.to_json());
   return {{"schema", kCacheSchema},
           {"tool", {{"name", "attnbench"}, {"version", ATTNBENCH_VERSION}, {"git", ATTNBENCH_GIT}}},
           {"environments", envs},
           {"gemm", gemm},
-          {"fused", fused}};
+          {"fused", fused},
+          {"plugins", plugins}};
 }
 
 int HeuristicCache::install(Backend& backend) const {
@@ -112,11 +123,19 @@ std::optional<FusedTile> HeuristicCache::fused_tile(const Problem& p, const Devi
   return e->tile;
 }
 
+std::optional<std::string> HeuristicCache::plugin_config(const Problem& p, const std::string& strategy,
+                                                         const DeviceInfo& env) const {
+  auto it = plugins_.find({CacheEnvironment::from_device(env).id(), problem_cache_key(p) + "|" + strategy});
+  if (it == plugins_.end()) return std::nullopt;
+  return it->second.config;
+}
+
 int HeuristicCache::foreign_entries(const DeviceInfo& env) const {
   std::string here = CacheEnvironment::from_device(env).id();
   int n = 0;
   for (const auto& [k, e] : gemm_) n += e.env != here;
   for (const auto& [k, e] : fused_) n += e.env != here;
+  for (const auto& [k, e] : plugins_) n += e.env != here;
   return n;
 }
 
@@ -132,10 +151,16 @@ void HeuristicCache::put_fused(const FusedCacheEntry& e) {
   fused_[{e.env, e.key}] = e;
 }
 
+void HeuristicCache::put_plugin(const PluginCacheEntry& e) {
+  if (!envs_.count(e.env)) throw std::logic_error("HeuristicCache::put_plugin: unknown environment " + e.env);
+  plugins_[{e.env, e.key}] = e;
+}
+
 void HeuristicCache::merge(const HeuristicCache& newer) {
   for (const auto& [id, e] : newer.envs_) envs_[id] = e;
   for (const auto& [k, e] : newer.gemm_) gemm_[k] = e;
   for (const auto& [k, e] : newer.fused_) fused_[k] = e;
+  for (const auto& [k, e] : newer.plugins_) plugins_[k] = e;
 }
 
 HeuristicCache HeuristicCache::save(const std::string& path) const {
@@ -165,6 +190,12 @@ std::vector<GemmCacheEntry> HeuristicCache::gemm_entries() const {
 std::vector<FusedCacheEntry> HeuristicCache::fused_entries() const {
   std::vector<FusedCacheEntry> v;
   for (const auto& [k, e] : fused_) v.push_back(e);
+  return v;
+}
+
+std::vector<PluginCacheEntry> HeuristicCache::plugin_entries() const {
+  std::vector<PluginCacheEntry> v;
+  for (const auto& [k, e] : plugins_) v.push_back(e);
   return v;
 }
 

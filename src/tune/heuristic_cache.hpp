@@ -37,6 +37,8 @@ class HeuristicCache {
   int install(Backend& backend) const;
   // Tuned fused tile for `p` on this environment, if any.
   std::optional<FusedTile> fused_tile(const Problem& p, const DeviceInfo& env) const;
+  // Tuned configuration of plugin strategy `strategy` ("plugin:<name>") for `p` on this environment, if any.
+  std::optional<std::string> plugin_config(const Problem& p, const std::string& strategy, const DeviceInfo& env) const;
   // Entries (GEMM and fused) whose environment differs from `env`.
   int foreign_entries(const DeviceInfo& env) const;
 
@@ -44,6 +46,7 @@ class HeuristicCache {
   void add_environment(const CacheEnvironment& e);
   void put_gemm(const GemmCacheEntry& e);   // its environment must have been added
   void put_fused(const FusedCacheEntry& e);
+  void put_plugin(const PluginCacheEntry& e);
   // Every entry of `newer` replaces the same (environment, key) here; the others are kept.
   void merge(const HeuristicCache& newer);
   // Merges this cache into the file at `path` (re-read now, so entries written meanwhile survive) and
@@ -56,14 +59,16 @@ class HeuristicCache {
   const FusedCacheEntry* find_fused(const Problem& p, const CacheEnvironment& env) const;
   std::vector<GemmCacheEntry> gemm_entries() const;
   std::vector<FusedCacheEntry> fused_entries() const;
+  std::vector<PluginCacheEntry> plugin_entries() const;
   std::vector<CacheEnvironment> environments() const;
-  bool empty() const { return gemm_.empty() && fused_.empty(); }
+  bool empty() const { return gemm_.empty() && fused_.empty() && plugins_.empty(); }
 
  private:
   using Key = std::pair<std::string, std::string>;  // (environment id, entry key)
   std::map<std::string, CacheEnvironment> envs_;
   std::map<Key, GemmCacheEntry> gemm_;
   std::map<Key, FusedCacheEntry> fused_;
+  std::map<Key, PluginCacheEntry> plugins_;  // "plugins": tuned plugin configurations (absent in older caches)
 };
 
 }  // namespace ab

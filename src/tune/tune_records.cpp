@@ -83,4 +83,20 @@ FusedCacheEntry make_fused_entry(const FusedTuneRecord& r, const CacheEnvironmen
   return e;
 }
 
+PluginCacheEntry make_plugin_entry(const PluginTuneRecord& r, const CacheEnvironment& env, const std::string& tuned_at) {
+  PluginCacheEntry e;
+  e.env = env.id();
+  e.strategy = r.strategy;
+  e.key = problem_cache_key(r.problem) + "|" + r.strategy;
+  e.problem = problem_cache_json(r.problem);
+  e.config = r.candidates.at(static_cast<std::size_t>(r.best)).label;
+  e.best_ms = r.best_ms();
+  e.default_ms = r.candidates.front().status == "ok" ? r.candidates.front().ms : 0;
+  e.default_config = r.candidates.front().label;
+  e.candidates = static_cast<int>(r.candidates.size());
+  for (const CandidateOutcome& c : r.candidates) e.failed += c.status != "ok";
+  e.tuned_at = tuned_at;
+  return e;
+}
+
 }  // namespace ab

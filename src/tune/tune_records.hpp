@@ -9,5 +9,7 @@ namespace ab {
 GemmCacheEntry make_gemm_entry(const GemmTuneRecord& r, const CacheEnvironment& env, const TuneOptions& opt,
                                const std::string& tuned_at);
 FusedCacheEntry make_fused_entry(const FusedTuneRecord& r, const CacheEnvironment& env, const std::string& tuned_at);
+// The cache entry of a plugin record with a winner.
+PluginCacheEntry make_plugin_entry(const PluginTuneRecord& r, const CacheEnvironment& env, const std::string& tuned_at);
 
 }  // namespace ab

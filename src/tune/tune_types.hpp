@@ -11,6 +11,7 @@
 #include "core/problem.hpp"
 #include "core/strategy.hpp"
 #include "measure/measure.hpp"
+#include "run/result_row.hpp"
 #include "tune/cache_environment.hpp"
 #include "tune/heuristic_cache.hpp"
 
@@ -55,6 +56,10 @@ struct TuneOptions {
   const HeuristicCache* skip_cached = nullptr;
   // Called after each problem with every entry found so far (to checkpoint the cache file).
   std::function<void(const HeuristicCache&)> checkpoint;
+  // Plugin strategies (Strategy::runs_isolated): one trial of configuration `config` on problem `index`,
+  // verified and timed where a crash or hang costs only that trial (a child process with a time limit,
+  // cli/plugin_process.hpp); returns its row. Unset: plugins are not tuned (a note says so).
+  std::function<ResultRow(std::size_t index, const Problem&, const Strategy&, const std::string& config)> plugin_trial;
 };
 
 // One candidate algorithm or tile and what happened to it.
@@ -114,11 +119,21 @@ struct FusedTuneRecord {
   int failed() const;
 };
 
+// A plugin's configurations tried on one problem.
+struct PluginTuneRecord {
+  Problem problem;
+  std::string strategy;                 // "plugin:<name>"
+  std::vector<CandidateOutcome> candidates;  // one per configuration, the default first
+  int best = -1;                        // fastest ok candidate, -1 when none passed
+  double best_ms() const { return best >= 0 ? candidates[static_cast<std::size_t>(best)].ms : 0; }
+};
+
 struct TuneOutcome {
   CacheEnvironment env;
   HeuristicCache cache;                // every entry found by this run (environment included)
   std::vector<GemmTuneRecord> gemm;
   std::vector<FusedTuneRecord> fused;
+  std::vector<PluginTuneRecord> plugins;
   int reused_plans = 0;                // plan groups served by a shape tuned earlier in this run
   int cached_plans = 0;                // plan groups served by skip_cached
   int failed_strategies = 0;           // (problem, strategy) pairs that hit a device error

@@ -31,6 +31,8 @@ void add_entries(TuneOutcome& out, const TuneOptions& opt, const std::string& st
     if (r.best >= 0) out.cache.put_gemm(make_gemm_entry(r, out.env, opt, stamp));
   for (const FusedTuneRecord& r : out.fused)
     if (r.best >= 0) out.cache.put_fused(make_fused_entry(r, out.env, stamp));
+  for (const PluginTuneRecord& r : out.plugins)
+    if (r.best >= 0) out.cache.put_plugin(make_plugin_entry(r, out.env, stamp));
 }
 
 // The search over the grid; one object per tune_grid call.
@@ -56,7 +58,8 @@ class TuneRun {
       std::string input_error = prepare(ws, opt_.problems[pi]);
       for (auto& st : strategies_) {
         progress_.begin_point(point++, fmt::format("{} / {}", opt_.problems[pi].label(), st->name()));
-        tune_strategy(ws, opt_.problems[pi], *st, input_error);
+        if (st->runs_isolated()) tune_plugin(pi, opt_.problems[pi], *st);
+        else tune_strategy(ws, opt_.problems[pi], *st, input_error);
         progress_.end_point();
       }
     }
@@ -80,6 +83,7 @@ class TuneRun {
     if (opt_.checkpoint) opt_.checkpoint(out_.cache);
   }
   void tune_strategy(ProblemWorkspace& ws, const Problem& p, Strategy& st, std::string& input_error);
+  void tune_plugin(std::size_t index, const Problem& p, Strategy& st);
   void tune_fused(ProblemWorkspace& ws, const Problem& p, Strategy& st);
   void tune_gemms(StrategySession& session, PlanRecorder& rec, const Problem& p, Strategy& st);
 
@@ -129,6 +133,51 @@ void TuneRun::tune_strategy(ProblemWorkspace& ws, const Problem& p, Strategy& st
       return;
     }
   }
+}
+
+// A plugin's configurations on one problem, each a trial of its own (opt_.plugin_trial); the fastest
+// verified one wins. Listed only with --dry_run.
+void TuneRun::tune_plugin(std::size_t index, const Problem& p, Strategy& st) {
+  std::vector<std::string> configs = st.tunable_configs();
+  if (opt_.dry_run) {
+    if (!opt_.quiet) progress_.message(fmt::format("  {} {}: {} configurations", st.name(), p.label(), configs.size()));
+    return;
+  }
+  if (!opt_.plugin_trial) {
+    note(fmt::format("{} / {}: not tuned (plugins are tuned through the attnbench binary)", p.label(), st.name()));
+    return;
+  }
+  PluginTuneRecord r;
+  r.problem = p;
+  r.strategy = st.name();
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    ResultRow row = opt_.plugin_trial(index, p, st, configs[i]);
+    CandidateOutcome c;
+    c.label = configs[i];
+    c.baseline = i == 0;
+    c.status = to_string(row.disposition);
+    c.reason = row.reason;
+    if (row.disposition == Disposition::ok && row.timing) {
+      c.ms = row.timing->time_ms.median;
+      c.noise = row.timing->time_ms.noise;
+      if (r.best < 0 || c.ms < r.candidates[static_cast<std::size_t>(r.best)].ms) r.best = static_cast<int>(i);
+    }
+    r.candidates.push_back(c);
+  }
+  if (r.candidates.front().status == "unsupported" && r.best < 0) {
+    note(fmt::format("{} / {}: unsupported: {}", p.label(), st.name(), r.candidates.front().reason));
+    return;
+  }
+  if (r.best < 0) {
+    out_.failed_strategies++;
+    note(fmt::format("{} / {}: none of {} configurations passed (first: {})", p.label(), st.name(), configs.size(),
+                     r.candidates.front().reason));
+  } else if (!opt_.quiet) {
+    progress_.message(fmt::format("  {} {}: {} configurations, best {} {:.4f} ms", st.name(), p.label(), configs.size(),
+                                  r.candidates[static_cast<std::size_t>(r.best)].label, r.best_ms()));
+  }
+  out_.plugins.push_back(std::move(r));
+  checkpoint();
 }
 
 // The fused kernel's tiles on one problem (listed only, with --dry_run).

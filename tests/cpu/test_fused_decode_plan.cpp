@@ -1,6 +1,9 @@
-// The split-KV decode plan (core/fused_decode_plan.hpp): split heuristic, split bounds, keys per split,
-// workspace sizes, and the decode tiles' names and JSON.
+// The split-KV decode plan (core/fused_decode_plan.hpp): the split heuristic and its cost model (ragged
+// lengths included), split bounds, keys per split, workspace sizes, and the decode tiles' names and JSON.
 #include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
 
 #include "core/attention_kernels.hpp"
 #include "core/fused_decode_plan.hpp"
@@ -28,11 +31,12 @@ Problem decode_problem(std::int64_t batch, std::int64_t heads, std::int64_t kv_h
 }  // namespace
 
 TEST(FusedDecodePlan, HeuristicFillsTheGpu) {
-  // Llama-3.1-8B decode, B=64: 512 CTAs per split already fill 132 SMs x 2 in two nearly full waves.
+  // Llama-3.1-8B decode, B=64: 512 CTAs of equal length already keep 132 SMs x 2 busy to the end.
   EXPECT_EQ(fd::heuristic_splits(64 * 8, 4096, 132, 2), 1);
-  // B=1, 8 KV heads, 32k keys: 8 CTAs per split need 33 splits for one full wave.
+  // B=1, 8 KV heads, 32k keys: one split would leave 124 of 132 SMs idle; the model splits each head's
+  // keys across many CTAs.
   const std::int64_t s = fd::heuristic_splits(8, 32768, 132, 2);
-  EXPECT_GE(8 * s, 264);
+  EXPECT_GE(s, 16);
   EXPECT_LE(s, fd::max_splits(32768));
   // Short sequences keep kMinKeysPerSplit keys per split: 300 keys -> 1 split.
   EXPECT_EQ(fd::heuristic_splits(1, 300, 132, 2), 1);
@@ -47,6 +51,103 @@ TEST(FusedDecodePlan, HeuristicFillsTheGpu) {
       EXPECT_GE(h, 1);
       EXPECT_LE(h, fd::max_splits(len));
     }
+}
+
+namespace {
+
+fd::DecodeShape shape_of(std::vector<std::int64_t> lens, std::int64_t ctas_per_seq = 8, std::int64_t rows = 4) {
+  fd::DecodeShape s;
+  s.lens = std::move(lens);
+  s.ctas_per_seq = ctas_per_seq;
+  s.rows_per_cta = rows;
+  s.head_dim = 128;
+  return s;
+}
+
+std::vector<std::int64_t> uniform_lengths(std::uint64_t seed, std::size_t n, std::int64_t lo, std::int64_t hi) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<std::int64_t> d(lo, hi);
+  std::vector<std::int64_t> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+}  // namespace
+
+TEST(FusedDecodePlan, ModelFollowsTheBytesAndTheTail) {
+  const fd::DecodeCostModel m;
+  // One CTA per KV head of one 32k sequence: each streams alone, at what its loads in flight allow.
+  const double alone = fd::modeled_decode_us(shape_of({32768}), 1, 132, 2);
+  const double per_cta = m.tiles_in_flight * fd::kKeysPerTile * 4.0 * 128 / m.loaded_latency_us;
+  EXPECT_NEAR(alone, m.cta_start_us + 32768 * 4.0 * 128 / per_cta, 1.0);
+  // A full GPU is bandwidth-bound: 512 equal CTAs take about their bytes at the DRAM rate.
+  const std::vector<std::int64_t> equal(64, 4096);
+  const double full = fd::modeled_decode_us(shape_of(equal), 1, 132, 2);
+  const double bytes = 64.0 * 8 * 4096 * 4 * 128;
+  EXPECT_GT(full, bytes / m.dram_bytes_per_us);
+  EXPECT_LT(full, 1.1 * bytes / m.dram_bytes_per_us);
+  // More bytes, more time; a split adds the combine.
+  std::vector<std::int64_t> longer = equal;
+  longer[5] += 1000;
+  EXPECT_GT(fd::modeled_decode_us(shape_of(longer), 1, 132, 2), full);
+  EXPECT_GT(fd::modeled_decode_us(shape_of(equal), 2, 132, 2), full);
+}
+
+TEST(FusedDecodePlan, RaggedBatchesSplitTheLongSequences) {
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    // Lengths uniform in 512..8192, B=64: the same CTA count as the equal batch, but the long sequences'
+    // CTAs would run alone at the end with one split.
+    const fd::DecodeShape ragged = shape_of(uniform_lengths(seed, 64, 512, 8192));
+    const std::int64_t s = fd::heuristic_splits(ragged, 132, 2);
+    EXPECT_GT(s, 1) << "seed " << seed;
+    EXPECT_LT(fd::modeled_decode_us(ragged, s, 132, 2), 0.95 * fd::modeled_decode_us(ragged, 1, 132, 2));
+    for (std::int64_t other = 1; other <= fd::max_splits(8192); ++other)  // the least modeled time (1% ties)
+      EXPECT_LE(fd::modeled_decode_us(ragged, s, 132, 2), 1.0101 * fd::modeled_decode_us(ragged, other, 132, 2));
+  }
+  // One long sequence among 63 short ones: 512 CTAs fill the GPU, yet the long one's 8 CTAs set the time.
+  std::vector<std::int64_t> skew(64, 256);
+  skew[37] = 32768;
+  EXPECT_GT(fd::heuristic_splits(shape_of(skew), 132, 2), 4);
+  // The same lengths all equal to the longest: no split.
+  EXPECT_EQ(fd::heuristic_splits(shape_of(std::vector<std::int64_t>(64, 8192)), 132, 2), 1);
+}
+
+TEST(FusedDecodePlan, ResolveUsesEachSequencesLength) {
+  ProblemSpec spec;
+  spec.batch = 64;
+  spec.heads = 32;
+  spec.kv_heads = 8;
+  spec.head_dim = 128;
+  spec.q_len = 1;
+  spec.page_size = 16;
+  spec.kv_layout = KvLayout::paged;
+  spec.kv_lens = std::vector<std::int64_t>(64, 256);
+  spec.kv_lens[3] = 32768;
+  spec.seq_len = 32768;
+  const Problem p = make_problem(spec);
+  ASSERT_TRUE(p.ragged());
+  const fd::DecodeShape sh = fd::decode_shape(p);
+  EXPECT_EQ(sh.lens[3], 32768);
+  EXPECT_EQ(sh.lens[0], 256);
+  EXPECT_EQ(sh.ctas_per_seq, 8);
+  EXPECT_EQ(sh.rows_per_cta, 4);
+  const std::int64_t s = fd::resolve_splits(p, 0, 132);
+  EXPECT_EQ(s, fd::heuristic_splits(sh, 132, fd::kCtasPerSm));
+  // Taking every sequence as the longest would see 512 CTAs of 32k keys and not split.
+  EXPECT_EQ(fd::heuristic_splits(64 * 8, 32768, 132, fd::kCtasPerSm), 1);
+  EXPECT_GT(s, 1);
+  // Equal lengths: the batch of them and the kernel side's one length of batch x KV heads CTAs agree.
+  spec.kv_lens.clear();
+  for (std::int64_t len : {300, 4096, 20000}) {
+    spec.seq_len = len;
+    for (std::int64_t batch : {1, 3, 64}) {
+      spec.batch = batch;
+      const Problem u = make_problem(spec);
+      EXPECT_EQ(fd::resolve_splits(u, 0, 132),
+                fd::heuristic_splits(fd::work_per_split(u), len, 132, fd::kCtasPerSm, 128, fd::rows_per_kv_head(u)))
+          << len << " x " << batch;
+    }
+  }
 }
 
 TEST(FusedDecodePlan, SplitsCoverTheSequence) {

@@ -85,6 +85,23 @@ TEST(Grid, grid_is_the_product_of_axes) {
   EXPECT_ANY_THROW(expand_grid(bad));
 }
 
+TEST(Grid, suites_are_searched_beside_the_binary_then_the_source_tree_then_cwd) {
+  const std::vector<std::string> dirs = suite_search_dirs();
+  ASSERT_EQ(dirs.size(), 3u);
+  // The test program's own ../share/attnbench/configs (an installed binary's layout), then the source tree.
+  EXPECT_NE(dirs[0].find("share/attnbench/configs"), std::string::npos) << dirs[0];
+  EXPECT_EQ(dirs[0].front(), '/') << dirs[0];
+  EXPECT_EQ(dirs[1], std::string(ATTNBENCH_SOURCE_DIR) + "/configs");
+  EXPECT_EQ(dirs[2], "./configs");
+  EXPECT_EQ(resolve_suite_path("ci"), dirs[1] + "/ci.json");  // not installed beside this test: the source tree
+  try {
+    load_suite("no-such-suite-anywhere");
+    ADD_FAILURE() << "a missing suite loaded";
+  } catch (const UsageError& e) {
+    for (const std::string& d : dirs) EXPECT_NE(std::string(e.what()).find(d), std::string::npos) << e.what();
+  }
+}
+
 TEST(Grid, every_shipped_suite_loads) {
   for (const char* name : {"bert-base", "gpt2", "llama-prefill", "paged-prefill", "ci"}) {
     std::string suite;

@@ -140,6 +140,23 @@ TEST(CudaFusedInference, RaggedLengths) {
   check_all({4, 8, 2, 300, 37, 64, 16, C, B16, true, lens40}, 18);
 }
 
+TEST(CudaFusedInference, RaggedSplitsFromEachLength) {
+  // One long sequence among short ones: the default decode tile's split count comes from each sequence's
+  // own length (core/fused_decode_plan.hpp's model), the long one is cut into several splits, the short
+  // ones keep one, and the combine merges them.
+  const std::vector<std::int64_t> lens = {3000, 40, 17, 200, 64, 1, 700, 90};
+  for (const Shape& s : {Shape{8, 8, 2, 3000, 1, 128, 16, P, F16, false, lens},
+                         Shape{8, 8, 2, 3000, 1, 64, 7, P, B16, true, lens},
+                         Shape{8, 8, 2, 3000, 1, 128, 16, C, F16, true, lens}}) {
+    const Problem p = make(s);
+    ProblemInputs in(*gpu(), p, 31);
+    const FusedTile def = run_checked(p, in, std::nullopt);
+    EXPECT_TRUE(def.decode);
+    EXPECT_EQ(def.splits, fused_decode::resolve_splits(p, 0, gpu()->device_info().sm_count));
+    EXPECT_GT(def.splits, 1);
+  }
+}
+
 TEST(CudaFusedInference, SingleHeadSingleSequence) {
   check_all({1, 1, 1, 1, 1, 64, 1, P, F16, false, {}}, 19);
   check_all({1, 1, 1, 200, 1, 128, 7, C, B16, true, {}}, 20);

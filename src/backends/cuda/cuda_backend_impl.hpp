@@ -85,6 +85,8 @@ class CudaBackend final : public ab::DeviceMemory,
   // Why the last recover() returned false.
   const std::string& last_recover_error() const { return recover_error_; }
   void* stream() const { return stream_; }
+  void* native_stream() const override { return stream_; }
+  int device_ordinal() const override { return device_; }
 
  private:
   void create_context_objects();

@@ -1,0 +1,130 @@
+/* attnbench plugin ABI, version 1: the one header a user's attention kernel implements to run beside
+ * attnbench's built-in strategies (verified, timed, launch-counted, tuned and cached the same way).
+ *
+ * A plugin is a shared library exporting one C symbol, ATTNBENCH_PLUGIN_ENTRY ("attnbench_plugin"), that
+ * returns a pointer to a static ab_plugin table. attnbench refuses (one line, exit code 2) a table whose
+ * abi_version is not ATTNBENCH_PLUGIN_ABI_VERSION: rebuild the plugin against this header.
+ *
+ * Life of a plugin row (attnbench runs every plugin row in a child process of its own, with a time limit):
+ *   can_implement(problem, backend, config)  -> 0, or nonzero with a reason: the row is `unsupported`
+ *   setup(problem, tensors, config, &state)   -> allocate workspace; not timed
+ *   forward(state) ...                        -> one forward each call, enqueued on tensors->stream; timed
+ *   teardown(state)                           -> free everything setup allocated
+ * A nonzero return from setup or forward makes the row `failed` with the message written into `err`. A
+ * crash, an abort, a write outside the tensors (checked by guard regions after the forwards) or a hang past
+ * --plugin_timeout makes the row `failed` too; a wrong output makes it `incorrect`.
+ *
+ * Plain C (C99 and C++); no attnbench header or library is needed to build a plugin.
+ */
+#ifndef ATTNBENCH_PLUGIN_H
+#define ATTNBENCH_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The ABI version this header describes; a plugin reports the version it was built against. */
+#define ATTNBENCH_PLUGIN_ABI_VERSION 1u
+/* The symbol attnbench looks up with dlsym. */
+#define ATTNBENCH_PLUGIN_ENTRY "attnbench_plugin"
+
+#if defined(_WIN32)
+#define ATTNBENCH_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define ATTNBENCH_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* Element type of Q, K, V and O (the accumulation is the plugin's choice; attnbench's tolerance assumes fp32). */
+enum ab_dtype { AB_DTYPE_FP16 = 0, AB_DTYPE_BF16 = 1 };
+/* How K and V are stored. */
+enum ab_kv_layout {
+  AB_KV_CONTIGUOUS = 0, /* K, V: [batch, kv_heads, seq_len, head_dim], row-major */
+  AB_KV_PAGED = 1       /* K, V: a pool of pool_slots slots, each [kv_heads, page_size, head_dim], reached
+                           through block_table [batch, pages] (vLLM / FlashInfer style) */
+};
+/* Where the tensors live and what runs the forward. */
+enum ab_backend {
+  AB_BACKEND_CPU = 0, /* host memory; forward runs synchronously on the calling thread; stream is NULL */
+  AB_BACKEND_CUDA = 1 /* device memory of `device`; forward enqueues work on `stream` (a cudaStream_t) and
+                         must neither allocate nor synchronize (it may be captured into a CUDA graph) */
+};
+
+/* One attention problem: O = softmax(Q K^T * scale [+ causal mask]) V per (sequence, query head). */
+typedef struct ab_problem {
+  int64_t batch;     /* B: sequences */
+  int64_t heads;     /* H: query heads */
+  int64_t kv_heads;  /* KVH: K/V heads; heads is a multiple; query head h reads KV head h / (heads / kv_heads) */
+  int64_t seq_len;   /* S: the longest KV length (every sequence's when kv_lens are all equal) */
+  int64_t q_len;     /* queries per sequence: the LAST q_len positions of its KV (q_len <= every KV length) */
+  int64_t head_dim;  /* D */
+  int64_t page_size; /* tokens per KV page (== seq_len rounded up when pages == 1 and contiguous) */
+  int64_t pages;     /* pages of the longest sequence: ceil(seq_len / page_size); block_table's row length */
+  int64_t pool_slots;/* paged: slots in the pool (K and V each pool_slots * kv_heads * page_size * head_dim
+                        elements); contiguous: 0 */
+  int32_t dtype;     /* enum ab_dtype */
+  int32_t kv_layout; /* enum ab_kv_layout */
+  int32_t causal;    /* 1: bottom-right causal: query i (0-based among q_len) of a sequence of KV length L
+                        sees keys 0 .. i + L - q_len; 0: every key 0 .. L-1 */
+  int32_t ragged;    /* 1: sequences have their own KV lengths (kv_lens); keys past a sequence's length hold
+                        values that must not be read into the result (contiguous) */
+  float scale;       /* softmax scale, 1/sqrt(head_dim) */
+  int32_t reserved[7]; /* zero */
+} ab_problem;
+
+/* The problem's tensors, in attnbench's layouts, in backend memory (host for CPU, device for CUDA). Every
+ * buffer is surrounded by guard regions that attnbench checks after the forwards. */
+typedef struct ab_tensors {
+  const void* q;               /* [B, H, q_len, D] */
+  const void* k;               /* see ab_kv_layout */
+  const void* v;               /* same layout as k */
+  void* o;                     /* [B, H, q_len, D]; every element must be written by each forward */
+  const int32_t* block_table;  /* paged: [B, pages] slot of each page, -1 past a sequence's last page;
+                                  contiguous: NULL */
+  const int32_t* kv_lens;      /* [B] KV length of each sequence (always set) */
+  const int32_t* block_table_host; /* the same table in host memory (for setup-time planning), or NULL */
+  const int32_t* kv_lens_host;     /* the same lengths in host memory */
+  int32_t backend;             /* enum ab_backend */
+  int32_t device;              /* CUDA device ordinal (current when setup and forward are called); CPU: 0 */
+  void* stream;                /* CUDA: the cudaStream_t to enqueue on; CPU: NULL */
+  void* reserved[4];           /* NULL */
+} ab_tensors;
+
+/* The table a plugin exports. Strings and the configs array are static (they outlive the library's use).
+ * Functions write at most err_size bytes (NUL-terminated) into their message buffer. */
+typedef struct ab_plugin {
+  uint32_t abi_version;        /* ATTNBENCH_PLUGIN_ABI_VERSION the plugin was built against */
+  uint32_t struct_size;        /* sizeof(ab_plugin) */
+  const char* name;            /* short name [A-Za-z0-9_.-]+; the strategy shows as "plugin:<name>" */
+  const char* version;         /* the plugin's own version, free text (e.g. "1.2.0") */
+  const char* description;     /* one line */
+  int32_t num_configs;         /* >= 1: tunable configurations (tiles, algorithms...) */
+  const char* const* configs;  /* num_configs names; configs[0] is the default; `attnbench tune` tries each
+                                  and caches the fastest verified one per problem */
+
+  /* 0 when `config` can run `problem` on `backend` (enum ab_backend); else nonzero with the reason. */
+  int (*can_implement)(const ab_problem* problem, int32_t backend, int32_t config, char* reason, size_t reason_size);
+  /* The launch contract: kernels one forward launches on CUDA (attnbench counts them with CUPTI and flags a
+   * mismatch). CPU plugins return 0. */
+  int64_t (*kernels_per_forward)(const ab_problem* problem, int32_t config);
+  /* Prepare to run: keep the pointers, allocate workspace, build plans. *state is passed to forward and
+   * teardown. 0 on success, else nonzero with a message (teardown is not called then). */
+  int (*setup)(const ab_problem* problem, const ab_tensors* tensors, int32_t config, void** state, char* err,
+               size_t err_size);
+  /* One forward into tensors->o. 0 on success, else nonzero with a message. */
+  int (*forward)(void* state, char* err, size_t err_size);
+  /* Release what setup allocated. */
+  void (*teardown)(void* state);
+} ab_plugin;
+
+/* The entry point every plugin defines:
+ *   ATTNBENCH_PLUGIN_EXPORT const ab_plugin* attnbench_plugin(void) { return &my_table; }  */
+typedef const ab_plugin* (*ab_plugin_entry_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTNBENCH_PLUGIN_H */

@@ -1,0 +1,150 @@
+// A plugin as a strategy: "plugin:<name>". It translates attnbench's problem and tensors into the C ABI
+// (include/attnbench/plugin.h), calls the plugin's functions, turns their error returns into exceptions (a
+// `failed` row), and after the forwards checks the guard regions around every tensor it handed out. The
+// plugin's code runs only where plugins run in-process (the child process of cli/plugin_process.cpp); the
+// parent asks nothing of it and leaves can_implement and the launch contract to the child's row.
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "attnbench/plugin.h"
+#include "core/errors.hpp"
+#include "core/guarded_buffer.hpp"
+#include "strategies/plugin_library.hpp"
+#include "strategies/plugin_mode.hpp"
+
+namespace ab {
+
+namespace {
+
+constexpr std::size_t kMessageBytes = 512;
+
+ab_problem to_abi(const Problem& p) {
+  ab_problem a{};
+  a.batch = p.batch;
+  a.heads = p.heads;
+  a.kv_heads = p.kv_heads;
+  a.seq_len = p.seq_len;
+  a.q_len = p.q_len;
+  a.head_dim = p.head_dim;
+  a.page_size = p.page_size;
+  a.pages = p.pages;
+  a.pool_slots = p.kv_layout == KvLayout::paged ? p.pool_slots() : 0;
+  a.dtype = p.dtype == DType::bf16 ? AB_DTYPE_BF16 : AB_DTYPE_FP16;
+  a.kv_layout = p.kv_layout == KvLayout::paged ? AB_KV_PAGED : AB_KV_CONTIGUOUS;
+  a.causal = p.causal ? 1 : 0;
+  a.ragged = p.ragged() ? 1 : 0;
+  a.scale = p.scale();
+  return a;
+}
+
+std::int32_t abi_backend(const Backend& be) { return be.kind() == BackendKind::cuda ? AB_BACKEND_CUDA : AB_BACKEND_CPU; }
+
+// The plugin's message, never unterminated.
+std::string message(const char* buf) { return std::string(buf, strnlen(buf, kMessageBytes)); }
+
+class PluginStrategy : public Strategy {
+ public:
+  explicit PluginStrategy(const LoadedPlugin& p) : plugin_(p), t_(*p.table) {}
+  std::string name() const override { return kPluginPrefix + plugin_.info.name; }
+  std::string description() const override {
+    return fmt::format("plugin {} {} ({}): {}", plugin_.info.name, plugin_.info.version, plugin_.info.path,
+                       plugin_.info.description);
+  }
+  bool runs_isolated() const override { return true; }
+  std::vector<std::string> tunable_configs() const override { return plugin_.info.configs; }
+
+  LaunchContract contract(const Problem& p, const StrategyOptions& opt) const override {
+    int index = 0;
+    if (!plugins_run_in_process() || !config_index(opt, &index).empty())
+      return {0, 0, "as the plugin declares"};
+    ab_problem ap = to_abi(p);
+    std::int64_t k = t_.kernels_per_forward(&ap, index);
+    return {0, k, fmt::format("{} kernel{} (declared by the plugin)", k, k == 1 ? "" : "s")};
+  }
+  std::string can_implement(const Problem& p, const Backend& be, const StrategyOptions& opt) const override {
+    int index = 0;
+    if (std::string why = config_index(opt, &index); !why.empty()) return why;
+    if (!plugins_run_in_process()) return "";  // the child process asks the plugin
+    ab_problem ap = to_abi(p);
+    char reason[kMessageBytes] = {};
+    if (t_.can_implement(&ap, abi_backend(be), index, reason, sizeof reason) == 0) return "";
+    std::string why = message(reason);
+    return why.empty() ? "the plugin declines this problem (no reason given)" : why;
+  }
+  std::int64_t workspace_bytes(const Problem&, const StrategyOptions&) const override { return 0; }
+
+  void setup(Backend& be, const Problem& p, const AttentionIO& io, const StrategyOptions& opt) override {
+    if (std::string why = config_index(opt, &config_); !why.empty()) throw UnsupportedError(why);
+    problem_ = to_abi(p);
+    ab_tensors t{};
+    t.q = io.q;
+    t.k = io.k;
+    t.v = io.v;
+    t.o = io.o;
+    t.block_table = p.kv_layout == KvLayout::paged ? io.block_table : nullptr;
+    t.kv_lens = io.kv_lens;
+    t.block_table_host = p.kv_layout == KvLayout::paged ? io.block_table_host : nullptr;
+    t.kv_lens_host = io.kv_lens_host;
+    t.backend = abi_backend(be);
+    t.device = be.device_ordinal();
+    t.stream = be.native_stream();
+    tensors_ = t;
+    guards_ = io.guards;
+    be.memory().synchronize();  // inputs uploaded on attnbench's stream are ready before the plugin reads them
+    char err[kMessageBytes] = {};
+    state_ = nullptr;
+    if (t_.setup(&problem_, &tensors_, config_, &state_, err, sizeof err) != 0)
+      throw BackendError(fmt::format("plugin setup failed: {}", message(err)), false);
+    set_up_ = true;
+  }
+  void run(Backend&) override {
+    char err[kMessageBytes] = {};
+    if (t_.forward(state_, err, sizeof err) != 0)
+      throw BackendError(fmt::format("plugin forward failed: {}", message(err)), false);
+  }
+  void teardown(Backend& be) override {
+    if (!set_up_) return;
+    set_up_ = false;
+    be.memory().synchronize();  // the forwards have finished before the guards are read
+    t_.teardown(state_);
+    state_ = nullptr;
+    if (guards_)
+      if (std::string why = guards_->check(); !why.empty()) throw BackendError(why, false);
+  }
+  StrategyConfig config() const override {
+    StrategyConfig c;
+    c.plugin_config = plugin_.info.configs[static_cast<std::size_t>(config_)];
+    return c;
+  }
+
+ private:
+  // The index of the configuration `opt` names (its default when none), or why there is none.
+  std::string config_index(const StrategyOptions& opt, int* index) const {
+    *index = 0;
+    if (opt.plugin_config.empty()) return "";
+    for (std::size_t i = 0; i < plugin_.info.configs.size(); ++i)
+      if (plugin_.info.configs[i] == opt.plugin_config) {
+        *index = static_cast<int>(i);
+        return "";
+      }
+    return fmt::format("the plugin has no configuration '{}'", opt.plugin_config);
+  }
+
+  const LoadedPlugin& plugin_;
+  const ab_plugin& t_;
+  ab_problem problem_{};
+  ab_tensors tensors_{};
+  const GuardRegions* guards_ = nullptr;
+  int config_ = 0;
+  void* state_ = nullptr;
+  bool set_up_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> make_plugin_strategy(const LoadedPlugin& plugin) {
+  return std::make_unique<PluginStrategy>(plugin);
+}
+
+}  // namespace ab

@@ -1,0 +1,89 @@
+// A deliberately broken attnbench plugin for the isolation tests, built once per failure (BROKEN_MODE):
+// crash (SIGSEGV in forward), error (forward returns an error), oob (writes past the end of O), hang (never
+// returns from forward), wrong (a finite but wrong output: `incorrect`), abi (built for another ABI version).
+#include <attnbench/plugin.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#ifndef BROKEN_MODE
+#error "define BROKEN_MODE"
+#endif
+#define BROKEN_CRASH 1
+#define BROKEN_ERROR 2
+#define BROKEN_OOB 3
+#define BROKEN_HANG 4
+#define BROKEN_WRONG 5
+#define BROKEN_ABI 6
+
+namespace {
+
+const char* const kConfigs[] = {"only"};
+
+struct State {
+  ab_problem p;
+  ab_tensors t;
+};
+
+int can_implement(const ab_problem*, int32_t backend, int32_t, char* reason, size_t size) {
+  if (backend == AB_BACKEND_CPU) return 0;
+  std::snprintf(reason, size, "CPU backend only");
+  return 1;
+}
+int64_t kernels_per_forward(const ab_problem*, int32_t) { return 0; }
+int setup(const ab_problem* p, const ab_tensors* t, int32_t, void** state, char*, size_t) {
+  *state = new State{*p, *t};
+  return 0;
+}
+
+volatile int* g_nowhere = nullptr;
+
+int forward(void* state, char* err, size_t size) {
+  State& s = *static_cast<State*>(state);
+  const int64_t n = s.p.batch * s.p.heads * s.p.q_len * s.p.head_dim;
+  auto* o = static_cast<uint16_t*>(s.t.o);
+  (void)err;
+  (void)size;
+  switch (BROKEN_MODE) {
+    case BROKEN_CRASH:
+      *g_nowhere = 1;  // SIGSEGV
+      return 0;
+    case BROKEN_ERROR:
+      std::snprintf(err, size, "simulated launch failure: too many resources requested");
+      return 1;
+    case BROKEN_OOB:
+      std::memset(o, 0, static_cast<size_t>(n) * 2 + 8);  // 8 bytes past the end of O
+      return 0;
+    case BROKEN_HANG:
+      for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+    default:  // wrong: 1.0 everywhere (fp16 0x3C00, bf16 0x3F80)
+      for (int64_t i = 0; i < n; ++i) o[i] = s.p.dtype == AB_DTYPE_BF16 ? 0x3F80 : 0x3C00;
+      return 0;
+  }
+}
+void teardown(void* state) { delete static_cast<State*>(state); }
+
+#define STR2(x) #x
+#define STR(x) STR2(x)
+
+const ab_plugin kTable = {
+    BROKEN_MODE == BROKEN_ABI ? 999u : ATTNBENCH_PLUGIN_ABI_VERSION,
+    sizeof(ab_plugin),
+    BROKEN_NAME,
+    "0.0.1",
+    "deliberately broken (tests/plugins)",
+    1,
+    kConfigs,
+    can_implement,
+    kernels_per_forward,
+    setup,
+    forward,
+    teardown,
+};
+
+}  // namespace
+
+extern "C" ATTNBENCH_PLUGIN_EXPORT const ab_plugin* attnbench_plugin(void) { return &kTable; }
