@@ -19,15 +19,19 @@ namespace ab {
 
 namespace {
 
-// The parent's arguments without its --json, --resume_at and --no_table, then the child's own: its report
+// The parent's arguments without its --json, --md, --csv, --resume_at and --no_table, then the child's own: its report
 // goes to `report_path`, it starts at `at` and leaves the table to the parent.
 std::vector<std::string> child_arguments(const std::vector<std::string>& argv, const ResumePoint& at,
                                          const std::string& report_path) {
   std::vector<std::string> args = {"/proc/self/exe"};
   for (std::size_t i = 1; i < argv.size(); ++i) {
     const std::string& a = argv[i];
-    if (a.rfind("--json=", 0) == 0 || a.rfind("--resume_at=", 0) == 0) continue;
-    if (a == "--json" || a == "--resume_at") { ++i; continue; }
+    bool dropped = false;
+    for (const char* flag : {"--json", "--md", "--csv", "--resume_at"}) {
+      if (a.rfind(std::string(flag) + "=", 0) == 0) dropped = true;
+      if (a == flag) { dropped = true; ++i; }
+    }
+    if (dropped) continue;
     if (a == "--no_table") continue;
     args.push_back(a);
   }

@@ -1,42 +1,93 @@
-// `attnbench list`: the strategies with their launch contracts, the backends, and the visible devices.
-#include <cstdio>
+// `attnbench list`: strategies with their launch contracts, backends, devices, timers, the fused tiles compiled
+// per head_dim on this machine's backend, suites with their descriptions and plugins; --format=json prints the
+// same document (cli/list_catalog.hpp) for scripts.
+#include "cli/list_command.hpp"
+
+#include <memory>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
-#include "cli/backend_factory.hpp"
-#include "cli/list_command.hpp"
-#include "core/strategy.hpp"
-#include "strategies/registry.hpp"
+#include "cli/list_catalog.hpp"
+#include "cli/output_file.hpp"
+#include "strategies/plugin_library.hpp"
 
 namespace ab {
 
-int list_command() {
-  Problem example = make_problem(32, 12, 512, 64, 8, 0, KvLayout::contiguous, DType::fp16, false);
-  fmt::print("strategies (launches per forward; example B=32 H=12 P=8):\n");
-  for (const auto& s : make_all_strategies()) {
-    LaunchContract c = s->contract(example);
-    fmt::print("  {:<14} {:<58} {} -> {} launches\n", s->name(), s->description(), c.formula, c.total());
+namespace {
+
+using json = nlohmann::json;
+
+std::string dims(const json& a) {
+  std::string s;
+  for (const auto& d : a) s += (s.empty() ? "" : ",") + std::to_string(d.get<int>());
+  return s.empty() ? "-" : s;
+}
+
+std::string render_text(const json& c) {
+  std::string s = "strategies (launches per forward; example B=32 H=12 P=8):\n";
+  for (const auto& st : c["strategies"])
+    s += fmt::format("  {:<14} {:<58} {} -> {} launches\n", st["name"].get<std::string>(),
+                     st["description"].get<std::string>(), st["launch_formula"].get<std::string>(),
+                     st["example_launches"].get<long long>());
+  s += "backends:\n";
+  for (const auto& b : c["backends"])
+    s += fmt::format("  {:<14} {}\n", b["name"].get<std::string>(), b["description"].get<std::string>());
+  s += "devices:\n";
+  if (c["devices"].empty()) s += "  none (no CUDA device visible; runs use the CPU backend)\n";
+  for (const auto& d : c["devices"]) {
+    if (d.contains("unavailable"))
+      s += fmt::format("  cuda:{}  unavailable: {}\n", d["index"].get<int>(), d["unavailable"].get<std::string>());
+    else
+      s += fmt::format("  cuda:{}  {}  cc {}  {} SMs  {:.1f} GiB\n", d["index"].get<int>(), d["name"].get<std::string>(),
+                       d["cc"].get<std::string>(), d["sms"].get<int>(), d["memory_gib"].get<double>());
   }
-  fmt::print("backends:\n");
-  fmt::print("  {:<14} {}\n", "cpu", "reference, fp64 accumulation, always available (times are CPU times)");
-  if (cuda_backend_built())
-    fmt::print("  {:<14} {}\n", "cuda", "cuBLASLt + kernels/, CUDA events, CUPTI, NVTX");
-  else
-    fmt::print("  {:<14} {}\n", "cuda", "not built (configure with -DATTNBENCH_CUDA=ON)");
-  fmt::print("devices:\n");
-  int n = visible_cuda_devices();
-  if (n == 0) fmt::print("  none (no CUDA device visible; runs use the CPU backend)\n");
-  for (int i = 0; i < n; ++i) {
-    try {
-      auto be = make_backend("cuda", i);
-      DeviceInfo d = be->device_info();
-      fmt::print("  cuda:{}  {}  cc {}.{}  {} SMs  {:.1f} GiB\n", i, d.name, d.cc_major, d.cc_minor, d.sm_count,
-                 d.memory_bytes / 1073741824.0);
-    } catch (const std::exception& e) {
-      fmt::print("  cuda:{}  unavailable: {}\n", i, e.what());
-    }
+  s += "timers (--timer):\n";
+  for (const auto& t : c["timers"])
+    s += fmt::format("  {:<14} {}\n", t["name"].get<std::string>(), t["description"].get<std::string>());
+  const json& tiles = c["fused_tiles"];
+  s += fmt::format("fused tiles (--tile; compiled for the {} backend, {}, head_dims each runs):\n",
+                   tiles.empty() ? "-" : tiles[0]["backend"].get<std::string>(),
+                   tiles.empty() ? "-" : tiles[0]["arch"].get<std::string>());
+  for (const auto& t : tiles) {
+    if (t.contains("unavailable"))
+      s += fmt::format("  {:<14} {:<8} not here: {}\n", t["name"].get<std::string>(), t["kind"].get<std::string>(),
+                       t["unavailable"].get<std::string>());
+    else
+      s += fmt::format("  {:<14} {:<8} fp16 D={}  bf16 D={}\n", t["name"].get<std::string>(),
+                       t["kind"].get<std::string>(), dims(t["head_dims_fp16"]), dims(t["head_dims_bf16"]));
   }
-  return 0;
+  s += "suites (--config=NAME):\n";
+  if (c["suites"].empty()) s += "  none found\n";
+  for (const auto& u : c["suites"])
+    s += fmt::format("  {:<30} {}\n", u["name"].get<std::string>(), u["description"].get<std::string>());
+  s += "plugins (--plugin=PATH):\n";
+  if (c["plugins"].empty()) s += "  none loaded\n";
+  for (const auto& p : c["plugins"])
+    s += fmt::format("  {:<24} {}  {}  configs: {}{}\n", p["strategy"].get<std::string>(),
+                     p["version"].get<std::string>().empty() ? "-" : p["version"].get<std::string>(),
+                     p["path"].get<std::string>(), fmt::join(p["configs"].get<std::vector<std::string>>(), ","),
+                     p["description"].get<std::string>().empty() ? "" : "  (" + p["description"].get<std::string>() + ")");
+  return s;
+}
+
+}  // namespace
+
+Command add_list_command(CLI::App& parent) {
+  auto format = std::make_shared<std::string>("text");
+  auto plugins = std::make_shared<std::vector<std::string>>();
+  CLI::App* app = parent.add_subcommand(
+      "list", "list strategies, backends, devices, timers, fused tiles, suites and plugins");
+  app->add_option("--format", *format, "text (default) or json (attnbench.list/1, for scripts)");
+  app->add_option("--plugin", *plugins, "load a plugin library (repeatable) to list it (docs/plugins.md)");
+  return Command{app, [format, plugins]() {
+                   check_format(*format, "text|json");
+                   load_plugins(*plugins);
+                   json c = list_catalog();
+                   emit_text("", *format == "json" ? c.dump(2) + "\n" : render_text(c));
+                   return 0;
+                 }};
 }
 
 }  // namespace ab

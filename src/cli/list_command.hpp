@@ -1,6 +1,7 @@
-// `attnbench list`.
+// `attnbench list [--format=text|json]`.
 #pragma once
+#include "cli/commands.hpp"
 
 namespace ab {
-int list_command();
+Command add_list_command(CLI::App& parent);
 }

@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   ab::add_run_flags(app, top_flags);
   CLI::App* run = app.add_subcommand("run", "run a problem or grid through every strategy (the default)");
   ab::add_run_flags(*run, run_flags);
-  CLI::App* list = app.add_subcommand("list", "list strategies, backends and devices");
+  ab::Command list = ab::add_list_command(app);
   ab::Command tune = ab::add_tune_command(app);
   ab::Command compare = ab::add_compare_command(app);
   ab::Command report = ab::add_report_command(app);
@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> args(argv, argv + argc);
   try {
-    if (*list) return ab::list_command();
+    if (*list.app) return list.run();
     if (tune.app && *tune.app) return tune.run();
     if (compare.app && *compare.app) return compare.run();
     if (report.app && *report.app) return report.run();

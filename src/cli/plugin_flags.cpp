@@ -44,12 +44,4 @@ std::vector<std::string> plugin_paths(const SharedFlags& f) {
 
 void load_flag_plugins(const SharedFlags& f) { load_plugins(plugin_paths(f)); }
 
-std::string plugins_listing() {
-  std::string s;
-  for (const PluginInfo& p : describe_plugins())
-    s += fmt::format("  {}{}  {}  {}  configs: {}{}\n", kPluginPrefix, p.name, p.version.empty() ? "-" : p.version,
-                     p.path, fmt::join(p.configs, ","), p.description.empty() ? "" : "  (" + p.description + ")");
-  return s;
-}
-
 }  // namespace ab

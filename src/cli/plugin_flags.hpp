@@ -12,8 +12,4 @@ namespace ab {
 std::vector<std::string> plugin_paths(const SharedFlags& f);
 // Loads them (strategies/plugin_library.hpp); throws UsageError (one line) when one cannot be loaded.
 void load_flag_plugins(const SharedFlags& f);
-// The loaded plugins as `attnbench list` shows them: one line each (strategy, version, path, configs), or
-// "" when none is loaded.
-std::string plugins_listing();
-
 }  // namespace ab

@@ -46,7 +46,10 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                     "stop once relative noise is at or under this (2% or 0.02)", "events | graph | cupti",
                     "no progress line", {"events", "graph", "cupti"}, 1.0});
   app.add_flag("--verify", f.verify, "check every strategy against the reference");
-  app.add_option("--json", f.json_path, "write the report (attnbench.report/1) here");
+  add_report_output_flags(app, f.outputs, "the report's table", "write the report (attnbench.report/1)");
+  app.add_flag("--profile", f.profile,
+               "profiling mode: per row one warm-up and one forward inside an NVTX range named after the row, no "
+               "timing loop (for Nsight Compute, docs/profiling.md)");
   app.add_option("--max_samples,--max-samples", f.max_samples, "maximum samples")->capture_default_str();
   app.add_flag("--samples", f.keep_samples, "write every sample into the JSON");
   app.add_option("--rounds", f.rounds,
@@ -64,8 +67,17 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                  "or the cache's)");  // internal: see cli/plugin_process.hpp
 }
 
+// --profile times nothing, so the flags that only shape timing are refused beside it, not ignored.
+static void refuse_timing_flags_with_profile(const RunFlags& f) {
+  if (!f.profile) return;
+  if (f.rounds != 1) throw UsageError("--profile runs one forward per row; --rounds has nothing to repeat");
+  if (f.keep_samples) throw UsageError("--profile takes no samples; leave --samples out");
+  if (f.timer != "events") throw UsageError(fmt::format("--profile times nothing; --timer={} would be ignored", f.timer));
+}
+
 // A run flag that no selected strategy would use is refused, not ignored.
 static void refuse_flags_without_effect(const RunFlags& f) {
+  refuse_timing_flags_with_profile(f);
   if (!f.plugin_config.empty()) {
     bool plugin = false, known = false;
     for (const auto& s : make_strategies(f.strategies)) {
@@ -136,7 +148,8 @@ FusedTile parse_tile(const std::string& s) {
     return FusedTile::decode_tile(splits);
   if (std::sscanf(s.c_str(), "m%dn%dw%ds%d", &t.block_m, &t.block_n, &t.warps, &t.stages) != 4 ||
       t.name() != s)
-    throw UsageError(fmt::format("--tile: '{}' is not a tile name like m128n64w4s2, decode or decode-s8", s));
+    throw UsageError(fmt::format("--tile: '{}' is not a tile name like m128n64w4s2, decode or decode-s8 "
+                                 "(`attnbench list` shows the compiled tiles and the head_dims each takes)", s));
   return t;
 }
 
@@ -159,6 +172,7 @@ void check_strategy_flags(const RunFlags& f, RunOptions& opt) {
   opt.verify = f.verify;
   opt.seed = f.seed;
   opt.quiet = f.quiet;
+  opt.profile = f.profile;
   opt.strategy.fp32_scores = f.scores == "fp32";
   opt.strategy.gqa_packing = f.gqa_packing == "on";
   if (!f.tile.empty()) opt.strategy.fused_tile = parse_tile(f.tile);
@@ -194,8 +208,9 @@ void check_run_flags(const RunFlags& f, CheckedRun& run) {
   run.max_time = check_measure_flags(f, opt.measure);
   if (f.device < 0) throw UsageError("--device must be >= 0");
   if (!f.max_memory.empty()) opt.max_memory = parse_bytes("max_memory", f.max_memory);
-  if (!f.json_path.empty()) check_writable(f.json_path);
-  if (f.resume && f.json_path.empty()) throw UsageError("--resume: needs --json=PATH (the journal is PATH.journal)");
+  check_report_outputs(f.outputs);
+  const std::string& json_file = f.outputs.json == "-" ? std::string() : f.outputs.json;
+  if (f.resume && json_file.empty()) throw UsageError("--resume: needs --json=PATH (the journal is PATH.journal)");
   run.shard = choose_shard(f.shard);
   run.shard_problems = shard_problems(opt.problems, run.shard);
   if (!f.resume_at.empty() && std::sscanf(f.resume_at.c_str(), "%zu:%zu", &opt.start_problem, &opt.start_strategy) != 2)
@@ -276,6 +291,7 @@ nlohmann::json run_settings(const RunFlags& f, const CheckedRun& run) {
   settings["max_memory"] = opt.max_memory;
   if (!f.cache.empty()) settings["cache"] = f.cache;
   if (!opt.slowdown.empty()) settings["injected_slowdown"] = run.slowdown;
+  if (opt.profile) settings["profile"] = true;
   return settings;
 }
 
@@ -295,8 +311,8 @@ nlohmann::json journal_header(const RunFlags& f, const CheckedRun& run, const De
 
 // The journal beside --json (none for a pipe or device, or in a fresh-process child, whose parent keeps it).
 GridJournal open_journal(const RunFlags& f, const CheckedRun& run, const DeviceInfo& dev) {
-  if (f.json_path.empty() || !f.resume_at.empty()) return GridJournal();
-  return GridJournal(journal_path_for(f.json_path), journal_header(f, run, dev), f.resume, f.quiet);
+  if (f.outputs.json.empty() || f.outputs.json == "-" || !f.resume_at.empty()) return GridJournal();
+  return GridJournal(journal_path_for(f.outputs.json), journal_header(f, run, dev), f.resume, f.quiet);
 }
 
 // The warning an interrupted report carries.
@@ -314,6 +330,16 @@ void print_warnings(const std::vector<std::string>& warnings, bool quiet) {
 }
 
 }  // namespace
+
+void emit_run_report(const RunFlags& f, const Report& report, const std::vector<std::string>& warnings) {
+  // Every report is written before anything is printed; the table goes to stdout unless a report does.
+  write_report_outputs(f.outputs, [&report](const std::string& format) {
+    return format == "json" ? to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
+                            : render_report(report, format);
+  });
+  print_warnings(warnings, f.quiet);
+  if (!f.no_table && !f.outputs.to_stdout()) print_console_table(report, stdout);
+}
 
 int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   std::string command_line = join_arguments(argv);
@@ -387,10 +413,8 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   for (ResultRow& row : report.rows) row.device = f.device;
   report.settings = run_settings(f, run);
   report.warnings = warnings;
-  print_warnings(warnings, f.quiet);
 
-  if (!f.no_table) print_console_table(report, stdout);
-  if (!f.json_path.empty()) write_json_atomic(f.json_path, to_json(report));
+  emit_run_report(f, report, warnings);
   if (stop_requested()) return interrupted_exit_code();
   return count_errors(report.rows) ? 1 : 0;
 }

@@ -5,7 +5,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/report_outputs.hpp"
 #include "cli/shared_flags.hpp"
+#include "run/run_report.hpp"
 
 namespace ab {
 
@@ -13,7 +15,8 @@ namespace ab {
 struct RunFlags : SharedFlags {
   RunFlags() { timer = "events"; }
   bool verify = false;
-  std::string json_path;
+  ReportOutputs outputs;  // --json (the report), --md, --csv: files or '-' for stdout
+  bool profile = false;   // --profile: one warm-up and one forward per row, no timing loop (Nsight Compute)
   int max_samples = 100000;
   bool keep_samples = false;
   int rounds = 1;
@@ -31,6 +34,9 @@ void add_run_flags(CLI::App& app, RunFlags& f);
 // Executes a run; returns the exit code (0 ok; 1 when any result is incorrect or failed). Throws
 // UsageError on bad input before any work is done.
 int run_command(const RunFlags& f, const std::vector<std::string>& argv);
+// Writes the report to every --json/--md/--csv output (files first, then the one '-'), then the warnings to
+// stderr, then the console table to stdout unless a report went there (or the parent prints it).
+void emit_run_report(const RunFlags& f, const Report& report, const std::vector<std::string>& warnings);
 // Parses "8GiB", "512MiB", "1e9", "2000000000" into bytes (1 B to 4 EiB); throws UsageError.
 long long parse_bytes(const std::string& flag, const std::string& text);
 // Parses "2%" or "0.02" into a fraction in [0, 1]; throws UsageError.

@@ -87,11 +87,7 @@ int run_on_devices(const RunFlags& f, const RunOptions& opt, const std::vector<s
   report.devices = devices;
   report.settings = g.settings.is_null() ? nlohmann::json::object() : g.settings;
   report.warnings = g.warnings;
-  if (!f.quiet)
-    for (const auto& w : report.warnings)
-      if (w.find("CPU reference backend") == std::string::npos) std::fprintf(stderr, "attnbench: warning: %s\n", w.c_str());
-  if (!f.no_table) print_console_table(report, stdout);
-  if (!f.json_path.empty()) write_json_atomic(f.json_path, to_json(report));
+  emit_run_report(f, report, report.warnings);
   return count_errors(report.rows) ? 1 : 0;
 }
 

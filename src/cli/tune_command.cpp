@@ -11,6 +11,7 @@
 #include "cli/flag_values.hpp"
 #include "cli/grid_flags.hpp"
 #include "cli/grid_journal.hpp"
+#include "cli/report_outputs.hpp"
 #include "cli/plugin_flags.hpp"
 #include "cli/plugin_process.hpp"
 #include "cli/shard_choice.hpp"
@@ -28,6 +29,7 @@
 #include "run/memory_estimate.hpp"
 #include "tune/heuristic_cache.hpp"
 #include "tune/tune_summary.hpp"
+#include "tune/tune_summary_formats.hpp"
 #include "tune/tuner.hpp"
 #include "strategies/plugin_library.hpp"
 #include "strategies/plugin_mode.hpp"
@@ -50,6 +52,7 @@ struct TuneFlags : SharedFlags {
   bool dry_run = false;
   std::string search = "heuristic";
   bool skip_cached = false;
+  ReportOutputs outputs;  // --json/--md/--csv: the summary as data, files or '-' for stdout
 };
 
 
@@ -139,9 +142,9 @@ void print_tune_header(const TuneFlags& f, const TuneOptions& opt, const Backend
 
 // Saves what was found into `path` (merged), says so, and returns the exit code: 1 when a shape or tile
 // found no winner or a strategy failed.
-int save_and_finish(const TuneOutcome& out, const std::string& path) {
+int save_and_finish(const TuneOutcome& out, const std::string& path, std::FILE* say) {
   HeuristicCache written = out.cache.save(path);
-  std::printf("wrote %zu GEMM and %zu fused entries to %s (it now holds %zu GEMM and %zu fused entries, %zu environment(s))\n",
+  std::fprintf(say, "wrote %zu GEMM and %zu fused entries to %s (it now holds %zu GEMM and %zu fused entries, %zu environment(s))\n",
               out.cache.gemm_entries().size(), out.cache.fused_entries().size(), path.c_str(),
               written.gemm_entries().size(), written.fused_entries().size(), written.environments().size());
   int no_winner = 0;
@@ -206,6 +209,7 @@ int tune_main(const TuneFlags& f) {
   const Shard shard = choose_shard(f.shard);
   const std::vector<std::size_t> shard_indices = shard_problems(opt.problems, shard);
   HeuristicCache existing = check_cache_flag(f);
+  check_report_outputs(f.outputs);
   if (!f.devices.empty() && f.worker_dir.empty()) {
     if (!shard.whole() || f.resume)  // the worker pool hands out the whole grid
       throw UsageError(fmt::format("--devices: not combined with a shard ({}) or --resume yet; tune each shard on one device",
@@ -246,9 +250,11 @@ int tune_main(const TuneFlags& f) {
   if (!f.quiet) print_tune_header(f, opt, *backend, cpu);
   TuneOutcome out = tune_grid(*backend, opt);
   if (stop_requested()) return finish_interrupted(opt, journal, finished, shard_indices.size(), path);
-  std::fputs(format_tune_summary(out).c_str(), stdout);
+  // The summary files first, then stdout: the one '-' output, else the text summary.
+  write_report_outputs(f.outputs, [&out](const std::string& format) { return render_tune_summary(out, format); });
+  if (!f.outputs.to_stdout()) std::fputs(format_tune_summary(out).c_str(), stdout);
   if (opt.dry_run) return out.failed_strategies ? 1 : 0;
-  return save_and_finish(out, path);
+  return save_and_finish(out, path, f.outputs.to_stdout() ? stderr : stdout);
 }
 
 }  // namespace
@@ -281,6 +287,8 @@ Command add_tune_command(CLI::App& parent) {
       ->check(CLI::IsMember({"heuristic", "exhaustive"}));
   app->add_flag("--skip_cached,--skip-cached", f.skip_cached,
                 "keep entries the cache already has for this environment instead of re-tuning them");
+  add_report_output_flags(*app, f.outputs, "the summary (one row per GEMM shape and fused problem)",
+                          "write the summary (attnbench.tune-summary/1)");
   add_shared_flags(*app, f,
                    {"untimed forwards per candidate (default 3; 1 on cpu)",
                     "minimum samples per finalist (default 10; 3 on cpu)",

@@ -65,6 +65,13 @@ void ConsolePrinter::do_row(const ProblemGroup& group, const RowView& r) {
   std::vector<std::string> cells = {first ? group.label : "", strategy};
   if (device_column_) cells.push_back(r.row->device >= 0 ? std::to_string(r.row->device) : "");
   cells.push_back(r.status);
+  if (r.ok() && !r.timed()) {  // ran but was not timed (--profile): its launches and check, no times
+    for (std::string cell : {"-", "-", "-", "-", "-", "-"}) cells.push_back(std::move(cell));
+    cells.push_back(cell_launches(r));
+    cells.push_back(cell_rel_err(r));
+    table_->add_row(std::move(cells));
+    return;
+  }
   if (!r.timed()) {
     table_->add_row(std::move(cells), cell_reason(r));
     return;

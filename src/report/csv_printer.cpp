@@ -5,6 +5,7 @@
 
 #include "core/problem_axes.hpp"
 #include "report/cells.hpp"
+#include "report/extra_columns.hpp"
 #include "report/printers.hpp"
 
 namespace ab {
@@ -15,8 +16,10 @@ void CsvPrinter::do_begin(const Report& report, const std::vector<ProblemGroup>&
   for (const std::string& c : problem_csv_columns()) out_ += c + ",";
   out_ += "strategy,status,reason,"
           "median_ms,mean_ms,min_ms,max_ms,stdev_ms,noise,samples,tflops,gbps,copy_fraction,vs_best,fastest,fastest_own,"
-          "launches_expected,launches_measured,launches_match,rel_l2_err,max_abs_err,verify_passed,timer,stop_reason,"
-          "noise_met,rounds,round_spread,sm_clock_mhz,clock_low,device,device_index\n";
+          "launches_expected,launches_measured,launches_match,rel_l2_err,verify_passed,timer,stop_reason,"
+          "noise_met,rounds,round_spread,sm_clock_mhz,clock_low,device,device_index";
+  for (const std::string& c : extra_column_names()) out_ += "," + c;
+  out_ += "\n";
   report_ = &report;
 }
 
@@ -39,7 +42,7 @@ void CsvPrinter::do_row(const ProblemGroup& group, const RowView& r) {
   line += (r.launches_measured >= 0 ? std::to_string(r.launches_measured) : std::string()) + ",";
   line += std::string(r.launches_expected >= 0 && r.launches_measured >= 0 ? (r.launches_mismatch ? "false" : "true")
                                                                            : "") + ",";
-  line += csv_num(r.rel_err) + "," + csv_num(r.row->verify ? r.row->verify->max_abs_err : NAN) + ",";
+  line += csv_num(r.rel_err) + ",";
   line += std::string(r.verify_passed < 0 ? "" : (r.verify_passed ? "true" : "false")) + ",";
   line += csv_field(timing ? timing->timer : "") + "," + csv_field(timing ? timing->stop_reason : "") + ",";
   line += std::string(r.noise_met < 0 ? "" : (r.noise_met ? "true" : "false")) + ",";
@@ -47,7 +50,9 @@ void CsvPrinter::do_row(const ProblemGroup& group, const RowView& r) {
   line += (r.sm_clock_mhz > 0 ? std::to_string(r.sm_clock_mhz) : std::string()) + ",";
   line += std::string(r.clock_low ? "true" : "false") + ",";
   line += csv_field(row_device_name(*report_, *r.row)) + ",";
-  line += (r.row->device >= 0 ? std::to_string(r.row->device) : std::string()) + "\n";
+  line += (r.row->device >= 0 ? std::to_string(r.row->device) : std::string());
+  for (const std::string& cell : extra_column_cells(*r.row)) line += "," + csv_field(cell);
+  line += "\n";
   out_ += line;
 }
 

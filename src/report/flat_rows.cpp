@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/problem_axes.hpp"
+#include "report/extra_columns.hpp"
 
 namespace ab {
 
@@ -14,9 +15,21 @@ nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlo
 nlohmann::json count(std::int64_t v) { return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); }
 nlohmann::json tri(int v) { return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v == 1); }
 
+// The extra columns (report/extra_columns.hpp): numbers as numbers, flags as booleans, "" as null.
+void add_extra_columns(const ResultRow& row, nlohmann::json& j) {
+  std::vector<std::string> names = extra_column_names(), cells = extra_column_cells(row);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string& c = cells[i];
+    if (c.empty()) j[names[i]] = nullptr;
+    else if (c == "true" || c == "false") j[names[i]] = c == "true";
+    else if (nlohmann::json::accept(c) && nlohmann::json::parse(c).is_number()) j[names[i]] = nlohmann::json::parse(c);
+    else j[names[i]] = c;
+  }
+}
+
 nlohmann::json flat_row(const Report& report, const ProblemGroup& g, const RowView& r) {
   bool fastest = g.fastest >= 0 && &r == &g.rows[g.fastest];
-  return {{"index", r.row - report.rows.data()},  // the row's place in the report's results
+  nlohmann::json j = {{"index", r.row - report.rows.data()},  // the row's place in the report's results
           {"label", r.label},
           {"key", g.key},
           {"cache_key", problem_cache_key_of_json(problem_to_json(r.row->problem))},
@@ -46,7 +59,11 @@ nlohmann::json flat_row(const Report& report, const ProblemGroup& g, const RowVi
           {"rel_l2_err", num(r.rel_err)},
           {"verify_passed", tri(r.verify_passed)},
           {"injected_slowdown",
-           r.row->injected_slowdown ? num(r.row->injected_slowdown->achieved) : nlohmann::json(nullptr)}};
+           r.row->injected_slowdown ? num(r.row->injected_slowdown->achieved) : nlohmann::json(nullptr)},
+          {"timer", r.row->timing ? nlohmann::json(r.row->timing->timer) : nlohmann::json(nullptr)},
+          {"stop_reason", r.row->timing ? nlohmann::json(r.row->timing->stop_reason) : nlohmann::json(nullptr)}};
+  add_extra_columns(*r.row, j);
+  return j;
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ RowView view_row(const ResultRow& row) {
   const RowLaunches& l = row.launches;
   if (l.has_contract) v.launches_expected = l.expected_total();
   if (l.measured) v.launches_measured = l.measured->kernels;
-  v.launches_mismatch = !l.match;
+  v.launches_mismatch = l.measured && !l.match;  // nothing measured (--profile, a row that never ran): no verdict
   v.launches_explained = v.launches_expected >= 0 && v.launches_measured > v.launches_expected && !v.launches_mismatch;
   if (row.verify) {
     v.rel_err = row.verify->rel_l2_err;
@@ -136,6 +136,8 @@ std::string settings_line(const json& s) {
   if (int_of(s, "min_samples", -1) >= 0) parts.push_back(fmt::format(">={} samples", int_of(s, "min_samples", -1)));
   if (s.contains("max_noise")) parts.push_back(fmt::format("noise target {:g}%", s["max_noise"].get<double>() * 100));
   if (s.contains("verify") && s["verify"].get<bool>()) parts.push_back("verified");
+  if (s.contains("profile") && s["profile"].is_boolean() && s["profile"].get<bool>())
+    parts.push_back("profiling mode (one forward per row, not timed)");
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 

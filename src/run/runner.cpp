@@ -301,11 +301,12 @@ void GridRun::first_round_body(ProblemRun& pr, std::size_t si, StrategySession& 
   session.inputs().poison_output();
   std::optional<LaunchRecord> rec;
   {
-    ScopedRange r(be_.profiler(), "verify forward");
-    be_.profiler().begin_launch_count();
+    ScopedRange r(be_.profiler(), opt_.profile ? "warm-up" : "verify forward");
+    if (!opt_.profile) be_.profiler().begin_launch_count();  // CUPTI stays off under a profiler
     if (!opt_.inject_fault.empty() && opt_.inject_fault == st.name()) be_.kernels().inject_fault();
     st.run(be_);
-    rec = be_.profiler().end_launch_count();
+    if (!opt_.profile) rec = be_.profiler().end_launch_count();
+    else be_.memory().synchronize();
   }
   row.launches = summarize_launches(st.contract(p, opt_.strategy), rec);
   if (opt_.verify) {
@@ -316,6 +317,16 @@ void GridRun::first_round_body(ProblemRun& pr, std::size_t si, StrategySession& 
       finish(std::move(row), Disposition::incorrect, verify_failure(p, e));
       return;
     }
+  }
+  if (opt_.profile) {
+    {
+      ScopedRange r(be_.profiler(), profile_range_name(p, st.name(), row.config->strategy.tile));
+      st.run(be_);
+      be_.memory().synchronize();
+    }
+    session.teardown();
+    finish(std::move(row), Disposition::ok, "");
+    return;
   }
   PendingRow pending;
   pending.strategy = si;
@@ -475,6 +486,13 @@ void GridRun::write_all_timing() {
 }
 
 }  // namespace
+
+std::string profile_range_name(const Problem& p, const std::string& strategy, const std::optional<FusedTile>& tile) {
+  std::string name = "profile " + p.label() + " " + strategy + (tile ? " " + tile->name() : "");
+  for (char& c : name)
+    if (c == '/' || c == '@' || c == '[' || c == ']') c = '_';
+  return name;
+}
 
 std::vector<ResultRow> run_grid_rows(Backend& be, const RunOptions& opt, std::vector<std::string>* warnings,
                                      ResumePoint* resume) {

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct RunOptions {
   std::int64_t max_memory = 0;  // bytes; 0 = the device's free memory
   std::uint64_t seed = 1234;
   bool quiet = false;
+  // Profiling mode (--profile): per row the first forward (verified with --verify) is the warm-up, then one
+  // forward inside an NVTX range named profile_range_name(...); no timing loop, no launch counting, no timing.
+  bool profile = false;
   // Optional per-problem fused tile (the heuristic cache); returns false when it has none.
   std::function<bool(const Problem&, FusedTile*)> cached_tile;
   // Where to start (a resumed run in a fresh process after the device context was lost).
@@ -58,6 +62,10 @@ struct ResumePoint {
   bool needed = false;
   std::size_t problem = 0, strategy = 0;
 };
+
+// The NVTX range of a row's profiled forward: "profile LABEL STRATEGY[ TILE]" with '/', '@', '[' and ']'
+// (Nsight Compute's NVTX filter syntax) replaced by '_' (docs/profiling.md).
+std::string profile_range_name(const Problem& p, const std::string& strategy, const std::optional<FusedTile>& tile);
 
 // Runs the grid; returns its typed rows, in report order. On a stop request (SIGINT/SIGTERM) it returns
 // after the current measurement: the problem in progress is unfinished and not passed to problem_done. Each strategy runs through a StrategySession

@@ -74,7 +74,10 @@ class Fused : public Strategy {
   static FusedTile pick(const Problem& p, const Backend& be, const StrategyOptions& opt, std::string* why) {
     if (opt.fused_tile) {
       *why = be.kernels().fused_can_implement(p, *opt.fused_tile);
-      if (!why->empty()) *why = fmt::format("tile {}: {}", opt.fused_tile->name(), *why);
+      if (!why->empty() && why->find("attnbench list") == std::string::npos)
+        *why = fmt::format("tile {}: {} (attnbench list shows the tiles and head_dims here)", opt.fused_tile->name(), *why);
+      else if (!why->empty())
+        *why = fmt::format("tile {}: {}", opt.fused_tile->name(), *why);
       return *opt.fused_tile;
     }
     std::string first_reason, first_decode_reason;

@@ -1,0 +1,122 @@
+// The tune summary's rows (one definition of its columns) and their JSON, markdown and CSV renderings.
+#include "tune/tune_summary_formats.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tune/tune_summary.hpp"
+
+namespace ab {
+
+namespace {
+
+// One summary row; a time of 0 means none.
+struct SummaryRow {
+  std::string kind;  // gemm | fused
+  std::string what;  // the GEMM shape label or the fused problem's label
+  std::string strategy;
+  int ok = 0, candidates = 0, finalists = 0;
+  double baseline_ms = 0, best_ms = 0, gain = 0;
+  std::string baseline, best;  // labels of the heuristic's choice (default tile) and the winner ("" none passed)
+};
+
+const char* const kColumns[] = {"kind", "what", "strategy", "ok", "candidates", "finalists", "baseline_ms",
+                                "best_ms", "gain", "baseline", "best"};
+
+template <class Record>
+std::string label_at(const Record& r, int i) { return i >= 0 ? r.candidates[i].label : ""; }
+
+std::vector<SummaryRow> summary_rows(const TuneOutcome& out) {
+  std::vector<SummaryRow> rows;
+  for (const GemmTuneRecord& r : out.gemm)
+    rows.push_back({"gemm", gemm_shape_label(r.shape), r.strategy, static_cast<int>(r.candidates.size()) - r.failed(),
+                    static_cast<int>(r.candidates.size()), r.finalists(), r.baseline_ms(), r.best_ms(), r.gain(),
+                    label_at(r, r.baseline), label_at(r, r.best)});
+  for (const FusedTuneRecord& r : out.fused)
+    rows.push_back({"fused", r.problem.label(), "fused", static_cast<int>(r.candidates.size()) - r.failed(),
+                    static_cast<int>(r.candidates.size()), 0, r.baseline_ms(), r.best_ms(), r.gain(),
+                    label_at(r, r.baseline), label_at(r, r.best)});
+  return rows;
+}
+
+std::string num(double v) { return v > 0 && std::isfinite(v) ? fmt::format("{}", v) : ""; }
+
+std::vector<std::string> cells(const SummaryRow& r) {
+  return {r.kind, r.what, r.strategy, std::to_string(r.ok), std::to_string(r.candidates), std::to_string(r.finalists),
+          num(r.baseline_ms), num(r.best_ms), num(r.gain), r.baseline, r.best};
+}
+
+std::string csv_cell(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string md_cell(const std::string& s) {
+  std::string e;
+  for (char c : s) e += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
+  return e.empty() ? "-" : e;
+}
+
+std::string to_csv(const std::vector<SummaryRow>& rows) {
+  std::string s;
+  for (const char* c : kColumns) s += (s.empty() ? "" : ",") + std::string(c);
+  s += "\n";
+  for (const SummaryRow& r : rows) {
+    std::string line;
+    for (const std::string& c : cells(r)) line += (line.empty() ? "" : ",") + csv_cell(c);
+    s += line + "\n";
+  }
+  return s;
+}
+
+std::string to_markdown(const TuneOutcome& out, const std::vector<SummaryRow>& rows) {
+  std::string s = fmt::format("### attnbench tune on {}\n\n", md_cell(out.env.describe()));
+  s += fmt::format("{} GEMM shape(s) and {} fused problem(s) in {:.1f}s{}\n\n", out.gemm.size(), out.fused.size(),
+                   out.wall_s, out.dry_run ? " (dry run: nothing timed)" : "");
+  s += "|";
+  for (const char* c : kColumns) s += fmt::format(" {} |", c);
+  s += "\n|---|---|---|--:|--:|--:|--:|--:|--:|---|---|\n";
+  for (const SummaryRow& r : rows) {
+    s += "|";
+    for (const std::string& c : cells(r)) s += " " + md_cell(c) + " |";
+    s += "\n";
+  }
+  for (const std::string& n : out.notes) s += "\n> note: " + md_cell(n) + "\n";
+  return s;
+}
+
+std::string to_json_text(const TuneOutcome& out, const std::vector<SummaryRow>& rows) {
+  auto number = [](double v) { return v > 0 && std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  auto text = [](const std::string& v) { return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v); };
+  nlohmann::json list = nlohmann::json::array();
+  for (const SummaryRow& r : rows)
+    list.push_back({{"kind", r.kind}, {"what", r.what}, {"strategy", r.strategy}, {"ok", r.ok},
+                    {"candidates", r.candidates}, {"finalists", r.finalists}, {"baseline_ms", number(r.baseline_ms)},
+                    {"best_ms", number(r.best_ms)}, {"gain", number(r.gain)}, {"baseline", text(r.baseline)},
+                    {"best", text(r.best)}});
+  nlohmann::json doc = {{"schema", kTuneSummarySchema},
+                        {"environment", out.env.describe()},
+                        {"dry_run", out.dry_run},
+                        {"wall_s", out.wall_s},
+                        {"failed_strategies", out.failed_strategies},
+                        {"rows", list},
+                        {"notes", out.notes}};
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace
+
+std::string render_tune_summary(const TuneOutcome& out, const std::string& format) {
+  std::vector<SummaryRow> rows = summary_rows(out);
+  if (format == "json") return to_json_text(out, rows);
+  if (format == "md") return to_markdown(out, rows);
+  if (format == "csv") return to_csv(rows);
+  throw std::invalid_argument("tune summary format '" + format + "'");
+}
+
+}  // namespace ab
