@@ -7,7 +7,7 @@
 //     TMA tensor copy (cp.async.bulk.tensor, 128-byte swizzle, the layout the wgmma descriptors read):
 //     Q once, then K_t and V_t for each KV tile t into stage t % STAGES of two rings (K and V), each
 //     stage with a full barrier (arrive.expect_tx by the producer, completed by the copy's bytes) and an
-//     empty barrier (one arrive per consumer warp). Rows past the sequence are zero-filled by the copy
+//     empty barrier (one arrive per consumer thread). Rows past the sequence are zero-filled by the copy
 //     engine (the tensor map is [B*H][S][D], so a tile never reads the next head's rows).
 //   consumers (warpgroups 1, 2): take the registers (setmaxnreg.inc) and run the loop of the wgmma
 //     kernel (fused_kernel_wg.cuh): S_j = Q K_j^T and O += P_{j-1} V_{j-1} issued back to back, softmax
