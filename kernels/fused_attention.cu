@@ -1,8 +1,8 @@
 // Host API of the fused attention forward (kernels/fused_attention.hpp): the compiled tile list, which
-// shapes each tile takes, and the launch. Two kernels: fused_kernel.cuh (mma.sync, any sm_80+ GPU) and
-// fused_kernel_wg.cuh (Hopper wgmma). This file also instantiates the head_dim 64 mma.sync
-// configurations; the others live in fused_attention_{d128,dother,wg}.cu so a build compiles them in
-// parallel.
+// shapes each tile takes, and the launch. Three kernels: fused_kernel.cuh (mma.sync, any sm_80+ GPU),
+// fused_kernel_wg.cuh (Hopper wgmma) and fused_kernel_ws.cuh (Hopper wgmma, warp-specialized with TMA;
+// tiles named "...ws"). This file also instantiates the head_dim 64 mma.sync configurations; the others
+// live in fused_attention_{d128,dother,wg,ws}.cu so a build compiles them in parallel.
 #include "fused_attention.hpp"
 
 #include <algorithm>
@@ -36,7 +36,7 @@ namespace {
 
 std::vector<Entry> all_entries() {
   std::vector<Entry> v;
-  for (auto fn : {&entries_wg, &entries_d64, &entries_d128, &entries_dother}) {
+  for (auto fn : {&entries_wg, &entries_ws, &entries_d64, &entries_d128, &entries_dother}) {
     int n = 0;
     const Entry* e = fn(&n);
     v.insert(v.end(), e, e + n);
@@ -52,21 +52,22 @@ const std::vector<Entry>& entries() {
 const Entry* find_entry(int head_dim, const FusedTile& t, bool bf16) {
   for (const Entry& e : entries())
     if (e.head_dim == head_dim && e.block_m == t.block_m && e.block_n == t.block_n && e.warps == t.warps &&
-        e.stages == t.stages && e.bf16 == bf16)
+        e.stages == t.stages && e.ws == t.ws && e.bf16 == bf16)
       return &e;
   return nullptr;
 }
 
 bool tile_compiled(const FusedTile& t) {
   for (const Entry& e : entries())
-    if (e.block_m == t.block_m && e.block_n == t.block_n && e.warps == t.warps && e.stages == t.stages)
+    if (e.block_m == t.block_m && e.block_n == t.block_n && e.warps == t.warps && e.stages == t.stages &&
+        e.ws == t.ws)
       return true;
   return false;
 }
 
 std::string tile_label(const FusedTile& t) {
   return "m" + std::to_string(t.block_m) + "n" + std::to_string(t.block_n) + "w" + std::to_string(t.warps) +
-         "s" + std::to_string(t.stages);
+         "s" + std::to_string(t.stages) + (t.ws ? "ws" : "");
 }
 
 bool device_is_sm90() {
@@ -95,15 +96,17 @@ int max_smem_optin() {
 
 // Best default first: for each head_dim the first tile in this list that is compiled for it (and that
 // fused_can_implement accepts on the device) is the default. Tiles with 8+ warps are the Hopper wgmma
-// kernel (2-4 warpgroups, head_dim 64 and 128, compute capability 9.0 only); defaults m128n128w8 for
-// head_dim 128 and m128n64w8 for 64 (fastest in the H200 runs of docs/perf-notes.md). The w4 tiles are
+// kernel (2-4 warpgroups, head_dim 64 and 128, compute capability 9.0 only); defaults m128n128w12s2ws for
+// head_dim 128 where it applies (contiguous self-attention; run 5), else m128n128w8, and m128n64w8 for 64
+// (fastest in the H200 runs of docs/perf-notes.md). The w4 tiles are
 // the mma.sync kernel that also runs on sm_80+ and is the fallback: m128n128w4 for D<=64, m128n64w4
-// for D=96/128, m64n32w4 for D=256.
+// for D=96/128, m64n32w4 for D=256. Tiles ending "ws" (5th field 1) are the warp-specialized Hopper kernel
+// (fused_kernel_ws.cuh: a TMA producer warpgroup and two consumer warpgroups, contiguous self-attention).
 std::vector<FusedTile> fused_compiled_tiles() {
-  static const int order[][4] = {
-      {128, 128, 8, 2}, {128, 64, 8, 2}, {192, 64, 12, 2}, {256, 64, 16, 2}, {128, 128, 4, 2},
-      {128, 64, 4, 2},  {64, 32, 4, 2},  {128, 64, 4, 3},  {64, 64, 4, 2},   {128, 32, 4, 2},
-      {64, 128, 4, 2},
+  static const int order[][5] = {
+      {128, 128, 12, 2, 1}, {128, 128, 8, 2, 0}, {128, 64, 8, 2, 0},  {192, 64, 12, 2, 0}, {256, 64, 16, 2, 0},
+      {128, 64, 12, 3, 1},  {128, 128, 4, 2, 0}, {128, 64, 4, 2, 0},  {64, 32, 4, 2, 0},   {128, 64, 4, 3, 0},
+      {64, 64, 4, 2, 0},    {128, 32, 4, 2, 0},  {64, 128, 4, 2, 0},
   };
   std::vector<FusedTile> out;
   out.push_back(FusedTile::decode_tile(0));
@@ -113,6 +116,7 @@ std::vector<FusedTile> fused_compiled_tiles() {
     t.block_n = o[1];
     t.warps = o[2];
     t.stages = o[3];
+    t.ws = o[4] != 0;
     if (fused_detail::tile_compiled(t)) out.push_back(t);
   }
   for (int s : fused_decode::kSearchSplits) out.push_back(FusedTile::decode_tile(s));
@@ -129,7 +133,7 @@ std::string fused_can_implement(const FusedParams& p, const FusedTile& tile) {
     std::vector<int> ds;
     for (const Entry& x : entries())
       if (x.block_m == tile.block_m && x.block_n == tile.block_n && x.warps == tile.warps &&
-          x.stages == tile.stages && !x.bf16)
+          x.stages == tile.stages && x.ws == tile.ws && !x.bf16)
         ds.push_back(x.head_dim);
     std::sort(ds.begin(), ds.end());
     std::string dims;
@@ -145,6 +149,8 @@ std::string fused_can_implement(const FusedParams& p, const FusedTile& tile) {
   if (e->sm90a && (p.kv_heads != p.heads || p.q_len != p.seq_len || p.ragged))
     return "tile " + name + " (wgmma) takes self-attention only (kv_heads = heads, q_len = seq_len, one KV length); "
            "the w4 tiles take grouped KV heads, q_len != seq_len and ragged lengths";
+  if (e->ws && p.paged)
+    return "tile " + name + " (warp-specialized, TMA) takes contiguous K/V only; paged K/V runs on the other tiles";
   if (p.seq_len > (1ll << 30)) return "seq_len above 2^30 is not supported (32-bit row indices)";
   const long long m_blocks = (p.q_len + tile.block_m - 1) / tile.block_m;
   if (m_blocks * p.batch * p.heads > 0x7fffffffll) return "grid too large (query blocks x batch x heads > 2^31-1)";
@@ -210,6 +216,7 @@ std::vector<FusedKernelInfo> fused_kernel_infos() {
     i.smem_bytes = e.smem_bytes;
     i.q_in_regs = e.q_in_regs;
     i.wgmma = e.sm90a;
+    i.ws = e.ws;
     cudaFuncAttributes a{};
     if (e.attrs(&a) == 0) {
       i.regs = a.numRegs;

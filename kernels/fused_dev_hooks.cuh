@@ -12,6 +12,7 @@ struct FusedKernelInfo {
   int smem_bytes = 0;     // dynamic shared memory per CTA
   bool q_in_regs = false; // Q fragments held in registers across the KV loop
   bool wgmma = false;     // Hopper warpgroup-MMA kernel (else mma.sync)
+  bool ws = false;        // warp-specialized (TMA producer warpgroup) variant of it
   int regs = -1;          // from cudaFuncGetAttributes (-1 when it failed)
   int local_bytes = -1;   // spill / stack bytes per thread
 };

@@ -498,6 +498,7 @@ struct Entry {
   LaunchFn launch;
   AttrFn attrs;
   bool sm90a = false;  // wgmma kernel: needs compute capability 9.0 (built for sm_90a)
+  bool ws = false;     // warp-specialized TMA kernel (fused_kernel_ws.cuh): tile names end "ws"
 };
 
 template <class C, bool BF16>
@@ -529,5 +530,6 @@ const Entry* entries_d64(int* count);
 const Entry* entries_d128(int* count);
 const Entry* entries_dother(int* count);
 const Entry* entries_wg(int* count);
+const Entry* entries_ws(int* count);
 
 }  // namespace ab::kernels::fused_detail

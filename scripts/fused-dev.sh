@@ -63,14 +63,16 @@ for fam in mma wg; do
   [ $rc -ne 0 ] && check_rc=1
 done
 grep -E "FAIL|SUMMARY|CUDA error" "$OUT/check.txt" | head -30
-for fam in mma wg; do
+for fam in ${FUSED_DEV_BENCH_FAMILIES:-mma wg}; do  # e.g. FUSED_DEV_BENCH_FAMILIES=wg: time the Hopper tiles only
   FUSED_DEV_FAMILY=$fam timeout 120 "$BIN" bench "$OUT/results.csv" 2>&1 | tee -a "$OUT/bench.txt"
 done
 # Profile of the default wgmma tiles at the two target shapes (hardware counters; clocks left alone).
 # Run 4 profiled m192n64w12s2 here; m128n128w8s2 became the D=128 default from that run.
 if [ -n "${FUSED_DEV_NCU:-}" ]; then
   NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-  for spec in "128 128 128 8 2 0" "64 128 64 8 2 0"; do
+  # FUSED_DEV_NCU_SPECS: ';'-separated `fused_dev one` argument lists (e.g. "128 128 128 12 2 0 ws").
+  IFS=';' read -ra specs <<<"${FUSED_DEV_NCU_SPECS:-128 128 128 8 2 0;64 128 64 8 2 0}"
+  for spec in "${specs[@]}"; do
     timeout 90 $NCU --clock-control none --launch-skip 1 --launch-count 1 -k regex:fused_attention_fwd \
       --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
       --section SchedulerStats --section WarpStateStats --section Occupancy --section InstructionStats \

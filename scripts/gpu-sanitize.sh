@@ -25,7 +25,7 @@ for tool in memcheck racecheck synccheck; do
   sanitize "all-$tool" "$tool" "${problem[@]}" "${quick[@]}" --json="$out/all-$tool.json"
 done
 # Every compiled fused tile, from the tuner's listing of the fused search space for these problems.
-tiles=$("$bin" tune "${problem[@]}" --strategies=fused --dry_run 2>/dev/null | grep -Eo 'm[0-9]+n[0-9]+w[0-9]+s[0-9]+' | sort -u)
+tiles=$("$bin" tune "${problem[@]}" --strategies=fused --dry_run 2>/dev/null | grep -Eo 'm[0-9]+n[0-9]+w[0-9]+s[0-9]+(ws)?' | sort -u)
 for t in $tiles; do
   for tool in memcheck racecheck; do
     sanitize "fused-$t-$tool" "$tool" "${problem[@]}" "${quick[@]}" --strategies=fused --tile="$t" --json="$out/fused-$t-$tool.json"

@@ -146,6 +146,7 @@ FusedTile parse_tile(const std::string& s) {
   if (s == "decode") return FusedTile::decode_tile(0);
   if (std::sscanf(s.c_str(), "decode-s%d", &splits) == 1 && splits > 0 && FusedTile::decode_tile(splits).name() == s)
     return FusedTile::decode_tile(splits);
+  t.ws = s.size() > 2 && s.compare(s.size() - 2, 2, "ws") == 0;  // warp-specialized Hopper tile
   if (std::sscanf(s.c_str(), "m%dn%dw%ds%d", &t.block_m, &t.block_n, &t.warps, &t.stages) != 4 ||
       t.name() != s)
     throw UsageError(fmt::format("--tile: '{}' is not a tile name like m128n64w4s2, decode or decode-s8 "

@@ -123,7 +123,8 @@ struct FusedTile {
   int block_m = 64, block_n = 64, warps = 4, stages = 2;
   bool decode = false;
   int splits = 0;  // decode tiles: KV splits per (sequence, KV head); 0 = heuristic
-  std::string name() const;  // "m64n64w4s2", "decode", "decode-s8"
+  bool ws = false;  // prefill: the warp-specialized Hopper kernel (TMA producer warpgroup), named "...ws"
+  std::string name() const;  // "m64n64w4s2", "m128n128w12s2ws", "decode", "decode-s8"
   nlohmann::json to_json() const;
   static FusedTile decode_tile(int splits) {
     FusedTile t;
@@ -137,7 +138,7 @@ struct FusedTile {
   }
   bool operator==(const FusedTile& o) const {
     return block_m == o.block_m && block_n == o.block_n && warps == o.warps && stages == o.stages &&
-           decode == o.decode && splits == o.splits;
+           decode == o.decode && splits == o.splits && ws == o.ws;
   }
 };
 

@@ -69,11 +69,12 @@ GemmAlgo GemmAlgo::from_json(const nlohmann::json& j) {
 
 std::string FusedTile::name() const {
   if (decode) return splits > 0 ? fmt::format("decode-s{}", splits) : std::string("decode");
-  return fmt::format("m{}n{}w{}s{}", block_m, block_n, warps, stages);
+  return fmt::format("m{}n{}w{}s{}{}", block_m, block_n, warps, stages, ws ? "ws" : "");
 }
 
 nlohmann::json FusedTile::to_json() const {
   nlohmann::json j = {{"block_m", block_m}, {"block_n", block_n}, {"warps", warps}, {"stages", stages}, {"name", name()}};
+  if (ws) j["ws"] = true;
   if (decode) {
     j["decode"] = true;
     j["splits"] = splits;

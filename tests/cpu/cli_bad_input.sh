@@ -54,6 +54,10 @@ expect_error "timer" "${small[@]}" --timer=sundial
 expect_error "tile" "${small[@]}" --tile=big
 expect_error "no strategy can run" "${small[@]}" --head_dim=300 --strategies=fused
 expect_error "not one of this backend's tiles" "${small[@]}" --strategies=fused --tile=m64n200000000w4s2
+# A warp-specialized (Hopper) tile name parses and reaches the backend, which names it in its refusal;
+# a mangled suffix is no tile name.
+expect_error "tile m128n128w12s2ws is not one of this backend's tiles" "${small[@]}" --strategies=fused --tile=m128n128w12s2ws
+expect_error "is not a tile name" "${small[@]}" --strategies=fused --tile=m128n128w12s2wx
 
 # An unwritable --json path: error before any work, nothing written.
 rm -f out.json

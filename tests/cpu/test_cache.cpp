@@ -138,18 +138,22 @@ TEST(Cache, round_trip_keeps_every_field) {
   c.add_environment(h100);
   c.put_gemm(gemm_entry(h100, shape(512, 512, 64), lt_algo(3), 0.120, 0.150));
   c.put_gemm(gemm_entry(h100, shape(512, 64, 512), lt_algo(5), 0.100, 0.100));
+  FusedTile ws_tile{128, 128, 12, 2};
+  ws_tile.ws = true;  // a warp-specialized tile: the flag survives the cache
   c.put_fused(fused_entry(h100, problem(512), FusedTile{128, 128, 8, 2}, 0.05));
+  c.put_fused(fused_entry(h100, problem(1024), ws_tile, 0.2));
   std::string path = temp_file("round_trip.json");
   c.save(path);
 
   HeuristicCache back = HeuristicCache::load(path);
   ASSERT_TRUE(back.gemm_entries().size() == 2);
-  ASSERT_TRUE(back.fused_entries().size() == 1);
+  ASSERT_TRUE(back.fused_entries().size() == 2);
   ASSERT_TRUE(back.environments().size() == 1);
   EXPECT_TRUE(back.environments()[0] == h100);
   auto a = c.gemm_entries(), b = back.gemm_entries();
   for (std::size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(a[i].to_json() == b[i].to_json());
-  EXPECT_TRUE(c.fused_entries()[0].to_json() == back.fused_entries()[0].to_json());
+  for (std::size_t i = 0; i < 2; ++i) EXPECT_TRUE(c.fused_entries()[i].to_json() == back.fused_entries()[i].to_json());
+  EXPECT_TRUE(back.find_fused(problem(1024), h100)->tile == ws_tile);
   const GemmCacheEntry* e = back.find_gemm(shape(512, 512, 64).key(), h100);
   ASSERT_TRUE(e != nullptr);
   EXPECT_TRUE(e->algo.blob == lt_algo(3).blob);

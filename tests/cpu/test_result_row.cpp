@@ -234,6 +234,17 @@ TEST(ResultRow, ConfigurationIsTypedAndRoundTrips) {
   EXPECT_EQ(d.config->strategy.tile->name(), "decode-s8");
   EXPECT_TRUE(*d.config->strategy.tile == FusedTile::decode_tile(8));
   EXPECT_EQ(to_json(d)["config"], decode["config"]);
+  // A warp-specialized Hopper tile keeps its "ws" through the report.
+  FusedTile ws_tile{128, 128, 12, 2};
+  ws_tile.ws = true;
+  json ws = fused;
+  ws["config"]["tile"] = ws_tile.to_json();
+  EXPECT_EQ(ws["config"]["tile"]["name"], "m128n128w12s2ws");
+  ResultRow w = result_row_from_json(ws, "'r.json'");
+  ASSERT_TRUE(w.config && w.config->strategy.tile);
+  EXPECT_TRUE(*w.config->strategy.tile == ws_tile);
+  EXPECT_FALSE(*w.config->strategy.tile == (FusedTile{128, 128, 12, 2}));
+  EXPECT_EQ(to_json(w)["config"], ws["config"]);
   json packed = fused;
   packed["config"] = {{"score_dtype", "fp16"}, {"gathered_pages", true}, {"gqa_packed", true},
                       {"padded_fraction", 0.25}, {"gemm_algos", json::array()}, {"source", "heuristic"}};

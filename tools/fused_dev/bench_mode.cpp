@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,8 +28,8 @@ constexpr int kWarmup = 10;
 struct TargetShape {
   int batch, heads, seq_len, head_dim, samples;
 };
-// The two target shapes: the default one and the long D=128 one.
-constexpr TargetShape kTargets[] = {{32, 12, 512, 64, 200}, {2, 16, 8192, 128, 40}};
+// The target shapes: the default one, the middle D=128 one and the long D=128 one.
+constexpr TargetShape kTargets[] = {{32, 12, 512, 64, 200}, {8, 16, 2048, 128, 100}, {2, 16, 8192, 128, 40}};
 
 struct CsvFile {
   FILE* f = nullptr;
@@ -98,8 +99,17 @@ int run_bench(TileFamily family, const std::string& csv_path) {
 }
 
 int run_one(int head_dim, const FusedTile& tile, bool causal) {
-  const Problem p = head_dim == 128 ? dev_problem(2, 16, 8192, 128, 0, causal, DType::fp16)
-                                    : dev_problem(32, 12, 512, head_dim, 0, causal, DType::fp16);
+  Problem p = head_dim == 128 ? dev_problem(2, 16, 8192, 128, 0, causal, DType::fp16)
+                              : dev_problem(32, 12, 512, head_dim, 0, causal, DType::fp16);
+  // FUSED_DEV_ONE_SHAPE=B,H,S: a small shape instead (compute-sanitizer runs).
+  if (const char* shape = std::getenv("FUSED_DEV_ONE_SHAPE")) {
+    int b = 0, h = 0, s = 0;
+    if (std::sscanf(shape, "%d,%d,%d", &b, &h, &s) != 3 || b < 1 || h < 1 || s < 1) {
+      std::fprintf(stderr, "FUSED_DEV_ONE_SHAPE must be B,H,S (positive), got '%s'\n", shape);
+      return 2;
+    }
+    p = dev_problem(b, h, s, head_dim, 0, causal, DType::fp16);
+  }
   const DeviceCase d(p, make_dev_inputs(p, 3));
   const std::string why = kernels::fused_can_implement(d.params(), tile);
   if (!why.empty()) {

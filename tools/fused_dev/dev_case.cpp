@@ -27,6 +27,11 @@ std::vector<Problem> check_problems() {
     out.push_back(dev_problem(2, 2, 200, 64, 5, causal, b16));   // odd page size
     out.push_back(dev_problem(1, 2, 2049, 128, 64, causal, f16));
     out.push_back(dev_problem(1, 3, 1537, 64, 16, causal, b16));
+    // Contiguous K/V, the layout the warp-specialized (TMA) tiles take: B=1 H=1, a short last tile.
+    out.push_back(dev_problem(1, 1, 77, 128, 0, causal, b16));
+    out.push_back(dev_problem(1, 1, 77, 64, 0, causal, f16));
+    out.push_back(dev_problem(1, 2, 2049, 128, 0, causal, f16));
+    out.push_back(dev_problem(1, 3, 1537, 64, 0, causal, b16));
   }
   return out;
 }

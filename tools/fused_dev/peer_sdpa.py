@@ -51,7 +51,7 @@ torch.cuda.empty_cache()
 
 backends = [("torch-flash", SDPBackend.FLASH_ATTENTION), ("torch-cudnn", SDPBackend.CUDNN_ATTENTION),
             ("torch-efficient", SDPBackend.EFFICIENT_ATTENTION), ("torch-math", SDPBackend.MATH)]
-shapes = [(32, 12, 512, 64, 200), (2, 16, 8192, 128, 40)]
+shapes = [(32, 12, 512, 64, 200), (8, 16, 2048, 128, 100), (2, 16, 8192, 128, 40)]
 print(f"{'shape':42s} {'peer':16s} {'median_ms':>9s} {'p10_ms':>9s} {'p90_ms':>9s} {'TFLOP/s':>8s}", flush=True)
 for (B, H, S, D, samples) in shapes:
     for causal in (False, True):

@@ -35,7 +35,7 @@ TEST(FusedDevProblem, PagedByPageSize) {
 
 TEST(FusedDevProblem, CheckListCoversTheAwkwardShapes) {
   const std::vector<Problem> ps = check_problems();
-  EXPECT_EQ(ps.size(), 16u + 22u);  // 2 D x 2 dtypes x 2 causal x 2 layouts, 11 x 2 causal
+  EXPECT_EQ(ps.size(), 16u + 30u);  // 2 D x 2 dtypes x 2 causal x 2 layouts, 15 x 2 causal
   auto has = [&](auto pred) {
     for (const Problem& p : ps)
       if (pred(p)) return true;
@@ -46,6 +46,11 @@ TEST(FusedDevProblem, CheckListCoversTheAwkwardShapes) {
   EXPECT_TRUE(has([](const Problem& p) { return p.kv_layout == KvLayout::paged && p.page_size == 1; }));
   EXPECT_TRUE(has([](const Problem& p) { return p.kv_layout == KvLayout::paged && p.page_size == 5; }));
   EXPECT_TRUE(has([](const Problem& p) { return p.seq_len == 2049 && p.causal; }));
+  for (int d : {64, 128})  // the contiguous-only (TMA) tiles see B=1 H=1 and a short last tile
+    EXPECT_TRUE(has([&](const Problem& p) {
+      return p.kv_layout == KvLayout::contiguous && p.batch == 1 && p.heads == 1 && p.head_dim == d &&
+             p.seq_len % 64 != 0;
+    })) << d;
   EXPECT_TRUE(has([](const Problem& p) { return p.dtype == DType::bf16 && p.head_dim == 128 && p.pages == 7; }));
 }
 

@@ -1,0 +1,58 @@
+// Warp-specialized Hopper fused attention tiles (fused_kernel_ws.cuh): m128n128w12s2ws for head_dim 128
+// (the default there since run 5 of docs/perf-notes.md), m128n64w12s3ws for 64 (slower than m128n64w8s2
+// at S=512: one CTA per SM; searched by tune); and the TMA descriptor encoding they launch with, through
+// the driver entry point the runtime hands out (no -lcuda link). The D=64 instance of m128n128w12s2ws was
+// dropped after run 5 (0.0996 ms at S=512, behind m128n64w8s2's 0.0911; it would have led the D=64 order).
+#include "fused_kernel_ws.cuh"
+
+namespace ab::kernels::fused_detail {
+
+namespace {
+
+using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                   const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+EncodeTiledFn encode_tiled_fn() {
+  static const EncodeTiledFn fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess) {
+      cudaGetLastError();
+      return static_cast<EncodeTiledFn>(nullptr);
+    }
+    return reinterpret_cast<EncodeTiledFn>(f);
+  }();
+  return fn;
+}
+
+}  // namespace
+
+int encode_rows_map(CUtensorMap* map, const void* base, bool bf16, int head_dim, int seq_len, long long bh,
+                    int box_rows) {
+  const EncodeTiledFn fn = encode_tiled_fn();
+  if (!fn) return static_cast<int>(cudaErrorNotSupported);
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(head_dim), static_cast<cuuint64_t>(seq_len),
+                              static_cast<cuuint64_t>(bh)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(head_dim) * 2,
+                                 static_cast<cuuint64_t>(seq_len) * static_cast<cuuint64_t>(head_dim) * 2};
+  const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(box_rows), 1};
+  const cuuint32_t elem_strides[3] = {1, 1, 1};
+  const CUresult r = fn(map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,
+                        const_cast<void*>(base), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? 0 : static_cast<int>(cudaErrorInvalidValue);
+}
+
+const Entry* entries_ws(int* count) {
+  static const Entry e[] = {
+      make_entry_ws<128, 128, 2, false>(), make_entry_ws<128, 128, 2, true>(),
+      make_entry_ws<64, 64, 3, false>(),   make_entry_ws<64, 64, 3, true>(),
+  };
+  *count = static_cast<int>(sizeof(e) / sizeof(e[0]));
+  return e;
+}
+
+}  // namespace ab::kernels::fused_detail
