@@ -81,17 +81,15 @@ std::string resolve_suite_path(const std::string& name_or_path) {
       fs::path p = fs::path(dir) / (name_or_path + ".json");
       if (fs::exists(p)) return p.string();
     }
+    std::string dirs;
+    for (const std::string& d : suite_search_dirs()) dirs += (dirs.empty() ? "" : ", ") + d;
+    throw UsageError(fmt::format("config '{}': no suite of that name in {}", name_or_path, dirs));
   }
   return name_or_path;
 }
 
 std::vector<Problem> load_suite(const std::string& path_in, std::string* suite_name) {
   std::string path = resolve_suite_path(path_in);
-  if (!std::filesystem::exists(path) && path.find('/') == std::string::npos && path.find(".json") == std::string::npos) {
-    std::string dirs;
-    for (const std::string& d : suite_search_dirs()) dirs += (dirs.empty() ? "" : ", ") + d;
-    throw UsageError(fmt::format("config '{}': no suite of that name in {}", path_in, dirs));
-  }
   nlohmann::json j;
   try {
     j = read_json_file(path);

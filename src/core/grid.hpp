@@ -32,7 +32,8 @@ std::vector<Problem> suite_from_json(const nlohmann::json& j, const std::string&
 std::vector<std::string> suite_search_dirs();
 
 // Resolves a suite name ("ci", "bert-base") to <dir>/<name>.json in the first of suite_search_dirs() that has
-// it; an existing file, or a name with a '/' or ".json", passes through as a path.
+// it; an existing file, or a name with a '/' or ".json", passes through as a path. A bare name found nowhere
+// throws UsageError naming the folders searched.
 std::string resolve_suite_path(const std::string& name_or_path);
 
 }  // namespace ab

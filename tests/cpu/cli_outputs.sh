@@ -86,7 +86,7 @@ expect_exit 2 "only one output" "$bin" tune --backend=cpu --dry_run --json=- --m
 
 # list: every section, and the same as JSON.
 "$bin" list >l.txt || bad "list"
-for s in "strategies" "backends:" "devices:" "timers (--timer):" "fused tiles (--tile" "suites (--config=NAME):" "plugins:"; do
+for s in "strategies" "backends:" "devices:" "timers (--timer):" "fused tiles (--tile" "suites (--config=NAME):" "plugins (--plugin=PATH):"; do
   grep -qF "$s" l.txt || bad "list lacks '$s'"
 done
 grep -q "^  ci  *" l.txt || bad "list lacks the ci suite"

@@ -28,6 +28,14 @@ for x in plug:
 PY
 then ok; else bad "cpu plugin over the awkward grid (rc=$rc)"; head -c 3000 err.txt; fi
 
+# `list --plugin` shows the loaded plugin with its strategy name and configurations, as text and JSON.
+"$bin" list --plugin="$cpu_plugin" >list.txt 2>err.txt && "$bin" list --format=json --plugin="$cpu_plugin" >list.json 2>>err.txt
+rc=$?
+if [[ $rc -eq 0 ]] && grep -q "plugin:cpu-example .*libcpu_example_plugin.so .*configs: keys64" list.txt && python3 -c "
+import json; p = json.load(open('list.json'))['plugins']
+assert len(p) == 1 and p[0]['strategy'] == 'plugin:cpu-example' and p[0]['configs'][0] == 'keys64', p" 2>>err.txt
+then ok; else bad "list --plugin (rc=$rc)"; cat list.txt err.txt | head -40; fi
+
 # Ragged lengths and H=1 with one KV head.
 "$bin" --backend=cpu --quiet --plugin="$cpu_plugin" --strategies=plugin:cpu-example --batch=3 --heads=1 \
   --kv_lens=list:9,33,20 --q_len=3 --head_dim=32 --page_size=16 --kv_layout=paged,contiguous --causal=false,true \
