@@ -38,6 +38,7 @@ nlohmann::json DeviceInfo::to_json() const {
                       {"clock_mhz", clock_mhz_max},
                       {"mem_clock_mhz", mem_clock_mhz}};
   if (copy_bandwidth_gbps > 0) j["copy_bandwidth_gbps"] = copy_bandwidth_gbps;
+  if (peak_tflops > 0) j["peak_tflops"] = peak_tflops;
   return j;
 }
 

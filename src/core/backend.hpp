@@ -37,6 +37,9 @@ struct DeviceInfo {
   // Measured once per process: a device-to-device copy's bytes read plus written over its best time, in
   // GB/s (1e9 bytes/s); 0 when unknown. Achieved bandwidth is shown as a fraction of it (%copy).
   double copy_bandwidth_gbps = 0;
+  // Measured once per process (CUDA): a dense fp16 GEMM's TFLOP/s (backends/cuda/peak_gemm.hpp), the ceiling
+  // plots draw; 0 when unknown (the CPU backend).
+  double peak_tflops = 0;
   nlohmann::json to_json() const;
 };
 

@@ -116,6 +116,8 @@ std::string device_line(const json& d) {
   if (!str_of(d, "cuda_runtime").empty()) parts.push_back("CUDA " + str_of(d, "cuda_runtime"));
   auto copy = d.find("copy_bandwidth_gbps");
   if (copy != d.end() && copy->get<double>() > 0) parts.push_back(fmt::format("copy {:.0f} GB/s", copy->get<double>()));
+  auto peak = d.find("peak_tflops");
+  if (peak != d.end() && peak->get<double>() > 0) parts.push_back(fmt::format("GEMM {:.0f} TFLOP/s", peak->get<double>()));
   if (!parts.empty()) s += " (" + fmt::format("{}", fmt::join(parts, ", ")) + ")";
   return s;
 }

@@ -104,7 +104,7 @@ Report report_from_json(const nlohmann::json& doc, const std::string& origin) {
   r.device = object_field(doc, "device", origin,
                           {{"name", V::string}, {"backend", V::string}, {"cc", V::string},
                            {"sm_count", V::number_integer}, {"driver", V::string}, {"cuda_runtime", V::string},
-                           {"copy_bandwidth_gbps", V::number_float}});
+                           {"copy_bandwidth_gbps", V::number_float}, {"peak_tflops", V::number_float}});
   r.settings = object_field(doc, "settings", origin,
                             {{"hot", V::boolean}, {"verify", V::boolean}, {"timer", V::string},
                              {"warmup", V::number_integer}, {"min_samples", V::number_integer},

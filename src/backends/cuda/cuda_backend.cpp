@@ -14,6 +14,7 @@
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_device.hpp"
 #include "backends/cuda/cuda_graph.hpp"
+#include "backends/cuda/peak_gemm.hpp"
 #include "backends/cuda/cuda_timer.hpp"
 #include "backends/cuda/nvtx_ranges.hpp"
 #include "core/errors.hpp"
@@ -79,6 +80,8 @@ DeviceInfo CudaBackend::device_info() const {
   DeviceInfo d = query_device_info(device_);
   if (copy_gbps_ < 0) copy_gbps_ = measure_copy_bandwidth_gbps(device_);
   d.copy_bandwidth_gbps = copy_gbps_;
+  if (peak_tflops_ < 0) peak_tflops_ = measure_peak_gemm_tflops(lt_, device_);
+  d.peak_tflops = peak_tflops_;
   return d;
 }
 

@@ -110,6 +110,7 @@ class CudaBackend final : public ab::DeviceMemory,
   NvmlClock nvml_;
   std::int64_t gemm_calls_ = 0, other_kernels_ = 0;
   std::string capture_error_, recover_error_;
+  mutable double peak_tflops_ = -1;  // measured on the first device_info() (-1: not yet; 0: could not)
   mutable double copy_gbps_ = -1;  // measured on the first device_info() (-1: not yet; 0: could not)
 };
 
