@@ -3,6 +3,9 @@
 // Plots draw it as the TFLOP/s ceiling (docs/report-format.md: device.peak_tflops).
 #include "backends/cuda/peak_gemm.hpp"
 
+#include <cstddef>
+#include <cstdint>
+
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
