@@ -25,6 +25,13 @@ fi
 # A copy of what pip needs, so that setuptools' build folders land here and not in the source tree.
 mkdir pkgsrc && cp -r "$src/pyproject.toml" "$src/README.md" "$src/python" pkgsrc/
 "$py" -m venv --system-site-packages venv || { bad "venv"; finish; exit; }
+# A python3 whose pandas lives outside the system site-packages (a user or pip prefix, as on the GPU image)
+# cannot lend it to the venv: that is a missing tool, not a failure of the package.
+if ! venv/bin/python -c "import pandas, matplotlib, setuptools" 2>/dev/null; then
+  echo "the venv does not see pandas/matplotlib/setuptools from $py's system site-packages"
+  [[ -n "${ATTNBENCH_REQUIRE_PYTHON_PACKAGE:-}" ]] && exit 1
+  exit 77
+fi
 venv/bin/python -m pip install -q --no-build-isolation --no-index ./pkgsrc >pip.txt 2>&1 && ok ||
   { bad "pip install of the package failed"; cat pip.txt; finish; exit; }
 for c in attnbench-plot attnbench-peer attnbench-tune-repro; do [[ -x venv/bin/$c ]] && ok || bad "no console command $c"; done
