@@ -74,7 +74,9 @@ FusedTile run_checked(const Problem& p, ProblemInputs& in, std::optional<FusedTi
               fail.empty() ? "ok" : fail.c_str(), static_cast<long long>(r.other_kernels), static_cast<long long>(c.kernels));
   EXPECT_EQ(fail, "") << p.label() << " tile " << ran.name();
   EXPECT_EQ(r.other_kernels, c.kernels) << p.label() << " tile " << ran.name();
-  if (ran.decode) EXPECT_EQ(c.kernels, ran.splits > 1 ? 2 : 1);
+  if (ran.decode) {
+    EXPECT_EQ(c.kernels, ran.splits > 1 ? 2 : 1);
+  }
   st->teardown(be);
   return ran;
 }
