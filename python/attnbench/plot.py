@@ -113,13 +113,15 @@ def style_of(series, all_series):
     second (third) report gets another line style and hollow markers; fused drawn heavier."""
     import matplotlib.pyplot as plt
     base = series.split(" (")[0]
-    colors = plt.get_cmap("tab10").colors
-    idx = ORDER.index(base) if base in ORDER else len(ORDER) + all_series.index(series)
+    if base in ORDER:  # the built-in strategies and the known peers: tab10, one colour each
+        color = plt.get_cmap("tab10").colors[ORDER.index(base)]
+    else:  # plugins and other peers: a second palette, so that they never take a built-in's colour
+        extras = [b for b in dict.fromkeys(x.split(" (")[0] for x in all_series) if b not in ORDER]
+        color = plt.get_cmap("Dark2").colors[extras.index(base) % 8]
     copies = [s for s in all_series if s.split(" (")[0] == base]
     nth = copies.index(series) % 3
     peer = base.startswith("peer:")
     styles = ("--", (0, (5, 1, 1, 1)), (0, (1, 1))) if peer else ("-", ":", "-.")
-    color = colors[idx % len(colors)]
     return {"color": color, "linestyle": styles[nth], "marker": "s" if peer else "o", "markersize": 5,
             "markerfacecolor": color if nth == 0 else "white", "linewidth": 2.6 if base == "fused" else 1.8}
 
@@ -272,8 +274,8 @@ def plot_tflops(plt, docs, rows, all_series):
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
     peak = device_ceiling(docs, "peak_tflops")
-    for ax in list(axes.flat)[:len(keys)]:
-        if peak:
+    for ax, key in zip(axes.flat, keys):
+        if peak and not all(is_decode(r["problem"]) for r in groups[key]):  # decode: the bandwidth plot's ceiling
             ax.axhline(peak, color="black", linestyle=":", linewidth=1.2)
             ax.text(ax.get_xlim()[0], peak, f" measured peak {peak:.3g} TFLOP/s", va="bottom", fontsize=8)
     for ax in list(axes.flat)[len(keys):]:
