@@ -125,4 +125,14 @@ assert x['status'] == 'ok' and x['config']['plugin_config'] == 'keys256', x" && 
 expect_exit 2 "no selected plugin has that configuration" "$bin" --backend=cpu --plugin="$cpu_plugin" --plugin_config=nope
 expect_exit 2 "--plugin_config=keys16: no plugin is selected" "$bin" --backend=cpu --plugin_config=keys16
 
+# compare matches plugin rows by (problem, strategy) like any other row.
+for n in c1 c2; do
+  "$bin" --backend=cpu --quiet --plugin="$cpu_plugin" --strategies=fused,plugin:cpu-example --batch=2 --heads=4 \
+    --kv_heads=2 --seq_len=40 --head_dim=16 --min_samples=3 --warmup=0 --max_time=0.02 --json=$n.json >/dev/null 2>>err.txt
+done
+"$bin" compare c1.json c2.json >cmp.txt 2>>err.txt
+rc=$?
+if [[ $rc -eq 0 || $rc -eq 1 ]] && grep -q "plugin:cpu-example" cmp.txt && grep -q "2 rows matched" cmp.txt; then ok
+else bad "compare of plugin rows (rc=$rc)"; cat cmp.txt err.txt | head -30; fi
+
 finish
