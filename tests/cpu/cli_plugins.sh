@@ -51,7 +51,9 @@ args=(--backend=cpu --quiet --batch=1 --heads=2 --seq_len=24 --head_dim=16 --ver
       --max_time=0.01 --plugin_timeout=3 --plugin="$cpu_plugin")
 for m in crash error oob hang wrong; do args+=(--plugin="$plugins/libbroken_$m.so"); done
 start=$(date +%s)
-"$bin" "${args[@]}" --json=b.json >out.txt 2>err.txt
+# Under AddressSanitizer (scripts/sanitize.sh) the crashing plugin's SIGSEGV would be caught by ASan's handler and
+# turned into an exit status; with handle_segv=0 the child dies by the signal, as it does outside the sanitizer.
+ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}handle_segv=0" "$bin" "${args[@]}" --json=b.json >out.txt 2>err.txt
 rc=$?
 took=$(( $(date +%s) - start ))
 if [[ $rc -eq 1 && $took -lt 30 ]] && python3 - b.json <<'PY'
