@@ -81,19 +81,18 @@ struct CopyProbe {
   }
 };
 
-// cudaMalloc that gives nullptr (error cleared) when the device is out of memory; other errors throw.
-void* try_alloc(std::size_t bytes) {
+}  // namespace
+
+void* try_device_alloc(std::size_t bytes, const char* what) {
   void* p = nullptr;
   cudaError_t e = cudaMalloc(&p, bytes);
   if (e == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();
     return nullptr;
   }
-  if (e != cudaSuccess) throw_cuda_error(e, "cudaMalloc (copy bandwidth)");
+  if (e != cudaSuccess) throw_cuda_error(e, std::string("cudaMalloc (") + what + ")");
   return p;
 }
-
-}  // namespace
 
 double measure_copy_bandwidth_gbps(int device) {
   int current = -1;
@@ -106,8 +105,8 @@ double measure_copy_bandwidth_gbps(int device) {
   while (bytes > kMin && 2 * bytes > free_b / 4) bytes /= 2;
   if (2 * bytes > free_b) return 0;
   CopyProbe probe;
-  probe.src = try_alloc(bytes);
-  if (probe.src) probe.dst = try_alloc(bytes);
+  probe.src = try_device_alloc(bytes, "copy bandwidth");
+  if (probe.src) probe.dst = try_device_alloc(bytes, "copy bandwidth");
   if (!probe.src || !probe.dst) return 0;
   AB_CUDA_CHECK(cudaStreamCreateWithFlags(&probe.stream, cudaStreamNonBlocking));
   AB_CUDA_CHECK(cudaEventCreate(&probe.start));

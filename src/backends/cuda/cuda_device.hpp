@@ -1,5 +1,7 @@
 // Device discovery and the DeviceInfo of a CUDA device (name, cc, SMs, L2, memory, versions, clocks).
 #pragma once
+#include <cstddef>
+
 #include "core/backend.hpp"
 
 namespace ab::cuda {
@@ -13,5 +15,8 @@ DeviceInfo query_device_info(int device);
 // plus written over the time. 0 when no buffer fits; BackendError on any other CUDA failure. `device` must be
 // the current device.
 double measure_copy_bandwidth_gbps(int device);
+// cudaMalloc that gives nullptr (error cleared) when the device is out of memory; other errors throw
+// BackendError naming `what` (the probe that allocates).
+void* try_device_alloc(std::size_t bytes, const char* what);
 
 }  // namespace ab::cuda

@@ -5,11 +5,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include "backends/cuda/cuda_check.hpp"
+#include "backends/cuda/cuda_device.hpp"
 
 namespace ab::cuda {
 
@@ -36,17 +38,6 @@ struct GemmProbe {
   }
 };
 
-bool alloc_or_skip(void** p, std::size_t bytes) {
-  cudaError_t e = cudaMalloc(p, bytes);
-  if (e == cudaErrorMemoryAllocation) {
-    (void)cudaGetLastError();
-    *p = nullptr;
-    return false;
-  }
-  if (e != cudaSuccess) throw_cuda_error(e, "cudaMalloc (peak GEMM)");
-  return true;
-}
-
 }  // namespace
 
 double measure_peak_gemm_tflops(cublasLtHandle_t lt, int device) {
@@ -60,9 +51,9 @@ double measure_peak_gemm_tflops(cublasLtHandle_t lt, int device) {
   AB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   if (3 * matrix_bytes + workspace_bytes > free_b / 2) return 0;  // leave the run its memory
   GemmProbe g;
-  if (!alloc_or_skip(&g.a, matrix_bytes) || !alloc_or_skip(&g.b, matrix_bytes) || !alloc_or_skip(&g.c, matrix_bytes) ||
-      !alloc_or_skip(&g.workspace, workspace_bytes))
-    return 0;
+  for (auto [buffer, bytes] : {std::pair{&g.a, matrix_bytes}, std::pair{&g.b, matrix_bytes}, std::pair{&g.c, matrix_bytes},
+                                std::pair{&g.workspace, workspace_bytes}})
+    if ((*buffer = try_device_alloc(bytes, "peak GEMM")) == nullptr) return 0;
   AB_CUDA_CHECK(cudaStreamCreateWithFlags(&g.stream, cudaStreamNonBlocking));
   AB_CUDA_CHECK(cudaEventCreate(&g.start));
   AB_CUDA_CHECK(cudaEventCreate(&g.stop));
