@@ -187,6 +187,7 @@ void check_strategy_flags(const RunFlags& f, RunOptions& opt) {
 double check_measure_flags(const RunFlags& f, MeasureSettings& measure) {
   measure.max_noise = parse_fraction("max_noise", f.max_noise);
   measure.hot = f.hot;
+  if (f.start_delay_ms >= 0) measure.start_delay_ms = f.start_delay_ms;
   measure.keep_samples = f.keep_samples;
   measure.rounds = f.rounds;
   if (f.rounds < 1 || f.rounds > kMaxRounds) throw UsageError(fmt::format("--rounds must be between 1 and {}", kMaxRounds));

@@ -8,6 +8,7 @@
 #include "cli/flag_values.hpp"
 #include "cli/run_command.hpp"
 #include "core/errors.hpp"
+#include "measure/measure.hpp"
 
 namespace ab {
 
@@ -54,6 +55,12 @@ void add_shared_flags(CLI::App& app, SharedFlags& f, const SharedFlagText& text)
       ->check(usage_validator([](const std::string& s) { parse_fraction("max_noise", s); }, "FRACTION"));
   app.add_option("--timer", f.timer, text.timer)->capture_default_str()->check(CLI::IsMember(text.timers));
   app.add_flag("--hot", f.hot, "no L2 flush between samples");
+  app.add_option("--start_delay,--start-delay", f.start_delay_ms,
+                 fmt::format("events/graph timers on a GPU: ms of a delay kernel queued before each sample's start "
+                             "event, so the host's dispatch of the first launch is not timed (default {}; 0: start on "
+                             "an idle GPU)",
+                             kDefaultStartDelayMs))
+      ->check(CLI::Range(0.0, kMaxStartDelayMs));
   app.add_option("--plugin", f.plugins, "load an attention plugin (include/attnbench/plugin.h); repeatable; docs/plugins.md")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--plugin_timeout,--plugin-timeout", f.plugin_timeout,

@@ -20,6 +20,7 @@ struct SharedFlags : GridFlags {
   std::string max_noise = "2%";
   std::string max_time;  // empty: the command's default
   bool hot = false;
+  double start_delay_ms = -1;  // --start_delay; -1: MeasureSettings' default
   std::string timer;  // set by each command's flags struct
   unsigned long long seed = 1234;
   std::string scores = "input";

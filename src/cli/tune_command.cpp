@@ -83,6 +83,7 @@ double check_measure_flags(const TuneFlags& f, TuneOptions& opt) {
     throw UsageError(fmt::format("--timer: unknown timer '{}' (auto, events, graph, cupti)", f.timer));
   opt.measure.max_noise = parse_fraction("max_noise", f.max_noise);
   opt.measure.hot = f.hot;
+  if (f.start_delay_ms >= 0) opt.measure.start_delay_ms = f.start_delay_ms;
   check_sample_flags(f.warmup, f.min_samples, 0);
   return parse_max_time(f.max_time, 0.5);
 }

@@ -17,6 +17,8 @@ const char* timer_kind_name(TimerKind k);
 bool parse_timer_kind(const std::string& s, TimerKind* out);
 
 inline constexpr int kMaxRounds = 1000;
+inline constexpr double kDefaultStartDelayMs = 0.2;  // peer_torch.py spins ~0.2 ms the same way
+inline constexpr double kMaxStartDelayMs = 100;
 
 struct MeasureSettings {
   int warmup = 3;              // untimed forwards first
@@ -26,6 +28,11 @@ struct MeasureSettings {
   double max_time_s = 3.0;     // per point, wall clock, after warm-up
   bool hot = false;            // false: flush L2 before every sample, outside the timed region
   TimerKind timer = TimerKind::events;
+  // events and graph timers on a GPU: a delay kernel of this length is queued before the start event, so the
+  // host enqueues the timed work while the GPU is busy and the first launch's dispatch is not timed (as
+  // nvbench's blocking kernel and scripts/peer_torch.py's spin do). Host gaps between later launches past
+  // this delay stay in the time. 0: the timed region starts on an idle GPU (attnbench before 2026-11-23).
+  double start_delay_ms = kDefaultStartDelayMs;
   bool keep_samples = false;   // put every sample into the JSON
   // Measurements per row, each with its own warm-up and, on a GPU, fresh memory placement (the inputs and
   // the L2 flush buffer allocated anew); min/max samples, max_noise and max_time apply to each round.

@@ -16,14 +16,18 @@ double checked_ms(double ms, const char* what) {
   return ms;
 }
 
-// The DeviceTimer (CUDA events) around one call: forward() or a graph replay().
+// The DeviceTimer (CUDA events) around one call: forward() or a graph replay(), behind a delay kernel of
+// `start_delay_ms` on a GPU (MeasureSettings::start_delay_ms; the CPU backend runs synchronously).
 class TimerSampler : public Sampler {
  public:
-  TimerSampler(TimerKind kind, Backend& b, std::function<void()> call, const MonotonicClock& clock)
-      : kind_(kind), timer_(b.profiler().make_timer()), call_(std::move(call)), clock_(clock) {}
+  TimerSampler(TimerKind kind, Backend& b, std::function<void()> call, const MonotonicClock& clock,
+               double start_delay_ms)
+      : kind_(kind), b_(b), timer_(b.profiler().make_timer()), call_(std::move(call)), clock_(clock),
+        start_delay_ms_(b.kind() == BackendKind::cpu ? 0 : start_delay_ms) {}
   TimerKind kind() const override { return kind_; }
   Sample take(const std::function<void()>& while_running) override {
     Sample s;
+    if (start_delay_ms_ > 0) b_.kernels().inject_delay(start_delay_ms_);
     timer_->start();
     double t0 = clock_();
     call_();
@@ -37,9 +41,11 @@ class TimerSampler : public Sampler {
 
  private:
   TimerKind kind_;
+  Backend& b_;
   std::unique_ptr<DeviceTimer> timer_;
   std::function<void()> call_;
   const MonotonicClock& clock_;
+  double start_delay_ms_;
 };
 
 // Sum of the kernels' durations from the launch counter (CUPTI activity records).
@@ -78,8 +84,9 @@ class CuptiSampler : public Sampler {
   const MonotonicClock& clock_;
 };
 
-std::unique_ptr<Sampler> events_sampler(Backend& b, const std::function<void()>& forward, const MonotonicClock& clock) {
-  return std::make_unique<TimerSampler>(TimerKind::events, b, [&forward] { forward(); }, clock);
+std::unique_ptr<Sampler> events_sampler(Backend& b, const std::function<void()>& forward, const MeasureSettings& s,
+                                        const MonotonicClock& clock) {
+  return std::make_unique<TimerSampler>(TimerKind::events, b, [&forward] { forward(); }, clock, s.start_delay_ms);
 }
 
 std::unique_ptr<Sampler> graph_sampler(Backend& b, const std::function<void()>& forward, const MeasureSettings& s,
@@ -99,15 +106,15 @@ std::unique_ptr<Sampler> graph_sampler(Backend& b, const std::function<void()>& 
   }
   if (!graph) {
     warnings.push_back(fmt::format("graph capture unavailable on {}{}: timed with events", backend_name, why));
-    return events_sampler(b, forward, clock);
+    return events_sampler(b, forward, s, clock);
   }
   graph->replay();
   b.memory().synchronize();
-  return std::make_unique<TimerSampler>(TimerKind::graph, b, [graph] { graph->replay(); }, clock);
+  return std::make_unique<TimerSampler>(TimerKind::graph, b, [graph] { graph->replay(); }, clock, s.start_delay_ms);
 }
 
-std::unique_ptr<Sampler> cupti_sampler(Backend& b, const std::function<void()>& forward, const MonotonicClock& clock,
-                                       std::vector<std::string>& warnings) {
+std::unique_ptr<Sampler> cupti_sampler(Backend& b, const std::function<void()>& forward, const MeasureSettings& s,
+                                       const MonotonicClock& clock, std::vector<std::string>& warnings) {
   b.profiler().begin_launch_count();
   try {
     forward();
@@ -122,7 +129,7 @@ std::unique_ptr<Sampler> cupti_sampler(Backend& b, const std::function<void()>& 
   if (!(probe.kernel_time_ms > 0)) {
     warnings.push_back(
         fmt::format("cupti kernel time unavailable on {}: timed with events", backend_kind_name(b.kind())));
-    return events_sampler(b, forward, clock);
+    return events_sampler(b, forward, s, clock);
   }
   return std::make_unique<CuptiSampler>(b, forward, clock);
 }
@@ -134,10 +141,10 @@ std::unique_ptr<Sampler> make_sampler(Backend& backend, const std::function<void
                                       std::vector<std::string>& warnings) {
   switch (s.timer) {
     case TimerKind::graph: return graph_sampler(backend, forward, s, clock, warnings);
-    case TimerKind::cupti: return cupti_sampler(backend, forward, clock, warnings);
+    case TimerKind::cupti: return cupti_sampler(backend, forward, s, clock, warnings);
     case TimerKind::events: break;
   }
-  return events_sampler(backend, forward, clock);
+  return events_sampler(backend, forward, s, clock);
 }
 
 }  // namespace ab

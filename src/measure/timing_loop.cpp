@@ -5,6 +5,9 @@
 //                   makes the GPU idle when the timed region starts, as it is in hot mode, so hot and cold
 //                   differ only in what is in L2 (not in whether the flush hides the first launch's latency).
 //   hot:            nothing (the previous sample already waited for the GPU).
+//   start delay:    events and graph on a GPU: a delay kernel of s.start_delay_ms (default 0.2), so the GPU is
+//                   busy while the host records the start event and enqueues the forward's first launches;
+//                   the time starts when the delay ends, not when the host reaches the first launch.
 //   timed:          events: timer.start; forward(); timer.stop; wait   -> gpu_ms = event time
 //                   graph:  timer.start; replay();  timer.stop; wait   -> gpu_ms = event time of one replay
 //                   cupti:  begin_launch_count; forward(); end_launch_count -> gpu_ms = summed kernel durations

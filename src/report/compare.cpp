@@ -142,6 +142,12 @@ static void check_settings(const Report& base, const Report& next, std::vector<s
   json br = bs.value("rounds", json(1)), nr = ns.value("rounds", json(1));  // reports before rounds had one
   if (br != nr)
     warnings->push_back(fmt::format("settings differ: rounds is {} in the baseline and {} in the new run", br.dump(), nr.dump()));
+  // Reports before start_delay_ms started every sample on an idle GPU (0).
+  json bd = bs.value("start_delay_ms", json(0.0)), nd = ns.value("start_delay_ms", json(0.0));
+  if (bd != nd)
+    warnings->push_back(fmt::format("settings differ: start_delay_ms is {} in the baseline and {} in the new run "
+                                    "(a short GPU-bound forward times faster behind a start delay)",
+                                    bd.dump(), nd.dump()));
   for (const auto* side : {&bs, &ns})
     if (side->contains("injected_slowdown"))
       warnings->push_back(fmt::format("the {} was deliberately slowed (ATTNBENCH_INJECT_SLOWDOWN={})",

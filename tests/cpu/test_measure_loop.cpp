@@ -26,6 +26,8 @@ struct World {
   bool capture_throws = false;
   double cupti_ms = 0;                  // kernel_time_ms per counted forward (0: unavailable)
   int sm_clock = 0, max_clock = 1980;
+  BackendKind kind = BackendKind::cpu;  // cuda: the sampler queues its start delay (MeasureSettings::start_delay_ms)
+  std::vector<double> delays_ms;        // every inject_delay, in order (logged as "delay")
   double take_script() {
     double ms = gpu_script[next++ % gpu_script.size()];
     now += ms * 1e-3;
@@ -73,7 +75,11 @@ class FakeBackend final : public DeviceMemory,
                           public Backend {
  public:
   explicit FakeBackend(World& w) : w_(w) { set_parts({this, this, this, this, this}); }
-  BackendKind kind() const override { return BackendKind::cpu; }
+  BackendKind kind() const override { return w_.kind; }
+  void inject_delay(double ms) override {
+    w_.log.push_back("delay");
+    w_.delays_ms.push_back(ms);
+  }
   DeviceInfo device_info() const override {
     DeviceInfo d;
     d.backend = "fake";
@@ -167,6 +173,48 @@ bool has_warning(const Measurement& m, const std::string& text) {
 }
 
 }  // namespace
+
+// On a GPU the events and graph timers queue the start delay right before each start event (the GPU busy while
+// the host enqueues the forward); the CPU backend and the cupti timer never do; 0 turns it off.
+TEST(MeasureLoop, start_delay_precedes_every_start_event_on_a_gpu) {
+  for (TimerKind timer : {TimerKind::events, TimerKind::graph}) {
+    LoopRun r;
+    r.w.kind = BackendKind::cuda;
+    r.w.can_capture = true;
+    MeasureSettings s = settings(4, 0.0, 100.0);
+    s.max_samples = 4;
+    s.timer = timer;
+    s.start_delay_ms = 0.35;
+    r.go(s);
+    EXPECT_EQ(r.m.gpu.samples, 4);
+    EXPECT_EQ(r.w.count("delay"), 4);
+    for (std::size_t i = 0; i < r.w.log.size(); ++i)
+      if (r.w.log[i] == "start") EXPECT_TRUE(i > 0 && r.w.log[i - 1] == "delay");
+    for (double d : r.w.delays_ms) EXPECT_NEAR(d, 0.35, 1e-12);
+    // After the flush and its synchronize: the delay is the last thing queued before the timed region.
+    auto first = std::find(r.w.log.begin(), r.w.log.end(), std::string("delay"));
+    EXPECT_TRUE(first != r.w.log.begin() && *(first - 1) == "sync");
+  }
+  for (BackendKind kind : {BackendKind::cpu, BackendKind::cuda}) {
+    LoopRun off;
+    off.w.kind = kind;
+    MeasureSettings s = settings(3, 0.0, 100.0);
+    s.max_samples = 3;
+    s.start_delay_ms = kind == BackendKind::cuda ? 0.0 : 0.2;  // off on the GPU; the CPU ignores it
+    off.go(s);
+    EXPECT_EQ(off.w.count("start"), 3);
+    EXPECT_EQ(off.w.count("delay"), 0);
+  }
+  LoopRun cupti;
+  cupti.w.kind = BackendKind::cuda;
+  cupti.w.cupti_ms = 0.5;
+  MeasureSettings s = settings(3, 0.0, 100.0);
+  s.max_samples = 3;
+  s.timer = TimerKind::cupti;
+  cupti.go(s);
+  EXPECT_EQ(cupti.m.timer, std::string("cupti"));
+  EXPECT_EQ(cupti.w.count("delay"), 0);  // kernel durations: nothing to hide
+}
 
 TEST(MeasureLoop, noisy_series_stops_at_max_time) {
   LoopRun r;

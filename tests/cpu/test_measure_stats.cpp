@@ -86,7 +86,7 @@ TEST(MeasureStats, settings_json) {
   std::set<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.insert(it.key());
   EXPECT_TRUE(keys == (std::set<std::string>{"warmup", "min_samples", "max_samples", "max_noise", "max_time_s", "hot",
-                                       "l2_flush", "timer", "keep_samples", "rounds"}));
+                                       "l2_flush", "timer", "keep_samples", "rounds", "start_delay_ms"}));
   EXPECT_EQ(j["hot"].get<bool>(), true);
   EXPECT_EQ(j["l2_flush"].get<bool>(), false);
   EXPECT_EQ(j["timer"].get<std::string>(), std::string("graph"));
@@ -129,6 +129,15 @@ TEST(MeasureStats, validate_settings) {
   s = ok;
   s.max_time_s = NAN;
   EXPECT_ANY_THROW(validate_measure_settings(s));
+  s = ok;
+  s.start_delay_ms = -0.1;
+  EXPECT_ANY_THROW(validate_measure_settings(s));
+  s.start_delay_ms = NAN;
+  EXPECT_ANY_THROW(validate_measure_settings(s));
+  s.start_delay_ms = kMaxStartDelayMs + 1;
+  EXPECT_ANY_THROW(validate_measure_settings(s));
+  s.start_delay_ms = 0;  // off: allowed
+  validate_measure_settings(s);
   s = ok;
   s.min_samples = 50;
   s.max_samples = 10;  // allowed: the cap wins
