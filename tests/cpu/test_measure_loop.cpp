@@ -189,7 +189,9 @@ TEST(MeasureLoop, start_delay_precedes_every_start_event_on_a_gpu) {
     EXPECT_EQ(r.m.gpu.samples, 4);
     EXPECT_EQ(r.w.count("delay"), 4);
     for (std::size_t i = 0; i < r.w.log.size(); ++i)
-      if (r.w.log[i] == "start") EXPECT_TRUE(i > 0 && r.w.log[i - 1] == "delay");
+      if (r.w.log[i] == "start") {
+        EXPECT_TRUE(i > 0 && r.w.log[i - 1] == "delay");
+      }
     for (double d : r.w.delays_ms) EXPECT_NEAR(d, 0.35, 1e-12);
     // After the flush and its synchronize: the delay is the last thing queued before the timed region.
     auto first = std::find(r.w.log.begin(), r.w.log.end(), std::string("delay"));
