@@ -18,6 +18,7 @@ struct FusedParams {
   const std::int32_t* kv_lens = nullptr;      // [B] KV length per sequence
   std::int64_t batch = 0, heads = 0, seq_len = 0, head_dim = 0, pages = 1, page_size = 0;
   std::int64_t kv_heads = 0, q_len = 0;       // KV heads (divides heads); queries per sequence
+  std::int64_t pool_slots = 0;                // paged: slots of the pool (Problem::pool_slots)
   bool ragged = false;                        // sequences of different lengths (kv_lens differ)
   bool paged = false;
   bool causal = false;
