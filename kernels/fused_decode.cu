@@ -8,7 +8,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include <string>
 
@@ -39,50 +38,24 @@ int launch_decode(const DParams& dp, const FusedParams&, void* stream) {
 }
 
 // The TMA kernel: K/V tensor maps (contiguous [B*KVH][S][D], boxes of 64 rows; paged pool
-// [slots*KVH][page_size][D], boxes of min(page_size, 64) rows), then the launch. The shared-memory limit is
-// raised once per instantiation (outside the timed path after the first launch).
-// EXPERIMENT (decodetma, to be removed): ATTNBENCH_DECODE_TMA_EXP = "rb" (whole-row boxes), "l2" (256-byte
-// L2 promotion), "rb-l2"; unset: block boxes, 128-byte promotion.
-int tma_experiment() {
-  static const int v = [] {
-    const char* e = std::getenv("ATTNBENCH_DECODE_TMA_EXP");
-    const std::string x = e ? e : "";
-    return (x == "rb" || x == "rb-l2" ? 1 : 0) | (x == "l2" || x == "rb-l2" ? 2 : 0);
-  }();
-  return v;
-}
-
-template <int D, int MT, int ST, bool RB, bool BF16>
-int launch_tma_variant(const DParams& dp, const FusedParams& p, void* stream, bool l2_256) {
-  using C = fused_detail::TCfg<D, MT, ST, RB>;
+// [slots*KVH][page_size][D], boxes of min(page_size, 64) rows), then the launch.
+template <int D, int MT, int ST, bool BF16>
+int launch_decode_tma(const DParams& dp, const FusedParams& p, void* stream) {
+  using C = fused_detail::TCfg<D, MT, ST>;
   CUtensorMap mk, mv;
   const int rows = p.paged ? static_cast<int>(p.page_size) : static_cast<int>(p.seq_len);
   const long long outer = p.paged ? static_cast<long long>(p.pool_slots) * p.kv_heads : static_cast<long long>(p.batch) * p.kv_heads;
   const int box = p.paged ? static_cast<int>(std::min<std::int64_t>(p.page_size, C::BN)) : C::BN;
-  int e = 0;
-  if constexpr (RB) {
-    e = fused_detail::encode_row_blocks_map(&mk, p.k, BF16, D, rows, outer, box, l2_256);
-    if (e == 0) e = fused_detail::encode_row_blocks_map(&mv, p.v, BF16, D, rows, outer, box, l2_256);
-  } else {
-    e = fused_detail::encode_rows_map(&mk, p.k, BF16, D, rows, outer, box, l2_256);
-    if (e == 0) e = fused_detail::encode_rows_map(&mv, p.v, BF16, D, rows, outer, box, l2_256);
-  }
+  int e = fused_detail::encode_rows_map(&mk, p.k, BF16, D, rows, outer, box);
+  if (e == 0) e = fused_detail::encode_rows_map(&mv, p.v, BF16, D, rows, outer, box);
   if (e != 0) return e;
   auto kern = fused_detail::fused_decode_tma<C, BF16>;
-  static const cudaError_t attr = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
-  if (attr != cudaSuccess) return static_cast<int>(attr);
+  cudaError_t ce = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
+  if (ce != cudaSuccess) return static_cast<int>(ce);
   const dim3 grid(static_cast<unsigned>(dp.splits), static_cast<unsigned>(dp.kv_heads * dp.chunks),
                   static_cast<unsigned>(dp.batch));
   kern<<<grid, C::THREADS, C::SMEM, static_cast<cudaStream_t>(stream)>>>(dp, mk, mv);
   return static_cast<int>(cudaGetLastError());
-}
-
-template <int D, int MT, int ST, bool BF16>
-int launch_decode_tma(const DParams& dp, const FusedParams& p, void* stream) {
-  const int x = tma_experiment();
-  if (x & 1) return launch_tma_variant<D, MT, ST, true, BF16>(dp, p, stream, (x & 2) != 0);
-  if (x & 2) return launch_tma_variant<D, MT, ST, false, BF16>(dp, p, stream, true);
-  return launch_tma_variant<D, MT, ST, false, BF16>(dp, p, stream, false);
 }
 
 // TMA stages: 3 tiles of 64 keys (K and V, 32 KB each at head_dim 128) per CTA, two CTAs per SM; 4 at 64.

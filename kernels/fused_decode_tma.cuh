@@ -19,12 +19,9 @@
 
 namespace ab::kernels::fused_detail {
 
-// RB_: whole-row boxes (encode_row_blocks_map: one copy per box of rows brings every 64-column block, shared
-// memory lines row * D/64 + block) instead of one box per 64-column block (encode_rows_map, lines block-major).
-template <int D_, int MT_, int STAGES_, bool RB_>
+template <int D_, int MT_, int STAGES_>
 struct TCfg {
   static constexpr int D = D_, MT = MT_, STAGES = STAGES_;
-  static constexpr bool RB = RB_;
   static constexpr int CONSUMER_WARPS = 4, CONSUMERS = 128, THREADS = 160;  // warp 4 is the producer
   static constexpr int ROWS = 16 * MT, WN = 16, BN = 64;
   static constexpr int HALVES = D / 64;             // 64-column (128-byte) boxes per row
@@ -64,14 +61,6 @@ __device__ __forceinline__ void dtma_load_3d(std::uint32_t dst, const CUtensorMa
       "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
           dst),
       "l"(reinterpret_cast<std::uint64_t>(&map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
-      : "memory");
-}
-__device__ __forceinline__ void dtma_load_4d(std::uint32_t dst, const CUtensorMap& map, int c1, int c2, int c3,
-                                             std::uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(
-          dst),
-      "l"(reinterpret_cast<std::uint64_t>(&map)), "r"(0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
       : "memory");
 }
 __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 128;\n" ::: "memory"); }
@@ -133,8 +122,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
       dmbar_wait(empty_bar(s), ((t / ST) & 1) ^ 1);  // round 0 passes at once
       const int key0 = k_begin + t * BN;
       const int nb = paged ? min(boxes, (k_end - key0 + box_rows - 1) / box_rows) : 1;
-      constexpr int PER_BOX = C::RB ? 2 : HALVES * 2;  // copies per box of rows: K and V (x halves)
-      const int ops = nb * PER_BOX;
+      const int ops = nb * HALVES * 2;
       int slot = 0, row = key0, i = 0, h = 0, kv = 0;
       if (paged) {
         while (((key0 / ps - first_page) >> 5) > win) {  // warp-uniform: advance the window
@@ -142,7 +130,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
           ++win;
           nxt = load_window(win + 1);
         }
-        i = lane / PER_BOX;
+        i = lane / (HALVES * 2);
         const int key = key0 + i * box_rows;
         const int rel = key / ps - first_page - win * 32;  // 0..63 (a tile spans at most 8 pages)
         const int a = __shfl_sync(0xffffffffu, cur, rel & 31);
@@ -150,19 +138,14 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
         slot = rel < 32 ? a : c;
         row = key - (key / ps) * ps;
       }
-      h = C::RB ? 0 : (lane / 2) % HALVES;
+      h = (lane / 2) % HALVES;
       kv = lane & 1;
-      if (lane == 0) dmbar_expect_tx(full_bar(s), static_cast<std::uint32_t>(nb * 2 * box_rows * D * 2));
+      if (lane == 0) dmbar_expect_tx(full_bar(s), static_cast<std::uint32_t>(ops * box_rows * 128));
       __syncwarp();
       if (lane < ops) {
+        const std::uint32_t dst = ring_a + (kv * ST + s) * C::TILE_BYTES + h * C::HALF_BYTES + i * box_rows * 128;
         const int outer = paged ? slot * p.kv_heads + kvh : bh;
-        if constexpr (C::RB) {
-          const std::uint32_t dst = ring_a + (kv * ST + s) * C::TILE_BYTES + i * box_rows * HALVES * 128;
-          dtma_load_4d(dst, kv ? tm_v : tm_k, 0, row, outer, full_bar(s));
-        } else {
-          const std::uint32_t dst = ring_a + (kv * ST + s) * C::TILE_BYTES + h * C::HALF_BYTES + i * box_rows * 128;
-          dtma_load_3d(dst, kv ? tm_v : tm_k, h * 64, row, outer, full_bar(s));
-        }
+        dtma_load_3d(dst, kv ? tm_v : tm_k, h * 64, row, outer, full_bar(s));
       }
     }
     return;
@@ -189,11 +172,10 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
   const int a_row = (lane & 7) + ((lane >> 3) & 1) * 8, a_col = (lane >> 4) * 8;
   const int k_row = (lane & 7) + (lane >> 4) * 8, k_col = ((lane >> 3) & 1) * 8;
   const std::uint32_t sQ_lane = smem_u32(sQ + a_row * LDQ + a_col);
-  // Swizzled (128-byte) byte address of element (row r, column c) of a tile: line = r + (c/64)*BN (block-major)
-  // or r*HALVES + c/64 (RB), at line*128 plus the 16-byte chunk ((c%64)/8) XOR line%8.
+  // Swizzled (128-byte) byte offsets of this lane's ldmatrix rows: row*128 plus the 16-byte chunk XOR row%8.
   const int kr = warp * WN + k_row, vr = warp * WN + a_row;
-  const std::uint32_t k_c = k_col / 8, v_c = a_col / 8;
-  auto line_of = [](int r, int blk) -> std::uint32_t { return C::RB ? r * HALVES + blk : blk * BN + r; };
+  const std::uint32_t k_base = kr * 128, k_x = kr & 7, k_c = k_col / 8;
+  const std::uint32_t v_base = vr * 128, v_x = vr & 7, v_c = a_col / 8;
 
   int row_lim[MT][2];
 #pragma unroll
@@ -233,7 +215,8 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
           const int r = warp * WN + c / (HALVES * 8);
           const int hc = c % (HALVES * 8);
           if (r >= first)
-            asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(sV_t + line_of(r, hc / 8) * 128 + (hc % 8) * 16),
+            asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(sV_t + (hc / 8) * C::HALF_BYTES + r * 128 +
+                                                                        (hc % 8) * 16),
                          "r"(0)
                          : "memory");
         }
@@ -250,8 +233,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
 #pragma unroll
       for (int kk = 0; kk < KD; ++kk) {
         std::uint32_t kb[4];
-        const std::uint32_t kl = line_of(kr, kk / 4);
-        ldsm_x4(kb, sK_t + kl * 128 + ((((kk & 3) * 2 + k_c) ^ (kl & 7)) << 4));
+        ldsm_x4(kb, sK_t + (kk / 4) * C::HALF_BYTES + k_base + ((((kk & 3) * 2 + k_c) ^ k_x) << 4));
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) {
           std::uint32_t qa[4];
@@ -310,8 +292,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
 #pragma unroll
       for (int dp = 0; dp < DT / 2; ++dp) {
         std::uint32_t vb[4];
-        const std::uint32_t vl = line_of(vr, dp / 4);
-        ldsm_x4_t(vb, sV_t + vl * 128 + ((((dp & 3) * 2 + v_c) ^ (vl & 7)) << 4));
+        ldsm_x4_t(vb, sV_t + (dp / 4) * C::HALF_BYTES + v_base + ((((dp & 3) * 2 + v_c) ^ v_x) << 4));
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) {
           mma16816<BF16>(acc_o[mt][2 * dp], pa[mt], vb[0], vb[1]);
