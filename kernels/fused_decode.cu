@@ -38,7 +38,8 @@ int launch_decode(const DParams& dp, const FusedParams&, void* stream) {
 }
 
 // The TMA kernel: K/V tensor maps (contiguous [B*KVH][S][D], boxes of 64 rows; paged pool
-// [slots*KVH][page_size][D], boxes of min(page_size, 64) rows), then the launch.
+// [slots*KVH][page_size][D], boxes of min(page_size, 64) rows), then the launch. The shared-memory limit is
+// raised once per instantiation (as in the build measured in docs/perf-notes.md).
 template <int D, int MT, int ST, bool BF16>
 int launch_decode_tma(const DParams& dp, const FusedParams& p, void* stream) {
   using C = fused_detail::TCfg<D, MT, ST>;
@@ -50,8 +51,8 @@ int launch_decode_tma(const DParams& dp, const FusedParams& p, void* stream) {
   if (e == 0) e = fused_detail::encode_rows_map(&mv, p.v, BF16, D, rows, outer, box);
   if (e != 0) return e;
   auto kern = fused_detail::fused_decode_tma<C, BF16>;
-  cudaError_t ce = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
-  if (ce != cudaSuccess) return static_cast<int>(ce);
+  static const cudaError_t attr = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
+  if (attr != cudaSuccess) return static_cast<int>(attr);
   const dim3 grid(static_cast<unsigned>(dp.splits), static_cast<unsigned>(dp.kv_heads * dp.chunks),
                   static_cast<unsigned>(dp.batch));
   kern<<<grid, C::THREADS, C::SMEM, static_cast<cudaStream_t>(stream)>>>(dp, mk, mv);
