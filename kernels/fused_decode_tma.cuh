@@ -72,8 +72,8 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
 #ifdef AB_DECODE_TMA
   constexpr int D = C::D, MT = C::MT, ST = C::STAGES, ROWS = C::ROWS, BN = C::BN, WN = C::WN;
   constexpr int LDQ = C::LDQ, DT = C::DT, KD = C::KD, CPR = C::CPR, HALVES = C::HALVES;
-  extern __shared__ __align__(1024) unsigned char smem_raw[];
-  unsigned char* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);
+  extern __shared__ __align__(1024) unsigned char tma_smem_raw[];
+  unsigned char* smem = tma_smem_raw + ((1024 - (smem_u32(tma_smem_raw) & 1023)) & 1023);
   const std::uint32_t ring_a = smem_u32(smem);  // K stage s at s*TILE_BYTES, V stage s at (ST+s)*TILE_BYTES
   std::uint16_t* sQ = reinterpret_cast<std::uint16_t*>(smem + C::BODY);
   const std::uint32_t bar_a = smem_u32(smem + C::BODY + C::Q_BYTES);
