@@ -109,6 +109,7 @@ std::vector<FusedTile> fused_compiled_tiles() {
       {64, 64, 4, 2, 0},    {128, 32, 4, 2, 0},  {64, 128, 4, 2, 0},
   };
   std::vector<FusedTile> out;
+  out.push_back(FusedTile::decode_tile(0, true));  // the TMA decode kernel where it applies (Hopper)
   out.push_back(FusedTile::decode_tile(0));
   for (const auto& o : order) {
     FusedTile t;
@@ -120,6 +121,7 @@ std::vector<FusedTile> fused_compiled_tiles() {
     if (fused_detail::tile_compiled(t)) out.push_back(t);
   }
   for (int s : fused_decode::kSearchSplits) out.push_back(FusedTile::decode_tile(s));
+  for (int s : fused_decode::kSearchSplits) out.push_back(FusedTile::decode_tile(s, true));
   return out;
 }
 

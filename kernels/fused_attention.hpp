@@ -18,6 +18,7 @@ struct FusedParams {
   const std::int32_t* kv_lens = nullptr;      // [B] KV length per sequence
   std::int64_t batch = 0, heads = 0, seq_len = 0, head_dim = 0, pages = 1, page_size = 0;
   std::int64_t kv_heads = 0, q_len = 0;       // KV heads (divides heads); queries per sequence
+  std::int64_t pool_slots = 0;                // paged: slots of the pool (Problem::pool_slots)
   bool ragged = false;                        // sequences of different lengths (kv_lens differ)
   bool paged = false;
   bool causal = false;
@@ -29,8 +30,9 @@ struct FusedParams {
 
 // The parameters for `p` on the tensors of `io` (scale 1/sqrt(D); contiguous K/V: one page of S).
 FusedParams fused_params(const Problem& p, const AttentionIO& io);
-// Every compiled tile configuration, best default first: the decode tile with the heuristic's split count
-// (it takes only q_len <= 16), the prefill tiles, then decode tiles of fixed split counts (for tune).
+// Every compiled tile configuration, best default first: the decode tiles with the heuristic's split count
+// (they take only q_len <= 16; the TMA one, "decode-ws", first: Hopper and page sizes 8, 16, 32, 64k), the
+// prefill tiles, then decode tiles of fixed split counts, both kernels (for tune).
 std::vector<FusedTile> fused_compiled_tiles();
 // Empty when `tile` is compiled and can run `p` (head_dim instantiated, page size accepted, ...), else why not.
 std::string fused_can_implement(const FusedParams& p, const FusedTile& tile);

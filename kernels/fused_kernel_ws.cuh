@@ -19,6 +19,7 @@
 #include <cuda.h>  // CUtensorMap (the type only: the encode function comes from the runtime's entry point)
 
 #include "fused_kernel_wg.cuh"
+#include "tensor_map.cuh"  // encode_rows_map: [B*H][S][D] maps, 128-byte swizzle
 
 namespace ab::kernels::fused_detail {
 
@@ -352,10 +353,6 @@ __global__ void __launch_bounds__(C::THREADS, 1)
 #endif
 }
 
-// A [B*H][S][D] fp16/bf16 tensor map with boxes of 64 columns x box_rows rows, 128-byte swizzle
-// (fused_attention_ws.cu). Returns a cudaError_t value (0 on success).
-int encode_rows_map(CUtensorMap* map, const void* base, bool bf16, int head_dim, int seq_len, long long bh,
-                    int box_rows);
 
 template <class C, bool BF16>
 int launch_ws(const KParams& kp, void* stream) {

@@ -22,6 +22,7 @@ FusedParams fused_params(const Problem& p, const AttentionIO& io) {
   f.pages = p.pages;
   f.page_size = p.page_size;
   f.paged = p.kv_layout == KvLayout::paged;
+  f.pool_slots = f.paged ? p.pool_slots() : 0;
   f.causal = p.causal;
   f.bf16 = p.dtype == DType::bf16;
   f.scale = p.scale();

@@ -143,13 +143,15 @@ namespace {
 FusedTile parse_tile(const std::string& s) {
   FusedTile t;
   int splits = 0;
-  if (s == "decode") return FusedTile::decode_tile(0);
+  if (s == "decode" || s == "decode-ws") return FusedTile::decode_tile(0, s == "decode-ws");
   if (std::sscanf(s.c_str(), "decode-s%d", &splits) == 1 && splits > 0 && FusedTile::decode_tile(splits).name() == s)
     return FusedTile::decode_tile(splits);
+  if (std::sscanf(s.c_str(), "decode-ws-s%d", &splits) == 1 && splits > 0 && FusedTile::decode_tile(splits, true).name() == s)
+    return FusedTile::decode_tile(splits, true);
   t.ws = s.size() > 2 && s.compare(s.size() - 2, 2, "ws") == 0;  // warp-specialized Hopper tile
   if (std::sscanf(s.c_str(), "m%dn%dw%ds%d", &t.block_m, &t.block_n, &t.warps, &t.stages) != 4 ||
       t.name() != s)
-    throw UsageError(fmt::format("--tile: '{}' is not a tile name like m128n64w4s2, decode or decode-s8 "
+    throw UsageError(fmt::format("--tile: '{}' is not a tile name like m128n64w4s2, decode, decode-s8 or decode-ws-s8 "
                                  "(`attnbench list` shows the compiled tiles and the head_dims each takes)", s));
   return t;
 }

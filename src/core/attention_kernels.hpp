@@ -119,14 +119,15 @@ inline std::int64_t kv_slack_rows(const Problem& p) { return p.page_size; }
 // geometry, named like "m64n64w4s2". Decode tiles (decode == true) are the split-KV decode kernel for
 // q_len <= 16 (core/fused_decode_plan.hpp): `splits` CTAs per (sequence, KV head) share its keys, 0 = the
 // heuristic's count; named "decode" (heuristic) or "decode-s8"; their block fields are fixed (decode_tile).
+// A decode tile with `ws` is the warp-specialized TMA decode kernel (Hopper): "decode-ws", "decode-ws-s8".
 struct FusedTile {
   int block_m = 64, block_n = 64, warps = 4, stages = 2;
   bool decode = false;
   int splits = 0;  // decode tiles: KV splits per (sequence, KV head); 0 = heuristic
   bool ws = false;  // prefill: the warp-specialized Hopper kernel (TMA producer warpgroup), named "...ws"
-  std::string name() const;  // "m64n64w4s2", "m128n128w12s2ws", "decode", "decode-s8"
+  std::string name() const;  // "m64n64w4s2", "m128n128w12s2ws", "decode", "decode-s8", "decode-ws-s8"
   nlohmann::json to_json() const;
-  static FusedTile decode_tile(int splits) {
+  static FusedTile decode_tile(int splits, bool ws = false) {
     FusedTile t;
     t.block_m = 16;
     t.block_n = 64;
@@ -134,6 +135,7 @@ struct FusedTile {
     t.stages = 3;
     t.decode = true;
     t.splits = splits;
+    t.ws = ws;
     return t;
   }
   bool operator==(const FusedTile& o) const {

@@ -69,7 +69,7 @@ GemmAlgo GemmAlgo::from_json(const nlohmann::json& j) {
 }
 
 std::string FusedTile::name() const {
-  if (decode) return splits > 0 ? fmt::format("decode-s{}", splits) : std::string("decode");
+  if (decode) return fmt::format("decode{}", ws ? "-ws" : "") + (splits > 0 ? fmt::format("-s{}", splits) : std::string());
   return fmt::format("m{}n{}w{}s{}{}", block_m, block_n, warps, stages, ws ? "ws" : "");
 }
 

@@ -86,7 +86,7 @@ FusedTile fused_tile_from_json(const json& j, const std::string& where) {
   if (j.value("decode", false)) {  // a split-KV decode tile (optional fields; older caches have none)
     const int splits = j.value("splits", 0);
     if (splits < 0) throw UsageError(fmt::format("{}: decode splits must be >= 0", where));
-    FusedTile d = FusedTile::decode_tile(splits);
+    FusedTile d = FusedTile::decode_tile(splits, t.ws);
     return d;
   }
   return t;

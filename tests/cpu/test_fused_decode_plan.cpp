@@ -8,6 +8,7 @@
 #include "core/attention_kernels.hpp"
 #include "core/fused_decode_plan.hpp"
 #include "core/sizes.hpp"
+#include "tune/cache_entries.hpp"
 
 using namespace ab;
 namespace fd = ab::fused_decode;
@@ -199,4 +200,23 @@ TEST(FusedDecodePlan, DecodeTileNamesAndJson) {
   EXPECT_TRUE(j.at("decode").get<bool>());
   EXPECT_FALSE(FusedTile::decode_tile(4) == FusedTile::decode_tile(8));
   EXPECT_FALSE(FusedTile::decode_tile(0) == prefill);
+}
+
+TEST(FusedDecodePlan, TmaDecodeTileNamesJsonAndCache) {
+  // The warp-specialized TMA decode kernel's tiles: their own names, the flag in JSON, and through a cache
+  // entry; a decode entry written before them (no "ws") still loads as the cp.async kernel's tile.
+  const FusedTile ws0 = FusedTile::decode_tile(0, true), ws8 = FusedTile::decode_tile(8, true);
+  EXPECT_EQ(ws0.name(), "decode-ws");
+  EXPECT_EQ(ws8.name(), "decode-ws-s8");
+  EXPECT_FALSE(ws8 == FusedTile::decode_tile(8));
+  const nlohmann::json j = ws8.to_json();
+  EXPECT_TRUE(j.at("ws").get<bool>());
+  EXPECT_EQ(j.at("splits"), 8);
+  EXPECT_TRUE(fused_tile_from_json(j, "test") == ws8);
+  EXPECT_TRUE(fused_tile_from_json(ws0.to_json(), "test") == ws0);
+  nlohmann::json old = FusedTile::decode_tile(4).to_json();
+  EXPECT_FALSE(old.contains("ws"));
+  const FusedTile back = fused_tile_from_json(old, "test");
+  EXPECT_TRUE(back == FusedTile::decode_tile(4));
+  EXPECT_FALSE(back.ws);
 }

@@ -1,7 +1,8 @@
 // `fused` on the CUDA backend for inference shapes against the GPU fp32 reference: grouped KV heads (GQA,
 // MQA), q_len != seq_len with bottom-right causal masking, ragged lengths over contiguous and paged KV
 // (pages of 16 and 7 tokens), fp16 and bf16, head_dim 64 and 128; the split-KV decode path (q_len <= 16)
-// with the heuristic's split count and fixed counts, and the prefill tiles on the same problems. Outputs
+// with the heuristic's split count and fixed counts (the cp.async kernel and, on Hopper where the page size
+// allows, the TMA one), and the prefill tiles on the same problems. Outputs
 // are poisoned before every run (ProblemInputs::check_forward) and CUPTI's kernel count is checked
 // against the launch contract (2 kernels when a combine runs).
 #include <cstdio>
@@ -81,7 +82,16 @@ FusedTile run_checked(const Problem& p, ProblemInputs& in, std::optional<FusedTi
   return ran;
 }
 
-// Default choice, every decode split count given, and a prefill tile where the problem allows.
+// Whether the TMA decode tiles ("decode-ws") take `p` here: a Hopper device, and contiguous K/V or pages of
+// 8, 16, 32 or a multiple of 64 tokens.
+bool tma_decode_applies(const Problem& p) {
+  const bool page_ok = p.kv_layout != KvLayout::paged || p.page_size == 8 || p.page_size == 16 || p.page_size == 32 ||
+                       (p.page_size >= 64 && p.page_size % 64 == 0);
+  return gpu()->device_info().cc_major >= 9 && page_ok;
+}
+
+// Default choice, every decode split count given (both decode kernels where the TMA one applies, and its
+// refusal where it does not), and a prefill tile where the problem allows.
 void check_all(const Shape& s, std::uint64_t seed, const std::vector<int>& splits = {1, 2, 5, 16}) {
   const Problem p = make(s);
   Backend& be = *gpu();
@@ -90,8 +100,19 @@ void check_all(const Shape& s, std::uint64_t seed, const std::vector<int>& split
   if (fused_decode::takes_q_len(p.q_len) && (p.head_dim == 64 || p.head_dim == 128)) {
     EXPECT_TRUE(def.decode) << "the default for q_len <= 16 is the decode kernel";
     EXPECT_GE(def.splits, 1);
+    const bool tma = tma_decode_applies(p);
+    EXPECT_EQ(def.ws, tma) << p.label() << ": the TMA decode tile leads where it applies";
     for (int n : splits)
-      if (n <= fused_decode::max_splits(p.seq_len)) run_checked(p, in, FusedTile::decode_tile(n));
+      if (n <= fused_decode::max_splits(p.seq_len)) {
+        run_checked(p, in, FusedTile::decode_tile(n));
+        if (tma) run_checked(p, in, FusedTile::decode_tile(n, true));
+      }
+    if (!tma) {
+      auto st = fused();
+      StrategyOptions opt;
+      opt.fused_tile = FusedTile::decode_tile(0, true);
+      EXPECT_NE(st->can_implement(p, be, opt), "") << p.label() << ": decode-ws must refuse";
+    }
   } else {
     EXPECT_FALSE(def.decode);
   }
@@ -157,6 +178,18 @@ TEST(CudaFusedInference, RaggedSplitsFromEachLength) {
     EXPECT_EQ(def.splits, fused_decode::resolve_splits(p, 0, gpu()->device_info().sm_count));
     EXPECT_GT(def.splits, 1);
   }
+}
+
+TEST(CudaFusedInference, TmaDecodePageSizes) {
+  // The TMA decode kernel's boxes: 8 pages of 8 tokens, 2 of 32, half of a 128-token page per 64-key tile;
+  // ragged lengths end inside a page (the rest of that page is loaded and must not reach O); 1200 keys
+  // cross the producer's 32-page block-table window several times.
+  const std::vector<std::int64_t> lens = {1200, 9, 333, 64, 130};
+  check_all({5, 8, 2, 1200, 1, 128, 8, P, F16, false, lens}, 41, {1, 3});
+  check_all({5, 8, 2, 1200, 2, 64, 32, P, B16, true, lens}, 42, {1, 4});
+  check_all({5, 4, 1, 1200, 1, 128, 128, P, B16, false, lens}, 43, {1, 7});
+  check_all({5, 32, 8, 1200, 1, 128, 16, C, F16, true, lens}, 44, {1, 2});
+  check_all({2, 32, 8, 4096, 1, 128, 16, P, F16, false, {}}, 45, {1});  // the Llama-3.1-8B decode shape, small B
 }
 
 TEST(CudaFusedInference, SingleHeadSingleSequence) {
