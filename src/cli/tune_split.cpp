@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/json_document.hpp"
+#include "strategies/registry.hpp"
 #include "tune/tuner.hpp"
 
 namespace ab {
@@ -21,14 +22,18 @@ std::string unit_path(const std::string& dir, std::size_t item) { return fmt::fo
 }  // namespace
 
 SplitTune::SplitTune(const TuneOptions& opt, std::size_t split, std::string dir)
-    : opt_(opt), problems_(opt.problems.size()), split_(split), dir_(std::move(dir)), listed_(problems_, false),
-      shapes_(problems_), elsewhere_(problems_), open_screens_(problems_, 0), finish_item_(problems_, 0),
-      released_(problems_, false) {
-  for (std::size_t pi = 0; pi < problems_; ++pi) {
-    Unit u;
-    u.problem = pi;
-    write_unit(add(u), {{"kind", "listing"}, {"problem", pi}});
-  }
+    : opt_(opt), problems_(opt.problems.size()), split_(split), dir_(std::move(dir)), elsewhere_(problems_),
+      open_screens_(problems_, 0), finish_item_(problems_, 0), released_(problems_, false) {
+  for (const auto& st : make_strategies(opt.strategies)) strategies_.push_back(st->name());
+  listings_left_.assign(problems_, strategies_.size());
+  shapes_.assign(problems_, std::vector<std::optional<std::vector<ListedShape>>>(strategies_.size()));
+  for (std::size_t pi = 0; pi < problems_; ++pi)
+    for (std::size_t si = 0; si < strategies_.size(); ++si) {
+      Unit u;
+      u.problem = pi;
+      u.strategy = si;
+      write_unit(add(u), {{"kind", "listing"}, {"problem", pi}, {"strategy", strategies_[si]}});
+    }
 }
 
 std::size_t SplitTune::add(Unit u) {
@@ -69,11 +74,20 @@ std::vector<std::size_t> SplitTune::ready() {
   std::vector<std::size_t> out;
   // Problems are planned in grid order once listed, so unit numbers and shape ownership (the first problem
   // that makes a shape tunes it, as in one process) do not depend on which device listed first.
-  while (expanded_ < problems_ && listed_[expanded_]) {
+  while (expanded_ < problems_ && listings_left_[expanded_] == 0) {
     const std::size_t pi = expanded_++;
     elsewhere_[pi] = taken_;
+    // The strategies' shapes in --strategies order: a shape two strategies make belongs to the first.
+    // A strategy whose listing was lost leaves the problem unsplit (its shapes are unknown).
+    std::vector<ListedShape> shapes;
+    bool complete = true;
+    for (const auto& listed : shapes_[pi]) {
+      if (!listed) complete = false;
+      else shapes.insert(shapes.end(), listed->begin(), listed->end());
+    }
     std::vector<ScreenUnit> screens;
-    if (shapes_[pi]) screens = plan_screen_units(pi, *shapes_[pi], split_, taken_);
+    if (complete) screens = plan_screen_units(pi, shapes, split_, taken_);
+    else for (const ListedShape& s : shapes) taken_.insert(s.key);
     for (const ScreenUnit& s : screens) {
       Unit u;
       u.kind = Kind::screening;
@@ -113,17 +127,18 @@ bool SplitTune::absorb(const TaskOutcome& t) {
 }
 
 void SplitTune::absorb_listing(const Unit& u, const TaskOutcome& t) {
-  listed_[u.problem] = true;
+  --listings_left_[u.problem];
   const std::string label = opt_.problems[u.problem].label();
   if (t.file.empty()) {
-    note(u.problem, fmt::format("{}: listing unit {} lost ({}); the problem is tuned unsplit", label, t.item, t.failure));
+    note(u.problem, fmt::format("{}: listing unit {} ({}) lost ({}); the problem is tuned unsplit", label, t.item,
+                                strategies_[u.strategy], t.failure));
     return;
   }
   nlohmann::json doc = read_json_document(t.file, kResultSchema);
   std::vector<ListedShape> shapes;
   for (const auto& s : doc.at("shapes"))
     shapes.push_back({s.at("key").get<std::string>(), s.at("strategy").get<std::string>(), s.at("count").get<std::size_t>()});
-  shapes_[u.problem] = std::move(shapes);
+  shapes_[u.problem][u.strategy] = std::move(shapes);
 }
 
 void SplitTune::absorb_screening(const Unit& u, const TaskOutcome& t) {
@@ -170,6 +185,7 @@ bool serve_split_unit(Backend& backend, const WorkerTask& task, const std::funct
   nlohmann::json doc = {{"schema", kResultSchema}};
   if (kind == "listing") {
     opt.dry_run = true;
+    opt.strategies = unit.at("strategy").get<std::string>();
     TuneOutcome out = tune_grid(backend, opt);
     nlohmann::json shapes = nlohmann::json::array();
     for (const GemmTuneRecord& r : out.gemm)

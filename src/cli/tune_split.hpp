@@ -3,7 +3,9 @@
 // candidate counts), screening units (ranges of a large shape's candidates: phase 1, verify and screen,
 // tune/gemm_search.hpp), then a finishing unit that runs the problem's tune on one device with those
 // outcomes: the finalists re-measured and re-checked there (phases 2-3), the fused tiles and small shapes
-// as before. Units are numbered in grid order as they are planned, whatever the device count.
+// as before. Units are numbered in grid order as they are planned, whatever the device count: first the
+// listing units (one per problem and strategy, so that devices list a problem's strategies side by side),
+// then each problem's screening units and its finishing unit.
 #pragma once
 #include <cstddef>
 #include <functional>
@@ -26,8 +28,8 @@ class SplitTune {
  public:
   // `split`: candidates per screening unit at most; `dir`: the pool's directory, for the unit files.
   SplitTune(const TuneOptions& opt, std::size_t split, std::string dir);
-  // Items 0..problems-1 are the listing units (their files are written here).
-  std::size_t listing_units() const { return problems_; }
+  // Items 0..problems x strategies - 1 are the listing units (their files are written here).
+  std::size_t listing_units() const { return problems_ * strategies_.size(); }
   // Units that became ready since the last call (each one's file written): the screening units of the
   // problems listed so far, in grid order, and the finishing unit of a problem whose screening is done.
   std::vector<std::size_t> ready();
@@ -46,6 +48,7 @@ class SplitTune {
   struct Unit {
     Kind kind = Kind::listing;
     std::size_t problem = 0;
+    std::size_t strategy = 0;  // listing units: the index in strategies_
     ScreenUnit range;
   };
   std::size_t add(Unit u);
@@ -56,10 +59,11 @@ class SplitTune {
 
   const TuneOptions& opt_;
   std::size_t problems_, split_;
+  std::vector<std::string> strategies_;  // --strategies, in order
   std::string dir_;
   std::vector<Unit> units_;  // by item
-  std::vector<bool> listed_;                                // the problem's listing unit has an outcome
-  std::vector<std::optional<std::vector<ListedShape>>> shapes_;  // nullopt: its listing failed
+  std::vector<std::size_t> listings_left_;                  // per problem: listing units without an outcome
+  std::vector<std::vector<std::optional<std::vector<ListedShape>>>> shapes_;  // per problem and strategy; nullopt: lost
   std::size_t expanded_ = 0;                                // problems whose units are planned (a prefix)
   std::set<std::string> taken_;                             // keys of the problems planned so far
   std::vector<std::set<std::string>> elsewhere_;            // per problem: keys an earlier problem tunes

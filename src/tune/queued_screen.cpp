@@ -15,18 +15,21 @@ namespace {
 constexpr double kMaxDelayMs = 20;  // a host that needs longer to enqueue gets host time in its samples
 }
 
-QueuedScreen::QueuedScreen(Backend& backend, bool flush_l2)
+QueuedScreen::QueuedScreen(Backend& backend, bool flush_l2, MonotonicClock clock)
     : be_(backend), flush_(flush_l2), queue_(backend.kind() != BackendKind::cpu),
-      timer_(backend.profiler().make_timer()) {}
+      timer_(backend.profiler().make_timer()), clock_(std::move(clock)) {
+  if (!clock_)
+    clock_ = [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); };
+}
 
 double QueuedScreen::take(const std::function<void()>& calls, double* host_ms) {
   if (flush_) be_.profiler().flush_l2();
   if (queue_) be_.kernels().inject_delay(delay_ms_);
-  auto t0 = std::chrono::steady_clock::now();
+  const double t0 = clock_();
   timer_->start();
   calls();
   timer_->stop();
-  *host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  *host_ms = (clock_() - t0) * 1e3;
   const double ms = timer_->elapsed_ms();
   if (!std::isfinite(ms) || ms < 0) throw BackendError(fmt::format("screening timer returned {} ms", ms));
   return ms;

@@ -6,13 +6,15 @@
 #include <memory>
 
 #include "core/backend.hpp"
+#include "measure/measure.hpp"
 
 namespace ab {
 
 class QueuedScreen {
  public:
   // `flush_l2`: flush L2 before every sample (outside the timed region), as the full measurement does.
-  QueuedScreen(Backend& backend, bool flush_l2);
+  // `clock` (seconds) times the host's enqueue; unset: the steady clock (tests pass a scripted one).
+  QueuedScreen(Backend& backend, bool flush_l2, MonotonicClock clock = nullptr);
   // One sample of `calls` in milliseconds of device time. On a GPU the delay kernel keeps the device busy
   // while the host enqueues the start event, the calls and the stop event, so the events time the GPU's
   // work back to back, not the host's launches (nested's 32 calls are launch-bound otherwise). The delay
@@ -27,6 +29,7 @@ class QueuedScreen {
   bool flush_;
   bool queue_;
   std::unique_ptr<DeviceTimer> timer_;
+  MonotonicClock clock_;
   double delay_ms_ = 0.05;
 };
 

@@ -31,17 +31,17 @@ python3 winners.py one.json >one.win && python3 winners.py two.json >two.win
   || bad "the split tune's winners differ from one process's: $(cat one.win) vs $(cat two.win)"
 grep -q -- "-> cpu-variant 6 x1 9 0" two.win && ! grep -qv -- "-> cpu-variant 6 x1 9 0" two.win && ok \
   || bad "every shape's 9 candidates screened and variant 6 won: $(cat two.win)"
-# 2 listing units, 4 shapes x 3 screening units, 2 finishing units.
-grep -q "\[16/16\] done" two.err && ok || bad "progress counts the 16 units: $(tail -2 two.err)"
+# 4 listing units (2 problems x 2 strategies), 4 shapes x 3 screening units, 2 finishing units.
+grep -q "\[18/18\] done" two.err && ok || bad "progress counts the 18 units: $(tail -2 two.err)"
 [[ $(grep -c "candidates screened in 3 units on device(s) 0, 1" two.txt) -eq 4 ]] && ok \
   || bad "each shape split over both workers: $(grep 'screened in' two.txt)"
 
-# A worker killed on unit 3 (problem 0's first shape, candidates 3-5): only those candidates are lost.
-ATTNBENCH_INJECT_WORKER_KILL=3 "$bin" "${tune[@]}" --quiet --devices=0,1 --split_candidates=3 --cache=killed.json \
+# A worker killed on unit 5 (problem 0's first shape, candidates 3-5): only those candidates are lost.
+ATTNBENCH_INJECT_WORKER_KILL=5 "$bin" "${tune[@]}" --quiet --devices=0,1 --split_candidates=3 --cache=killed.json \
   >killed.txt 2>&1
 rc=$?
 [[ $rc -eq 1 ]] && ok || bad "a killed worker makes the tune exit 1 (rc=$rc): $(tail -3 killed.txt)"
-grep -q "screening unit 3 (gemm .*candidates 3-5 of 9) lost: the worker on device [01] died while running it (killed by signal 9" \
+grep -q "screening unit 5 (gemm .*candidates 3-5 of 9) lost: the worker on device [01] died while running it (killed by signal 9" \
   killed.txt && ok || bad "the lost unit is reported: $(grep -i lost killed.txt)"
 python3 winners.py killed.json >killed.win
 [[ $(grep -c -- "-> cpu-variant 6 x1 9 3$" killed.win) -eq 1 && $(grep -c -- "-> cpu-variant 6 x1 9 0$" killed.win) -eq 3 ]] \
