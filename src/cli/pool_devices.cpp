@@ -63,6 +63,13 @@ std::string PoolProgress::counts() const {
   return s;
 }
 
+void PoolProgress::add_tasks(std::size_t n) {
+  const bool idle = finished_ >= total_;
+  total_ += static_cast<std::int64_t>(n);
+  progress_.set_total(total_);
+  if (idle && finished_ < total_) progress_.begin_point(finished_, counts());
+}
+
 void PoolProgress::task_finished() {
   if (finished_ >= total_) return;
   progress_.end_point();

@@ -30,6 +30,7 @@ class PoolProgress {
  public:
   PoolProgress(const WorkerPool& pool, std::size_t total, bool quiet);
   void task_finished();  // call after each problem's outcome
+  void add_tasks(std::size_t n);  // more tasks than the total given (tune --devices' split search)
   void finish() { progress_.finish(); }
 
  private:

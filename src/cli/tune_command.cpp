@@ -52,6 +52,7 @@ struct TuneFlags : SharedFlags {
   bool dry_run = false;
   std::string search = "heuristic";
   bool skip_cached = false;
+  int split_candidates = 4000;  // hidden: tune --devices' screening unit size (docs/scale-out-devices.md)
   ReportOutputs outputs;  // --json/--md/--csv: the summary as data, files or '-' for stdout
 };
 
@@ -215,7 +216,9 @@ int tune_main(const TuneFlags& f) {
     if (!shard.whole() || f.resume)  // the worker pool hands out the whole grid
       throw UsageError(fmt::format("--devices: not combined with a shard ({}) or --resume yet; tune each shard on one device",
                                    shard.whole() ? "whole grid" : shard.text()));
-    return tune_on_devices(f, opt, f.cache);
+    if (f.split_candidates < 1)
+      throw UsageError(fmt::format("--split_candidates must be at least 1, got {}", f.split_candidates));
+    return tune_on_devices(f, opt, f.cache, static_cast<std::size_t>(f.split_candidates));
   }
 
   auto backend = make_backend(f.backend, f.device);
@@ -288,6 +291,7 @@ Command add_tune_command(CLI::App& parent) {
       ->check(CLI::IsMember({"heuristic", "exhaustive"}));
   app->add_flag("--skip_cached,--skip-cached", f.skip_cached,
                 "keep entries the cache already has for this environment instead of re-tuning them");
+  app->add_option("--split_candidates", f.split_candidates)->group("");  // tests: a tiny list still splits
   add_report_output_flags(*app, f.outputs, "the summary (one row per GEMM shape and fused problem)",
                           "write the summary (attnbench.tune-summary/1)");
   add_shared_flags(*app, f,

@@ -1,13 +1,17 @@
-// tune --devices: one problem at a time to whichever worker is free; each task's cache merged into --cache
-// as it arrives (an atomic save, as the one-process tune does after every problem), summaries in grid order.
+// tune --devices: one problem at a time to whichever worker is free (an exhaustive search: the units of
+// cli/tune_split.hpp); each problem's cache merged into --cache as it arrives (an atomic save, as the
+// one-process tune does after every problem), summaries in grid order.
 #include "cli/tune_devices.hpp"
 
 #include <cstdio>
+#include <functional>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "cli/pool_devices.hpp"
+#include "cli/tune_split.hpp"
 #include "cli/worker_loop.hpp"
 #include "cli/worker_pool.hpp"
 #include "core/json_document.hpp"
@@ -29,9 +33,21 @@ bool outcome_failed(const TuneOutcome& out) {
   return out.failed_strategies > 0;
 }
 
+// Tunes one problem (`one`) and writes the task's file: its summary, whether it failed, its cache.
+TaskEnd tune_problem(Backend& backend, const TuneOptions& one, const WorkerTask& task) {
+  TuneOutcome out = tune_grid(backend, one);
+  nlohmann::json doc = {{"schema", kTaskSchema},
+                        {"summary", format_tune_summary(out)},
+                        {"failed", outcome_failed(out)},
+                        {"cache", out.cache.to_json()}};
+  write_json_atomic(task.file, doc);
+  return TaskEnd{std::nullopt, out.failed_strategies > 0};
+}
+
 }  // namespace
 
-int tune_on_devices(const SharedFlags& f, const TuneOptions& opt, const std::string& cache_path) {
+int tune_on_devices(const SharedFlags& f, const TuneOptions& opt, const std::string& cache_path,
+                    std::size_t split_candidates) {
   WorkerPool pool(worker_arguments(current_arguments()), pool_devices(f));
   std::vector<nlohmann::json> devices = pool.start();
   const std::string mixed = check_device_models(devices, f.mixed_devices);
@@ -43,24 +59,41 @@ int tune_on_devices(const SharedFlags& f, const TuneOptions& opt, const std::str
   HeuristicCache found;
   std::map<std::size_t, std::string> summaries;
   bool failed = false;
-  PoolProgress progress(pool, opt.problems.size(), f.quiet);
+  // The whole space is split below the problem, so that devices share even one problem's search.
+  std::optional<SplitTune> split;
+  if (opt.exhaustive && !opt.dry_run) split.emplace(opt, split_candidates, pool.directory());
+  PoolProgress progress(pool, split ? split->listing_units() : opt.problems.size(), f.quiet);
+  std::function<std::vector<std::size_t>()> more;
+  if (split)
+    more = [&] {
+      std::size_t before = split->planned();
+      std::vector<std::size_t> items = split->ready();
+      progress.add_tasks(split->planned() - before);
+      return items;
+    };
   pool.run(
-      opt.problems.size(),
+      split ? split->listing_units() : opt.problems.size(),
       [&](const TaskOutcome& t) {
+        if (split && split->absorb(t)) return;
+        const std::size_t problem = split ? split->problem_of(t.item) : t.item;
         if (t.file.empty()) {
-          summaries[t.item] = fmt::format("{}: not tuned on device {}: {}\n", opt.problems[t.item].label(), t.device, t.failure);
+          summaries[problem] = fmt::format("{}: not tuned on device {}: {}\n", opt.problems[problem].label(), t.device, t.failure);
           failed = true;
           return;
         }
         nlohmann::json doc = read_json_document(t.file, kTaskSchema);
-        summaries[t.item] = fmt::format("device {}:\n{}", t.device, doc.at("summary").get<std::string>());
+        summaries[problem] = fmt::format("device {}:\n{}", t.device, doc.at("summary").get<std::string>());
         failed = failed || doc.at("failed").get<bool>();
         if (opt.dry_run) return;
         found.merge(HeuristicCache::from_json(doc.at("cache"), "a device worker's cache"));
         found.save(cache_path);  // merged into the file, atomically, after every problem
       },
-      [&] { progress.task_finished(); });
+      [&] { progress.task_finished(); }, more);
   progress.finish();
+  if (split) {
+    failed = failed || split->failed();
+    for (std::size_t pi = 0; pi < opt.problems.size(); ++pi) summaries[pi] = split->notes(pi) + summaries[pi];
+  }
   for (const auto& [item, text] : summaries) std::fputs(text.c_str(), stdout);
   if (opt.dry_run) return failed ? 1 : 0;
   HeuristicCache written = found.save(cache_path);
@@ -72,20 +105,23 @@ int tune_on_devices(const SharedFlags& f, const TuneOptions& opt, const std::str
 }
 
 int serve_tune_tasks(const SharedFlags& f, Backend& backend, const TuneOptions& opt) {
-  return serve_worker_tasks(f.worker_dir, f.worker_device, backend.device_info().to_json(), [&](const WorkerTask& task) {
+  std::map<std::string, ListedCandidates> listed;  // this worker's candidate lists, kept across its units
+  auto problem_alone = [&](std::size_t problem) {
     TuneOptions one = opt;
-    one.problems = {opt.problems.at(task.item)};
-    one.seed = opt.seed + task.item;  // the inputs a one-process tune draws for this problem
+    one.problems = {opt.problems.at(problem)};
+    one.seed = opt.seed + problem;  // the inputs a one-process tune draws for this problem
     one.quiet = true;
     one.checkpoint = nullptr;
-    TuneOutcome out = tune_grid(backend, one);
-    nlohmann::json doc = {{"schema", kTaskSchema},
-                          {"summary", format_tune_summary(out)},
-                          {"failed", outcome_failed(out)},
-                          {"cache", out.cache.to_json()}};
-    write_json_atomic(task.file, doc);
-    return TaskEnd{std::nullopt, out.failed_strategies > 0};
+    one.listed = &listed;
+    return one;
+  };
+  return serve_worker_tasks(f.worker_dir, f.worker_device, backend.device_info().to_json(), [&](const WorkerTask& task) {
+    TaskEnd end;
+    if (serve_split_unit(backend, task, problem_alone, [&](const TuneOptions& one) { return tune_problem(backend, one, task); }, &end))
+      return end;
+    return tune_problem(backend, problem_alone(task.item), task);
   });
 }
+
 
 }  // namespace ab

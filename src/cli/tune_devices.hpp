@@ -10,8 +10,11 @@
 namespace ab {
 
 // The parent: `opt` is the checked tune (its problems are the queue), `cache_path` --cache ("" with
-// --dry_run). Prints each problem's summary in grid order, then what was written; returns tune's exit code.
-int tune_on_devices(const SharedFlags& f, const TuneOptions& opt, const std::string& cache_path);
+// --dry_run). An exhaustive search is split below the problem (cli/tune_split.hpp), at most
+// `split_candidates` candidates per screening unit. Prints each problem's summary in grid order, then what
+// was written; returns tune's exit code.
+int tune_on_devices(const SharedFlags& f, const TuneOptions& opt, const std::string& cache_path,
+                    std::size_t split_candidates);
 
 // The worker (--worker_dir): tunes problems until the pool ends it; each task's cache, summary and exit code
 // go to the pool's file.

@@ -261,9 +261,14 @@ std::vector<nlohmann::json> WorkerPool::start() {
 }
 
 void WorkerPool::run(std::size_t count, const std::function<void(const TaskOutcome&)>& done,
-                     const std::function<void()>& progress) {
+                     const std::function<void()>& progress,
+                     const std::function<std::vector<std::size_t>()>& more) {
   std::deque<std::pair<std::size_t, std::size_t>> queue;
   for (std::size_t i = 0; i < count; ++i) queue.emplace_back(i, 0);
+  auto refill = [&] {
+    if (queue.empty() && more)
+      for (std::size_t i : more()) queue.emplace_back(i, 0);
+  };
   auto busy = [&] {
     for (auto& w : workers_) if (w->busy) return true;
     return false;
@@ -273,6 +278,7 @@ void WorkerPool::run(std::size_t count, const std::function<void(const TaskOutco
     return false;
   };
   while (true) {
+    refill();
     for (std::size_t w = 0; w < workers_.size() && !queue.empty(); ++w) {
       Worker& k = *workers_[w];
       if (k.pid <= 0 || !k.ready || k.busy || k.leaving) continue;
@@ -283,8 +289,12 @@ void WorkerPool::run(std::size_t count, const std::function<void(const TaskOutco
     }
     if (queue.empty() && !busy()) break;
     if (!any_worker()) {  // every device's worker failed to start again: the rest cannot run
-      for (auto [item, start] : queue)
+      while (!queue.empty()) {
+        auto [item, start] = queue.front();
+        queue.pop_front();
         done(TaskOutcome{item, start, -1, "", "no device worker is left to run it (each failed to restart)"});
+        refill();
+      }
       break;
     }
     std::vector<pollfd> fds;
@@ -334,7 +344,7 @@ void WorkerPool::run(std::size_t count, const std::function<void(const TaskOutco
                          fmt::format("the worker on device {} died while running it ({})", device, how)});
         if (progress) progress();
       }
-      if (!queue.empty() && was_ready && !k.dropped) {
+      if ((!queue.empty() || more) && was_ready && !k.dropped) {  // with `more`, items may still come
         spawn(w);
       } else if (!was_ready) {
         k.dropped = true;

@@ -44,9 +44,14 @@ class WorkerPool {
   // it printed.
   std::vector<nlohmann::json> start();
   // Runs items 0..count-1 from strategy 0, calling `done` once per task as it ends (a lost context adds a
-  // task for the rest of its item). Returns when every task has an outcome.
+  // task for the rest of its item). `more`, when set, is asked for items that became ready (from strategy 0)
+  // whenever the queue is empty, so items can depend on others' outcomes (tune --devices' split search).
+  // Returns when every task has an outcome and `more` has none left.
   void run(std::size_t count, const std::function<void(const TaskOutcome&)>& done,
-           const std::function<void()>& progress = nullptr);
+           const std::function<void()>& progress = nullptr,
+           const std::function<std::vector<std::size_t>()>& more = nullptr);
+  // The pool's private directory (workers write their task files there; it is removed with the pool).
+  const std::string& directory() const { return dir_; }
   // Items finished per device so far (whole items; a resumed remainder counts where it ended), for progress.
   const std::vector<int>& finished_per_device() const { return finished_; }
   const std::vector<PoolDevice>& devices() const { return devices_; }

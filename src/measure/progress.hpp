@@ -37,6 +37,9 @@ class Progress {
   // Final line "[N/N] done  elapsed 1m05s" (unless quiet) and, on a TTY, the newline ending the rewritten line.
   void finish();
 
+  // A total that grows while running (work split as it is discovered: tune --devices' units).
+  void set_total(std::int64_t total_points) { total_ = total_points; }
+
   // The text of the current progress line (no '\r', no escape codes); for tests.
   std::string line() const;
 

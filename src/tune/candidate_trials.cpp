@@ -14,8 +14,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 // Phase 1 (see the header).
 CandidateOutcome screen_candidate(PlanRecorder& rec, const PlanGroup& g, const GemmAlgo& a,
-                                  const std::function<std::string(const GemmAlgo&)>& verify,
-                                  const MeasureSettings& screen, double cutoff, double best_screen_ms,
+                                  const std::function<std::string(const GemmAlgo&)>& verify, QueuedScreen& timer,
+                                  int samples, double cutoff, double best_screen_ms,
                                   const std::function<void()>& gemm_alone, GemmTuneRecord& r) {
   CandidateOutcome c;
   c.label = a.label.empty() ? "algo" : a.label;
@@ -38,18 +38,13 @@ CandidateOutcome screen_candidate(PlanRecorder& rec, const PlanGroup& g, const G
       return c;
     }
     t0 = std::chrono::steady_clock::now();
-    MeasureSettings first = screen;
-    first.min_samples = first.max_samples = 1;
-    Measurement m = measure_forward(rec.inner(), gemm_alone, first);
-    c.screen_samples = 1;
-    if (screen.max_samples > 1 && !(cutoff > 0 && best_screen_ms > 0 && m.gpu.median > cutoff * best_screen_ms)) {
-      m = measure_forward(rec.inner(), gemm_alone, screen);
-      c.screen_samples = static_cast<int>(m.gpu.samples);
-    }
+    std::vector<double> ms = {timer.sample(gemm_alone)};
+    if (!(cutoff > 0 && best_screen_ms > 0 && ms.front() > cutoff * best_screen_ms))
+      while (static_cast<int>(ms.size()) < samples) ms.push_back(timer.sample(gemm_alone));
     r.screen_s += seconds_since(t0);
     c.status = "ok";
-    c.screen_ms = m.gpu.median;
-    c.warnings = m.warnings;
+    c.screen_samples = static_cast<int>(ms.size());
+    c.screen_ms = compute_stats(ms).median;
   } catch (const BackendError& e) {
     if (e.sticky) throw;
     c.status = "failed";

@@ -10,6 +10,7 @@
 #include "run/problem_inputs.hpp"
 #include "tune/plan_groups.hpp"
 #include "tune/plan_recorder.hpp"
+#include "tune/queued_screen.hpp"
 #include "tune/tune_types.hpp"
 
 namespace ab {
@@ -18,14 +19,14 @@ namespace ab {
 double seconds_since(std::chrono::steady_clock::time_point t0);
 
 // Phase 1 for one candidate: set it, verify a whole forward against the reference (`verify`: of the
-// problem, or of its reduced B=1 H=1 copy), then screen it with the short measurement (opt.screen) of
-// `gemm_alone`, the shape's own GEMM calls of one forward. One sample first: a candidate over `cutoff`
-// times the fastest screened so far (`best_screen_ms`, 0 for none) keeps that sample as its screen time and
-// is not sampled further. Failures and wrong answers are recorded here and never timed. Adds the verify and
-// screen times to `r`.
+// problem, or of its reduced B=1 H=1 copy), then screen it: `samples` samples of `gemm_alone`, the shape's
+// own GEMM calls of one forward, on `timer` (the median is the screen time). One sample first: a candidate
+// over `cutoff` times the fastest screened so far (`best_screen_ms`, 0 for none) keeps that sample as its
+// screen time and is not sampled further. Failures and wrong answers are recorded here and never timed.
+// Adds the verify and screen times to `r`.
 CandidateOutcome screen_candidate(PlanRecorder& rec, const PlanGroup& g, const GemmAlgo& a,
-                                  const std::function<std::string(const GemmAlgo&)>& verify,
-                                  const MeasureSettings& screen, double cutoff, double best_screen_ms,
+                                  const std::function<std::string(const GemmAlgo&)>& verify, QueuedScreen& timer,
+                                  int samples, double cutoff, double best_screen_ms,
                                   const std::function<void()>& gemm_alone, GemmTuneRecord& r);
 
 // Phase 2 for one finalist: set it again, verify the problem's own forward when phase 1 verified a reduced

@@ -74,7 +74,18 @@ GemmTuneRecord new_record(const PlanGroup& g, const Strategy& st, const Problem&
 bool list_candidates(GemmSearchState& s, PlanRecorder& rec, const PlanGroup& g, const Strategy& st, const Problem& p,
                      GemmTuneRecord& r) {
   try {
-    r.algos = candidate_list(rec, g.ids.front(), s.opt, &r.heuristic_top);
+    if (s.opt.listed) {
+      auto it = s.opt.listed->find(g.key);
+      if (it == s.opt.listed->end()) {
+        ListedCandidates l;
+        l.algos = candidate_list(rec, g.ids.front(), s.opt, &l.heuristic_top);
+        it = s.opt.listed->emplace(g.key, std::move(l)).first;
+      }
+      r.algos = it->second.algos;
+      r.heuristic_top = it->second.heuristic_top;
+    } else {
+      r.algos = candidate_list(rec, g.ids.front(), s.opt, &r.heuristic_top);
+    }
     return true;
   } catch (const BackendError& e) {
     if (e.sticky) throw;
@@ -94,6 +105,14 @@ std::vector<const PlanGroup*> apply_decided_shapes(GemmSearchState& s, PlanRecor
   CacheEnvironment env = s.out.env;
   std::vector<const PlanGroup*> todo;
   for (const PlanGroup& g : groups) {
+    if (s.opt.screen_range) {  // a screening unit: its one shape, nothing set
+      if (g.key == s.opt.screen_range->key) todo.push_back(&g);
+      continue;
+    }
+    if (s.opt.tuned_elsewhere.count(g.key)) {  // another unit of a split search tunes it
+      s.out.reused_plans++;
+      continue;
+    }
     auto t = s.tuned.find(g.key);
     if (t != s.tuned.end()) {
       const GemmTuneRecord& r = s.out.gemm[t->second];
@@ -136,7 +155,17 @@ class ShapeSearch {
     record_own_calls();
     verify_reduced_ = reduced_.covers(g_.key);
     r_.verified_on = verify_reduced_ ? reduced_.label() : p_.label();
-    screen_all();
+    label_candidates();
+    if (s_.opt.screen_range) {  // a screening unit: phase 1 on its range, the record as it stands
+      const ScreenRange& range = *s_.opt.screen_range;
+      if (range.count != r_.algos.size() || range.hi > r_.algos.size() || range.lo > range.hi)
+        throw BackendError(fmt::format("the screening unit's range [{}, {}) of {} candidates does not fit the {} listed "
+                                       "here for {}", range.lo, range.hi, range.count, r_.algos.size(), g_.key));
+      screen(range.lo, range.hi);
+      s_.out.gemm.push_back(std::move(r_));
+      return;
+    }
+    if (!take_screened()) screen(0, r_.algos.size());
     auto t_confirm = std::chrono::steady_clock::now();
     confirm_finalists();
     recheck_winner();
@@ -181,8 +210,44 @@ class ShapeSearch {
     }
   }
 
-  // Phase 1: verify and screen every candidate.
-  void screen_all() {
+  // Every candidate's label and baseline flag, and the record's baseline index.
+  void label_candidates() {
+    r_.candidates.resize(r_.algos.size());
+    for (std::size_t i = 0; i < r_.algos.size(); ++i) {
+      r_.candidates[i].label = r_.algos[i].label.empty() ? "algo" : r_.algos[i].label;
+      r_.candidates[i].baseline = r_.algos[i].heuristic_first;
+      if (r_.algos[i].heuristic_first && r_.baseline < 0) r_.baseline = static_cast<int>(i);
+    }
+  }
+
+  // Phase 1 done by the screening units of a split search (TuneOptions::screened): their outcomes, when
+  // they cover this shape's list; false (with a note when they do not fit) to screen here.
+  bool take_screened() {
+    if (!s_.opt.screened) return false;
+    auto it = s_.opt.screened->find(g_.key);
+    if (it == s_.opt.screened->end()) return false;
+    const ScreenedShape& done = it->second;
+    if (done.candidates.size() != r_.candidates.size()) {
+      s_.out.notes.push_back(fmt::format("gemm {}: the screening units listed {} candidates, this process {}; screened here",
+                                         g_.key, done.candidates.size(), r_.candidates.size()));
+      return false;
+    }
+    for (std::size_t i = 0; i < done.candidates.size(); ++i) {
+      CandidateOutcome& c = r_.candidates[i];
+      const CandidateOutcome& d = done.candidates[i];
+      c.status = d.status.empty() ? "failed" : d.status;
+      c.reason = d.status.empty() ? "not screened" : d.reason;
+      c.screen_ms = d.screen_ms;
+      c.screen_samples = d.screen_samples;
+      c.warnings = d.warnings;
+    }
+    r_.verify_s += done.verify_s;
+    r_.screen_s += done.screen_s;
+    return true;
+  }
+
+  // Phase 1: verify and screen candidates [lo, hi).
+  void screen(std::size_t lo, std::size_t hi) {
     auto verify = [&](const GemmAlgo& a) {
       return verify_reduced_ ? reduced_.check(g_.key, a) : in_.check_forward([&] { st_.run(rec_); });
     };
@@ -191,20 +256,17 @@ class ShapeSearch {
     auto gemm_alone = [&inner, &own] {
       for (const GemmCall& c : own) inner.gemm().run(c.plan, c.a, c.b, c.c, c.alpha, c.beta);
     };
-    r_.candidates.resize(r_.algos.size());
+    QueuedScreen timer(inner, !s_.opt.screen.hot);
     double best_screen_ms = 0;
-    for (std::size_t i = 0; i < r_.algos.size(); ++i) {
-      r_.candidates[i].label = r_.algos[i].label.empty() ? "algo" : r_.algos[i].label;
-      r_.candidates[i].baseline = r_.algos[i].heuristic_first;
-      if (r_.algos[i].heuristic_first && r_.baseline < 0) r_.baseline = static_cast<int>(i);
+    for (std::size_t i = lo; i < hi; ++i) {
       if (stop_requested()) {  // SIGINT/SIGTERM: the rest are not tried (the tuner keeps nothing of this shape)
         r_.candidates[i].status = "failed";
         r_.candidates[i].reason = "interrupted";
         continue;
       }
       guarded(i, [&] {
-        r_.candidates[i] = screen_candidate(rec_, g_, r_.algos[i], verify, s_.opt.screen, s_.opt.screen_cutoff,
-                                            best_screen_ms, gemm_alone, r_);
+        r_.candidates[i] = screen_candidate(rec_, g_, r_.algos[i], verify, timer, s_.opt.screen.max_samples,
+                                            s_.opt.screen_cutoff, best_screen_ms, gemm_alone, r_);
       });
       const CandidateOutcome& c = r_.candidates[i];
       if (c.status == "ok" && c.screen_samples > 1 && (best_screen_ms == 0 || c.screen_ms < best_screen_ms))

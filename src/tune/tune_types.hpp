@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,17 @@ inline MeasureSettings screening_settings(MeasureSettings full, int samples) {
   full.max_samples = samples;
   return full;
 }
+
+struct CandidateOutcome;
+struct ListedCandidates;
+struct ScreenedShape;
+
+// One screening unit of a split search (tune --devices, cli/tune_split.hpp): candidates [lo, hi) of the
+// shape `key`, out of `count` listed.
+struct ScreenRange {
+  std::string key;
+  std::size_t lo = 0, hi = 0, count = 0;
+};
 
 struct TuneOptions {
   std::vector<Problem> problems;
@@ -66,6 +79,21 @@ struct TuneOptions {
   // Called with a problem's grid index once every strategy of it is tuned and checkpointed (not for a
   // problem cut short by a stop request).
   std::function<void(std::size_t)> problem_done;
+
+  // A search split below the problem (tune --devices with --search=exhaustive, cli/tune_split.hpp) runs the
+  // same phases in several processes; these let one tune_grid call do its part of it.
+  // Candidate lists by shape key, kept across the tune_grid calls of one process (listing is deterministic
+  // for one cuBLASLt and device, and a non-batched shape takes ~1 s to list); unset: listed every time.
+  std::map<std::string, ListedCandidates>* listed = nullptr;
+  // A screening unit: only phase 1 of shape screen_range->key, on its candidates [lo, hi); the record holds
+  // their outcomes (the others' status stays empty) and no winner. Other shapes are not searched.
+  std::optional<ScreenRange> screen_range;
+  // Shapes screened by screening units: their phase-1 outcomes (every candidate), so that phases 2-3 (the
+  // finalists re-measured and re-checked here, on one device) choose the winner.
+  const std::map<std::string, ScreenedShape>* screened = nullptr;
+  // Shapes another unit of the run tunes (an earlier problem makes them): left at their current algorithm
+  // and not searched here, as a one-process tune reuses a shape tuned earlier in the run.
+  std::set<std::string> tuned_elsewhere;
 };
 
 // One candidate algorithm or tile and what happened to it.
@@ -83,6 +111,18 @@ struct CandidateOutcome {
   // choice, and `ms` then holds that time; `finalist_ms` keeps the one the winner was chosen on.
   double finalist_ms = 0;
   std::vector<std::string> warnings;  // from the measurement engine (timer fallback, clock changes...)
+};
+
+// A shape's candidate list, as the search builds it (tune/gemm_search.cpp).
+struct ListedCandidates {
+  std::vector<GemmAlgo> algos;
+  int heuristic_top = 0;
+};
+
+// Phase 1's outcomes of every candidate of a shape, gathered from the screening units of a split search.
+struct ScreenedShape {
+  std::vector<CandidateOutcome> candidates;  // status "" for none (never screened)
+  double verify_s = 0, screen_s = 0;         // summed over the units
 };
 
 // A distinct GEMM (GemmShape::key) tuned once, inside the first strategy and problem that made it.

@@ -327,7 +327,7 @@ TEST(Tune, the_winner_comes_from_the_re_measured_finalists_not_the_screen) {
   for (int finalists : {1, 2}) {
     auto cpu = make_cpu_backend();
     LuckyLt lt(*cpu);
-    lt.fast_runs = 1 + 1 + 3;  // verification, the first screening sample and 3 more
+    lt.fast_runs = 1 + 3;  // verification and the 3 screening samples (the first one among them)
     TuneOptions opt = quick_options("head_batched");  // one plan per shape, each run once per forward
     opt.finalists = finalists;
     TuneOutcome out = tune_grid(lt, opt);
@@ -540,7 +540,7 @@ TEST(Tune, finalist_indices_put_the_baseline_first_then_screen_order) {
 TEST(Tune, exhaustive_search_re_measures_the_heuristic_top_n) {
   auto cpu = make_cpu_backend();
   LuckyLt lt(*cpu);
-  lt.fast_runs = 1 + 1 + 3;
+  lt.fast_runs = 1 + 3;  // fast through verification and screening, slow from the finalists on
   TuneOptions opt = quick_options("head_batched");
   opt.exhaustive = true;
   opt.finalists = 1;

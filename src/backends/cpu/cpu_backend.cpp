@@ -106,6 +106,20 @@ void gemm_one(const GemmShape& g, const void* a, const void* b, void* c, float a
   });
 }
 
+// The work of one GEMM call again, into scratch (the test hook's slower variants): C is left as it was.
+void gemm_into_scratch(const GemmShape& g, const void* a, const void* b, float alpha) {
+  GemmShape s = g;
+  s.ldc = g.n;
+  std::vector<double> scratch(static_cast<std::size_t>(g.m * g.n));  // room for any element type
+  for (std::int64_t i = 0; i < g.batch; ++i) {
+    const void* ai = g.mode == BatchMode::pointer_array ? static_cast<const void* const*>(a)[i]
+                                                        : offset_ptr(a, i * g.stride_a, g.a_type);
+    const void* bi = g.mode == BatchMode::pointer_array ? static_cast<const void* const*>(b)[i]
+                                                        : offset_ptr(b, i * g.stride_b, g.b_type);
+    gemm_one(s, ai, bi, scratch.data(), alpha, 0.0f);
+  }
+}
+
 // One object is the device and every interface it hands out.
 class CpuBackend final : public DeviceMemory,
                          public GemmEngine,
@@ -163,6 +177,8 @@ class CpuBackend final : public DeviceMemory,
   void run(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
     const GemmShape& g = plan_at(plan).shape;
     gemm_calls_++;
+    // A slower test variant computes the product into scratch first (C = alpha A B + beta C reads C).
+    for (int rep = plan_at(plan).repeats; rep > 1; --rep) gemm_into_scratch(g, a, b, alpha);
     if (g.mode == BatchMode::pointer_array) {
       auto pa = static_cast<const void* const*>(a);
       auto pb = static_cast<const void* const*>(b);
@@ -189,17 +205,33 @@ class CpuBackend final : public DeviceMemory,
   }
   GemmShape plan_shape(GemmPlanId plan) const override { return plan_at(plan).shape; }
 
-  std::vector<GemmAlgo> candidates(GemmPlanId plan, int, bool) override {
+  // One algorithm, or with the test hook ATTNBENCH_INJECT_CPU_GEMM_VARIANTS=N (docs/scale-out-devices.md) an
+  // exhaustive list of N variants that repeat the same GEMM 3-4 times, all but variant 2N/3 which runs it
+  // once: a list long enough to split, with one winner that timing cannot miss.
+  std::vector<GemmAlgo> candidates(GemmPlanId plan, int, bool exhaustive) override {
     (void)plan_at(plan);
+    const char* spec = std::getenv("ATTNBENCH_INJECT_CPU_GEMM_VARIANTS");
+    const int variants = spec ? std::atoi(spec) : 0;
     GemmAlgo a;
     a.label = "cpu-reference";
     a.attrs = {{"ALGO_ID", 0}};
     a.heuristic_first = true;
-    return {a};
+    if (variants < 2) return {a};
+    a.attrs["REPEATS"] = 3;
+    std::vector<GemmAlgo> out = {a};
+    for (int k = 1; exhaustive && k < variants; ++k) {
+      GemmAlgo v;
+      const int repeats = k == 2 * variants / 3 ? 1 : 3 + k % 2;
+      v.label = fmt::format("cpu-variant {} x{}", k, repeats);
+      v.attrs = {{"ALGO_ID", k}, {"REPEATS", repeats}};
+      out.push_back(v);
+    }
+    return out;
   }
-  void set_algo(GemmPlanId plan, const GemmAlgo&, const std::string& source) override {
+  void set_algo(GemmPlanId plan, const GemmAlgo& algo, const std::string& source) override {
     (void)plan_at(plan);
     plans_[plan].source = source;
+    plans_[plan].repeats = algo.attrs.is_object() ? algo.attrs.value("REPEATS", 1) : 1;
   }
   void set_chooser(Chooser chooser) override { chooser_ = std::move(chooser); }
 
@@ -264,6 +296,7 @@ class CpuBackend final : public DeviceMemory,
   struct Plan {
     GemmShape shape;
     std::string source;
+    int repeats = 1;  // ATTNBENCH_INJECT_CPU_GEMM_VARIANTS's variants
   };
   const Plan& plan_at(GemmPlanId id) const {
     auto it = plans_.find(id);

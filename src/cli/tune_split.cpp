@@ -1,0 +1,221 @@
+// The split tune's units: planning them as listings arrive (parent), running one (worker). Unit files
+// (unit-ITEM.json, attnbench.tune-unit/1) and results (task-ITEM-0.json) live in the pool's directory.
+#include "cli/tune_split.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "core/json_document.hpp"
+#include "strategies/registry.hpp"
+#include "tune/tuner.hpp"
+
+namespace ab {
+
+namespace {
+
+constexpr const char* kUnitSchema = "attnbench.tune-unit/1";     // parent -> worker
+constexpr const char* kResultSchema = "attnbench.tune-part/1";   // worker -> parent (listing, screening)
+
+std::string unit_path(const std::string& dir, std::size_t item) { return fmt::format("{}/unit-{}.json", dir, item); }
+
+}  // namespace
+
+SplitTune::SplitTune(const TuneOptions& opt, std::size_t split, std::string dir)
+    : opt_(opt), problems_(opt.problems.size()), split_(split), dir_(std::move(dir)), elsewhere_(problems_),
+      open_screens_(problems_, 0), finish_item_(problems_, 0), released_(problems_, false) {
+  for (const auto& st : make_strategies(opt.strategies)) strategies_.push_back(st->name());
+  listings_left_.assign(problems_, strategies_.size());
+  shapes_.assign(problems_, std::vector<std::optional<std::vector<ListedShape>>>(strategies_.size()));
+  for (std::size_t pi = 0; pi < problems_; ++pi)
+    for (std::size_t si = 0; si < strategies_.size(); ++si) {
+      Unit u;
+      u.problem = pi;
+      u.strategy = si;
+      write_unit(add(u), {{"kind", "listing"}, {"problem", pi}, {"strategy", strategies_[si]}});
+    }
+}
+
+std::size_t SplitTune::add(Unit u) {
+  units_.push_back(std::move(u));
+  return units_.size() - 1;
+}
+
+void SplitTune::write_unit(std::size_t item, nlohmann::json doc) const {
+  doc["schema"] = kUnitSchema;
+  write_json_atomic(unit_path(dir_, item), doc);
+}
+
+void SplitTune::note(std::size_t problem, std::string text) {
+  notes_[problem] += text + "\n";
+  failed_ = true;
+}
+
+std::string SplitTune::notes(std::size_t problem) const {
+  std::string text;
+  std::map<std::string, int> units;
+  std::vector<std::string> order;
+  for (const Unit& u : units_)
+    if (u.kind == Kind::screening && u.problem == problem && units[u.range.key]++ == 0) order.push_back(u.range.key);
+  for (const std::string& key : order) {
+    std::string devices;
+    auto on = screened_on_.find(key);
+    if (on != screened_on_.end())
+      for (int d : on->second) devices += fmt::format("{}{}", devices.empty() ? "" : ", ", d);
+    text += fmt::format("  gemm {}: {} candidates screened in {} units on device(s) {}\n", key,
+                        screened_.count(key) ? screened_.at(key).candidates.size() : 0, units[key],
+                        devices.empty() ? "-" : devices);
+  }
+  auto it = notes_.find(problem);
+  return text + (it == notes_.end() ? "" : it->second);
+}
+
+std::vector<std::size_t> SplitTune::ready() {
+  std::vector<std::size_t> out;
+  // Problems are planned in grid order once listed, so unit numbers and shape ownership (the first problem
+  // that makes a shape tunes it, as in one process) do not depend on which device listed first.
+  while (expanded_ < problems_ && listings_left_[expanded_] == 0) {
+    const std::size_t pi = expanded_++;
+    elsewhere_[pi] = taken_;
+    // The strategies' shapes in --strategies order: a shape two strategies make belongs to the first.
+    // A strategy whose listing was lost leaves the problem unsplit (its shapes are unknown).
+    std::vector<ListedShape> shapes;
+    bool complete = true;
+    for (const auto& listed : shapes_[pi]) {
+      if (!listed) complete = false;
+      else shapes.insert(shapes.end(), listed->begin(), listed->end());
+    }
+    std::vector<ScreenUnit> screens;
+    if (complete) screens = plan_screen_units(pi, shapes, split_, taken_);
+    else for (const ListedShape& s : shapes) taken_.insert(s.key);
+    for (const ScreenUnit& s : screens) {
+      Unit u;
+      u.kind = Kind::screening;
+      u.problem = pi;
+      u.range = s;
+      const std::size_t item = add(u);
+      write_unit(item, {{"kind", "screening"}, {"problem", pi}, {"strategy", s.strategy}, {"key", s.key},
+                        {"lo", s.lo}, {"hi", s.hi}, {"count", s.count}});
+      out.push_back(item);
+      ++open_screens_[pi];
+    }
+    Unit f;
+    f.kind = Kind::finishing;
+    f.problem = pi;
+    finish_item_[pi] = add(f);
+  }
+  for (std::size_t pi = 0; pi < expanded_; ++pi) {
+    if (released_[pi] || open_screens_[pi] > 0) continue;
+    nlohmann::json screened = nlohmann::json::object();
+    for (const Unit& u : units_)
+      if (u.kind == Kind::screening && u.problem == pi && !screened.contains(u.range.key))
+        screened[u.range.key] = screened_shape_to_json(screened_.at(u.range.key));
+    write_unit(finish_item_[pi], {{"kind", "finishing"}, {"problem", pi}, {"tuned_elsewhere", elsewhere_[pi]},
+                                  {"screened", screened}});
+    released_[pi] = true;
+    out.push_back(finish_item_[pi]);
+  }
+  return out;
+}
+
+bool SplitTune::absorb(const TaskOutcome& t) {
+  const Unit& u = units_.at(t.item);
+  if (u.kind == Kind::finishing) return false;
+  if (u.kind == Kind::listing) absorb_listing(u, t);
+  else absorb_screening(u, t);
+  return true;
+}
+
+void SplitTune::absorb_listing(const Unit& u, const TaskOutcome& t) {
+  --listings_left_[u.problem];
+  const std::string label = opt_.problems[u.problem].label();
+  if (t.file.empty()) {
+    note(u.problem, fmt::format("{}: listing unit {} ({}) lost ({}); the problem is tuned unsplit", label, t.item,
+                                strategies_[u.strategy], t.failure));
+    return;
+  }
+  nlohmann::json doc = read_json_document(t.file, kResultSchema);
+  std::vector<ListedShape> shapes;
+  for (const auto& s : doc.at("shapes"))
+    shapes.push_back({s.at("key").get<std::string>(), s.at("strategy").get<std::string>(), s.at("count").get<std::size_t>()});
+  shapes_[u.problem][u.strategy] = std::move(shapes);
+}
+
+void SplitTune::absorb_screening(const Unit& u, const TaskOutcome& t) {
+  const ScreenUnit& r = u.range;
+  ScreenedShape& shape = screened_[r.key];
+  shape.candidates.resize(r.count);
+  --open_screens_[u.problem];
+  std::string why = t.failure;
+  if (!t.file.empty()) {
+    screened_on_[r.key].insert(t.device);
+    nlohmann::json doc = read_json_document(t.file, kResultSchema);
+    if (doc.contains("range")) {
+      screened_range_from_json(doc.at("range"), r.lo, r.count, shape);
+      shape.verify_s += doc.at("verify_s").get<double>();
+      shape.screen_s += doc.at("screen_s").get<double>();
+      return;
+    }
+    why = doc.value("error", std::string("no outcomes"));
+  }
+  for (std::size_t i = r.lo; i < r.hi; ++i) {
+    shape.candidates[i].status = "failed";
+    shape.candidates[i].reason = "not screened: " + why;
+  }
+  note(u.problem, fmt::format("{}: screening unit {} (gemm {} / {}, candidates {}-{} of {}) lost: {}",
+                              opt_.problems[u.problem].label(), t.item, r.key, r.strategy, r.lo, r.hi - 1, r.count, why));
+}
+
+bool serve_split_unit(Backend& backend, const WorkerTask& task, const std::function<TuneOptions(std::size_t)>& one,
+                      const std::function<TaskEnd(const TuneOptions&)>& finish, TaskEnd* end) {
+  const std::string path = unit_path(std::filesystem::path(task.file).parent_path().string(), task.item);
+  if (!std::filesystem::exists(path)) return false;
+  const nlohmann::json unit = read_json_document(path, kUnitSchema);
+  const std::string kind = unit.at("kind").get<std::string>();
+  TuneOptions opt = one(unit.at("problem").get<std::size_t>());
+  *end = TaskEnd{};
+  if (kind == "finishing") {
+    std::map<std::string, ScreenedShape> screened;
+    for (const auto& [key, shape] : unit.at("screened").items()) screened[key] = screened_shape_from_json(shape);
+    opt.tuned_elsewhere = unit.at("tuned_elsewhere").get<std::set<std::string>>();
+    opt.screened = &screened;
+    *end = finish(opt);
+    return true;
+  }
+  nlohmann::json doc = {{"schema", kResultSchema}};
+  if (kind == "listing") {
+    opt.dry_run = true;
+    opt.strategies = unit.at("strategy").get<std::string>();
+    TuneOutcome out = tune_grid(backend, opt);
+    nlohmann::json shapes = nlohmann::json::array();
+    for (const GemmTuneRecord& r : out.gemm)
+      if (!(opt.skip_cached && opt.skip_cached->find_gemm(r.key, out.env)))
+        shapes.push_back({{"key", r.key}, {"strategy", r.strategy}, {"count", r.algos.size()}});
+    doc["shapes"] = shapes;
+    end->retire = out.failed_strategies > 0;
+  } else {
+    ScreenRange range;
+    range.key = unit.at("key").get<std::string>();
+    range.lo = unit.at("lo").get<std::size_t>();
+    range.hi = unit.at("hi").get<std::size_t>();
+    range.count = unit.at("count").get<std::size_t>();
+    opt.strategies = unit.at("strategy").get<std::string>();
+    opt.screen_range = range;
+    TuneOutcome out = tune_grid(backend, opt);
+    const GemmTuneRecord* r = nullptr;
+    for (const GemmTuneRecord& g : out.gemm)
+      if (g.key == range.key) r = &g;
+    if (r) {
+      doc["range"] = screened_range_to_json(r->candidates, range.lo, range.hi);
+      doc["verify_s"] = r->verify_s;
+      doc["screen_s"] = r->screen_s;
+    } else {
+      doc["error"] = out.notes.empty() ? std::string("the shape was not screened") : out.notes.back();
+    }
+    end->retire = out.failed_strategies > 0;
+  }
+  write_json_atomic(task.file, doc);
+  return true;
+}
+
+}  // namespace ab

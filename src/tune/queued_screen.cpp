@@ -1,0 +1,48 @@
+// The screening timer (see the header): flush, delay kernel, start event, the calls, stop event, wait.
+#include "tune/queued_screen.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/errors.hpp"
+
+namespace ab {
+
+namespace {
+constexpr double kMaxDelayMs = 20;  // a host that needs longer to enqueue gets host time in its samples
+}
+
+QueuedScreen::QueuedScreen(Backend& backend, bool flush_l2, MonotonicClock clock)
+    : be_(backend), flush_(flush_l2), queue_(backend.kind() != BackendKind::cpu),
+      timer_(backend.profiler().make_timer()), clock_(std::move(clock)) {
+  if (!clock_)
+    clock_ = [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); };
+}
+
+double QueuedScreen::take(const std::function<void()>& calls, double* host_ms) {
+  if (flush_) be_.profiler().flush_l2();
+  if (queue_) be_.kernels().inject_delay(delay_ms_);
+  const double t0 = clock_();
+  timer_->start();
+  calls();
+  timer_->stop();
+  *host_ms = (clock_() - t0) * 1e3;
+  const double ms = timer_->elapsed_ms();
+  if (!std::isfinite(ms) || ms < 0) throw BackendError(fmt::format("screening timer returned {} ms", ms));
+  return ms;
+}
+
+double QueuedScreen::sample(const std::function<void()>& calls) {
+  double host_ms = 0;
+  double ms = take(calls, &host_ms);
+  if (!queue_) return ms;
+  const bool outlasted = host_ms > delay_ms_;
+  delay_ms_ = std::min(kMaxDelayMs, std::max(delay_ms_, 2 * host_ms));
+  if (outlasted && host_ms < kMaxDelayMs) ms = take(calls, &host_ms);
+  return ms;
+}
+
+}  // namespace ab

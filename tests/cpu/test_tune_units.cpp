@@ -1,0 +1,110 @@
+// The split tune's screening units (cli/tune_units.hpp): deterministic, every candidate of a split shape in
+// exactly one unit, sizes within one of each other, small shapes and shapes of earlier problems left out;
+// the compact outcome form round-trips.
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cli/tune_units.hpp"
+
+using namespace ab;
+
+namespace {
+
+std::vector<ListedShape> random_shapes(std::mt19937& rng, int n) {
+  std::uniform_int_distribution<std::size_t> count(1, 20000);
+  std::vector<ListedShape> shapes;
+  for (int i = 0; i < n; ++i) shapes.push_back({"shape" + std::to_string(i), i % 2 ? "nested" : "ptr_array", count(rng)});
+  return shapes;
+}
+
+}  // namespace
+
+TEST(TuneUnits, EveryCandidateOfASplitShapeIsInExactlyOneUnit) {
+  std::mt19937 rng(17);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<ListedShape> shapes = random_shapes(rng, 1 + trial % 6);
+    const std::size_t split = std::uniform_int_distribution<std::size_t>(1, 5000)(rng);
+    std::set<std::string> taken;
+    std::vector<ScreenUnit> units = plan_screen_units(3, shapes, split, taken);
+    std::map<std::string, std::vector<int>> seen;
+    std::map<std::string, std::vector<std::size_t>> sizes;
+    for (const ScreenUnit& u : units) {
+      EXPECT_EQ(u.problem, 3u);
+      ASSERT_LT(u.lo, u.hi);
+      EXPECT_LE(u.hi - u.lo, split);
+      auto& hits = seen[u.key];
+      hits.resize(u.count);
+      for (std::size_t i = u.lo; i < u.hi; ++i) hits[i]++;
+      sizes[u.key].push_back(u.hi - u.lo);
+    }
+    for (const ListedShape& s : shapes) {
+      EXPECT_TRUE(taken.count(s.key));
+      if (s.count <= split) {
+        EXPECT_FALSE(seen.count(s.key)) << s.key << " has " << s.count << " candidates, split " << split;
+        continue;
+      }
+      ASSERT_TRUE(seen.count(s.key));
+      for (std::size_t i = 0; i < s.count; ++i) ASSERT_EQ(seen[s.key][i], 1) << s.key << " candidate " << i;
+      auto [lo, hi] = std::minmax_element(sizes[s.key].begin(), sizes[s.key].end());
+      EXPECT_LE(*hi - *lo, 1u);
+      EXPECT_EQ(sizes[s.key].size(), (s.count + split - 1) / split);
+    }
+    std::set<std::string> taken_again;
+    std::vector<ScreenUnit> again = plan_screen_units(3, shapes, split, taken_again);
+    ASSERT_EQ(again.size(), units.size());
+    for (std::size_t i = 0; i < units.size(); ++i)
+      EXPECT_TRUE(again[i].key == units[i].key && again[i].lo == units[i].lo && again[i].hi == units[i].hi &&
+                  again[i].strategy == units[i].strategy);
+  }
+}
+
+TEST(TuneUnits, AShapeAnEarlierProblemMakesIsNotScreenedAgain) {
+  std::set<std::string> taken;
+  std::vector<ScreenUnit> first = plan_screen_units(0, {{"qk", "nested", 7}, {"pv", "nested", 5}}, 3, taken);
+  EXPECT_EQ(first.size(), 5u);  // 7 -> 3 units (2, 2, 3), 5 -> 2 units (2, 3)
+  std::vector<ScreenUnit> second = plan_screen_units(1, {{"pv", "nested", 5}, {"other", "head_batched", 4}}, 3, taken);
+  ASSERT_EQ(second.size(), 2u);
+  for (const ScreenUnit& u : second) EXPECT_EQ(u.key, "other");
+  EXPECT_EQ(second[0].lo, 0u);
+  EXPECT_EQ(second[1].hi, 4u);
+  // A one-candidate list and a split of 1: one unit per candidate would be over the split only when larger.
+  std::set<std::string> none;
+  EXPECT_TRUE(plan_screen_units(0, {{"one", "nested", 1}}, 1, none).empty());
+  EXPECT_EQ(plan_screen_units(0, {{"two", "nested", 2}}, 1, none).size(), 2u);
+}
+
+TEST(TuneUnits, ScreenedRangesRoundTrip) {
+  std::mt19937 rng(5);
+  std::vector<CandidateOutcome> c(37);
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    c[i].status = i % 5 == 0 ? "incorrect" : (i % 7 == 0 ? "failed" : "ok");
+    c[i].reason = c[i].status == "ok" ? "" : "reason " + std::to_string(i);
+    c[i].screen_ms = std::uniform_real_distribution<double>(0.01, 3)(rng);
+    c[i].screen_samples = 1 + static_cast<int>(i % 3);
+  }
+  ScreenedShape shape;
+  screened_range_from_json(screened_range_to_json(c, 0, 11), 0, c.size(), shape);
+  screened_range_from_json(screened_range_to_json(c, 11, 37), 11, c.size(), shape);
+  shape.verify_s = 1.5;
+  ScreenedShape back = screened_shape_from_json(screened_shape_to_json(shape));
+  ASSERT_EQ(back.candidates.size(), c.size());
+  EXPECT_EQ(back.verify_s, 1.5);
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    EXPECT_EQ(back.candidates[i].status, c[i].status);
+    EXPECT_EQ(back.candidates[i].reason, c[i].reason);
+    EXPECT_EQ(back.candidates[i].screen_ms, c[i].screen_ms);
+    EXPECT_EQ(back.candidates[i].screen_samples, c[i].screen_samples);
+  }
+  // A range not yet returned stays empty (status ""): the finishing unit records it as not screened.
+  ScreenedShape part;
+  screened_range_from_json(screened_range_to_json(c, 5, 9), 5, c.size(), part);
+  EXPECT_EQ(part.candidates[4].status, "");
+  EXPECT_EQ(part.candidates[5].status, c[5].status);
+  EXPECT_EQ(part.candidates[9].status, "");
+}
