@@ -219,17 +219,19 @@ __global__ void __launch_bounds__(C::THREADS, 1)
 #pragma unroll
       for (int a = 0; a < C::ATOMS; ++a) tma_load_3d(sQ_a + a * BM * 128, tm_q, a * 64, q_row0, bh, bar_q);
     }
-    for (int t = 0; t < n_tiles; ++t) {
+    // With a cp.async tile ahead (cp.async tiles are all tiles or only the last), every producer thread
+    // follows the ring, waiting on each tile's empty barriers: a parity wait cannot tell rounds two apart,
+    // so no thread may run more than one round ahead of the consumers.
+    const bool all_follow = !tile_by_tma(n_tiles - 1);
+    for (int t = 0; t < n_tiles && (leader || all_follow); ++t) {
       const int s = t % ST;
       const std::uint32_t free_parity = ((t / ST) & 1) ^ 1;  // round 0 passes at once
       const std::uint32_t dk = sK_a + s * C::TILE_BYTES, dv = sV_a + s * C::TILE_BYTES;
       if (tile_by_tma(t)) {
-        if (leader) {
-          mbar_wait(empty_k(s), free_parity);
-          tma_tile(tm_k, dk, t, full_k(s));
-          mbar_wait(empty_v(s), free_parity);
-          tma_tile(tm_v, dv, t, full_v(s));
-        }
+        mbar_wait(empty_k(s), free_parity);
+        if (leader) tma_tile(tm_k, dk, t, full_k(s));
+        mbar_wait(empty_v(s), free_parity);
+        if (leader) tma_tile(tm_v, dv, t, full_v(s));
       } else {
         mbar_wait(empty_k(s), free_parity);
         mbar_wait(empty_v(s), free_parity);
