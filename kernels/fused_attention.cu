@@ -97,11 +97,11 @@ int max_smem_optin() {
 // Best default first: for each head_dim the first tile in this list that is compiled for it (and that
 // fused_can_implement accepts on the device) is the default. Tiles with 8+ warps are the Hopper wgmma
 // kernel (2-4 warpgroups, head_dim 64 and 128, compute capability 9.0 only); defaults m128n128w12s2ws for
-// head_dim 128 where it applies (contiguous self-attention; run 5), else m128n128w8, and m128n64w8 for 64
+// head_dim 128 (run 5), else m128n128w8, and m128n64w8 for 64
 // (fastest in the H200 runs of docs/perf-notes.md). The w4 tiles are
 // the mma.sync kernel that also runs on sm_80+ and is the fallback: m128n128w4 for D<=64, m128n64w4
 // for D=96/128, m64n32w4 for D=256. Tiles ending "ws" (5th field 1) are the warp-specialized Hopper kernel
-// (fused_kernel_ws.cuh: a TMA producer warpgroup and two consumer warpgroups, contiguous self-attention).
+// (fused_kernel_ws.cuh: a TMA producer warpgroup and two consumer warpgroups).
 std::vector<FusedTile> fused_compiled_tiles() {
   static const int order[][5] = {
       {128, 128, 12, 2, 1}, {128, 128, 8, 2, 0}, {128, 64, 8, 2, 0},  {192, 64, 12, 2, 0}, {256, 64, 16, 2, 0},
@@ -146,13 +146,9 @@ std::string fused_can_implement(const FusedParams& p, const FusedTile& tile) {
   if (p.batch < 1 || p.heads < 1 || p.seq_len < 1) return "batch, heads and seq_len must be positive";
   if (p.kv_heads < 1 || p.heads % p.kv_heads != 0) return "kv_heads must divide heads";
   if (p.q_len < 1 || p.q_len > p.seq_len) return "q_len must be between 1 and seq_len";
-  // The Hopper wgmma kernel indexes Q, K and V by one (batch, head) row and one length; the mma.sync
-  // tiles (w4) take grouped KV heads, q_len != seq_len and ragged lengths.
-  if (e->sm90a && (p.kv_heads != p.heads || p.q_len != p.seq_len || p.ragged))
-    return "tile " + name + " (wgmma) takes self-attention only (kv_heads = heads, q_len = seq_len, one KV length); "
-           "the w4 tiles take grouped KV heads, q_len != seq_len and ragged lengths";
-  if (e->ws && p.paged)
-    return "tile " + name + " (warp-specialized, TMA) takes contiguous K/V only; paged K/V runs on the other tiles";
+  // Every tile takes grouped KV heads, q_len != seq_len (bottom-right causal), ragged lengths and paged
+  // K/V of any page size (the ws tiles load pages by TMA where a page is a multiple of 8 rows nesting with
+  // the tile, by cp.async otherwise: fused_kernel_ws.cuh).
   if (p.seq_len > (1ll << 30)) return "seq_len above 2^30 is not supported (32-bit row indices)";
   const long long m_blocks = (p.q_len + tile.block_m - 1) / tile.block_m;
   if (m_blocks * p.batch * p.heads > 0x7fffffffll) return "grid too large (query blocks x batch x heads > 2^31-1)";
@@ -198,6 +194,7 @@ int fused_launch(const FusedParams& p, const FusedTile& tile, void* stream) {
   kp.scale_log2 = p.scale * 1.4426950408889634f;
   kp.causal = p.causal ? 1 : 0;
   kp.paged = p.paged ? 1 : 0;
+  kp.pool_slots = !p.paged ? 0 : (p.pool_slots > 0 ? p.pool_slots : p.batch * p.pages);
   return e->launch(kp, stream);
 }
 

@@ -29,14 +29,14 @@ EncodeTiledFn encode_tiled_fn() {
 
 }  // namespace
 
-int encode_rows_map(CUtensorMap* map, const void* base, bool bf16, int head_dim, int seq_len, long long bh,
-                    int box_rows) {
+int encode_rows_map(CUtensorMap* map, const void* base, bool bf16, int head_dim, long long rows,
+                    long long rows_outer, int box_rows) {
   const EncodeTiledFn fn = encode_tiled_fn();
   if (!fn) return static_cast<int>(cudaErrorNotSupported);
-  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(head_dim), static_cast<cuuint64_t>(seq_len),
-                              static_cast<cuuint64_t>(bh)};
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(head_dim), static_cast<cuuint64_t>(rows),
+                              static_cast<cuuint64_t>(rows_outer)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(head_dim) * 2,
-                                 static_cast<cuuint64_t>(seq_len) * static_cast<cuuint64_t>(head_dim) * 2};
+                                 static_cast<cuuint64_t>(rows) * static_cast<cuuint64_t>(head_dim) * 2};
   const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(box_rows), 1};
   const cuuint32_t elem_strides[3] = {1, 1, 1};
   const CUresult r = fn(map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,

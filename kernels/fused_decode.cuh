@@ -73,7 +73,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(co
   const int rows_total = p.group * QL;
   const int row0 = chunk * ROWS;  // first packed row of this CTA
   const int L = p.kv_lens ? __ldg(p.kv_lens + b) : p.seq_len;
-  const int diag = L - QL;
+  const int diag = causal_diag(L, QL);
   const int k_begin = split * p.keys_per_split;
   const int k_end = min(L, k_begin + p.keys_per_split);
   const int n_tiles = k_end > k_begin ? (k_end - k_begin + BN - 1) / BN : 0;

@@ -42,6 +42,7 @@ struct KParams {
   int m_blocks;                 // query blocks per (batch, head): ceil(q_len / BLOCK_M)
   float scale_log2;  // scale * log2(e)
   int causal, paged;
+  std::int64_t pool_slots;      // paged: slots of the pool [slots][KVH][page_size][D] (the ws tiles' TMA map)
 };
 
 // ---- PTX wrappers ------------------------------------------------------------------------------------
@@ -107,6 +108,23 @@ __device__ __forceinline__ std::uint32_t pack2(float a, float b) {
     asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(b), "f"(a));
   }
   return r;
+}
+
+// ---- the inference-shape rules every fused kernel applies (one definition) ------------------------------
+// Bottom-right causal alignment (FlashAttention, FlashInfer): the q_len queries of a sequence of kv_len keys
+// are its last q_len positions, so query row i sees keys 0 .. i + diag with diag = kv_len - q_len.
+__device__ __forceinline__ int causal_diag(int kv_len, int q_len) { return kv_len - q_len; }
+// Keys [0, end) that query rows below row_end need: kv_len, or with causal masking up to the diagonal.
+__device__ __forceinline__ int kv_end_for_rows(int row_end, int kv_len, int diag, bool causal) {
+  return max(0, causal ? min(kv_len, row_end + diag) : kv_len);
+}
+// Whether key col is masked for query row (past the sequence end, or above the diagonal).
+__device__ __forceinline__ bool key_masked(int col, int row, int kv_len, int diag, bool causal) {
+  return col >= kv_len || (causal && col > row + diag);
+}
+// Whether a tile of keys [n0, n0 + bn) holds a masked key for some query row at or after row_first.
+__device__ __forceinline__ bool tile_needs_mask(int n0, int bn, int row_first, int kv_len, int diag, bool causal) {
+  return n0 + bn > kv_len || (causal && n0 + bn - 1 > row_first + diag);
 }
 
 // ---- configuration -------------------------------------------------------------------------------------
@@ -183,12 +201,12 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
   const int q_row0 = m_block * BM;
   const int QL = p.q_len;
   const int S = p.kv_lens ? __ldg(p.kv_lens + b) : p.seq_len;  // this sequence's KV length
-  const int diag = S - QL;  // query i sees keys 0 .. i + diag (causal)
+  const int diag = causal_diag(S, QL);  // query i sees keys 0 .. i + diag (causal)
   const std::int64_t q_rows = static_cast<std::int64_t>(bh) * QL;  // row of (b,h,0) in Q/O [B,H,q_len,D]
   // Row of (b,kvh,0) in contiguous K/V [B,KVH,seq_len,D].
   const std::int64_t bh_rows = (static_cast<std::int64_t>(b) * p.kv_heads + kvh) * p.seq_len;
 
-  const int kv_end = max(0, p.causal ? min(S, q_row0 + BM + diag) : S);
+  const int kv_end = kv_end_for_rows(q_row0 + BM, S, diag, p.causal);
   const int n_tiles = (kv_end + BN - 1) / BN;
 
   const std::uint16_t* __restrict__ gK = p.k;
@@ -375,7 +393,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
       }
 
       // ---- mask: keys past the sequence end, and above the diagonal (only tiles that need it) ----
-      const bool need_mask = (n0 + BN > S) || (p.causal && n0 + BN - 1 > warp_row0 + diag);
+      const bool need_mask = tile_needs_mask(n0, BN, warp_row0, S, diag, p.causal);
       if (need_mask) {
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
@@ -385,7 +403,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
             for (int e = 0; e < 4; ++e) {
               const int col = n0 + nt * 8 + tq * 2 + (e & 1);
               const int row = warp_row0 + mt * 16 + g + (e >> 1) * 8;
-              if (col >= S || (p.causal && col > row + diag)) acc_s[mt][nt][e] = -INFINITY;
+              if (key_masked(col, row, S, diag, p.causal)) acc_s[mt][nt][e] = -INFINITY;
             }
       }
 

@@ -20,6 +20,7 @@
 // grid order are those of the mma.sync kernel (fused_kernel.cuh).
 #pragma once
 #include "fused_kernel.cuh"
+#include "fused_wg_rows.cuh"
 #include "fused_wgmma_ops.cuh"
 
 namespace ab::kernels::fused_detail {
@@ -97,11 +98,6 @@ struct WgCfg {
   static_assert(BN <= THREADS, "one thread per row of the block-table prefetch");
 };
 
-// Byte offset of 16-byte chunk c of row r in a swizzled tile of `rows` rows.
-__device__ __forceinline__ std::uint32_t sw_off(int rows, int r, int c) {
-  return static_cast<std::uint32_t>(((c >> 3) * rows + r) * 128 + (((c & 7) ^ (r & 7)) << 4));
-}
-
 template <class C, bool BF16>
 __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd_wg(const KParams p) {
 #ifdef AB_FUSED_WGMMA
@@ -122,7 +118,6 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
   const int warp = __shfl_sync(0xffffffffu, tid >> 5, 0);
   const int lane = tid & 31;
   const int wg = __shfl_sync(0xffffffffu, tid >> 7, 0);
-  const int S = p.seq_len;
   const int bh_count = p.batch * p.heads;
 
   int m_block, bh;
@@ -138,10 +133,17 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
   }
   const int b = bh / p.heads;
   const int h = bh - b * p.heads;
+  const int kvh = h / p.group;  // grouped KV heads: query head h reads KV head h / group
   const int q_row0 = m_block * BM;
-  const std::int64_t bh_rows = static_cast<std::int64_t>(bh) * S;
-  const int kv_end = p.causal ? min(S, q_row0 + BM) : S;
-  const int n_tiles = (kv_end + BN - 1) / BN;
+  const int QL = p.q_len;
+  const int S = p.kv_lens ? __ldg(p.kv_lens + b) : p.seq_len;  // this sequence's KV length
+  const int diag = causal_diag(S, QL);
+  const std::int64_t q_rows = static_cast<std::int64_t>(bh) * QL;  // row of (b,h,0) in Q/O [B,H,q_len,D]
+  // Row of (b,kvh,0) in contiguous K/V [B,KVH,seq_len,D].
+  const std::int64_t bh_rows = (static_cast<std::int64_t>(b) * p.kv_heads + kvh) * p.seq_len;
+  const int kv_end = kv_end_for_rows(q_row0 + BM, S, diag, p.causal);
+  // At least one tile: a block whose rows see no key gets all-masked scores (p = 0, O = 0).
+  const int n_tiles = max(1, (kv_end + BN - 1) / BN);
   // Both warpgroups run every tile of the CTA (a warpgroup whose rows all precede a causal tile gets
   // all-masked scores there, p = 0, alpha = 1): keeping the wgmma issue in block-uniform control flow is
   // what lets ptxas leave the asynchronous MMAs unserialized.
@@ -156,7 +158,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
     if (!paged) return (bh_rows + s) * D;
     const int page = s / ps;
     const int slot = __ldg(bt + page);
-    return ((static_cast<std::int64_t>(slot) * p.heads + h) * ps + (s - page * ps)) * D;
+    return ((static_cast<std::int64_t>(slot) * p.kv_heads + kvh) * ps + (s - page * ps)) * D;
   };
 
   // Load geometry: thread covers chunk ld_ch of rows ld_row0 + i*RPP (RPP is a multiple of 8, so the
@@ -199,12 +201,12 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
 
   // ---- prologue: Q and K_0 (group 0); paged offsets of tiles 0 and 1 into the table ----
   {
-    const std::int64_t q_thr = (bh_rows + q_row0 + ld_row0) * D + ld_ch * 8;
+    const std::int64_t q_thr = (q_rows + q_row0 + ld_row0) * D + ld_ch * 8;
     const std::uint32_t dst = sQ_a + sw_off(BM, ld_row0, ld_ch);
 #pragma unroll
     for (int i = 0; i < (BM + RPP - 1) / RPP; ++i) {
       if (BM % RPP != 0 && ld_row0 + i * RPP >= BM) break;
-      const bool valid = q_row0 + ld_row0 + i * RPP < S;
+      const bool valid = q_row0 + ld_row0 + i * RPP < QL;
       cp_async16(dst + i * RPP * 128, valid ? p.q + q_thr + static_cast<std::int64_t>(i) * RPP * D : p.q, valid);
     }
   }
@@ -222,6 +224,8 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
   const int g = lane >> 2, tq = lane & 3;
   const int warp_row0 = q_row0 + warp * 16;  // this warp's 16 rows (wg*64 + (warp&3)*16)
   const float sl2 = p.scale_log2;
+  using Rows = WgRows<BN, D, BF16>;
+  const WgRowGeom rg{warp_row0, g, tq, S, diag, p.causal != 0};
 
   float acc_o[DT][4];
 #pragma unroll
@@ -264,7 +268,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
       const int s_pf = t_pf * BN + tid;
       const int page = s_pf / ps;
       sOff[(t_pf % 3) * BN + tid] =
-          ((static_cast<std::int64_t>(slot_pf) * p.heads + h) * ps + (s_pf - page * ps)) * D;
+          ((static_cast<std::int64_t>(slot_pf) * p.kv_heads + kvh) * ps + (s_pf - page * ps)) * D;
     }
   };
   // Descriptors: bases built once (loop invariant), then per k step a constant is added to the
@@ -308,71 +312,6 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
     for (int kk = 0; kk < KN; ++kk) Wgmma<D, BF16>::rs(acc_o, pa_prev[kk], desc_v[kk]);
     wg_commit();
   };
-  // Mask and online softmax of S_j (already landed) into pa_cur; returns the O rescale factors.
-  auto softmax = [&](int j, float (&alpha)[2]) {
-    const int n0 = j * BN;
-    const bool need_mask = (n0 + BN > S) || (p.causal && n0 + BN - 1 > warp_row0);
-    if (need_mask) {
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int col = n0 + nt * 8 + tq * 2 + (e & 1);
-          const int row = warp_row0 + g + (e >> 1) * 8;
-          if (col >= S || (p.causal && col > row)) acc_s[nt][e] = -INFINITY;
-        }
-    }
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      // Four independent partial maxima / sums per row: short dependency chains (two warps per
-      // scheduler leave little else to hide them).
-      float m4[4] = {row_max[r], -INFINITY, -INFINITY, -INFINITY};
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt) m4[nt & 3] = fmaxf(m4[nt & 3], fmaxf(acc_s[nt][2 * r], acc_s[nt][2 * r + 1]));
-      float mx = fmaxf(fmaxf(m4[0], m4[1]), fmaxf(m4[2], m4[3]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float m_use = (mx == -INFINITY) ? 0.f : mx;
-      const float mb = m_use * sl2;
-      alpha[r] = ex2(row_max[r] * sl2 - mb);  // 0 while the old max is -inf
-      row_max[r] = mx;
-      float s4[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const float pv = ex2(fmaf(acc_s[nt][2 * r + e], sl2, -mb));
-          acc_s[nt][2 * r + e] = pv;
-          s4[nt & 3] += pv;
-        }
-      row_sum[r] = row_sum[r] * alpha[r] + ((s4[0] + s4[1]) + (s4[2] + s4[3]));
-    }
-#pragma unroll
-    for (int kk = 0; kk < KN; ++kk) {
-      pa_cur[kk][0] = pack2<BF16>(acc_s[2 * kk][0], acc_s[2 * kk][1]);
-      pa_cur[kk][1] = pack2<BF16>(acc_s[2 * kk][2], acc_s[2 * kk][3]);
-      pa_cur[kk][2] = pack2<BF16>(acc_s[2 * kk + 1][0], acc_s[2 * kk + 1][1]);
-      pa_cur[kk][3] = pack2<BF16>(acc_s[2 * kk + 1][2], acc_s[2 * kk + 1][3]);
-    }
-  };
-  auto rescale_and_shift = [&](const float (&alpha)[2]) {
-    // Once a row's maximum settles alpha is exactly 1; skip the multiply when that holds for every row
-    // of the warp (exact either way).
-    if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
-#pragma unroll
-      for (int dt = 0; dt < DT; ++dt) {
-        acc_o[dt][0] *= alpha[0];
-        acc_o[dt][1] *= alpha[0];
-        acc_o[dt][2] *= alpha[1];
-        acc_o[dt][3] *= alpha[1];
-      }
-    }
-#pragma unroll
-    for (int kk = 0; kk < KN; ++kk)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) pa_prev[kk][e] = pa_cur[kk][e];
-  };
-
   // ---- iterations j = 0..n_tiles-1: S_j, and from j = 1 on P_{j-1} V_{j-1} in flight with it ----
   int j = 0;
   do {
@@ -393,11 +332,11 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
     }
     pin(acc_s);
     float alpha[2];
-    softmax(j, alpha);
+    Rows::softmax(acc_s, pa_cur, row_max, row_sum, alpha, j * BN, rg, sl2);
     wg_wait<0>();
     pin(acc_o);
     pin(pa_prev);  // P_{j-1} stays in its registers until its MMA is done
-    rescale_and_shift(alpha);
+    Rows::rescale_and_shift(acc_o, alpha, pa_prev, pa_cur);
     bottom(j);
   } while (++j < n_tiles);
   // ---- the last tile's P V ----
@@ -415,32 +354,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
   cp_async_wait<0>();
 
   // ---- epilogue: O / l into this warp's 16 rows of sQ (same swizzle), then 16-byte stores ----
-  __syncwarp();
-  const int lrow0 = warp * 16;  // local row of this warp in the CTA tile
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    float l = row_sum[r];
-    l += __shfl_xor_sync(0xffffffffu, l, 1);
-    l += __shfl_xor_sync(0xffffffffu, l, 2);
-    const float inv = l > 0.f ? 1.f / l : 0.f;
-    const int lr = lrow0 + g + 8 * r;
-#pragma unroll
-    for (int dt = 0; dt < DT; ++dt)
-      *reinterpret_cast<std::uint32_t*>(sQ + sw_off(BM, lr, dt) + tq * 4) =
-          pack2<BF16>(acc_o[dt][2 * r] * inv, acc_o[dt][2 * r + 1] * inv);
-  }
-  __syncwarp();
-#pragma unroll
-  for (int i = 0; i < (16 * CPR) / 32; ++i) {
-    const int c = lane + i * 32;
-    const int row = c / CPR;
-    const int ch = c % CPR;
-    const int s = warp_row0 + row;
-    if (s < S) {
-      const uint4 val = *reinterpret_cast<const uint4*>(sQ + sw_off(BM, lrow0 + row, ch));
-      *reinterpret_cast<uint4*>(p.o + (bh_rows + s) * D + ch * 8) = val;
-    }
-  }
+  Rows::template store<BM>(acc_o, row_sum, sQ, warp * 16, rg, QL, p.o + q_rows * D, lane);
 #else
   (void)p;
   __trap();  // built without sm_90a; fused_can_implement refuses these tiles on such devices

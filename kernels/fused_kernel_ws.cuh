@@ -2,19 +2,27 @@
 // warpgroup feeds two consumer warpgroups through a shared-memory ring. Included by
 // kernels/fused_attention_ws.cu only.
 //
-// CTA = 3 warpgroups, BLOCK_M = 128 query rows (64 per consumer warpgroup).
-//   producer (warpgroup 0): gives up registers (setmaxnreg.dec), and one thread issues every load as a
-//     TMA tensor copy (cp.async.bulk.tensor, 128-byte swizzle, the layout the wgmma descriptors read):
-//     Q once, then K_t and V_t for each KV tile t into stage t % STAGES of two rings (K and V), each
-//     stage with a full barrier (arrive.expect_tx by the producer, completed by the copy's bytes) and an
-//     empty barrier (one arrive per consumer thread). Rows past the sequence are zero-filled by the copy
-//     engine (the tensor map is [B*H][S][D], so a tile never reads the next head's rows).
+// CTA = 3 warpgroups, BLOCK_M = 128 query rows (64 per consumer warpgroup) of one (batch, query head h);
+// K/V come from KV head h / group (grouped KV heads).
+//   producer (warpgroup 0): gives up registers (setmaxnreg.dec). Loads land in stage t % STAGES of two
+//     rings (K and V), each stage with a full barrier and an empty barrier (one arrive per consumer
+//     thread). Two ways to fill a stage:
+//     - TMA (cp.async.bulk.tensor, 128-byte swizzle, the layout the wgmma descriptors read), issued by one
+//       thread, completing on the full barrier by its bytes (arrive.expect_tx). Q once ([B*H][q_len][D]
+//       map: rows past q_len are zero-filled), contiguous K/V from a [B*KVH][seq_len][D] map, paged K/V
+//       from a [slots*KVH][page_size][D] map over the pool, one box per page piece, where a page is a
+//       multiple of 8 rows and pages and tiles nest (page_size a multiple of BLOCK_N or dividing it).
+//     - cp.async by all 128 producer threads (16-byte chunks into the same swizzled layout, rows past the
+//       sequence zero-filled), each tracked by the full barrier (cp.async.mbarrier.arrive), then one
+//       arrive after a producer-only named barrier: any other page size, and the tile that holds a ragged
+//       sequence's end (its rows past kv_len must not reach P V even if they hold NaN; TMA only
+//       zero-fills past the map's bounds). Consumers fence the async proxy after waiting on such a stage.
 //   consumers (warpgroups 1, 2): take the registers (setmaxnreg.inc) and run the loop of the wgmma
 //     kernel (fused_kernel_wg.cuh): S_j = Q K_j^T and O += P_{j-1} V_{j-1} issued back to back, softmax
-//     of S_j while P_{j-1} V_{j-1} runs. They wait only on the full barrier of the stage they read and
-//     release K_j as soon as S_j has landed and V_{j-1} once its product has: no CTA-wide barrier after
-//     the barrier initialisation.
-// Contiguous K/V, kv_heads = heads, q_len = seq_len only (fused_can_implement refuses the rest).
+//     of S_j while P_{j-1} V_{j-1} runs (fused_wg_rows.cuh, with the bottom-right causal rule and the
+//     per-sequence length of fused_kernel.cuh). They wait only on the full barrier of the stage they read
+//     and release K_j as soon as S_j has landed and V_{j-1} once its product has: no CTA-wide barrier
+//     after the barrier initialisation.
 #pragma once
 #include <cuda.h>  // CUtensorMap (the type only: the encode function comes from the runtime's entry point)
 
@@ -36,11 +44,19 @@ struct WsCfg {
   static constexpr int BARRIERS = 1 + 4 * STAGES;  // Q, then full/empty of K and of V per stage
   static constexpr int SMEM = 1024 /*alignment slack*/ + Q_BYTES + 2 * STAGES * TILE_BYTES + BARRIERS * 8;
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;  // 128*24 + 256*240 <= 64K registers
+  static constexpr int COPY_PASSES = BN * CPR / 128;              // cp.async fill: 16-byte chunks per producer thread
 
   static_assert(D % 64 == 0 && D <= 256, "ws kernel: head_dim a multiple of 64, at most 256");
   static_assert(BN % 16 == 0 && BN <= 256, "ws kernel: BLOCK_N a multiple of 16, at most 256 (TMA box)");
   static_assert(STAGES >= 2, "ws kernel: at least two stages");
+  static_assert((BN * CPR) % 128 == 0, "ws kernel: the cp.async fill splits evenly over the producer warpgroup");
 };
+
+// Whether the ws tiles load paged K/V by TMA boxes (a page a multiple of 8 rows, the swizzle atom, and
+// pages nesting with tiles of bn rows); else by cp.async. One rule for the launch's map and the kernel.
+__host__ __device__ constexpr bool ws_pages_by_tma(int page_size, int bn) {
+  return page_size % 8 == 0 && page_size <= 256 && (page_size % bn == 0 || bn % page_size == 0);
+}
 
 #ifdef AB_FUSED_WGMMA
 __device__ __forceinline__ void mbar_init(std::uint32_t bar, std::uint32_t count) {
@@ -60,6 +76,13 @@ __device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parit
       "r"(parity)
       : "memory");
 }
+// Makes `bar` track this thread's earlier cp.async copies: its pending count rises by one now and falls
+// when they have landed (so the phase cannot complete before them).
+__device__ __forceinline__ void mbar_track_cp_async(std::uint32_t bar) {
+  asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+// Barrier 1 over the producer warpgroup only (the consumers never wait on it).
+__device__ __forceinline__ void producer_sync() { asm volatile("bar.sync 1, 128;\n" ::: "memory"); }
 // One TMA box (64 columns x box rows of one (batch, head)) into shared memory, completing on `bar`.
 __device__ __forceinline__ void tma_load_3d(std::uint32_t dst, const CUtensorMap& map, int col, int row, int bh,
                                             std::uint32_t bar) {
@@ -104,7 +127,6 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   const int warp = __shfl_sync(0xffffffffu, tid >> 5, 0);
   const int lane = tid & 31;
   const int wg = __shfl_sync(0xffffffffu, tid >> 7, 0);
-  const int S = p.seq_len;
   const int bh_count = p.batch * p.heads;
 
   int m_block, bh;
@@ -115,10 +137,26 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     m_block = blockIdx.x % p.m_blocks;
     bh = blockIdx.x / p.m_blocks;
   }
+  const int b = bh / p.heads;
+  const int kvh = (bh - b * p.heads) / p.group;  // grouped KV heads: query head h reads KV head h / group
+  const int b_kvh = b * p.kv_heads + kvh;        // row block of K/V in the [B*KVH][seq_len][D] map
   const int q_row0 = m_block * BM;
-  const std::int64_t bh_rows = static_cast<std::int64_t>(bh) * S;
-  const int kv_end = p.causal ? min(S, q_row0 + BM) : S;
-  const int n_tiles = (kv_end + BN - 1) / BN;
+  const int QL = p.q_len;
+  const int S = p.kv_lens ? __ldg(p.kv_lens + b) : p.seq_len;  // this sequence's KV length
+  const int diag = causal_diag(S, QL);
+  const int kv_end = kv_end_for_rows(q_row0 + BM, S, diag, p.causal);
+  // At least one tile: a block whose rows see no key gets all-masked scores (p = 0, O = 0).
+  const int n_tiles = max(1, (kv_end + BN - 1) / BN);
+  const bool paged = p.paged != 0;
+  const int ps = p.page_size;
+  const bool pages_by_tma = paged && ws_pages_by_tma(ps, BN);
+  const std::int32_t* __restrict__ bt = p.block_table + static_cast<std::int64_t>(b) * p.pages;
+  // Tile t goes by TMA unless the pages do not fit boxes, or it holds keys at or past this sequence's end
+  // that the map does not zero-fill (a ragged sequence, or the unused rows of a last page).
+  auto tile_by_tma = [&](int t) {
+    if (paged && !pages_by_tma) return false;
+    return (t + 1) * BN <= S || (!paged && S == p.seq_len);
+  };
 
   if (tid == 0) {
     mbar_init(bar_q, 1);
@@ -135,23 +173,75 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   if (wg == 0) {
     // ---- producer ----
     regs_dec<C::PRODUCER_REGS>();
-    if (warp == 0 && lane == 0) {
+    const bool leader = warp == 0 && lane == 0;
+    // TMA: tile t of K or V into stage slot `dst`, completing on `bar`; paged: one box per page piece.
+    auto tma_tile = [&](const CUtensorMap& map, std::uint32_t dst, int t, std::uint32_t bar) {
+      mbar_expect_tx(bar, C::TILE_BYTES);
+      if (!paged) {
+#pragma unroll
+        for (int a = 0; a < C::ATOMS; ++a) tma_load_3d(dst + a * BN * 128, map, a * 64, t * BN, b_kvh, bar);
+        return;
+      }
+      const int box = ps < BN ? ps : BN;
+      for (int r = 0; r < BN; r += box) {
+        const int key = t * BN + r;
+        const int page = key / ps;
+        const int row = __ldg(bt + page) * p.kv_heads + kvh;
+#pragma unroll
+        for (int a = 0; a < C::ATOMS; ++a) tma_load_3d(dst + a * BN * 128 + r * 128, map, a * 64, key - page * ps, row, bar);
+      }
+    };
+    // cp.async: this producer thread's chunks of tile t of K or V (from `src`) into slot `dst`, rows at
+    // or past the sequence end zero-filled; then `bar` tracks them.
+    const int ptid = tid;  // 0..127
+    auto copy_tile = [&](const std::uint16_t* src, std::uint32_t dst, int t, std::uint32_t bar) {
+#pragma unroll 1
+      for (int i = 0; i < C::COPY_PASSES; ++i) {
+        const int c = ptid + i * 128;
+        const int r = c / CPR, ch = c % CPR;
+        const int key = t * BN + r;
+        const bool valid = key < S;
+        std::int64_t row = 0;
+        if (valid) {
+          if (paged) {
+            const int page = key / ps;
+            row = (static_cast<std::int64_t>(__ldg(bt + page)) * p.kv_heads + kvh) * ps + (key - page * ps);
+          } else {
+            row = static_cast<std::int64_t>(b_kvh) * p.seq_len + key;
+          }
+        }
+        cp_async16(dst + sw_off(BN, r, ch), src + row * D + ch * 8, valid);
+      }
+      mbar_track_cp_async(bar);
+    };
+    if (leader) {
       mbar_expect_tx(bar_q, C::Q_BYTES);
 #pragma unroll
       for (int a = 0; a < C::ATOMS; ++a) tma_load_3d(sQ_a + a * BM * 128, tm_q, a * 64, q_row0, bh, bar_q);
-      for (int t = 0; t < n_tiles; ++t) {
-        const int s = t % ST;
-        const std::uint32_t free_parity = ((t / ST) & 1) ^ 1;  // round 0 passes at once
+    }
+    // With a cp.async tile ahead (cp.async tiles are all tiles or only the last), every producer thread
+    // follows the ring, waiting on each tile's empty barriers: a parity wait cannot tell rounds two apart,
+    // so no thread may run more than one round ahead of the consumers.
+    const bool all_follow = !tile_by_tma(n_tiles - 1);
+    for (int t = 0; t < n_tiles && (leader || all_follow); ++t) {
+      const int s = t % ST;
+      const std::uint32_t free_parity = ((t / ST) & 1) ^ 1;  // round 0 passes at once
+      const std::uint32_t dk = sK_a + s * C::TILE_BYTES, dv = sV_a + s * C::TILE_BYTES;
+      if (tile_by_tma(t)) {
         mbar_wait(empty_k(s), free_parity);
-        mbar_expect_tx(full_k(s), C::TILE_BYTES);
-#pragma unroll
-        for (int a = 0; a < C::ATOMS; ++a)
-          tma_load_3d(sK_a + s * C::TILE_BYTES + a * BN * 128, tm_k, a * 64, t * BN, bh, full_k(s));
+        if (leader) tma_tile(tm_k, dk, t, full_k(s));
         mbar_wait(empty_v(s), free_parity);
-        mbar_expect_tx(full_v(s), C::TILE_BYTES);
-#pragma unroll
-        for (int a = 0; a < C::ATOMS; ++a)
-          tma_load_3d(sV_a + s * C::TILE_BYTES + a * BN * 128, tm_v, a * 64, t * BN, bh, full_v(s));
+        if (leader) tma_tile(tm_v, dv, t, full_v(s));
+      } else {
+        mbar_wait(empty_k(s), free_parity);
+        mbar_wait(empty_v(s), free_parity);
+        copy_tile(p.k, dk, t, full_k(s));
+        copy_tile(p.v, dv, t, full_v(s));
+        producer_sync();  // every producer thread's copies are tracked before the phase's one arrive
+        if (leader) {
+          mbar_arrive(full_k(s));
+          mbar_arrive(full_v(s));
+        }
       }
     }
   } else {
@@ -161,6 +251,8 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     const int g = lane >> 2, tq = lane & 3;
     const int warp_row0 = q_row0 + cw * 16;
     const float sl2 = p.scale_log2;
+    using Rows = WgRows<BN, D, BF16>;
+    const WgRowGeom rg{warp_row0, g, tq, S, diag, p.causal != 0};
 
     float acc_o[DT][4];
 #pragma unroll
@@ -210,65 +302,6 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       for (int kk = 0; kk < KN; ++kk) Wgmma<D, BF16>::rs(acc_o, pa_prev[kk], desc_v[kk]);
       wg_commit();
     };
-    auto softmax = [&](int j, float (&alpha)[2]) {
-      const int n0 = j * BN;
-      const bool need_mask = (n0 + BN > S) || (p.causal && n0 + BN - 1 > warp_row0);
-      if (need_mask) {
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int col = n0 + nt * 8 + tq * 2 + (e & 1);
-            const int row = warp_row0 + g + (e >> 1) * 8;
-            if (col >= S || (p.causal && col > row)) acc_s[nt][e] = -INFINITY;
-          }
-      }
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        float m4[4] = {row_max[r], -INFINITY, -INFINITY, -INFINITY};
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt) m4[nt & 3] = fmaxf(m4[nt & 3], fmaxf(acc_s[nt][2 * r], acc_s[nt][2 * r + 1]));
-        float mx = fmaxf(fmaxf(m4[0], m4[1]), fmaxf(m4[2], m4[3]));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        const float m_use = (mx == -INFINITY) ? 0.f : mx;
-        const float mb = m_use * sl2;
-        alpha[r] = ex2(row_max[r] * sl2 - mb);
-        row_max[r] = mx;
-        float s4[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const float pv = ex2(fmaf(acc_s[nt][2 * r + e], sl2, -mb));
-            acc_s[nt][2 * r + e] = pv;
-            s4[nt & 3] += pv;
-          }
-        row_sum[r] = row_sum[r] * alpha[r] + ((s4[0] + s4[1]) + (s4[2] + s4[3]));
-      }
-#pragma unroll
-      for (int kk = 0; kk < KN; ++kk) {
-        pa_cur[kk][0] = pack2<BF16>(acc_s[2 * kk][0], acc_s[2 * kk][1]);
-        pa_cur[kk][1] = pack2<BF16>(acc_s[2 * kk][2], acc_s[2 * kk][3]);
-        pa_cur[kk][2] = pack2<BF16>(acc_s[2 * kk + 1][0], acc_s[2 * kk + 1][1]);
-        pa_cur[kk][3] = pack2<BF16>(acc_s[2 * kk + 1][2], acc_s[2 * kk + 1][3]);
-      }
-    };
-    auto rescale_and_shift = [&](const float (&alpha)[2]) {
-      if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
-#pragma unroll
-        for (int dt = 0; dt < DT; ++dt) {
-          acc_o[dt][0] *= alpha[0];
-          acc_o[dt][1] *= alpha[0];
-          acc_o[dt][2] *= alpha[1];
-          acc_o[dt][3] *= alpha[1];
-        }
-      }
-#pragma unroll
-      for (int kk = 0; kk < KN; ++kk)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) pa_prev[kk][e] = pa_cur[kk][e];
-    };
 
     mbar_wait(bar_q, 0);
     int j = 0;
@@ -278,6 +311,8 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       const bool has_pv = j > 0;
       mbar_wait(full_k(s), (j / ST) & 1);
       if (has_pv) mbar_wait(full_v(sp), ((j - 1) / ST) & 1);
+      // cp.async wrote tile j (and j-1, whose V is read now) through the generic proxy.
+      if (!tile_by_tma(j) || (has_pv && !tile_by_tma(j - 1))) fence_proxy_async();
       make_s_descs(s);
       make_v_descs(sp);
       pin(acc_s);
@@ -294,17 +329,18 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       pin(acc_s);
       mbar_arrive(empty_k(s));  // K_j read: the producer may refill its slot
       float alpha[2];
-      softmax(j, alpha);
+      Rows::softmax(acc_s, pa_cur, row_max, row_sum, alpha, j * BN, rg, sl2);
       wg_wait<0>();
       pin(acc_o);
       pin(pa_prev);
       if (has_pv) mbar_arrive(empty_v(sp));  // V_{j-1} read
-      rescale_and_shift(alpha);
+      Rows::rescale_and_shift(acc_o, alpha, pa_prev, pa_cur);
     } while (++j < n_tiles);
     // ---- the last tile's P V ----
     {
       const int sl = (n_tiles - 1) % ST;
       mbar_wait(full_v(sl), ((n_tiles - 1) / ST) & 1);
+      if (!tile_by_tma(n_tiles - 1)) fence_proxy_async();
       make_v_descs(sl);
       pin(acc_o);
       pin(pa_prev);
@@ -317,32 +353,8 @@ __global__ void __launch_bounds__(C::THREADS, 1)
 
     // ---- epilogue: O / l into this warp's 16 rows of sQ (its warpgroup's rows, no longer read), then
     // 16-byte stores ----
-    __syncwarp();
-    const int lrow0 = cw * 16;
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float l = row_sum[r];
-      l += __shfl_xor_sync(0xffffffffu, l, 1);
-      l += __shfl_xor_sync(0xffffffffu, l, 2);
-      const float inv = l > 0.f ? 1.f / l : 0.f;
-      const int lr = lrow0 + g + 8 * r;
-#pragma unroll
-      for (int dt = 0; dt < DT; ++dt)
-        *reinterpret_cast<std::uint32_t*>(sQ + sw_off(BM, lr, dt) + tq * 4) =
-            pack2<BF16>(acc_o[dt][2 * r] * inv, acc_o[dt][2 * r + 1] * inv);
-    }
-    __syncwarp();
-#pragma unroll
-    for (int i = 0; i < (16 * CPR) / 32; ++i) {
-      const int c = lane + i * 32;
-      const int row = c / CPR;
-      const int ch = c % CPR;
-      const int srow = warp_row0 + row;
-      if (srow < S) {
-        const uint4 val = *reinterpret_cast<const uint4*>(sQ + sw_off(BM, lrow0 + row, ch));
-        *reinterpret_cast<uint4*>(p.o + (bh_rows + srow) * D + ch * 8) = val;
-      }
-    }
+    const std::int64_t q_rows = static_cast<std::int64_t>(bh) * QL;  // row of (b,h,0) in O [B,H,q_len,D]
+    Rows::template store<BM>(acc_o, row_sum, sQ, cw * 16, rg, QL, p.o + q_rows * D, lane);
   }
 #else
   (void)p;
@@ -353,14 +365,27 @@ __global__ void __launch_bounds__(C::THREADS, 1)
 #endif
 }
 
-
+// The maps a launch passes: Q/O rows [B*H][q_len], contiguous K/V [B*KVH][seq_len], paged K/V the pool
+// [slots*KVH][page_size] (by TMA only where ws_pages_by_tma; else the kernel never reads tm_k/tm_v and
+// they are left as Q's map).
 template <class C, bool BF16>
 int launch_ws(const KParams& kp, void* stream) {
   CUtensorMap mq, mk, mv;
   const long long bh = static_cast<long long>(kp.batch) * kp.heads;
-  int e = encode_rows_map(&mq, kp.q, BF16, C::D, kp.seq_len, bh, C::BM);
-  if (e == 0) e = encode_rows_map(&mk, kp.k, BF16, C::D, kp.seq_len, bh, C::BN);
-  if (e == 0) e = encode_rows_map(&mv, kp.v, BF16, C::D, kp.seq_len, bh, C::BN);
+  int e = encode_rows_map(&mq, kp.q, BF16, C::D, kp.q_len, bh, C::BM);
+  if (e != 0) return e;
+  mk = mq;
+  mv = mq;
+  if (!kp.paged) {
+    const long long b_kvh = static_cast<long long>(kp.batch) * kp.kv_heads;
+    e = encode_rows_map(&mk, kp.k, BF16, C::D, kp.seq_len, b_kvh, C::BN);
+    if (e == 0) e = encode_rows_map(&mv, kp.v, BF16, C::D, kp.seq_len, b_kvh, C::BN);
+  } else if (ws_pages_by_tma(kp.page_size, C::BN)) {
+    const long long rows_outer = kp.pool_slots * kp.kv_heads;
+    const int box = kp.page_size < C::BN ? kp.page_size : C::BN;
+    e = encode_rows_map(&mk, kp.k, BF16, C::D, kp.page_size, rows_outer, box);
+    if (e == 0) e = encode_rows_map(&mv, kp.v, BF16, C::D, kp.page_size, rows_outer, box);
+  }
   if (e != 0) return e;
   auto kern = fused_attention_fwd_ws<C, BF16>;
   cudaError_t ce = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);

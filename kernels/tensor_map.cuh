@@ -7,7 +7,7 @@ namespace ab::kernels::fused_detail {
 
 // A [outer][rows][D] fp16/bf16 tensor map with boxes of 64 columns x box_rows rows x 1, 128-byte swizzle
 // (rows past `rows` and past `outer` are zero-filled by the copy). Returns a cudaError_t value (0 on success).
-int encode_rows_map(CUtensorMap* map, const void* base, bool bf16, int head_dim, int seq_len, long long bh,
+int encode_rows_map(CUtensorMap* map, const void* base, bool bf16, int head_dim, long long rows, long long outer,
                     int box_rows);
 
 }  // namespace ab::kernels::fused_detail

@@ -4,7 +4,9 @@
 // with the heuristic's split count and fixed counts (the cp.async kernel and, on Hopper where the page size
 // allows, the TMA one), and the prefill tiles on the same problems. Outputs
 // are poisoned before every run (ProblemInputs::check_forward) and CUPTI's kernel count is checked
-// against the launch contract (2 kernels when a combine runs).
+// against the launch contract (2 kernels when a combine runs). The Hopper tiles (warp-specialized "ws" and
+// wgmma w8/w12) named as --tile would name them run the same inference shapes on a compute capability 9.0
+// device and refuse with a reason elsewhere.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -202,6 +204,74 @@ TEST(CudaFusedInference, SelfAttentionDefaultsUnchanged) {
   // q_len = seq_len, kv_heads = heads: the prefill tiles (wgmma on Hopper) as before.
   check_all({2, 3, 3, 300, 300, 128, 16, P, F16, true, {}}, 22);
   check_all({2, 3, 3, 300, 300, 64, 16, C, B16, false, {}}, 23);
+}
+
+// The Hopper prefill tiles for a head_dim: the warp-specialized ws tiles first, then the wgmma tiles.
+std::vector<FusedTile> hopper_tiles(std::int64_t head_dim) {
+  auto tile = [](int m, int n, int w, int st, bool ws) {
+    FusedTile t;
+    t.block_m = m;
+    t.block_n = n;
+    t.warps = w;
+    t.stages = st;
+    t.ws = ws;
+    return t;
+  };
+  if (head_dim == 128) return {tile(128, 128, 12, 2, true), tile(128, 128, 8, 2, false), tile(192, 64, 12, 2, false)};
+  return {tile(128, 64, 12, 3, true), tile(128, 64, 8, 2, false), tile(256, 64, 16, 2, false)};
+}
+
+void check_hopper(const Shape& s, std::uint64_t seed) {
+  const Problem p = make(s);
+  Backend& be = *gpu();
+  ProblemInputs in(be, p, seed);
+  const bool sm90 = be.device_info().cc_major == 9 && be.device_info().cc_minor == 0;
+  for (const FusedTile& t : hopper_tiles(p.head_dim)) {
+    if (!sm90) {
+      auto st = fused();
+      StrategyOptions opt;
+      opt.fused_tile = t;
+      EXPECT_NE(st->can_implement(p, be, opt).find("compute capability 9.0"), std::string::npos) << t.name();
+      continue;
+    }
+    const FusedTile ran = run_checked(p, in, t);
+    EXPECT_TRUE(ran == t) << ran.name() << " ran for " << t.name();
+  }
+}
+
+// Grouped KV heads: KVH = H/4 and KVH = 1 (MQA), self-attention and q_len < S, contiguous and paged.
+TEST(CudaFusedInference, HopperTilesGroupedKvHeads) {
+  check_hopper({2, 8, 2, 1000, 1000, 128, 16, C, F16, true, {}}, 40);
+  check_hopper({2, 8, 2, 1000, 1000, 64, 16, C, B16, false, {}}, 41);
+  check_hopper({2, 4, 1, 777, 300, 128, 16, P, B16, true, {}}, 42);    // pages of 16: TMA boxes
+  check_hopper({2, 4, 1, 777, 300, 64, 16, P, F16, false, {}}, 43);
+}
+
+// q_len < S with bottom-right causal (and not), S and q_len not multiples of any tile; B=1 H=1; q_len = 1.
+TEST(CudaFusedInference, HopperTilesChunkedPrefill) {
+  check_hopper({1, 1, 1, 1537, 200, 128, 16, C, B16, true, {}}, 44);
+  check_hopper({1, 1, 1, 1537, 200, 64, 16, C, F16, true, {}}, 45);
+  check_hopper({2, 8, 2, 1000, 333, 128, 7, P, F16, false, {}}, 46);   // pages of 7: cp.async in ws
+  check_hopper({2, 8, 2, 1000, 1, 128, 16, C, F16, true, {}}, 47);
+  check_hopper({1, 4, 1, 129, 77, 64, 16, C, B16, true, {}}, 48);
+}
+
+// Ragged lengths: rows past each sequence's length never reach O (contiguous, pages of 7, 64 and 256).
+TEST(CudaFusedInference, HopperTilesRagged) {
+  const std::vector<std::int64_t> lens = {1000, 333, 77};
+  check_hopper({3, 4, 2, 1000, 77, 128, 16, C, F16, true, lens}, 50);
+  check_hopper({3, 4, 2, 1000, 77, 64, 16, C, B16, false, lens}, 51);
+  check_hopper({3, 4, 1, 1000, 64, 128, 7, P, B16, true, lens}, 52);
+  check_hopper({3, 4, 1, 1000, 64, 64, 7, P, F16, true, lens}, 53);
+  check_hopper({3, 8, 2, 1000, 77, 128, 64, P, F16, false, lens}, 54);
+  check_hopper({3, 8, 2, 1000, 77, 128, 256, P, B16, true, lens}, 55);
+}
+
+// One small ragged paged case per ws load path, for compute-sanitizer (memcheck, racecheck): pages of 7
+// (every tile by cp.async) and of 16 (TMA boxes, the ragged last tile by cp.async).
+TEST(CudaFusedInference, HopperTilesSmallForSanitizer) {
+  check_hopper({2, 4, 2, 150, 40, 128, 7, P, F16, true, {150, 61}}, 60);
+  check_hopper({2, 4, 2, 150, 40, 128, 16, P, B16, false, {150, 61}}, 61);
 }
 
 TEST(CudaFusedInference, DecodeRefusals) {

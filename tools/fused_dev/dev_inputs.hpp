@@ -1,6 +1,6 @@
 // Host inputs of a harness problem: the project's random inputs (core/reference.hpp), Q spread wider so
-// that softmax rows are neither flat nor one-hot, and NaN in the pool rows past seq_len, which a kernel
-// must never read.
+// that softmax rows are neither flat nor one-hot, and NaN in the K/V rows past each sequence's length
+// (the pool rows of its last page; contiguous rows of a ragged sequence), which no output may depend on.
 #pragma once
 #include <cstdint>
 
@@ -13,7 +13,7 @@ namespace ab::fused_dev {
 // Q K^T / sqrt(D) then have a standard deviation of about 1.5.
 inline constexpr double kQuerySpread = 4.5;
 
-// The pool rows of the last page past seq_len get these bits: NaN in both fp16 and bf16.
+// The K/V rows past a sequence's length get these bits: NaN in both fp16 and bf16.
 inline constexpr std::uint16_t kNanBits = 0xffff;
 
 HostTensors make_dev_inputs(const Problem& p, std::uint64_t seed);

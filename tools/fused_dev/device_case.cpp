@@ -23,6 +23,7 @@ DeviceCase::DeviceCase(const Problem& p, const HostTensors& t) : o_elements_(p.q
     k_ = upload_vector(mem_, t.k);
     v_ = upload_vector(mem_, t.v);
     if (!t.block_table.empty()) block_table_ = upload_vector(mem_, t.block_table);
+    if (p.ragged()) kv_lens_ = upload_vector(mem_, std::vector<std::int32_t>(p.kv_lens.begin(), p.kv_lens.end()));
     o_ = mem_.alloc(static_cast<std::size_t>(o_elements_) * sizeof(std::uint16_t));
     // Decode tiles: room for the split partials of any split count.
     if (fused_decode::takes_q_len(p.q_len)) {
@@ -39,6 +40,7 @@ DeviceCase::DeviceCase(const Problem& p, const HostTensors& t) : o_elements_(p.q
     io.v = v_;
     io.o = o_;
     io.block_table = static_cast<const std::int32_t*>(block_table_);
+    io.kv_lens = static_cast<const std::int32_t*>(kv_lens_);
     params_ = kernels::fused_params(p, io);
     params_.workspace = workspace_;
     params_.workspace_bytes = workspace_bytes_;
@@ -47,8 +49,8 @@ DeviceCase::DeviceCase(const Problem& p, const HostTensors& t) : o_elements_(p.q
 DeviceCase::~DeviceCase() { release(); }
 
 void DeviceCase::release() noexcept {
-  for (void* p : {q_, k_, v_, o_, block_table_, workspace_}) mem_.free(p);
-  q_ = k_ = v_ = o_ = block_table_ = workspace_ = nullptr;
+  for (void* p : {q_, k_, v_, o_, block_table_, kv_lens_, workspace_}) mem_.free(p);
+  q_ = k_ = v_ = o_ = block_table_ = kv_lens_ = workspace_ = nullptr;
 }
 
 void DeviceCase::poison_output() {

@@ -29,7 +29,8 @@ class DeviceCase {
   void release() noexcept;
   cuda::AllocationTracker mem_;
   std::int64_t o_elements_ = 0;
-  void *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *o_ = nullptr, *block_table_ = nullptr, *workspace_ = nullptr;
+  void *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *o_ = nullptr, *block_table_ = nullptr, *kv_lens_ = nullptr,
+       *workspace_ = nullptr;
   std::int64_t workspace_bytes_ = 0;
   kernels::FusedParams params_;
 };

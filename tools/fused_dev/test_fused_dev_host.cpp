@@ -35,7 +35,8 @@ TEST(FusedDevProblem, PagedByPageSize) {
 
 TEST(FusedDevProblem, CheckListCoversTheAwkwardShapes) {
   const std::vector<Problem> ps = check_problems();
-  EXPECT_EQ(ps.size(), 16u + 30u);  // 2 D x 2 dtypes x 2 causal x 2 layouts, 15 x 2 causal
+  // 2 D x 2 dtypes x 2 causal x 2 layouts, 15 x 2 causal, inference shapes x 2 D x 2 causal
+  EXPECT_EQ(ps.size(), 16u + 30u + 4 * inference_shapes().size());
   auto has = [&](auto pred) {
     for (const Problem& p : ps)
       if (pred(p)) return true;
@@ -52,6 +53,41 @@ TEST(FusedDevProblem, CheckListCoversTheAwkwardShapes) {
              p.seq_len % 64 != 0;
     })) << d;
   EXPECT_TRUE(has([](const Problem& p) { return p.dtype == DType::bf16 && p.head_dim == 128 && p.pages == 7; }));
+}
+
+TEST(FusedDevProblem, CheckListCoversTheInferenceShapes) {
+  const std::vector<Problem> ps = check_problems();
+  auto has = [&](auto pred) {
+    for (const Problem& p : ps)
+      if (pred(p)) return true;
+    return false;
+  };
+  for (int d : {64, 128})
+    for (DType t : {DType::fp16, DType::bf16})
+      for (bool causal : {false, true}) {
+        auto at = [&](const Problem& p) { return p.head_dim == d && p.dtype == t && p.causal == causal; };
+        EXPECT_TRUE(has([&](const Problem& p) { return at(p) && p.kv_heads > 1 && p.heads == 4 * p.kv_heads; }) ||
+                    has([&](const Problem& p) { return at(p) && p.kv_heads == 1 && p.heads > 1; }))
+            << d << causal;
+      }
+  for (int d : {64, 128})
+    for (bool causal : {false, true}) {
+      auto at = [&](const Problem& p) { return p.head_dim == d && p.causal == causal; };
+      EXPECT_TRUE(has([&](const Problem& p) { return at(p) && p.kv_heads == 1 && p.heads > 1; })) << d;
+      EXPECT_TRUE(has([&](const Problem& p) { return at(p) && p.heads == 4 * p.kv_heads && p.kv_heads > 1; })) << d;
+      EXPECT_TRUE(has([&](const Problem& p) { return at(p) && p.q_len < p.seq_len && p.q_len > 1; })) << d;
+      EXPECT_TRUE(has([&](const Problem& p) { return at(p) && p.q_len == 1; })) << d;
+      EXPECT_TRUE(has([&](const Problem& p) { return at(p) && p.ragged() && p.kv_layout == KvLayout::contiguous; }));
+      EXPECT_TRUE(has([&](const Problem& p) { return at(p) && p.ragged() && p.page_size % 8 != 0; }));
+      EXPECT_TRUE(has([&](const Problem& p) { return at(p) && p.ragged() && p.page_size == 64; }));
+      EXPECT_TRUE(has([&](const Problem& p) {
+        return at(p) && p.batch == 1 && p.heads == 1 && p.q_len < p.seq_len && p.seq_len % 64 != 0;
+      }));
+    }
+  for (const Problem& p : ps)  // the inference-shape problems are ragged where they say so
+    if (p.ragged()) {
+      EXPECT_EQ(p.seq_len, *std::max_element(p.kv_lens.begin(), p.kv_lens.end()));
+    }
 }
 
 TEST(FusedDevProblem, DevToleranceIsTighterThanTheRunners) {
@@ -105,6 +141,45 @@ TEST(FusedDevInputs, PoolRowsPastSeqLenAreNanAndNeverRead) {
   std::vector<double> ref(p.q_elements());
   reference_attention_fp64(p, dev.q.data(), dev.k.data(), dev.v.data(), dev.block_table.data(), ref.data());
   for (double x : ref) ASSERT_TRUE(std::isfinite(x));
+}
+
+// NaN in exactly the K/V elements that no sequence owns, for every KV head; the reference never reads them.
+void expect_nan_exactly_past_each_length(const Problem& p, std::uint64_t seed) {
+  const HostTensors base = make_random_inputs(p, seed);
+  const HostTensors dev = make_dev_inputs(p, seed);
+  ASSERT_EQ(dev.block_table, base.block_table);
+  std::vector<bool> used(dev.k.size(), false);
+  std::int64_t owned_rows = 0;
+  for (std::int64_t b = 0; b < p.batch; ++b)
+    for (std::int64_t h = 0; h < p.kv_heads; ++h)
+      for (std::int64_t s = 0; s < p.kv_len(b); ++s, ++owned_rows)
+        for (std::int64_t d = 0; d < p.head_dim; ++d) {
+          const std::int64_t i = kv_index(p, dev.block_table.data(), b, h, s, d);
+          used[i] = true;
+          ASSERT_EQ(dev.k[i], base.k[i]);
+          ASSERT_EQ(dev.v[i], base.v[i]);
+        }
+  std::int64_t nan_elements = 0;
+  for (std::size_t i = 0; i < used.size(); ++i) {
+    if (used[i]) continue;
+    ASSERT_TRUE(std::isnan(load_element(dev.k.data(), i, p.dtype))) << i;
+    ASSERT_TRUE(std::isnan(load_element(dev.v.data(), i, p.dtype))) << i;
+    ++nan_elements;
+  }
+  EXPECT_EQ(nan_elements + owned_rows * p.head_dim, static_cast<std::int64_t>(dev.k.size()));
+  EXPECT_GT(nan_elements, 0);
+  std::vector<double> ref(p.q_elements());
+  reference_attention_fp64(p, dev.q.data(), dev.k.data(), dev.v.data(), dev.block_table.data(), ref.data());
+  for (double x : ref) ASSERT_TRUE(std::isfinite(x));
+}
+
+TEST(FusedDevInputs, RaggedAndGroupedRowsPastEachLengthAreNan) {
+  // Ragged contiguous: rows kv_len(b) .. seq_len of every KV head.
+  expect_nan_exactly_past_each_length(dev_inference_problem({3, 4, 2, 0, 5, 0, {40, 13, 29}}, 16, true, DType::fp16), 3);
+  // Ragged paged, pages of 7, one KV head (MQA): the tail of each sequence's own last page.
+  expect_nan_exactly_past_each_length(dev_inference_problem({3, 4, 1, 0, 5, 7, {40, 13, 29}}, 16, false, DType::bf16), 4);
+  // Grouped KV heads, one length: the pool is [slots][KVH][ps][D].
+  expect_nan_exactly_past_each_length(dev_inference_problem({2, 8, 2, 23, 9, 5, {}}, 16, true, DType::fp16), 5);
 }
 
 TEST(FusedDevTiles, FamiliesSplitAtEightWarps) {

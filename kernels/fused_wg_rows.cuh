@@ -1,0 +1,133 @@
+// The per-warp row work the two Hopper fused kernels share (fused_kernel_wg.cuh, fused_kernel_ws.cuh):
+// the mask and online softmax of one S tile into the P fragments of the next P V, the O rescale, and the
+// epilogue (O / l through a swizzled shared-memory staging tile, 16-byte stores). A thread holds rows g and
+// g + 8 of its warp's 16 (the wgmma m64 accumulator layout, as mma.sync with one m16 slice).
+#pragma once
+#include "fused_kernel.cuh"
+
+namespace ab::kernels::fused_detail {
+
+// Byte offset of 16-byte chunk c of row r in a 128-byte-swizzled tile of `rows` rows (64-column blocks
+// rows*128 bytes apart; chunk c of row r lands at chunk c ^ (r % 8)): the layout TMA's 128-byte swizzle
+// writes and the wgmma descriptors read.
+__device__ __forceinline__ std::uint32_t sw_off(int rows, int r, int c) {
+  return static_cast<std::uint32_t>(((c >> 3) * rows + r) * 128 + (((c & 7) ^ (r & 7)) << 4));
+}
+
+// Where this thread's rows lie and which keys they see (causal bottom-right, per-sequence KV length).
+struct WgRowGeom {
+  int warp_row0;  // first of the warp's 16 query rows (0-based among q_len)
+  int g, tq;      // row within the slice (and +8), column pair within an n8 tile
+  int kv_len, diag;
+  bool causal;
+};
+
+template <int BN, int D, bool BF16>
+struct WgRows {
+  static constexpr int NT = BN / 8, KN = BN / 16, DT = D / 8, CPR = D / 8;
+
+  // Masks S_j (keys n0 ..) where needed, folds it into the running max and sum, and packs the
+  // probabilities into pa (the A fragments of P_j V_j). alpha: the factor O must be rescaled by.
+  static __device__ __forceinline__ void softmax(float (&acc_s)[NT][4], std::uint32_t (&pa)[KN][4],
+                                                 float (&row_max)[2], float (&row_sum)[2], float (&alpha)[2],
+                                                 int n0, const WgRowGeom& r, float sl2) {
+    if (tile_needs_mask(n0, BN, r.warp_row0, r.kv_len, r.diag, r.causal)) {
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int col = n0 + nt * 8 + r.tq * 2 + (e & 1);
+          const int row = r.warp_row0 + r.g + (e >> 1) * 8;
+          if (key_masked(col, row, r.kv_len, r.diag, r.causal)) acc_s[nt][e] = -INFINITY;
+        }
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      // Four independent partial maxima / sums per row: short dependency chains (two warps per
+      // scheduler leave little else to hide them).
+      float m4[4] = {row_max[h], -INFINITY, -INFINITY, -INFINITY};
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) m4[nt & 3] = fmaxf(m4[nt & 3], fmaxf(acc_s[nt][2 * h], acc_s[nt][2 * h + 1]));
+      float mx = fmaxf(fmaxf(m4[0], m4[1]), fmaxf(m4[2], m4[3]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float m_use = (mx == -INFINITY) ? 0.f : mx;
+      const float mb = m_use * sl2;
+      alpha[h] = ex2(row_max[h] * sl2 - mb);  // 0 while the old max is -inf
+      row_max[h] = mx;
+      float s4[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const float pv = ex2(fmaf(acc_s[nt][2 * h + e], sl2, -mb));
+          acc_s[nt][2 * h + e] = pv;
+          s4[nt & 3] += pv;
+        }
+      row_sum[h] = row_sum[h] * alpha[h] + ((s4[0] + s4[1]) + (s4[2] + s4[3]));
+    }
+#pragma unroll
+    for (int kk = 0; kk < KN; ++kk) {
+      pa[kk][0] = pack2<BF16>(acc_s[2 * kk][0], acc_s[2 * kk][1]);
+      pa[kk][1] = pack2<BF16>(acc_s[2 * kk][2], acc_s[2 * kk][3]);
+      pa[kk][2] = pack2<BF16>(acc_s[2 * kk + 1][0], acc_s[2 * kk + 1][1]);
+      pa[kk][3] = pack2<BF16>(acc_s[2 * kk + 1][2], acc_s[2 * kk + 1][3]);
+    }
+  }
+
+  // O *= alpha (skipped when alpha is 1 for every row of the warp: exact either way, and once a row's
+  // maximum settles it is exactly 1), then P_j becomes the P of the next P V.
+  static __device__ __forceinline__ void rescale_and_shift(float (&acc_o)[DT][4], const float (&alpha)[2],
+                                                           std::uint32_t (&pa_prev)[KN][4],
+                                                           const std::uint32_t (&pa_cur)[KN][4]) {
+    if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
+#pragma unroll
+      for (int dt = 0; dt < DT; ++dt) {
+        acc_o[dt][0] *= alpha[0];
+        acc_o[dt][1] *= alpha[0];
+        acc_o[dt][2] *= alpha[1];
+        acc_o[dt][3] *= alpha[1];
+      }
+    }
+#pragma unroll
+    for (int kk = 0; kk < KN; ++kk)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) pa_prev[kk][e] = pa_cur[kk][e];
+  }
+
+  // O / l of the warp's 16 rows into rows lrow0 .. +15 of `stage` (a swizzled tile of BM rows that only
+  // this warp touches now), then 16-byte stores of the rows below q_len to o_head (row 0 of this
+  // (batch, head) in O). A row that saw no key (l = 0) is written as zeros.
+  template <int BM>
+  static __device__ __forceinline__ void store(const float (&acc_o)[DT][4], const float (&row_sum)[2],
+                                               unsigned char* stage, int lrow0, const WgRowGeom& r, int q_len,
+                                               std::uint16_t* o_head, int lane) {
+    __syncwarp();
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float l = row_sum[h];
+      l += __shfl_xor_sync(0xffffffffu, l, 1);
+      l += __shfl_xor_sync(0xffffffffu, l, 2);
+      const float inv = l > 0.f ? 1.f / l : 0.f;
+      const int lr = lrow0 + r.g + 8 * h;
+#pragma unroll
+      for (int dt = 0; dt < DT; ++dt)
+        *reinterpret_cast<std::uint32_t*>(stage + sw_off(BM, lr, dt) + r.tq * 4) =
+            pack2<BF16>(acc_o[dt][2 * h] * inv, acc_o[dt][2 * h + 1] * inv);
+    }
+    __syncwarp();
+#pragma unroll
+    for (int i = 0; i < (16 * CPR) / 32; ++i) {
+      const int c = lane + i * 32;
+      const int row = c / CPR;
+      const int ch = c % CPR;
+      const int q = r.warp_row0 + row;
+      if (q < q_len) {
+        const uint4 val = *reinterpret_cast<const uint4*>(stage + sw_off(BM, lrow0 + row, ch));
+        *reinterpret_cast<uint4*>(o_head + static_cast<std::int64_t>(q) * D + ch * 8) = val;
+      }
+    }
+  }
+};
+
+}  // namespace ab::kernels::fused_detail
