@@ -31,3 +31,14 @@ function(attnbench_precompile_tests owner)
     target_precompile_headers(${t} REUSE_FROM ${owner})
   endforeach()
 endfunction()
+
+# Targets of ARGN reuse OWNER's precompiled header (the same compile flags): the GPU tests reuse the CPU tests',
+# the attnbench executable the cli layer's.
+function(attnbench_reuse_pch owner)
+  if(NOT ATTNBENCH_PCH)
+    return()
+  endif()
+  foreach(t ${ARGN})
+    target_precompile_headers(${t} REUSE_FROM ${owner})
+  endforeach()
+endfunction()
