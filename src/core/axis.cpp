@@ -7,32 +7,14 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/text_split.hpp"
 
 namespace ab {
 
 namespace {
 
-std::string trim(const std::string& s) {
-  std::size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  for (;;) {
-    std::size_t pos = s.find(sep, start);
-    out.push_back(s.substr(start, pos == std::string::npos ? std::string::npos : pos - start));
-    if (pos == std::string::npos) break;
-    start = pos + 1;
-  }
-  return out;
-}
-
 std::int64_t parse_int(const std::string& axis, const std::string& whole, const std::string& text) {
-  std::string t = trim(text);
+  std::string t = trim_text(text);
   if (t.empty()) throw UsageError(fmt::format("--{}: malformed value '{}' (empty number)", axis, whole));
   std::size_t i = 0;
   bool neg = false;
@@ -51,12 +33,12 @@ std::int64_t parse_int(const std::string& axis, const std::string& whole, const 
 }  // namespace
 
 std::vector<std::int64_t> parse_axis(const std::string& axis, const std::string& text) {
-  if (trim(text).empty()) throw UsageError(fmt::format("--{}: empty value", axis));
+  if (trim_text(text).empty()) throw UsageError(fmt::format("--{}: empty value", axis));
   std::vector<std::int64_t> values;
-  for (const std::string& item_raw : split(text, ',')) {
-    std::string item = trim(item_raw);
+  for (const std::string& item_raw : split_text(text, ',')) {
+    std::string item = trim_text(item_raw);
     if (item.empty()) throw UsageError(fmt::format("--{}: empty item in list '{}'", axis, text));
-    std::vector<std::string> parts = split(item, ':');
+    std::vector<std::string> parts = split_text(item, ':');
     if (parts.size() == 1) {
       values.push_back(parse_int(axis, text, parts[0]));
     } else if (parts.size() == 2 || parts.size() == 3) {
@@ -65,7 +47,7 @@ std::vector<std::int64_t> parse_axis(const std::string& axis, const std::string&
       char op = '+';
       std::int64_t step = 1;
       if (parts.size() == 3) {
-        std::string s = trim(parts[2]);
+        std::string s = trim_text(parts[2]);
         if (s.size() < 2 || (s[0] != '*' && s[0] != '+'))
           throw UsageError(fmt::format("--{}: range step in '{}' must be '*N' or '+N'", axis, item));
         op = s[0];
@@ -97,8 +79,8 @@ std::vector<std::int64_t> parse_axis(const std::string& axis, const std::string&
 
 std::vector<std::string> split_list(const std::string& axis, const std::string& text) {
   std::vector<std::string> out;
-  for (const std::string& s : split(text, ',')) {
-    std::string t = trim(s);
+  for (const std::string& s : split_text(text, ',')) {
+    std::string t = trim_text(s);
     if (t.empty()) throw UsageError(fmt::format("--{}: empty item in '{}'", axis, text));
     if (std::find(out.begin(), out.end(), t) != out.end())
       throw UsageError(fmt::format("--{}: '{}' is listed more than once in '{}'", axis, t, text));

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/text_split.hpp"
 
 namespace ab {
 
@@ -29,26 +30,6 @@ std::int64_t parse_length(const std::string& word, const std::string& where) {
   return v;
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : s) {
-    if (c == sep) {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
-
-std::string trim(const std::string& s) {
-  std::size_t a = s.find_first_not_of(" \t\r"), b = s.find_last_not_of(" \t\r");
-  return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
-}
-
 }  // namespace
 
 KvLengthsSpec parse_kv_lengths_spec(const std::string& text) {
@@ -61,12 +42,12 @@ KvLengthsSpec parse_kv_lengths_spec(const std::string& text) {
   if (kind == "list") {
     s.kind = KvLengthsSpec::Kind::list;
     if (rest.empty()) throw UsageError(fmt::format("--kv_lens: {} lists no lengths (list:812,4096,77)", where));
-    for (const std::string& w : split(rest, ',')) s.values.push_back(parse_length(trim(w), where));
+    for (const std::string& w : split_text(rest, ',')) s.values.push_back(parse_length(trim_text(w), where));
     return s;
   }
   if (kind == "uniform") {
     s.kind = KvLengthsSpec::Kind::uniform;
-    auto parts = split(rest, ':');
+    auto parts = split_text(rest, ':');
     if (rest.empty() || parts.size() < 2 || parts.size() > 3)
       throw UsageError(fmt::format("--kv_lens: {} is not uniform:LO:HI or uniform:LO:HI:SEED", where));
     s.lo = parse_length(parts[0], where);
@@ -89,7 +70,7 @@ KvLengthsSpec parse_kv_lengths_spec(const std::string& text) {
     int line_no = 0;
     while (std::getline(f, line)) {
       ++line_no;
-      std::string t = trim(line.substr(0, line.find('#')));
+      std::string t = trim_text(line.substr(0, line.find('#')));
       if (t.empty()) continue;
       s.values.push_back(parse_length(t, fmt::format("'{}' line {}", rest, line_no)));
     }

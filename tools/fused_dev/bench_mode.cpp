@@ -22,7 +22,6 @@ namespace ab::fused_dev {
 
 namespace {
 
-constexpr int kLabelWidth = 52;
 constexpr int kWarmup = 10;
 
 struct TargetShape {

@@ -20,8 +20,6 @@ namespace ab::fused_dev {
 
 namespace {
 
-constexpr int kLabelWidth = 52;
-
 // Launches `tile` on a poisoned O and returns O; the launch's error code in *rc (0: success).
 std::vector<std::uint16_t> launch_once(DeviceCase& d, const FusedTile& tile, int* rc) {
   d.poison_output();

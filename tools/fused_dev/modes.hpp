@@ -8,6 +8,9 @@
 
 namespace ab::fused_dev {
 
+// The width of the shape column in check's and bench's lines.
+inline constexpr int kLabelWidth = 52;
+
 // Device, compiled tiles, and every kernel instantiation's registers / spills / shared memory.
 int run_info();
 // Every tile of `family` on check_problems() against the fp64 reference; 1 on any failure.
