@@ -55,6 +55,88 @@ struct DCfg {
   static_assert((ROWS * CPR) % THREADS == 0, "Q load splits evenly");
 };
 
+// The end of a decode CTA, shared by both decode kernels (this file's and fused_decode_tma.cuh's): WARPS
+// math warps (thread ids 0 .. 32*WARPS-1) each hold (m, l, acc) for every packed row of the CTA.
+// decode_stash_warp_state puts one warp's state into shared memory at `merge` (sAcc [WARPS][ROWS][D+4], then
+// sM and sL [WARPS][ROWS], fp32); after a barrier among those warps, decode_write_rows merges the warps per
+// row and writes O (one split) or the split's unnormalised accumulator and (m, l) for decode_combine.
+template <int D, int MT, int ROWS, int WARPS>
+__device__ __forceinline__ void decode_stash_warp_state(float* merge, int warp, int lane,
+                                                        const float (&acc_o)[MT][D / 8][4],
+                                                        const float (&row_max)[MT][2], const float (&row_sum)[MT][2],
+                                                        float sl2) {
+  constexpr int DT = D / 8;
+  float* sAcc = merge;
+  float* sM = sAcc + WARPS * ROWS * (D + 4);
+  float* sL = sM + WARPS * ROWS;
+  const int g = lane >> 2, tq = lane & 3;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float l = row_sum[mt][r];
+      l += __shfl_xor_sync(0xffffffffu, l, 1);
+      l += __shfl_xor_sync(0xffffffffu, l, 2);
+      const int row = mt * 16 + g + r * 8;
+      if (tq == 0) {
+        sM[warp * ROWS + row] = row_max[mt][r] == -INFINITY ? -INFINITY : row_max[mt][r] * sl2;
+        sL[warp * ROWS + row] = l;
+      }
+      float* dst = sAcc + (warp * ROWS + row) * (D + 4) + tq * 2;
+#pragma unroll
+      for (int dt = 0; dt < DT; ++dt) {
+        dst[dt * 8] = acc_o[mt][dt][2 * r];
+        dst[dt * 8 + 1] = acc_o[mt][dt][2 * r + 1];
+      }
+    }
+}
+
+// Thread layout for the output: D/4 threads per row (4 columns each), rows strided over the 32*WARPS threads.
+// q_row_of(r): packed row r's row of Q/O, or -1 past the group's rows.
+template <int D, int ROWS, int WARPS, bool BF16, class RowOf>
+__device__ __forceinline__ void decode_write_rows(const float* merge, int tid, const DParams& p, int split,
+                                                  RowOf q_row_of, int row0) {
+  const float* sAcc = merge;
+  const float* sM = sAcc + WARPS * ROWS * (D + 4);
+  const float* sL = sM + WARPS * ROWS;
+  constexpr int TPR = D / 4;
+  constexpr int RSTEP = 32 * WARPS / TPR;
+  const int col = (tid % TPR) * 4;
+  for (int row = tid / TPR; row < ROWS; row += RSTEP) {
+    const std::int64_t qr = q_row_of(row0 + row);
+    if (qr < 0) continue;
+    float m = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w) m = fmaxf(m, sM[w * ROWS + row]);
+    float l = 0.f, o[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w) {
+      const float mw = sM[w * ROWS + row];
+      const float sc = mw == -INFINITY ? 0.f : ex2(mw - m);
+      l += sL[w * ROWS + row] * sc;
+      const float4 a = *reinterpret_cast<const float4*>(sAcc + (w * ROWS + row) * (D + 4) + col);
+      o[0] += a.x * sc;
+      o[1] += a.y * sc;
+      o[2] += a.z * sc;
+      o[3] += a.w * sc;
+    }
+    if (p.splits == 1) {
+      const float inv = l > 0.f ? 1.f / l : 0.f;
+      uint2 packed;
+      packed.x = pack2<BF16>(o[0] * inv, o[1] * inv);
+      packed.y = pack2<BF16>(o[2] * inv, o[3] * inv);
+      *reinterpret_cast<uint2*>(p.o + qr * D + col) = packed;
+    } else {
+      const std::int64_t pr = qr * p.splits + split;
+      *reinterpret_cast<float4*>(p.part_acc + pr * D + col) = make_float4(o[0], o[1], o[2], o[3]);
+      if (col == 0) {
+        p.part_ml[pr * 2] = m;
+        p.part_ml[pr * 2 + 1] = l;
+      }
+    }
+  }
+}
+
 template <class C, bool BF16>
 __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(const DParams p) {
   constexpr int D = C::D, MT = C::MT, STAGES = C::STAGES, ROWS = C::ROWS, BN = C::BN, WN = C::WN;
@@ -274,68 +356,12 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(co
   cp_async_wait<0>();
   __syncthreads();  // the ring is free: reuse it for the merge
 
-  // ---- merge the warps' states: sM/sL [WARPS][ROWS], sAcc [WARPS][ROWS][D+4] (fp32) ----
-  float* sAcc = reinterpret_cast<float*>(smem_raw + C::Q_BYTES + C::SLOT_BYTES);
-  float* sM = sAcc + C::WARPS * ROWS * (D + 4);
-  float* sL = sM + C::WARPS * ROWS;
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float l = row_sum[mt][r];
-      l += __shfl_xor_sync(0xffffffffu, l, 1);
-      l += __shfl_xor_sync(0xffffffffu, l, 2);
-      const int row = mt * 16 + g + r * 8;
-      if (tq == 0) {
-        sM[warp * ROWS + row] = row_max[mt][r] == -INFINITY ? -INFINITY : row_max[mt][r] * sl2;
-        sL[warp * ROWS + row] = l;
-      }
-      float* dst = sAcc + (warp * ROWS + row) * (D + 4) + tq * 2;
-#pragma unroll
-      for (int dt = 0; dt < DT; ++dt) {
-        dst[dt * 8] = acc_o[mt][dt][2 * r];
-        dst[dt * 8 + 1] = acc_o[mt][dt][2 * r + 1];
-      }
-    }
+  // ---- merge the warps' states (decode_stash_warp_state's layout) ----
+  float* merge = reinterpret_cast<float*>(smem_raw + C::Q_BYTES + C::SLOT_BYTES);
+  decode_stash_warp_state<D, MT, ROWS, C::WARPS>(merge, warp, lane, acc_o, row_max, row_sum, sl2);
   __syncthreads();
 
-  // Thread layout for the output: D/4 threads per row (4 columns each), rows strided.
-  constexpr int TPR = D / 4;
-  constexpr int RSTEP = C::THREADS / TPR;
-  const int col = (tid % TPR) * 4;
-  for (int row = tid / TPR; row < ROWS; row += RSTEP) {
-    const std::int64_t qr = q_row_of(row0 + row);
-    if (qr < 0) continue;
-    float m = -INFINITY;
-#pragma unroll
-    for (int w = 0; w < C::WARPS; ++w) m = fmaxf(m, sM[w * ROWS + row]);
-    float l = 0.f, o[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-    for (int w = 0; w < C::WARPS; ++w) {
-      const float mw = sM[w * ROWS + row];
-      const float sc = mw == -INFINITY ? 0.f : ex2(mw - m);
-      l += sL[w * ROWS + row] * sc;
-      const float4 a = *reinterpret_cast<const float4*>(sAcc + (w * ROWS + row) * (D + 4) + col);
-      o[0] += a.x * sc;
-      o[1] += a.y * sc;
-      o[2] += a.z * sc;
-      o[3] += a.w * sc;
-    }
-    if (p.splits == 1) {
-      const float inv = l > 0.f ? 1.f / l : 0.f;
-      uint2 packed;
-      packed.x = pack2<BF16>(o[0] * inv, o[1] * inv);
-      packed.y = pack2<BF16>(o[2] * inv, o[3] * inv);
-      *reinterpret_cast<uint2*>(p.o + qr * D + col) = packed;
-    } else {
-      const std::int64_t pr = qr * p.splits + split;
-      *reinterpret_cast<float4*>(p.part_acc + pr * D + col) = make_float4(o[0], o[1], o[2], o[3]);
-      if (col == 0) {
-        p.part_ml[pr * 2] = m;
-        p.part_ml[pr * 2 + 1] = l;
-      }
-    }
-  }
+  decode_write_rows<D, ROWS, C::WARPS, BF16>(merge, tid, p, split, q_row_of, row0);
 }
 
 // One block per query row: O = sum_s acc_s 2^(m_s - M) / sum_s l_s 2^(m_s - M).

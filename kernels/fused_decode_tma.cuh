@@ -305,66 +305,10 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
   }
   consumers_sync();  // every consumer is done with the ring (and every copy into it has landed): merge there
 
-  float* sAcc = reinterpret_cast<float*>(smem);
-  float* sM = sAcc + C::CONSUMER_WARPS * ROWS * (D + 4);
-  float* sL = sM + C::CONSUMER_WARPS * ROWS;
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float l = row_sum[mt][r];
-      l += __shfl_xor_sync(0xffffffffu, l, 1);
-      l += __shfl_xor_sync(0xffffffffu, l, 2);
-      const int row = mt * 16 + g + r * 8;
-      if (tq == 0) {
-        sM[warp * ROWS + row] = row_max[mt][r] == -INFINITY ? -INFINITY : row_max[mt][r] * sl2;
-        sL[warp * ROWS + row] = l;
-      }
-      float* dst = sAcc + (warp * ROWS + row) * (D + 4) + tq * 2;
-#pragma unroll
-      for (int dt = 0; dt < DT; ++dt) {
-        dst[dt * 8] = acc_o[mt][dt][2 * r];
-        dst[dt * 8 + 1] = acc_o[mt][dt][2 * r + 1];
-      }
-    }
+  float* merge = reinterpret_cast<float*>(smem);
+  decode_stash_warp_state<D, MT, ROWS, C::CONSUMER_WARPS>(merge, warp, lane, acc_o, row_max, row_sum, sl2);
   consumers_sync();
-
-  constexpr int TPR = D / 4;
-  constexpr int RSTEP = C::CONSUMERS / TPR;
-  const int col = (tid % TPR) * 4;
-  for (int row = tid / TPR; row < ROWS; row += RSTEP) {
-    const std::int64_t qr = q_row_of(row0 + row);
-    if (qr < 0) continue;
-    float m = -INFINITY;
-#pragma unroll
-    for (int w = 0; w < C::CONSUMER_WARPS; ++w) m = fmaxf(m, sM[w * ROWS + row]);
-    float l = 0.f, o[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-    for (int w = 0; w < C::CONSUMER_WARPS; ++w) {
-      const float mw = sM[w * ROWS + row];
-      const float sc = mw == -INFINITY ? 0.f : ex2(mw - m);
-      l += sL[w * ROWS + row] * sc;
-      const float4 a = *reinterpret_cast<const float4*>(sAcc + (w * ROWS + row) * (D + 4) + col);
-      o[0] += a.x * sc;
-      o[1] += a.y * sc;
-      o[2] += a.z * sc;
-      o[3] += a.w * sc;
-    }
-    if (p.splits == 1) {
-      const float inv = l > 0.f ? 1.f / l : 0.f;
-      uint2 packed;
-      packed.x = pack2<BF16>(o[0] * inv, o[1] * inv);
-      packed.y = pack2<BF16>(o[2] * inv, o[3] * inv);
-      *reinterpret_cast<uint2*>(p.o + qr * D + col) = packed;
-    } else {
-      const std::int64_t pr = qr * p.splits + split;
-      *reinterpret_cast<float4*>(p.part_acc + pr * D + col) = make_float4(o[0], o[1], o[2], o[3]);
-      if (col == 0) {
-        p.part_ml[pr * 2] = m;
-        p.part_ml[pr * 2 + 1] = l;
-      }
-    }
-  }
+  decode_write_rows<D, ROWS, C::CONSUMER_WARPS, BF16>(merge, tid, p, split, q_row_of, row0);
 #endif
 }
 
