@@ -16,6 +16,7 @@
 #include <cuda.h>  // CUtensorMap (the type only)
 
 #include "fused_decode.cuh"
+#include "mbarrier_tma.cuh"  // mbar_*, tma_load_3d
 
 namespace ab::kernels::fused_detail {
 
@@ -40,29 +41,6 @@ struct TCfg {
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define AB_DECODE_TMA 1
-__device__ __forceinline__ void dmbar_init(std::uint32_t bar, std::uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void dmbar_expect_tx(std::uint32_t bar, std::uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void dmbar_arrive(std::uint32_t bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void dmbar_wait(std::uint32_t bar, std::uint32_t parity) {
-  asm volatile(
-      "{\n .reg .pred p;\n WAIT_%=:\n mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n @!p bra WAIT_%=;\n}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
-__device__ __forceinline__ void dtma_load_3d(std::uint32_t dst, const CUtensorMap& map, int c0, int c1, int c2,
-                                             std::uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
-          dst),
-      "l"(reinterpret_cast<std::uint64_t>(&map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
-      : "memory");
-}
 __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 128;\n" ::: "memory"); }
 #endif
 
@@ -96,8 +74,8 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
 
   if (tid == 0) {
     for (int s = 0; s < ST; ++s) {
-      dmbar_init(full_bar(s), 1);
-      dmbar_init(empty_bar(s), C::CONSUMER_WARPS);
+      mbar_init(full_bar(s), 1);
+      mbar_init(empty_bar(s), C::CONSUMER_WARPS);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -119,7 +97,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
     const int bh = b * p.kv_heads + kvh;
     for (int t = 0; t < n_tiles; ++t) {
       const int s = t % ST;
-      dmbar_wait(empty_bar(s), ((t / ST) & 1) ^ 1);  // round 0 passes at once
+      mbar_wait(empty_bar(s), ((t / ST) & 1) ^ 1);  // round 0 passes at once
       const int key0 = k_begin + t * BN;
       const int nb = paged ? min(boxes, (k_end - key0 + box_rows - 1) / box_rows) : 1;
       const int ops = nb * HALVES * 2;
@@ -140,12 +118,12 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
       }
       h = (lane / 2) % HALVES;
       kv = lane & 1;
-      if (lane == 0) dmbar_expect_tx(full_bar(s), static_cast<std::uint32_t>(ops * box_rows * 128));
+      if (lane == 0) mbar_expect_tx(full_bar(s), static_cast<std::uint32_t>(ops * box_rows * 128));
       __syncwarp();
       if (lane < ops) {
         const std::uint32_t dst = ring_a + (kv * ST + s) * C::TILE_BYTES + h * C::HALF_BYTES + i * box_rows * 128;
         const int outer = paged ? slot * p.kv_heads + kvh : bh;
-        dtma_load_3d(dst, kv ? tm_v : tm_k, h * 64, row, outer, full_bar(s));
+        tma_load_3d(dst, kv ? tm_v : tm_k, h * 64, row, outer, full_bar(s));
       }
     }
     return;
@@ -204,7 +182,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
 
   for (int n = 0; n < n_tiles; ++n) {
     const int s = n % ST;
-    dmbar_wait(full_bar(s), (n / ST) & 1);
+    mbar_wait(full_bar(s), (n / ST) & 1);
     const int k0 = k_begin + n * BN + warp * WN;
     const std::uint32_t sK_t = ring_a + s * C::TILE_BYTES;
     const std::uint32_t sV_t = ring_a + (ST + s) * C::TILE_BYTES;
@@ -301,7 +279,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
       }
     }
     __syncwarp();
-    if (lane == 0) dmbar_arrive(empty_bar(s));
+    if (lane == 0) mbar_arrive(empty_bar(s));
   }
   consumers_sync();  // every consumer is done with the ring (and every copy into it has landed): merge there
 

@@ -27,6 +27,7 @@
 #include <cuda.h>  // CUtensorMap (the type only: the encode function comes from the runtime's entry point)
 
 #include "fused_kernel_wg.cuh"
+#include "mbarrier_tma.cuh"  // mbar_*, tma_load_3d
 #include "tensor_map.cuh"  // encode_rows_map: [B*H][S][D] maps, 128-byte swizzle
 
 namespace ab::kernels::fused_detail {
@@ -59,39 +60,8 @@ __host__ __device__ constexpr bool ws_pages_by_tma(int page_size, int bn) {
 }
 
 #ifdef AB_FUSED_WGMMA
-__device__ __forceinline__ void mbar_init(std::uint32_t bar, std::uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_expect_tx(std::uint32_t bar, std::uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(std::uint32_t bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-// Spins until the phase of parity `parity` of the barrier has completed (the loop inside the asm: no
-// branch in the C++ control flow around the wgmma issue).
-__device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parity) {
-  asm volatile(
-      "{\n .reg .pred p;\n WAIT_%=:\n mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n @!p bra WAIT_%=;\n}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
-// Makes `bar` track this thread's earlier cp.async copies: its pending count rises by one now and falls
-// when they have landed (so the phase cannot complete before them).
-__device__ __forceinline__ void mbar_track_cp_async(std::uint32_t bar) {
-  asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
-}
 // Barrier 1 over the producer warpgroup only (the consumers never wait on it).
 __device__ __forceinline__ void producer_sync() { asm volatile("bar.sync 1, 128;\n" ::: "memory"); }
-// One TMA box (64 columns x box rows of one (batch, head)) into shared memory, completing on `bar`.
-__device__ __forceinline__ void tma_load_3d(std::uint32_t dst, const CUtensorMap& map, int col, int row, int bh,
-                                            std::uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
-          dst),
-      "l"(reinterpret_cast<std::uint64_t>(&map)), "r"(col), "r"(row), "r"(bh), "r"(bar)
-      : "memory");
-}
 template <int N>
 __device__ __forceinline__ void regs_dec() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
