@@ -49,6 +49,7 @@ struct TuneFlags : SharedFlags {
   int screen_samples = 3;
   int screen_calls = 32;
   double screen_cutoff = 1.5;
+  int probe_calls = 4;
   bool dry_run = false;
   std::string search = "heuristic";
   bool skip_cached = false;
@@ -73,6 +74,8 @@ void check_search_flags(const TuneFlags& f, TuneOptions& opt) {
   if (!(f.screen_cutoff == 0 || f.screen_cutoff >= 1))
     throw UsageError(fmt::format("--screen_cutoff must be 0 (off) or at least 1, got {}", f.screen_cutoff));
   opt.screen_cutoff = f.screen_cutoff;
+  if (f.probe_calls < 0) throw UsageError(fmt::format("--probe_calls must be 0 (the screen's calls) or more, got {}", f.probe_calls));
+  opt.probe_calls = f.probe_calls;
   opt.exhaustive = f.search == "exhaustive";
 }
 
@@ -183,7 +186,8 @@ nlohmann::json tune_journal_header(const TuneFlags& f, const TuneOptions& opt, c
   nlohmann::json settings = {{"strategies", f.strategies}, {"search", f.search}, {"top", f.top},
                              {"max_candidates", f.max_candidates}, {"finalists", f.finalists},
                              {"screen_samples", f.screen_samples}, {"screen_calls", f.screen_calls},
-                             {"screen_cutoff", f.screen_cutoff}, {"skip_cached", f.skip_cached},
+                             {"screen_cutoff", f.screen_cutoff}, {"probe_calls", f.probe_calls},
+                             {"skip_cached", f.skip_cached},
                              {"scores", f.scores}, {"gqa_packing", f.gqa_packing}, {"seed", f.seed},
                              {"measure", opt.measure.to_json()}};
   return {{"command", "tune"},
@@ -282,7 +286,12 @@ Command add_tune_command(CLI::App& parent) {
                   "the screen replays at most this many of a shape's GEMM calls of one forward (0: all)")
       ->capture_default_str();
   app->add_option("--screen_cutoff,--screen-cutoff", f.screen_cutoff,
-                  "stop screening a candidate after one sample over this many times the fastest so far (0: off)")
+                  "cut a candidate whose probe is over this many times the fastest verified probe so far: not verified, "
+                  "not screened further (0: off, every candidate verified and screened)")
+      ->capture_default_str();
+  app->add_option("--probe_calls,--probe-calls", f.probe_calls,
+                  "the probe (one sample before a candidate is verified) replays at most this many of the screen's "
+                  "calls (0: all of them)")
       ->capture_default_str();
   app->add_flag("--dry_run,--dry-run", f.dry_run,
                 "list the GEMM candidates and fused tiles each shape would try, time nothing, write no cache");

@@ -191,6 +191,8 @@ class ShapeSearch {
     if (s_.opt.screen_calls > 0 && static_cast<int>(own_.size()) > s_.opt.screen_calls)
       own_.resize(static_cast<std::size_t>(s_.opt.screen_calls));  // nested: the first heads' calls
     r_.screen_calls = static_cast<int>(own_.size());
+    const int probe = s_.opt.probe_calls > 0 ? s_.opt.probe_calls : r_.screen_calls;
+    r_.probe_calls = s_.opt.screen_cutoff > 0 ? std::min(probe, r_.screen_calls) : 0;
   }
 
   // Runs one phase's work on candidate i, skipping a candidate that lost the device context before and
@@ -246,31 +248,36 @@ class ShapeSearch {
     return true;
   }
 
-  // Phase 1: verify and screen candidates [lo, hi).
+  // Phase 1: probe, verify and screen candidates [lo, hi).
   void screen(std::size_t lo, std::size_t hi) {
     auto verify = [&](const GemmAlgo& a) {
       return verify_reduced_ ? reduced_.check(g_.key, a) : in_.check_forward([&] { st_.run(rec_); });
     };
     Backend& inner = rec_.inner();
-    const std::vector<GemmCall>& own = own_;
-    auto gemm_alone = [&inner, &own] {
-      for (const GemmCall& c : own) inner.gemm().run(c.plan, c.a, c.b, c.c, c.alpha, c.beta);
+    auto replay = [&inner](const std::vector<GemmCall>& calls) {
+      return [&inner, &calls] {
+        for (const GemmCall& c : calls) inner.gemm().run(c.plan, c.a, c.b, c.c, c.alpha, c.beta);
+      };
     };
-    QueuedScreen timer(inner, !s_.opt.screen.hot);
-    double best_screen_ms = 0;
+    const std::vector<GemmCall> probe_calls(own_.begin(), own_.begin() + std::max(r_.probe_calls, 0));
+    const bool probe_is_screen = probe_calls.size() == own_.size();
+    QueuedScreen screen_timer(inner, !s_.opt.screen.hot), probe_timer(inner, !s_.opt.screen.hot);
+    ScreenTiming t{probe_is_screen ? screen_timer : probe_timer, screen_timer, replay(probe_calls), replay(own_)};
+    t.probe_is_screen = probe_is_screen;
+    t.scale = probe_calls.empty() ? 1 : static_cast<double>(own_.size()) / static_cast<double>(probe_calls.size());
+    t.samples = s_.opt.screen.max_samples;
+    t.cutoff = r_.probe_calls > 0 ? s_.opt.screen_cutoff : 0;
+    double best_probe_ms = 0;
     for (std::size_t i = lo; i < hi; ++i) {
       if (stop_requested()) {  // SIGINT/SIGTERM: the rest are not tried (the tuner keeps nothing of this shape)
         r_.candidates[i].status = "failed";
         r_.candidates[i].reason = "interrupted";
         continue;
       }
-      guarded(i, [&] {
-        r_.candidates[i] = screen_candidate(rec_, g_, r_.algos[i], verify, timer, s_.opt.screen.max_samples,
-                                            s_.opt.screen_cutoff, best_screen_ms, gemm_alone, r_);
-      });
+      guarded(i, [&] { r_.candidates[i] = screen_candidate(rec_, g_, r_.algos[i], verify, t, best_probe_ms, r_); });
       const CandidateOutcome& c = r_.candidates[i];
-      if (c.status == "ok" && c.screen_samples > 1 && (best_screen_ms == 0 || c.screen_ms < best_screen_ms))
-        best_screen_ms = c.screen_ms;
+      if (c.status == "ok" && c.probe_ms > 0 && (best_probe_ms == 0 || c.probe_ms < best_probe_ms))
+        best_probe_ms = c.probe_ms;
     }
   }
 
@@ -342,9 +349,12 @@ class ShapeSearch {
 }  // namespace
 
 std::vector<int> finalist_indices(const GemmTuneRecord& r, int finalists) {
+  // A cut candidate competes on its probe's time (scaled to the screen's calls): after a lucky fast probe
+  // (one sample) the true winner may be cut, and the finalists' round must still be able to find it.
+  auto timed = [&](std::size_t i) { return r.candidates[i].status == "ok" || r.candidates[i].status == "cut"; };
   std::vector<int> ok;
   for (std::size_t i = 0; i < r.candidates.size(); ++i)
-    if (r.candidates[i].status == "ok" && static_cast<int>(i) != r.baseline) ok.push_back(static_cast<int>(i));
+    if (timed(i) && static_cast<int>(i) != r.baseline) ok.push_back(static_cast<int>(i));
   std::stable_sort(ok.begin(), ok.end(),
                    [&](int a, int b) { return r.candidates[a].screen_ms < r.candidates[b].screen_ms; });
   if (finalists >= 0 && static_cast<int>(ok.size()) > finalists) ok.resize(static_cast<std::size_t>(finalists));
@@ -352,7 +362,7 @@ std::vector<int> finalist_indices(const GemmTuneRecord& r, int finalists) {
   // An exhaustive search re-measures the heuristic's top-N too: among 10^5 screened candidates the fastest
   // screens are the luckiest as much as the fastest, and a heuristic pick just behind them must not be lost.
   for (int i = 0; i < r.heuristic_top && i < static_cast<int>(r.candidates.size()); ++i)
-    if (r.candidates[i].status == "ok" && std::find(ok.begin(), ok.end(), i) == ok.end()) ok.push_back(i);
+    if (timed(static_cast<std::size_t>(i)) && std::find(ok.begin(), ok.end(), i) == ok.end()) ok.push_back(i);
   return ok;
 }
 

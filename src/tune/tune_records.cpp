@@ -7,9 +7,12 @@ namespace ab {
 
 namespace {
 
+// A cut candidate did not fail: it was only too slow to be worth verifying.
+bool failed(const CandidateOutcome& c) { return c.status != "ok" && c.status != "cut"; }
+
 int count_failed(const std::vector<CandidateOutcome>& cs) {
   int n = 0;
-  for (const auto& c : cs) n += c.status != "ok";
+  for (const auto& c : cs) n += failed(c);
   return n;
 }
 
@@ -19,7 +22,7 @@ constexpr std::size_t kMaxFailures = 50;
 nlohmann::json failure_list(const std::vector<CandidateOutcome>& cs, const char* what) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& c : cs)
-    if (c.status != "ok" && out.size() < kMaxFailures)
+    if (failed(c) && out.size() < kMaxFailures)
       out.push_back({{what, c.label}, {"status", c.status}, {"reason", c.reason}});
   return out;
 }
@@ -28,6 +31,11 @@ nlohmann::json failure_list(const std::vector<CandidateOutcome>& cs, const char*
 
 int GemmTuneRecord::failed() const { return count_failed(candidates); }
 int FusedTuneRecord::failed() const { return count_failed(candidates); }
+int GemmTuneRecord::cut() const {
+  int n = 0;
+  for (const auto& c : candidates) n += c.status == "cut";
+  return n;
+}
 int GemmTuneRecord::finalists() const {
   int n = 0;
   for (const auto& c : candidates) n += c.finalist;
@@ -57,6 +65,8 @@ GemmCacheEntry make_gemm_entry(const GemmTuneRecord& r, const CacheEnvironment& 
                      {"timer", timer_kind_name(opt.measure.timer)},
                      {"screen_samples", opt.screen.min_samples},
                      {"screen_calls", r.screen_calls},
+                     {"probe_calls", r.probe_calls},
+                     {"cut", r.cut()},
                      {"own_calls", r.own_calls},
                      {"verified_on", r.verified_on},
                      {"finalists", r.finalists()},

@@ -103,13 +103,13 @@ std::string gemm_section(const TuneOutcome& out) {
   std::vector<double> gains;
   for (const GemmTuneRecord& r : out.gemm) {
     rows.push_back({gemm_shape_label(r.shape), r.strategy,
-                    fmt::format("{}/{}", r.candidates.size() - r.failed(), r.candidates.size()),
+                    fmt::format("{}/{}/{}", r.candidates.size() - r.failed() - r.cut(), r.cut(), r.candidates.size()),
                     fmt::format("{}", r.finalists()),
                     ms_cell(r.baseline_ms()), ms_cell(r.best_ms()), gain_cell(r.gain()),
                     r.best >= 0 ? r.candidates[r.best].label : "none passed"});
     gains.push_back(r.gain());
   }
-  s += table({"GEMM shape", "tuned in", "ok/cands", "re-measured", "heuristic ms", "best ms", "gain", "best algo"}, rows);
+  s += table({"GEMM shape", "tuned in", "ok/cut/cands", "re-measured", "heuristic ms", "best ms", "gain", "best algo"}, rows);
   s += stats_line("GEMM", gain_stats(gains));
   double en = 0, ve = 0, sc = 0, co = 0;
   std::size_t cands = 0, cut = 0;
@@ -119,14 +119,15 @@ std::string gemm_section(const TuneOutcome& out) {
     sc += r.screen_s;
     co += r.confirm_s;
     cands += r.candidates.size();
-    for (const auto& c : r.candidates) cut += c.status == "ok" && c.screen_samples == 1;
+    cut += static_cast<std::size_t>(r.cut());
   }
   s += fmt::format("GEMM search time: listing {:.1f}s, verifying {:.1f}s, screening {:.1f}s, re-measuring {:.1f}s "
-                   "({} candidates, {} of them screened with one sample: over the cutoff)\n", en, ve, sc, co, cands, cut);
-  s += "(times are whole forwards of the strategy named, with this GEMM switched: every candidate is verified\n"
-       " by a forward (of B=1 H=1 where that has the same GEMM shape, as nested's) and screened on the shape's\n"
-       " own GEMM calls (at most --screen_calls); the heuristic's choice and the fastest screened are verified\n"
-       " on the problem itself and re-measured as whole forwards, and the winner is the fastest of those)\n";
+                   "({} candidates, {} of them cut after their probe: over the cutoff)\n", en, ve, sc, co, cands, cut);
+  s += "(times are whole forwards of the strategy named, with this GEMM switched: every candidate is probed on\n"
+       " the shape's first GEMM calls (at most --probe_calls); one within --screen_cutoff of the fastest so far is\n"
+       " verified by a forward (of B=1 H=1 where that has the same GEMM shape, as nested's) and screened on the\n"
+       " shape's own GEMM calls (at most --screen_calls); the heuristic's choice and the fastest screened are\n"
+       " verified on the problem itself and re-measured as whole forwards, and the winner is the fastest of those)\n";
   return s;
 }
 

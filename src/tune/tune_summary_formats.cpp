@@ -18,12 +18,12 @@ struct SummaryRow {
   std::string kind;  // gemm | fused
   std::string what;  // the GEMM shape label or the fused problem's label
   std::string strategy;
-  int ok = 0, candidates = 0, finalists = 0;
+  int ok = 0, cut = 0, candidates = 0, finalists = 0;  // ok: verified and screened; cut: after the probe
   double baseline_ms = 0, best_ms = 0, gain = 0;
   std::string baseline, best;  // labels of the heuristic's choice (default tile) and the winner ("" none passed)
 };
 
-const char* const kColumns[] = {"kind", "what", "strategy", "ok", "candidates", "finalists", "baseline_ms",
+const char* const kColumns[] = {"kind", "what", "strategy", "ok", "cut", "candidates", "finalists", "baseline_ms",
                                 "best_ms", "gain", "baseline", "best"};
 
 template <class Record>
@@ -32,11 +32,11 @@ std::string label_at(const Record& r, int i) { return i >= 0 ? r.candidates[i].l
 std::vector<SummaryRow> summary_rows(const TuneOutcome& out) {
   std::vector<SummaryRow> rows;
   for (const GemmTuneRecord& r : out.gemm)
-    rows.push_back({"gemm", gemm_shape_label(r.shape), r.strategy, static_cast<int>(r.candidates.size()) - r.failed(),
-                    static_cast<int>(r.candidates.size()), r.finalists(), r.baseline_ms(), r.best_ms(), r.gain(),
+    rows.push_back({"gemm", gemm_shape_label(r.shape), r.strategy,
+                    static_cast<int>(r.candidates.size()) - r.failed() - r.cut(), r.cut(), static_cast<int>(r.candidates.size()), r.finalists(), r.baseline_ms(), r.best_ms(), r.gain(),
                     label_at(r, r.baseline), label_at(r, r.best)});
   for (const FusedTuneRecord& r : out.fused)
-    rows.push_back({"fused", r.problem.label(), "fused", static_cast<int>(r.candidates.size()) - r.failed(),
+    rows.push_back({"fused", r.problem.label(), "fused", static_cast<int>(r.candidates.size()) - r.failed(), 0,
                     static_cast<int>(r.candidates.size()), 0, r.baseline_ms(), r.best_ms(), r.gain(),
                     label_at(r, r.baseline), label_at(r, r.best)});
   return rows;
@@ -45,7 +45,7 @@ std::vector<SummaryRow> summary_rows(const TuneOutcome& out) {
 std::string num(double v) { return v > 0 && std::isfinite(v) ? fmt::format("{}", v) : ""; }
 
 std::vector<std::string> cells(const SummaryRow& r) {
-  return {r.kind, r.what, r.strategy, std::to_string(r.ok), std::to_string(r.candidates), std::to_string(r.finalists),
+  return {r.kind, r.what, r.strategy, std::to_string(r.ok), std::to_string(r.cut), std::to_string(r.candidates), std::to_string(r.finalists),
           num(r.baseline_ms), num(r.best_ms), num(r.gain), r.baseline, r.best};
 }
 
@@ -80,7 +80,7 @@ std::string to_markdown(const TuneOutcome& out, const std::vector<SummaryRow>& r
                    out.wall_s, out.dry_run ? " (dry run: nothing timed)" : "");
   s += "|";
   for (const char* c : kColumns) s += fmt::format(" {} |", c);
-  s += "\n|---|---|---|--:|--:|--:|--:|--:|--:|---|---|\n";
+  s += "\n|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|---|\n";
   for (const SummaryRow& r : rows) {
     s += "|";
     for (const std::string& c : cells(r)) s += " " + md_cell(c) + " |";
@@ -96,7 +96,7 @@ std::string to_json_text(const TuneOutcome& out, const std::vector<SummaryRow>& 
   nlohmann::json list = nlohmann::json::array();
   for (const SummaryRow& r : rows)
     list.push_back({{"kind", r.kind}, {"what", r.what}, {"strategy", r.strategy}, {"ok", r.ok},
-                    {"candidates", r.candidates}, {"finalists", r.finalists}, {"baseline_ms", number(r.baseline_ms)},
+                    {"cut", r.cut}, {"candidates", r.candidates}, {"finalists", r.finalists}, {"baseline_ms", number(r.baseline_ms)},
                     {"best_ms", number(r.best_ms)}, {"gain", number(r.gain)}, {"baseline", text(r.baseline)},
                     {"best", text(r.best)}});
   nlohmann::json doc = {{"schema", kTuneSummarySchema},

@@ -50,9 +50,12 @@ struct TuneOptions {
   // fastest screened are measured with `measure` as whole forwards, and the fastest of those wins.
   // finalists < 0: every verified candidate is re-measured.
   MeasureSettings screen = screening_settings(MeasureSettings(), 3);
-  // A candidate whose first screening sample is over this many times the fastest fully screened so far
-  // keeps that one sample (it cannot be near the winner); 0 screens every candidate fully.
+  // Before it is verified, a candidate is probed: one sample of the shape's first `probe_calls` calls (0:
+  // the screen's calls). One whose probe is over `screen_cutoff` times the fastest probe of a verified
+  // candidate so far cannot be near the winner: it is cut there (status "cut"), neither verified nor
+  // sampled further. 0 turns the probe off: every candidate is verified and screened fully.
   double screen_cutoff = 1.5;
+  int probe_calls = 4;
   // The screen replays at most this many of the shape's calls (the first; 0: all). Batched strategies make
   // one call per shape; nested makes one per head and page, 384 at the default grid, and its candidates run
   // to 10^5 under exhaustive search.
@@ -100,12 +103,17 @@ struct TuneOptions {
 struct CandidateOutcome {
   std::string label;
   bool baseline = false;   // the heuristic's first choice (GEMM) or the default tile (fused)
-  std::string status;      // "ok", "failed" (could not be set or run), "incorrect" (wrong output)
+  // "ok", "failed" (could not be set or run), "incorrect" (wrong output), "cut" (GEMM candidates: its probe
+  // was over the screen cutoff; not verified, never a finalist)
+  std::string status;
   std::string reason;
   double ms = 0;           // median forward time of the full measurement (finalists and fused tiles), when ok
   double noise = 0;
   double screen_ms = 0;    // GEMM candidates: median time of the shape's own GEMM calls of a forward, screened alone
-  int screen_samples = 0;  // GEMM candidates: screening samples taken (1 when cut off)
+  // GEMM candidates: screening samples of the screen's calls taken (0 for a cut candidate whose probe
+  // replayed fewer calls; its screen_ms is then its probe scaled to the screen's call count)
+  int screen_samples = 0;
+  double probe_ms = 0;     // GEMM candidates: the probe (one sample of the first probe_calls calls)
   bool finalist = false;   // GEMM candidates: re-measured with the full settings
   // GEMM: the finalists' winner and the heuristic's choice are measured once more, independently of the
   // choice, and `ms` then holds that time; `finalist_ms` keeps the one the winner was chosen on.
@@ -138,6 +146,7 @@ struct GemmTuneRecord {
   int baseline = -1;                   // index of the heuristic's first choice
   std::string verified_on;              // the problem whose forward verified each candidate (B=1 H=1 for nested)
   int own_calls = 0, screen_calls = 0; // the shape's GEMM calls in one forward, and how many the screen replays
+  int probe_calls = 0;                 // how many of those the probe replays (0: no probe, --screen_cutoff=0)
   int heuristic_top = 0;               // exhaustive: the first candidates are the heuristic's top-N, this many
   // Wall time of each part of the search: listing candidates, verifying forwards, screening, re-measuring.
   double enumerate_s = 0, verify_s = 0, screen_s = 0, confirm_s = 0;
@@ -146,7 +155,8 @@ struct GemmTuneRecord {
     return baseline >= 0 && candidates[baseline].status == "ok" ? candidates[baseline].ms : 0;
   }
   double gain() const { return best_ms() > 0 && baseline_ms() > 0 ? baseline_ms() / best_ms() : 0; }
-  int failed() const;
+  int failed() const;     // neither ok nor cut
+  int cut() const;
   int finalists() const;
 };
 

@@ -60,6 +60,7 @@ constexpr double kH = 1.5 * kSleepScale, kS = 3.0 * kSleepScale;  // H's and S's
 //   W  runs but computes the wrong answer (alpha * 1.5)
 //   F  correct and fastest
 //   S  correct, 3 ms slower per call
+//   W  with slow_wrong = true: also 10 ms slower per call
 //   C  (only with crash = true) loses the device context when it runs (a sticky error)
 // The exhaustive list has neither H nor any heuristic_first flag, and repeats F.
 class FakeLt : public ComposedBackend, public ForwardingGemmEngine, public ForwardingMemory {
@@ -71,6 +72,7 @@ class FakeLt : public ComposedBackend, public ForwardingGemmEngine, public Forwa
   int heuristic_queries = 0;
   bool crash = false;
   int recoveries = 0;
+  bool slow_wrong = false;
 
   static GemmAlgo algo(const std::string& label, int id, bool first = false) {
     GemmAlgo a;
@@ -99,6 +101,7 @@ class FakeLt : public ComposedBackend, public ForwardingGemmEngine, public Forwa
     if (label == "C") throw BackendError("cublasLtMatmul: an illegal memory access was encountered", true);
     if (label == "H") sleep_ms(1.5);
     if (label == "S") sleep_ms(3.0);
+    if (label == "W" && slow_wrong) sleep_ms(10.0);
     ForwardingGemmEngine::run(plan, a, b, c, label == "W" ? alpha * 1.5f : alpha, beta);
   }
   bool recover() override {
@@ -338,11 +341,14 @@ TEST(Tune, the_winner_comes_from_the_re_measured_finalists_not_the_screen) {
       const CandidateOutcome* f = by_label(r, "F");
       const CandidateOutcome* s = by_label(r, "S");
       const CandidateOutcome* h = by_label(r, "H");
-      // Every candidate was verified and screened.
-      for (const auto* c : {l, f, s, h}) {
+      // Every candidate was screened; F's probe was over 1.5x L's lucky one, so F was cut there, and
+      // verified only if it became a finalist.
+      for (const auto* c : {l, s, h}) {
         EXPECT_EQ(c->status, std::string("ok"));
         EXPECT_TRUE(c->screen_ms > 0);
       }
+      EXPECT_TRUE(f->screen_ms > 0);
+      EXPECT_EQ(f->status, std::string(finalists == 1 ? "cut" : "ok"));
       EXPECT_TRUE(l->screen_ms < f->screen_ms);  // L screened fastest
       EXPECT_TRUE(h->finalist);                  // the heuristic's choice is always re-measured
       EXPECT_TRUE(l->finalist);
@@ -395,24 +401,32 @@ TEST(Tune, screening_times_the_shapes_own_gemm_calls_alone) {
   opt.finalists = -1;                          // re-measure every verified candidate
   TuneOutcome out = tune_grid(lt, opt);
   ASSERT_TRUE(out.gemm.size() == 2);
-  const GemmTuneRecord& qk = out.gemm[0];  // tuned while the P·V shape is still at H (1.5 ms per call)
-  const CandidateOutcome* s = by_label(qk, "S");
-  ASSERT_TRUE(s != nullptr);
-  ASSERT_TRUE(s->status == "ok");
-  EXPECT_TRUE(s->finalist);
-  EXPECT_TRUE(s->screen_ms >= 2 * kS);         // both heads' Q·K^T calls at 3 ms each...
-  EXPECT_TRUE(s->ms >= 2 * kS + 2 * kH);       // (the forward adds its 2 P·V calls at 1.5 ms each)...
-  // ...but a screen holds none of them: F's Q·K^T calls do not sleep, and its screen (a median of 3) stays
-  // under the 3 ms floor the P·V calls would add.
+  const GemmTuneRecord& qk = out.gemm[0];
+  // Q·K^T is tuned while the P·V shape is still at H (1.5 ms per call): a whole forward holds both heads'
+  // P·V calls, but a screen holds none of them: F's Q·K^T calls do not sleep, and its screen (a median of
+  // 3) stays under the 3 ms floor the P·V calls would add.
   const CandidateOutcome* f = by_label(qk, "F");
   ASSERT_TRUE(f != nullptr);
-  EXPECT_TRUE(f->ms >= 2 * kH);
+  ASSERT_TRUE(f->status == "ok");
+  EXPECT_TRUE(f->finalist);
+  EXPECT_TRUE(f->ms >= 2 * kH);  // the re-measured forward adds its 2 P·V calls at 1.5 ms each
   EXPECT_TRUE(f->screen_ms < 2 * kH);
-  // H (3 ms) was screened fully first; S's first sample is over 1.5x that, so it stopped there.
-  EXPECT_EQ(by_label(qk, "H")->screen_samples, 3);
+  // H was verified and screened fully first. The probe replays both calls (--probe_calls=4 > 2), so it is
+  // the screen's first sample. S's probe (both heads' Q·K^T calls at 3 ms each) is over 1.5x F's: cut there,
+  // with that sample as its screen time. Every candidate is a finalist here, so S was verified then.
+  const CandidateOutcome* s = by_label(qk, "S");
+  ASSERT_TRUE(s != nullptr);
   EXPECT_EQ(s->screen_samples, 1);
-  EXPECT_EQ(by_label(qk, "F")->screen_samples, 3);
-  EXPECT_EQ(qk.finalists(), 3);           // H, F and S: X failed, W was incorrect
+  EXPECT_EQ(s->screen_ms, s->probe_ms);
+  EXPECT_TRUE(s->screen_ms >= 2 * kS);
+  EXPECT_TRUE(s->finalist);
+  EXPECT_EQ(s->status, std::string("ok"));
+  EXPECT_TRUE(s->ms >= 2 * kS + 2 * kH);
+  EXPECT_EQ(by_label(qk, "H")->screen_samples, 3);
+  EXPECT_EQ(f->screen_samples, 3);
+  EXPECT_EQ(qk.finalists(), 3);  // H, F and S: X failed, W was incorrect
+  EXPECT_EQ(qk.failed(), 2);
+  EXPECT_EQ(qk.probe_calls, 2);
   EXPECT_TRUE(qk.verify_s > 0);
   EXPECT_TRUE(qk.screen_s > 0);
   EXPECT_TRUE(qk.confirm_s > 0);
@@ -436,6 +450,76 @@ TEST(Tune, screen_calls_caps_the_calls_a_screen_replays) {
   for (const auto& e : out.cache.gemm_entries()) {
     EXPECT_EQ(e.measured_with["screen_calls"].get<int>(), 1);
     EXPECT_EQ(e.measured_with["own_calls"].get<int>(), 2);
+  }
+}
+
+TEST(Tune, a_probe_of_fewer_calls_cuts_before_the_screen) {
+  auto cpu = make_cpu_backend();
+  FakeLt lt(*cpu);
+  TuneOptions opt = quick_options("nested");  // two calls of each shape per forward, one per head
+  opt.probe_calls = 1;
+  opt.finalists = 1;  // F only, besides H: S stays cut
+  TuneOutcome out = tune_grid(lt, opt);
+  ASSERT_TRUE(out.gemm.size() == 2);
+  const GemmTuneRecord& qk = out.gemm[0];
+  EXPECT_EQ(qk.probe_calls, 1);
+  EXPECT_EQ(qk.screen_calls, 2);
+  const CandidateOutcome* h = by_label(qk, "H");
+  ASSERT_TRUE(h != nullptr && h->status == "ok");
+  EXPECT_TRUE(h->probe_ms >= kH && h->probe_ms < 2 * kH);  // the probe: one call at 1.5 ms...
+  EXPECT_TRUE(h->screen_ms >= 2 * kH);                     // ...the screen: both
+  EXPECT_EQ(h->screen_samples, 3);                          // the probe is not one of the screen's samples
+  const CandidateOutcome* s = by_label(qk, "S");
+  ASSERT_TRUE(s != nullptr);
+  EXPECT_EQ(s->status, std::string("cut"));
+  EXPECT_TRUE(s->probe_ms >= kS && s->probe_ms < 2 * kS);
+  EXPECT_EQ(s->screen_samples, 0);
+  EXPECT_DOUBLE_EQ(s->screen_ms, 2 * s->probe_ms);  // scaled to the screen's two calls
+  ASSERT_TRUE(qk.best >= 0);
+  EXPECT_EQ(qk.candidates[qk.best].label, std::string("F"));
+  for (const auto& e : out.cache.gemm_entries()) {
+    EXPECT_EQ(e.measured_with["probe_calls"].get<int>(), 1);
+    EXPECT_TRUE(e.measured_with["cut"].get<int>() >= 1);
+  }
+}
+
+TEST(Tune, a_cut_candidate_is_verified_only_as_a_finalist) {
+  auto cpu = make_cpu_backend();
+  FakeLt lt(*cpu);
+  lt.slow_wrong = true;  // W: wrong and 10 ms slower per call, probed after H (1.5 ms)
+  TuneOptions opt = quick_options("head_batched");
+  opt.finalists = 1;  // F, besides H
+  TuneOutcome out = tune_grid(lt, opt);
+  ASSERT_TRUE(out.gemm.size() == 2);
+  for (const GemmTuneRecord& r : out.gemm) {
+    const CandidateOutcome* w = by_label(r, "W");
+    EXPECT_EQ(w->status, std::string("cut"));  // verified, it would be "incorrect"
+    EXPECT_EQ(w->reason, std::string());
+    EXPECT_FALSE(w->finalist);
+    EXPECT_EQ(r.failed(), 1);  // X
+    EXPECT_EQ(r.candidates[r.best].label, std::string("F"));
+  }
+  for (const auto& e : out.cache.gemm_entries()) EXPECT_EQ(e.failed, 1);
+  // Every candidate a finalist: W is verified then, and found wrong.
+  opt.finalists = -1;
+  out = tune_grid(lt, opt);
+  ASSERT_TRUE(out.gemm.size() == 2);
+  for (const GemmTuneRecord& r : out.gemm) {
+    const CandidateOutcome* w = by_label(r, "W");
+    EXPECT_EQ(w->status, std::string("incorrect"));
+    EXPECT_TRUE(w->reason.find("when verified as a finalist (it was cut after its probe)") != std::string::npos);
+    EXPECT_EQ(r.candidates[r.best].label, std::string("F"));
+  }
+  // No probe: W is verified in the screen.
+  opt.finalists = 1;
+  opt.screen_cutoff = 0;
+  out = tune_grid(lt, opt);
+  ASSERT_TRUE(out.gemm.size() == 2);
+  for (const GemmTuneRecord& r : out.gemm) {
+    EXPECT_EQ(by_label(r, "W")->status, std::string("incorrect"));
+    EXPECT_FALSE(by_label(r, "W")->finalist);
+    EXPECT_EQ(r.probe_calls, 0);
+    EXPECT_EQ(r.cut(), 0);
   }
 }
 
@@ -469,6 +553,7 @@ TEST(Tune, nested_candidates_are_verified_on_one_head_and_finalists_on_the_probl
   auto cpu = make_cpu_backend();
   LateWrongLt lt(*cpu);
   TuneOptions opt = quick_options("nested,head_batched");
+  opt.screen_cutoff = 0;  // no probe: Z (as fast as F) is verified in the screen whatever the probes' noise
   TuneOutcome out = tune_grid(lt, opt);
   ASSERT_TRUE(out.gemm.size() == 4);
   for (const GemmTuneRecord& r : out.gemm) {
@@ -490,7 +575,9 @@ TEST(Tune, nested_candidates_are_verified_on_one_head_and_finalists_on_the_probl
       EXPECT_EQ(z->status, std::string("ok"));  // one call per forward: never wrong here
     }
     ASSERT_TRUE(r.best >= 0);
-    if (nested) EXPECT_TRUE(r.candidates[r.best].label != "Z");
+    if (nested) {
+      EXPECT_TRUE(r.candidates[r.best].label != "Z");
+    }
     EXPECT_TRUE(r.candidates[r.best].label != "W");
   }
   for (const auto& e : out.cache.gemm_entries()) EXPECT_TRUE(e.measured_with.contains("verified_on"));
@@ -504,8 +591,11 @@ TEST(Tune, screen_cutoff_zero_screens_every_candidate_fully) {
   TuneOutcome out = tune_grid(lt, opt);
   ASSERT_TRUE(out.gemm.size() == 2);
   for (const auto& r : out.gemm)
-    for (const auto& c : r.candidates)
-      if (c.status == "ok") EXPECT_EQ(c.screen_samples, 3);
+    for (const auto& c : r.candidates) {
+      if (c.status == "ok") {
+        EXPECT_EQ(c.screen_samples, 3);
+      }
+    }
 }
 
 TEST(Tune, finalist_indices_put_the_baseline_first_then_screen_order) {

@@ -120,6 +120,7 @@ TEST(TuneCli, tune_rejects_bad_input_with_one_line) {
   EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --finalists=0")));
   EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --screen_samples=0")));
   EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --screen_cutoff=0.5")));
+  EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --probe_calls=-1")));
   EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --screen_calls=-1")));
   EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --max_candidates=-1")));
   EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --timer=sundial")));

@@ -206,8 +206,10 @@ class CpuBackend final : public DeviceMemory,
   GemmShape plan_shape(GemmPlanId plan) const override { return plan_at(plan).shape; }
 
   // One algorithm, or with the test hook ATTNBENCH_INJECT_CPU_GEMM_VARIANTS=N (docs/scale-out-devices.md) an
-  // exhaustive list of N variants that repeat the same GEMM 3-4 times, all but variant 2N/3 which runs it
-  // once: a list long enough to split, with one winner that timing cannot miss.
+  // exhaustive list of N variants that repeat the same GEMM 8-9 times, all but variant 2N/3 which runs it
+  // once: a list long enough to split, with one winner that timing cannot miss even as a whole forward
+  // under a sanitizer on a loaded machine (with 3-4 repeats the GEMMs were too small a part of a forward of
+  // S=57, and a one-process tune's winner sometimes gave way to the heuristic's choice when measured again).
   std::vector<GemmAlgo> candidates(GemmPlanId plan, int, bool exhaustive) override {
     (void)plan_at(plan);
     const char* spec = std::getenv("ATTNBENCH_INJECT_CPU_GEMM_VARIANTS");
@@ -217,11 +219,11 @@ class CpuBackend final : public DeviceMemory,
     a.attrs = {{"ALGO_ID", 0}};
     a.heuristic_first = true;
     if (variants < 2) return {a};
-    a.attrs["REPEATS"] = 3;
+    a.attrs["REPEATS"] = 8;
     std::vector<GemmAlgo> out = {a};
     for (int k = 1; exhaustive && k < variants; ++k) {
       GemmAlgo v;
-      const int repeats = k == 2 * variants / 3 ? 1 : 3 + k % 2;
+      const int repeats = k == 2 * variants / 3 ? 1 : 8 + k % 2;
       v.label = fmt::format("cpu-variant {} x{}", k, repeats);
       v.attrs = {{"ALGO_ID", k}, {"REPEATS", repeats}};
       out.push_back(v);
