@@ -57,7 +57,8 @@ int tune_on_devices(const SharedFlags& f, const TuneOptions& opt, const std::str
     if (!mixed.empty()) std::fprintf(stderr, "attnbench: warning: %s\n", mixed.c_str());
   }
   HeuristicCache found;
-  std::map<std::size_t, std::string> summaries;
+  // Per problem, by item: a split tune has a finishing unit per strategy, each with its summary.
+  std::map<std::size_t, std::map<std::size_t, std::string>> summaries;
   bool failed = false;
   // The whole space is split below the problem, so that devices share even one problem's search.
   std::optional<SplitTune> split;
@@ -77,12 +78,13 @@ int tune_on_devices(const SharedFlags& f, const TuneOptions& opt, const std::str
         if (split && split->absorb(t)) return;
         const std::size_t problem = split ? split->problem_of(t.item) : t.item;
         if (t.file.empty()) {
-          summaries[problem] = fmt::format("{}: not tuned on device {}: {}\n", opt.problems[problem].label(), t.device, t.failure);
+          summaries[problem][t.item] =
+              fmt::format("{}: not tuned on device {}: {}\n", opt.problems[problem].label(), t.device, t.failure);
           failed = true;
           return;
         }
         nlohmann::json doc = read_json_document(t.file, kTaskSchema);
-        summaries[problem] = fmt::format("device {}:\n{}", t.device, doc.at("summary").get<std::string>());
+        summaries[problem][t.item] = fmt::format("device {}:\n{}", t.device, doc.at("summary").get<std::string>());
         failed = failed || doc.at("failed").get<bool>();
         if (opt.dry_run) return;
         found.merge(HeuristicCache::from_json(doc.at("cache"), "a device worker's cache"));
@@ -90,11 +92,11 @@ int tune_on_devices(const SharedFlags& f, const TuneOptions& opt, const std::str
       },
       [&] { progress.task_finished(); }, more);
   progress.finish();
-  if (split) {
-    failed = failed || split->failed();
-    for (std::size_t pi = 0; pi < opt.problems.size(); ++pi) summaries[pi] = split->notes(pi) + summaries[pi];
+  if (split) failed = failed || split->failed();
+  for (std::size_t pi = 0; pi < opt.problems.size(); ++pi) {
+    if (split) std::fputs(split->notes(pi).c_str(), stdout);
+    for (const auto& [item, text] : summaries[pi]) std::fputs(text.c_str(), stdout);
   }
-  for (const auto& [item, text] : summaries) std::fputs(text.c_str(), stdout);
   if (opt.dry_run) return failed ? 1 : 0;
   HeuristicCache written = found.save(cache_path);
   std::printf("wrote %zu GEMM and %zu fused entries from %zu device(s) to %s (it now holds %zu GEMM and %zu fused "

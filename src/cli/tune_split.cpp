@@ -3,6 +3,7 @@
 #include "cli/tune_split.hpp"
 
 #include <filesystem>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -22,8 +23,7 @@ std::string unit_path(const std::string& dir, std::size_t item) { return fmt::fo
 }  // namespace
 
 SplitTune::SplitTune(const TuneOptions& opt, std::size_t split, std::string dir)
-    : opt_(opt), problems_(opt.problems.size()), split_(split), dir_(std::move(dir)), elsewhere_(problems_),
-      open_screens_(problems_, 0), finish_item_(problems_, 0), released_(problems_, false) {
+    : opt_(opt), problems_(opt.problems.size()), split_(split), dir_(std::move(dir)) {
   for (const auto& st : make_strategies(opt.strategies)) strategies_.push_back(st->name());
   listings_left_.assign(problems_, strategies_.size());
   shapes_.assign(problems_, std::vector<std::optional<std::vector<ListedShape>>>(strategies_.size()));
@@ -70,50 +70,91 @@ std::string SplitTune::notes(std::size_t problem) const {
   return text + (it == notes_.end() ? "" : it->second);
 }
 
+std::size_t SplitTune::strategy_index(const std::string& name) const {
+  for (std::size_t si = 0; si < strategies_.size(); ++si)
+    if (strategies_[si] == name) return si;
+  throw std::logic_error("tune split: unknown strategy " + name);
+}
+
+// Plans problem `pi`'s screening and finishing units once all its listings are in. Ready finishing units
+// (strategies with nothing to screen: the fused tiles, small shapes) go first into `out`, then the screens.
+void SplitTune::plan_problem(std::size_t pi, std::vector<std::size_t>& out) {
+  const std::set<std::string> earlier = taken_;  // shapes earlier problems make (and tune)
+  // A strategy whose listing was lost leaves the problem unsplit (its shapes are unknown): one finishing
+  // unit tunes every strategy of it, as one process would.
+  bool complete = true;
+  for (const auto& listed : shapes_[pi]) complete = complete && listed.has_value();
+  if (!complete) {
+    for (const auto& listed : shapes_[pi])
+      if (listed)
+        for (const ListedShape& s : *listed) taken_.insert(s.key);
+    Unit f;
+    f.kind = Kind::finishing;
+    f.problem = pi;
+    f.strategy = kAllStrategies;
+    f.elsewhere = earlier;
+    finishing_.push_back(add(f));
+    release(finishing_.back(), out);
+    return;
+  }
+  // The strategies' shapes in --strategies order: a shape two strategies make belongs to the first, and the
+  // later one's finishing unit leaves it to that one's unit (as it leaves an earlier problem's shapes).
+  std::vector<ScreenUnit> screens;
+  std::vector<std::set<std::string>> elsewhere(strategies_.size());
+  for (std::size_t si = 0; si < strategies_.size(); ++si) {
+    elsewhere[si] = taken_;
+    std::vector<ScreenUnit> mine = plan_screen_units(pi, *shapes_[pi][si], split_, taken_);
+    screens.insert(screens.end(), mine.begin(), mine.end());
+  }
+  std::vector<std::size_t> screen_items;
+  for (const ScreenUnit& s : screens) {
+    Unit u;
+    u.kind = Kind::screening;
+    u.problem = pi;
+    u.strategy = strategy_index(s.strategy);
+    u.range = s;
+    const std::size_t item = add(u);
+    write_unit(item, {{"kind", "screening"}, {"problem", pi}, {"strategy", s.strategy}, {"key", s.key},
+                      {"lo", s.lo}, {"hi", s.hi}, {"count", s.count}});
+    screen_items.push_back(item);
+    ++open_screens_[{pi, u.strategy}];
+  }
+  for (std::size_t si = 0; si < strategies_.size(); ++si) {
+    Unit f;
+    f.kind = Kind::finishing;
+    f.problem = pi;
+    f.strategy = si;
+    f.elsewhere = std::move(elsewhere[si]);
+    finishing_.push_back(add(f));
+    if (open_screens_[{pi, si}] == 0) release(finishing_.back(), out);
+  }
+  out.insert(out.end(), screen_items.begin(), screen_items.end());
+}
+
+// Writes a finishing unit's file (the outcomes of its strategy's screened shapes) and hands it out.
+void SplitTune::release(std::size_t item, std::vector<std::size_t>& out) {
+  Unit& f = units_.at(item);
+  nlohmann::json screened = nlohmann::json::object();
+  for (const Unit& u : units_)
+    if (u.kind == Kind::screening && u.problem == f.problem &&
+        (f.strategy == kAllStrategies || u.strategy == f.strategy) && !screened.contains(u.range.key))
+      screened[u.range.key] = screened_shape_to_json(screened_.at(u.range.key));
+  nlohmann::json doc = {{"kind", "finishing"}, {"problem", f.problem}, {"tuned_elsewhere", f.elsewhere},
+                        {"screened", screened}};
+  if (f.strategy != kAllStrategies) doc["strategy"] = strategies_.at(f.strategy);
+  write_unit(item, doc);
+  f.released = true;
+  out.push_back(item);
+}
+
 std::vector<std::size_t> SplitTune::ready() {
   std::vector<std::size_t> out;
   // Problems are planned in grid order once listed, so unit numbers and shape ownership (the first problem
   // that makes a shape tunes it, as in one process) do not depend on which device listed first.
-  while (expanded_ < problems_ && listings_left_[expanded_] == 0) {
-    const std::size_t pi = expanded_++;
-    elsewhere_[pi] = taken_;
-    // The strategies' shapes in --strategies order: a shape two strategies make belongs to the first.
-    // A strategy whose listing was lost leaves the problem unsplit (its shapes are unknown).
-    std::vector<ListedShape> shapes;
-    bool complete = true;
-    for (const auto& listed : shapes_[pi]) {
-      if (!listed) complete = false;
-      else shapes.insert(shapes.end(), listed->begin(), listed->end());
-    }
-    std::vector<ScreenUnit> screens;
-    if (complete) screens = plan_screen_units(pi, shapes, split_, taken_);
-    else for (const ListedShape& s : shapes) taken_.insert(s.key);
-    for (const ScreenUnit& s : screens) {
-      Unit u;
-      u.kind = Kind::screening;
-      u.problem = pi;
-      u.range = s;
-      const std::size_t item = add(u);
-      write_unit(item, {{"kind", "screening"}, {"problem", pi}, {"strategy", s.strategy}, {"key", s.key},
-                        {"lo", s.lo}, {"hi", s.hi}, {"count", s.count}});
-      out.push_back(item);
-      ++open_screens_[pi];
-    }
-    Unit f;
-    f.kind = Kind::finishing;
-    f.problem = pi;
-    finish_item_[pi] = add(f);
-  }
-  for (std::size_t pi = 0; pi < expanded_; ++pi) {
-    if (released_[pi] || open_screens_[pi] > 0) continue;
-    nlohmann::json screened = nlohmann::json::object();
-    for (const Unit& u : units_)
-      if (u.kind == Kind::screening && u.problem == pi && !screened.contains(u.range.key))
-        screened[u.range.key] = screened_shape_to_json(screened_.at(u.range.key));
-    write_unit(finish_item_[pi], {{"kind", "finishing"}, {"problem", pi}, {"tuned_elsewhere", elsewhere_[pi]},
-                                  {"screened", screened}});
-    released_[pi] = true;
-    out.push_back(finish_item_[pi]);
+  while (expanded_ < problems_ && listings_left_[expanded_] == 0) plan_problem(expanded_++, out);
+  for (std::size_t item : finishing_) {
+    const Unit& f = units_[item];
+    if (!f.released && open_screens_[{f.problem, f.strategy}] == 0) release(item, out);
   }
   return out;
 }
@@ -145,7 +186,7 @@ void SplitTune::absorb_screening(const Unit& u, const TaskOutcome& t) {
   const ScreenUnit& r = u.range;
   ScreenedShape& shape = screened_[r.key];
   shape.candidates.resize(r.count);
-  --open_screens_[u.problem];
+  --open_screens_[{u.problem, u.strategy}];
   std::string why = t.failure;
   if (!t.file.empty()) {
     screened_on_[r.key].insert(t.device);
@@ -179,6 +220,7 @@ bool serve_split_unit(Backend& backend, const WorkerTask& task, const std::funct
     for (const auto& [key, shape] : unit.at("screened").items()) screened[key] = screened_shape_from_json(shape);
     opt.tuned_elsewhere = unit.at("tuned_elsewhere").get<std::set<std::string>>();
     opt.screened = &screened;
+    if (unit.contains("strategy")) opt.strategies = unit.at("strategy").get<std::string>();
     *end = finish(opt);
     return true;
   }

@@ -1,11 +1,14 @@
 // tune --devices with --search=exhaustive: the grid's tune split below the problem, so that two GPUs share
-// even a one-problem grid. Per problem: a listing unit (the shapes each strategy searches and their
-// candidate counts), screening units (ranges of a large shape's candidates: phase 1, verify and screen,
-// tune/gemm_search.hpp), then a finishing unit that runs the problem's tune on one device with those
-// outcomes: the finalists re-measured and re-checked there (phases 2-3), the fused tiles and small shapes
-// as before. Units are numbered in grid order as they are planned, whatever the device count: first the
-// listing units (one per problem and strategy, so that devices list a problem's strategies side by side),
-// then each problem's screening units and its finishing unit.
+// even a one-problem grid. Per problem: a listing unit per strategy (the shapes it searches and their
+// candidate counts), screening units (ranges of a large shape's candidates: phase 1, probe, verify and
+// screen, tune/gemm_search.hpp), then a finishing unit per strategy that runs the strategy's tune of the
+// problem on one device with those outcomes: the finalists re-measured and re-checked there (phases 2-3),
+// the fused tiles and small shapes as before. A strategy's finishing unit is ready once its own shapes are
+// screened, so one strategy's finalists (or the fused tiles, which need no screening) are measured while
+// another's screening goes on. Units are numbered in grid order as they are planned, whatever the device
+// count: first the listing units (one per problem and strategy, so that devices list a problem's
+// strategies side by side), then each problem's screening units and its finishing units (in --strategies
+// order; one for the whole problem when a listing unit was lost).
 #pragma once
 #include <cstddef>
 #include <functional>
@@ -45,12 +48,18 @@ class SplitTune {
 
  private:
   enum class Kind { listing, screening, finishing };
+  static constexpr std::size_t kAllStrategies = static_cast<std::size_t>(-1);
   struct Unit {
     Kind kind = Kind::listing;
     std::size_t problem = 0;
-    std::size_t strategy = 0;  // listing units: the index in strategies_
+    std::size_t strategy = 0;  // listing and finishing units: the index in strategies_ (kAllStrategies: all)
     ScreenUnit range;
+    std::set<std::string> elsewhere;  // finishing units: the shapes other units tune
+    bool released = false;            // finishing units: handed to the pool
   };
+  std::size_t strategy_index(const std::string& name) const;
+  void plan_problem(std::size_t pi, std::vector<std::size_t>& out);
+  void release(std::size_t item, std::vector<std::size_t>& out);
   std::size_t add(Unit u);
   void write_unit(std::size_t item, nlohmann::json doc) const;
   void absorb_listing(const Unit& u, const TaskOutcome& t);
@@ -66,9 +75,8 @@ class SplitTune {
   std::vector<std::vector<std::optional<std::vector<ListedShape>>>> shapes_;  // per problem and strategy; nullopt: lost
   std::size_t expanded_ = 0;                                // problems whose units are planned (a prefix)
   std::set<std::string> taken_;                             // keys of the problems planned so far
-  std::vector<std::set<std::string>> elsewhere_;            // per problem: keys an earlier problem tunes
-  std::vector<std::size_t> open_screens_, finish_item_;
-  std::vector<bool> released_;
+  std::map<std::pair<std::size_t, std::size_t>, std::size_t> open_screens_;  // (problem, strategy): screening units left
+  std::vector<std::size_t> finishing_;                      // finishing units' items, in planning order
   std::map<std::string, ScreenedShape> screened_;
   std::map<std::string, std::set<int>> screened_on_;  // devices that screened each shape
   std::map<std::size_t, std::string> notes_;

@@ -31,8 +31,12 @@ python3 winners.py one.json >one.win && python3 winners.py two.json >two.win
   || bad "the split tune's winners differ from one process's: $(cat one.win) vs $(cat two.win)"
 grep -q -- "-> cpu-variant 6 x1 9 0" two.win && ! grep -qv -- "-> cpu-variant 6 x1 9 0" two.win && ok \
   || bad "every shape's 9 candidates screened and variant 6 won: $(cat two.win)"
-# 4 listing units (2 problems x 2 strategies), 4 shapes x 3 screening units, 2 finishing units.
-grep -q "\[18/18\] done" two.err && ok || bad "progress counts the 18 units: $(tail -2 two.err)"
+# 4 listing units (2 problems x 2 strategies), 4 shapes x 3 screening units, 4 finishing units (one per problem
+# and strategy).
+grep -q "\[20/20\] done" two.err && ok || bad "progress counts the 20 units: $(tail -2 two.err)"
+[[ $(grep -c "^device [01]:$" two.txt) -eq 4 ]] && ok || bad "a summary per finishing unit: $(grep -c '^device' two.txt)"
+grep -q "nothing was tuned" two.txt && grep -q "2 plan groups reused a shape tuned earlier" two.txt && ok \
+  || bad "fully_batched's finishing unit leaves the shapes it shares to head_batched's: $(cat two.txt)"
 [[ $(grep -c "candidates screened in 3 units on device(s) 0, 1" two.txt) -eq 4 ]] && ok \
   || bad "each shape split over both workers: $(grep 'screened in' two.txt)"
 
