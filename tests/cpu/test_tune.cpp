@@ -160,6 +160,16 @@ TuneOptions quick_options(const std::string& strategies, std::vector<Problem> pr
   return opt;
 }
 
+// Every candidate of a record, for failure messages: label status screen/probe ms, finalist ms, reason.
+std::string describe(const GemmTuneRecord& r) {
+  std::string s = r.key + ":";
+  for (const auto& c : r.candidates)
+    s += " [" + c.label + " " + c.status + " screen " + std::to_string(c.screen_ms) + " probe " +
+         std::to_string(c.probe_ms) + (c.finalist ? " final " + std::to_string(c.ms) : "") +
+         (c.reason.empty() ? "" : " (" + c.reason + ")") + "]";
+  return s + " best " + std::to_string(r.best);
+}
+
 const CandidateOutcome* by_label(const GemmTuneRecord& r, const std::string& label) {
   for (const auto& c : r.candidates)
     if (c.label == label) return &c;
@@ -193,8 +203,8 @@ TEST(Tune, search_keeps_fastest_correct_candidate_and_records_failures) {
   ASSERT_TRUE(out.gemm.size() == 2);  // Q·K^T and P·V
   for (const GemmTuneRecord& r : out.gemm) {
     EXPECT_EQ(r.candidates.size(), std::size_t(5));
-    ASSERT_TRUE(r.best >= 0);
-    EXPECT_EQ(r.candidates[r.best].label, std::string("F"));
+    ASSERT_TRUE(r.best >= 0) << describe(r);
+    EXPECT_EQ(r.candidates[r.best].label, std::string("F")) << describe(r);
     ASSERT_TRUE(r.baseline >= 0);
     EXPECT_EQ(r.candidates[r.baseline].label, std::string("H"));
     EXPECT_TRUE(r.candidates[r.baseline].baseline);
@@ -205,7 +215,8 @@ TEST(Tune, search_keeps_fastest_correct_candidate_and_records_failures) {
     EXPECT_EQ(by_label(r, "S")->status, std::string("ok"));
     EXPECT_TRUE(by_label(r, "S")->ms > by_label(r, "F")->ms);
     EXPECT_EQ(r.failed(), 2);
-    EXPECT_TRUE(r.gain() > 1.5);  // H sleeps 1.5 ms per call, F not at all
+    // H sleeps 1.5 ms per call, F not at all: 2x for Q·K^T (the P·V calls, at H, sleep in both), more for P·V
+    EXPECT_TRUE(r.gain() > 1.3) << describe(r);
     EXPECT_NEAR(r.gain(), r.baseline_ms() / r.best_ms(), 1e-12);
   }
   // The cache entries carry the winner, the baseline and the failures.
@@ -218,7 +229,7 @@ TEST(Tune, search_keeps_fastest_correct_candidate_and_records_failures) {
     EXPECT_EQ(e.candidates, 5);
     EXPECT_EQ(e.failed, 2);
     EXPECT_EQ(e.failures.size(), std::size_t(2));
-    EXPECT_TRUE(e.gain > 1.5);
+    EXPECT_TRUE(e.gain > 1.3);
     EXPECT_TRUE(e.heuristic_ms > e.best_ms);
     EXPECT_EQ(e.search, std::string("heuristic"));
     EXPECT_EQ(e.measured_with["strategy"].get<std::string>(), std::string("head_batched"));
@@ -257,7 +268,7 @@ TEST(Tune, exhaustive_search_always_includes_the_heuristic_first_choice) {
     EXPECT_EQ(r.baseline, 0);
     EXPECT_EQ(r.candidates[0].label, std::string("H"));
     ASSERT_TRUE(r.best >= 0);
-    EXPECT_EQ(r.candidates[r.best].label, std::string("F"));
+    EXPECT_EQ(r.candidates[r.best].label, std::string("F")) << describe(r);
     EXPECT_TRUE(r.gain() > 1.0);
   }
   for (const auto& e : out.cache.gemm_entries()) {
@@ -289,7 +300,7 @@ TEST(Tune, capped_exhaustive_search_still_tries_the_heuristic_top_n) {
   ASSERT_TRUE(out.gemm.size() == 2);
   for (const auto& r : out.gemm) {
     ASSERT_TRUE(r.best >= 0);
-    EXPECT_EQ(r.candidates[r.best].label, std::string("F"));
+    EXPECT_EQ(r.candidates[r.best].label, std::string("F")) << describe(r);
   }
 }
 
@@ -364,7 +375,7 @@ TEST(Tune, the_winner_comes_from_the_re_measured_finalists_not_the_screen) {
       } else {
         EXPECT_TRUE(f->finalist);
         EXPECT_EQ(r.finalists(), 3);
-        EXPECT_EQ(r.candidates[r.best].label, std::string("F"));
+        EXPECT_EQ(r.candidates[r.best].label, std::string("F")) << describe(r);
         EXPECT_TRUE(r.gain() > 1.4);  // Q·K^T: 4.5+4.5 against 0.5+4.5 ms of sleep (the other shape at H); P·V: 5 against 1
       }
       EXPECT_TRUE(l->ms > h->ms);  // re-measured: L is slower than the heuristic's choice
@@ -497,7 +508,7 @@ TEST(Tune, a_cut_candidate_is_verified_only_as_a_finalist) {
     EXPECT_EQ(w->reason, std::string());
     EXPECT_FALSE(w->finalist);
     EXPECT_EQ(r.failed(), 1);  // X
-    EXPECT_EQ(r.candidates[r.best].label, std::string("F"));
+    EXPECT_EQ(r.candidates[r.best].label, std::string("F")) << describe(r);
   }
   for (const auto& e : out.cache.gemm_entries()) EXPECT_EQ(e.failed, 1);
   // Every candidate a finalist: W is verified then, and found wrong.
@@ -508,7 +519,7 @@ TEST(Tune, a_cut_candidate_is_verified_only_as_a_finalist) {
     const CandidateOutcome* w = by_label(r, "W");
     EXPECT_EQ(w->status, std::string("incorrect"));
     EXPECT_TRUE(w->reason.find("when verified as a finalist (it was cut after its probe)") != std::string::npos);
-    EXPECT_EQ(r.candidates[r.best].label, std::string("F"));
+    EXPECT_EQ(r.candidates[r.best].label, std::string("F")) << describe(r);
   }
   // No probe: W is verified in the screen.
   opt.finalists = 1;
@@ -642,7 +653,7 @@ TEST(Tune, exhaustive_search_re_measures_the_heuristic_top_n) {
     EXPECT_TRUE(by_label(r, "F")->finalist);
     EXPECT_TRUE(by_label(r, "S")->finalist);
     ASSERT_TRUE(r.best >= 0);
-    EXPECT_EQ(r.candidates[r.best].label, std::string("F"));
+    EXPECT_EQ(r.candidates[r.best].label, std::string("F")) << describe(r);
   }
 }
 
@@ -775,7 +786,7 @@ TEST(Tune, a_candidate_that_loses_the_device_is_skipped_after_recovery) {
     EXPECT_EQ(c->status, std::string("failed"));
     EXPECT_TRUE(c->reason.find("device context") != std::string::npos);
     ASSERT_TRUE(r.best >= 0);
-    EXPECT_EQ(r.candidates[r.best].label, std::string("F"));
+    EXPECT_EQ(r.candidates[r.best].label, std::string("F")) << describe(r);
   }
   bool retried = false;
   for (const auto& n : out.notes) retried = retried || n.find("retrying without that candidate") != std::string::npos;
