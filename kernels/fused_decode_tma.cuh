@@ -15,11 +15,11 @@
 //     [outer][rows][D/64][64] (shared-memory line of (row, 64-column block) = row * D/64 + block) instead of
 //     one copy per 64-column block (line = block * BN + row).
 // Contiguous K/V: boxes of BN rows from the [B*KVH][S][D] tensor (rows past S zero-filled). Paged: one box of
-// min(page_size, 64) rows per page (or per 64 rows of it) from the pool seen as [slots*KVH][page_size][D]; the producer holds the
-// block-table entries of 32 pages per lane register window (the next window loaded 32 pages ahead). Rows
-// past the split's end that a box still brings (the rest of the last page, of a contiguous tile, or the next
-// split's keys) may hold anything: the consumer warp zeroes its V rows there before use (P = 0 times a NaN
-// would be NaN), and masks the scores of those keys.
+// min(page_size, 64) rows per page (or per 64 rows of it) from the pool seen as [slots*KVH][page_size][D];
+// the producer holds the block-table entries of 32 pages per lane register window (the next window loaded 32
+// pages ahead). Rows past the split's end that a box still brings (the rest of the last page, of a contiguous
+// tile, or the next split's keys) may hold anything: the consumer warp zeroes its V rows there before use
+// (P = 0 times a NaN would be NaN), and masks the scores of those keys.
 #pragma once
 #include <cuda.h>  // CUtensorMap (the type only)
 
