@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/fused_decode_plan.hpp"
@@ -101,7 +102,8 @@ int max_smem_optin() {
 // (fastest in the H200 runs of docs/perf-notes.md). The w4 tiles are
 // the mma.sync kernel that also runs on sm_80+ and is the fallback: m128n128w4 for D<=64, m128n64w4
 // for D=96/128, m64n32w4 for D=256. Tiles ending "ws" (5th field 1) are the warp-specialized Hopper kernel
-// (fused_kernel_ws.cuh: a TMA producer warpgroup and two consumer warpgroups).
+// (fused_kernel_ws.cuh: a TMA producer warpgroup and two consumer warpgroups). The decode tiles come first
+// (decode-ws, decode), their fixed split counts and the TMA decode variants (-n128, -rows) last.
 std::vector<FusedTile> fused_compiled_tiles() {
   static const int order[][5] = {
       {128, 128, 12, 2, 1}, {128, 128, 8, 2, 0}, {128, 64, 8, 2, 0},  {192, 64, 12, 2, 0}, {256, 64, 16, 2, 0},
@@ -122,6 +124,12 @@ std::vector<FusedTile> fused_compiled_tiles() {
   }
   for (int s : fused_decode::kSearchSplits) out.push_back(FusedTile::decode_tile(s));
   for (int s : fused_decode::kSearchSplits) out.push_back(FusedTile::decode_tile(s, true));
+  // The TMA decode kernel's other shapes (fused_decode_tma.cuh), searched by tune, never a default until a
+  // measurement says so: 128-key tiles, whole-row boxes (head_dim 128), both.
+  for (const auto& [block_n, rows] : {std::pair{128, false}, std::pair{64, true}, std::pair{128, true}}) {
+    out.push_back(FusedTile::decode_tile(0, true, block_n, rows));
+    for (int s : fused_decode::kSearchSplits) out.push_back(FusedTile::decode_tile(s, true, block_n, rows));
+  }
   return out;
 }
 

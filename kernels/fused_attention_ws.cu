@@ -46,6 +46,23 @@ int encode_rows_map(CUtensorMap* map, const void* base, bool bf16, int head_dim,
   return r == CUDA_SUCCESS ? 0 : static_cast<int>(cudaErrorInvalidValue);
 }
 
+int encode_row_blocks_map(CUtensorMap* map, const void* base, bool bf16, int head_dim, long long rows,
+                          long long outer, int box_rows) {
+  const EncodeTiledFn fn = encode_tiled_fn();
+  if (!fn) return static_cast<int>(cudaErrorNotSupported);
+  const cuuint64_t dims[4] = {64, static_cast<cuuint64_t>(head_dim / 64), static_cast<cuuint64_t>(rows),
+                              static_cast<cuuint64_t>(outer)};
+  const cuuint64_t strides[3] = {128, static_cast<cuuint64_t>(head_dim) * 2,
+                                 static_cast<cuuint64_t>(rows) * static_cast<cuuint64_t>(head_dim) * 2};
+  const cuuint32_t box[4] = {64, static_cast<cuuint32_t>(head_dim / 64), static_cast<cuuint32_t>(box_rows), 1};
+  const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
+  const CUresult r = fn(map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
+                        const_cast<void*>(base), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? 0 : static_cast<int>(cudaErrorInvalidValue);
+}
+
 const Entry* entries_ws(int* count) {
   static const Entry e[] = {
       make_entry_ws<128, 128, 2, false>(), make_entry_ws<128, 128, 2, true>(),

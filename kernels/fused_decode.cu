@@ -1,8 +1,9 @@
 // The split-KV decode path of `fused`: which problems a decode tile takes, the split count, and the launches
 // (decode kernel, then the combine when there is more than one split). Two kernels: the cp.async one
 // (fused_decode.cuh, tiles "decode", "decode-sN": any page size, sm_80+) and the warp-specialized TMA one
-// (fused_decode_tma.cuh, tiles "decode-ws", "decode-ws-sN": Hopper, page sizes 8, 16, 32 or multiples of 64).
-// Each instantiated for head_dim 64 and 128, 1 or 2 m16 slices of packed query rows, fp16 and bf16.
+// (fused_decode_tma.cuh, launched from fused_decode_tma.cu; tiles "decode-ws[-n128][-rows][-sN]": Hopper, page
+// sizes 8, 16, 32 or multiples of 64). Each instantiated for head_dim 64 and 128 (whole-row boxes: 128 only),
+// 1 or 2 m16 slices of packed query rows, fp16 and bf16.
 #include "fused_decode.hpp"
 
 #include <cuda_runtime.h>
@@ -13,8 +14,7 @@
 
 #include "core/fused_decode_plan.hpp"
 #include "fused_decode.cuh"
-#include "fused_decode_tma.cuh"
-#include "tensor_map.cuh"
+#include "fused_decode_tma_launch.hpp"
 
 namespace ab::kernels {
 
@@ -35,41 +35,6 @@ int launch_decode(const DParams& dp, const FusedParams&, void* stream) {
                   static_cast<unsigned>(dp.batch));
   kern<<<grid, C::THREADS, C::SMEM, static_cast<cudaStream_t>(stream)>>>(dp);
   return static_cast<int>(cudaGetLastError());
-}
-
-// The TMA kernel: K/V tensor maps (contiguous [B*KVH][S][D], boxes of 64 rows; paged pool
-// [slots*KVH][page_size][D], boxes of min(page_size, 64) rows), then the launch. The shared-memory limit is
-// raised once per instantiation (as in the build measured in docs/perf-notes.md).
-template <int D, int MT, int ST, bool BF16>
-int launch_decode_tma(const DParams& dp, const FusedParams& p, void* stream) {
-  using C = fused_detail::TCfg<D, MT, ST>;
-  CUtensorMap mk, mv;
-  const int rows = p.paged ? static_cast<int>(p.page_size) : static_cast<int>(p.seq_len);
-  const long long outer = p.paged ? static_cast<long long>(p.pool_slots) * p.kv_heads : static_cast<long long>(p.batch) * p.kv_heads;
-  const int box = p.paged ? static_cast<int>(std::min<std::int64_t>(p.page_size, C::BN)) : C::BN;
-  int e = fused_detail::encode_rows_map(&mk, p.k, BF16, D, rows, outer, box);
-  if (e == 0) e = fused_detail::encode_rows_map(&mv, p.v, BF16, D, rows, outer, box);
-  if (e != 0) return e;
-  auto kern = fused_detail::fused_decode_tma<C, BF16>;
-  static const cudaError_t attr = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
-  if (attr != cudaSuccess) return static_cast<int>(attr);
-  const dim3 grid(static_cast<unsigned>(dp.splits), static_cast<unsigned>(dp.kv_heads * dp.chunks),
-                  static_cast<unsigned>(dp.batch));
-  kern<<<grid, C::THREADS, C::SMEM, static_cast<cudaStream_t>(stream)>>>(dp, mk, mv);
-  return static_cast<int>(cudaGetLastError());
-}
-
-// TMA stages: 3 tiles of 64 keys (K and V, 32 KB each at head_dim 128) per CTA, two CTAs per SM; 4 at 64.
-LaunchFn find_launch_tma(int head_dim, int mt, bool bf16) {
-  if (head_dim == 128) {
-    if (mt == 1) return bf16 ? &launch_decode_tma<128, 1, 3, true> : &launch_decode_tma<128, 1, 3, false>;
-    return bf16 ? &launch_decode_tma<128, 2, 3, true> : &launch_decode_tma<128, 2, 3, false>;
-  }
-  if (head_dim == 64) {
-    if (mt == 1) return bf16 ? &launch_decode_tma<64, 1, 4, true> : &launch_decode_tma<64, 1, 4, false>;
-    return bf16 ? &launch_decode_tma<64, 2, 4, true> : &launch_decode_tma<64, 2, 4, false>;
-  }
-  return nullptr;
 }
 
 // Stages: head_dim 128 keeps 3 tiles of 64 keys in flight per CTA (two CTAs per SM), 64 keeps 4.
@@ -147,6 +112,14 @@ std::string fused_decode_can_implement(const FusedParams& p, const FusedTile& ti
   auto misaligned = [](const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15u) != 0; };
   if (misaligned(p.q) || misaligned(p.k) || misaligned(p.v) || misaligned(p.o))
     return "Q, K, V and O must be 16-byte aligned";
+  if (tile.block_n != 64 && tile.block_n != 128)
+    return "tile " + tile.name() + ": decode tiles have 64 or 128 keys per tile (-n128)";
+  if (!tile.ws && (tile.block_n != 64 || tile.row_boxes))
+    return "tile " + tile.name() + ": 128-key tiles and whole-row boxes are variants of the TMA decode kernel (decode-ws-n128, "
+           "decode-ws-rows); the cp.async decode kernel has 64-key tiles";
+  if (tile.row_boxes && p.head_dim != 128)
+    return "tile " + tile.name() + " (whole-row boxes) is instantiated for head_dim 128 only: at head_dim " +
+           std::to_string(p.head_dim) + " a row is one 128-byte box, as in decode-ws";
   if (tile.ws) {
     if (p.paged && !tma_page_size(p.page_size))
       return "tile " + tile.name() + " (TMA) takes page sizes 8, 16, 32 and multiples of 64 (page_size is " +
@@ -173,7 +146,9 @@ int fused_decode_launch(const FusedParams& p, const FusedTile& tile, void* strea
   const std::int64_t need = fused_decode::partial_bytes(p.batch, p.heads, p.q_len, p.head_dim, splits);
   if (need > 0 && (!p.workspace || p.workspace_bytes < need)) return static_cast<int>(cudaErrorInvalidValue);
   const int mt = slices_for(p);
-  LaunchFn fn = (tile.ws ? find_launch_tma : find_launch)(static_cast<int>(p.head_dim), mt, p.bf16);
+  LaunchFn fn = tile.ws ? fused_detail::find_decode_tma_launch(static_cast<int>(p.head_dim), mt, p.bf16, tile.block_n,
+                                                               tile.row_boxes)
+                        : find_launch(static_cast<int>(p.head_dim), mt, p.bf16);
   if (!fn) return static_cast<int>(cudaErrorInvalidValue);
   const std::int64_t rows = p.batch * p.heads * p.q_len;
   DParams dp{};

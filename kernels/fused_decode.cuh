@@ -55,6 +55,71 @@ struct DCfg {
   static_assert((ROWS * CPR) % THREADS == 0, "Q load splits evenly");
 };
 
+// One tile's step of a warp, shared by both decode kernels: the warp holds S for its NT*8 keys (n8 tiles of
+// mma.sync accumulators, rows of MT m16 slices). decode_mask_keys sets S to -inf for keys at or past k_end
+// and past each row's visible limit (k0: the warp's first key). decode_softmax_step is the online softmax
+// in exp2 units: the new row max, P = 2^(S*sl2 - max*sl2) in place, the running sum and the accumulator
+// rescaled by 2^(old max - new max). decode_pack_p turns P into the A fragments of P V, one per 16 keys.
+template <int MT, int NT>
+__device__ __forceinline__ void decode_mask_keys(float (&acc_s)[MT][NT][4], int k0, int tq, int k_end,
+                                                 const int (&row_lim)[MT][2]) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int col = k0 + nt * 8 + tq * 2 + (e & 1);
+        if (col >= k_end || col >= row_lim[mt][e >> 1]) acc_s[mt][nt][e] = -INFINITY;
+      }
+}
+
+template <int MT, int NT, int DT>
+__device__ __forceinline__ void decode_softmax_step(float (&acc_s)[MT][NT][4], float (&row_max)[MT][2],
+                                                    float (&row_sum)[MT][2], float (&acc_o)[MT][DT][4], float sl2) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float mx = row_max[mt][r];
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) mx = fmaxf(mx, fmaxf(acc_s[mt][nt][2 * r], acc_s[mt][nt][2 * r + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float mb = (mx == -INFINITY ? 0.f : mx) * sl2;
+      const float alpha = ex2(row_max[mt][r] * sl2 - mb);
+      row_max[mt][r] = mx;
+      float sum = 0.f;
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const float pv = ex2(fmaf(acc_s[mt][nt][2 * r + e], sl2, -mb));
+          acc_s[mt][nt][2 * r + e] = pv;
+          sum += pv;
+        }
+      row_sum[mt][r] = row_sum[mt][r] * alpha + sum;
+#pragma unroll
+      for (int dt = 0; dt < DT; ++dt) {
+        acc_o[mt][dt][2 * r] *= alpha;
+        acc_o[mt][dt][2 * r + 1] *= alpha;
+      }
+    }
+}
+
+template <int MT, int NT, bool BF16>
+__device__ __forceinline__ void decode_pack_p(const float (&acc_s)[MT][NT][4], std::uint32_t (&pa)[MT][NT / 2][4]) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int j = 0; j < NT / 2; ++j) {
+      pa[mt][j][0] = pack2<BF16>(acc_s[mt][2 * j][0], acc_s[mt][2 * j][1]);
+      pa[mt][j][1] = pack2<BF16>(acc_s[mt][2 * j][2], acc_s[mt][2 * j][3]);
+      pa[mt][j][2] = pack2<BF16>(acc_s[mt][2 * j + 1][0], acc_s[mt][2 * j + 1][1]);
+      pa[mt][j][3] = pack2<BF16>(acc_s[mt][2 * j + 1][2], acc_s[mt][2 * j + 1][3]);
+    }
+}
+
 // The end of a decode CTA, shared by both decode kernels (this file's and fused_decode_tma.cuh's): WARPS
 // math warps (thread ids 0 .. 32*WARPS-1) each hold (m, l, acc) for every packed row of the CTA.
 // decode_stash_warp_state puts one warp's state into shared memory at `merge` (sAcc [WARPS][ROWS][D+4], then
@@ -293,62 +358,19 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(co
           mma16816<BF16>(acc_s[mt][1], qa, kb[2], kb[3]);
         }
       }
-      if (k0 + WN > mask_from) {
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-          for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int col = k0 + nt * 8 + tq * 2 + (e & 1);
-              if (col >= k_end || col >= row_lim[mt][e >> 1]) acc_s[mt][nt][e] = -INFINITY;
-            }
-      }
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          float mx = row_max[mt][r];
-#pragma unroll
-          for (int nt = 0; nt < 2; ++nt) mx = fmaxf(mx, fmaxf(acc_s[mt][nt][2 * r], acc_s[mt][nt][2 * r + 1]));
-          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-          const float mb = (mx == -INFINITY ? 0.f : mx) * sl2;
-          const float alpha = ex2(row_max[mt][r] * sl2 - mb);
-          row_max[mt][r] = mx;
-          float sum = 0.f;
-#pragma unroll
-          for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              const float pv = ex2(fmaf(acc_s[mt][nt][2 * r + e], sl2, -mb));
-              acc_s[mt][nt][2 * r + e] = pv;
-              sum += pv;
-            }
-          row_sum[mt][r] = row_sum[mt][r] * alpha + sum;
-#pragma unroll
-          for (int dt = 0; dt < DT; ++dt) {
-            acc_o[mt][dt][2 * r] *= alpha;
-            acc_o[mt][dt][2 * r + 1] *= alpha;
-          }
-        }
+      if (k0 + WN > mask_from) decode_mask_keys<MT, 2>(acc_s, k0, tq, k_end, row_lim);
+      decode_softmax_step<MT, 2, DT>(acc_s, row_max, row_sum, acc_o, sl2);
       const std::uint32_t sV_lane = smem_u32(sK + ((STAGES + stage) * BN + warp * WN + a_row) * LD + a_col);
-      std::uint32_t pa[MT][4];
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        pa[mt][0] = pack2<BF16>(acc_s[mt][0][0], acc_s[mt][0][1]);
-        pa[mt][1] = pack2<BF16>(acc_s[mt][0][2], acc_s[mt][0][3]);
-        pa[mt][2] = pack2<BF16>(acc_s[mt][1][0], acc_s[mt][1][1]);
-        pa[mt][3] = pack2<BF16>(acc_s[mt][1][2], acc_s[mt][1][3]);
-      }
+      std::uint32_t pa[MT][1][4];
+      decode_pack_p<MT, 2, BF16>(acc_s, pa);
 #pragma unroll
       for (int dp = 0; dp < DT / 2; ++dp) {
         std::uint32_t vb[4];
         ldsm_x4_t(vb, sV_lane + dp * 16 * 2);
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) {
-          mma16816<BF16>(acc_o[mt][2 * dp], pa[mt], vb[0], vb[1]);
-          mma16816<BF16>(acc_o[mt][2 * dp + 1], pa[mt], vb[2], vb[3]);
+          mma16816<BF16>(acc_o[mt][2 * dp], pa[mt][0], vb[0], vb[1]);
+          mma16816<BF16>(acc_o[mt][2 * dp + 1], pa[mt][0], vb[2], vb[3]);
         }
       }
     }

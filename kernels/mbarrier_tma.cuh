@@ -1,5 +1,6 @@
 // The Hopper mbarrier and TMA instructions the TMA kernels share (fused_kernel_ws.cuh, fused_decode_tma.cuh):
-// barrier init, arrive (with an expected byte count), parity wait, cp.async tracking, and one 3-D tensor copy.
+// barrier init, arrive (with an expected byte count), parity wait, cp.async tracking, and the 3-D and 4-D tensor
+// copies.
 // Device code for compute capability 9.0 and above only.
 #pragma once
 #include <cuda.h>  // CUtensorMap (the type only)
@@ -38,6 +39,16 @@ __device__ __forceinline__ void tma_load_3d(std::uint32_t dst, const CUtensorMap
       "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
           dst),
       "l"(reinterpret_cast<std::uint64_t>(&map)), "r"(col), "r"(row), "r"(bh), "r"(bar)
+      : "memory");
+}
+// One TMA box of whole rows from a 4-D map [outer][rows][D/64][64] (encode_row_blocks_map): every 64-column
+// block of `box rows` rows from (row, outer), completing on `bar`.
+__device__ __forceinline__ void tma_load_4d(std::uint32_t dst, const CUtensorMap& map, int row, int outer,
+                                            std::uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %2, %3, %4}], [%5];\n" ::"r"(
+          dst),
+      "l"(reinterpret_cast<std::uint64_t>(&map)), "r"(0), "r"(row), "r"(outer), "r"(bar)
       : "memory");
 }
 #endif

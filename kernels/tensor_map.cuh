@@ -10,4 +10,10 @@ namespace ab::kernels::fused_detail {
 int encode_rows_map(CUtensorMap* map, const void* base, bool bf16, int head_dim, long long rows, long long outer,
                     int box_rows);
 
+// The same [outer][rows][D] tensor with each row seen as D/64 blocks of 64 columns ([outer][rows][D/64][64]):
+// one box brings box_rows whole rows (every 64-column block of each) in address order, in shared memory as
+// 128-byte lines (line = row * D/64 + block), each swizzled by its index mod 8 (128-byte swizzle).
+int encode_row_blocks_map(CUtensorMap* map, const void* base, bool bf16, int head_dim, long long rows,
+                          long long outer, int box_rows);
+
 }  // namespace ab::kernels::fused_detail

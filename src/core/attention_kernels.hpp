@@ -125,22 +125,28 @@ struct FusedTile {
   bool decode = false;
   int splits = 0;  // decode tiles: KV splits per (sequence, KV head); 0 = heuristic
   bool ws = false;  // prefill: the warp-specialized Hopper kernel (TMA producer warpgroup), named "...ws"
-  std::string name() const;  // "m64n64w4s2", "m128n128w12s2ws", "decode", "decode-s8", "decode-ws-s8"
+  // Decode TMA tiles ("decode-ws..."): block_n keys per tile (64, or 128 named "-n128": K and V in separate
+  // ring slots of `stages` slots); row_boxes: one TMA copy per box of whole rows ("-rows") instead of one
+  // per 64-column block.
+  bool row_boxes = false;
+  // "m64n64w4s2", "m128n128w12s2ws", "decode", "decode-s8", "decode-ws-s8", "decode-ws-n128-rows-s4"
+  std::string name() const;
   nlohmann::json to_json() const;
-  static FusedTile decode_tile(int splits, bool ws = false) {
+  static FusedTile decode_tile(int splits, bool ws = false, int block_n = 64, bool row_boxes = false) {
     FusedTile t;
     t.block_m = 16;
-    t.block_n = 64;
+    t.block_n = block_n;
     t.warps = 4;
     t.stages = 3;
     t.decode = true;
     t.splits = splits;
     t.ws = ws;
+    t.row_boxes = row_boxes;
     return t;
   }
   bool operator==(const FusedTile& o) const {
     return block_m == o.block_m && block_n == o.block_n && warps == o.warps && stages == o.stages &&
-           decode == o.decode && splits == o.splits && ws == o.ws;
+           decode == o.decode && splits == o.splits && ws == o.ws && row_boxes == o.row_boxes;
   }
 };
 

@@ -86,7 +86,8 @@ FusedTile fused_tile_from_json(const json& j, const std::string& where) {
   if (j.value("decode", false)) {  // a split-KV decode tile (optional fields; older caches have none)
     const int splits = j.value("splits", 0);
     if (splits < 0) throw UsageError(fmt::format("{}: decode splits must be >= 0", where));
-    FusedTile d = FusedTile::decode_tile(splits, t.ws);
+    // block_n and row_boxes: the TMA decode variants (older caches hold 64-key tiles without row_boxes).
+    FusedTile d = FusedTile::decode_tile(splits, t.ws, t.block_n, j.value("row_boxes", false));
     return d;
   }
   return t;

@@ -63,6 +63,11 @@ expect_error "tile decode-ws-s4 is not one of this backend's tiles" "${small[@]}
 expect_error "tile decode-ws is not one of this backend's tiles" "${small[@]}" --strategies=fused --tile=decode-ws
 expect_error "is not a tile name" "${small[@]}" --strategies=fused --tile=decode-ws-s0
 expect_error "is not a tile name" "${small[@]}" --strategies=fused --tile=decode-ws4
+# Its 128-key and whole-row-box variants too, in FusedTile::name's one spelling.
+expect_error "tile decode-ws-n128-rows-s4 is not one of this backend's tiles" "${small[@]}" --strategies=fused --tile=decode-ws-n128-rows-s4
+expect_error "is not a tile name" "${small[@]}" --strategies=fused --tile=decode-ws-n64
+expect_error "is not a tile name" "${small[@]}" --strategies=fused --tile=decode-ws-rows-n128
+expect_error "is not a tile name" "${small[@]}" --strategies=fused --tile=decode-ws-n0128
 
 # An unwritable --json path: error before any work, nothing written.
 rm -f out.json

@@ -220,3 +220,26 @@ TEST(FusedDecodePlan, TmaDecodeTileNamesJsonAndCache) {
   EXPECT_TRUE(back == FusedTile::decode_tile(4));
   EXPECT_FALSE(back.ws);
 }
+
+TEST(FusedDecodePlan, TmaDecodeVariantNamesJsonAndCache) {
+  // 128-key tiles and whole-row boxes: their own names (in FusedTile::name's order: -ws, -n128, -rows, -sN),
+  // the fields in JSON and back through a cache entry; distinct from the 64-key tile of the same splits.
+  const FusedTile n128 = FusedTile::decode_tile(0, true, 128), rows = FusedTile::decode_tile(4, true, 64, true);
+  const FusedTile both = FusedTile::decode_tile(16, true, 128, true);
+  EXPECT_EQ(n128.name(), "decode-ws-n128");
+  EXPECT_EQ(rows.name(), "decode-ws-rows-s4");
+  EXPECT_EQ(both.name(), "decode-ws-n128-rows-s16");
+  EXPECT_FALSE(n128 == FusedTile::decode_tile(0, true));
+  EXPECT_FALSE(rows == FusedTile::decode_tile(4, true));
+  EXPECT_FALSE(both == FusedTile::decode_tile(16, true, 128));
+  for (const FusedTile& t : {n128, rows, both}) {
+    const nlohmann::json j = t.to_json();
+    EXPECT_EQ(j.at("block_n"), t.block_n);
+    EXPECT_EQ(j.contains("row_boxes"), t.row_boxes);
+    EXPECT_TRUE(fused_tile_from_json(j, "test") == t) << t.name();
+  }
+  // A 64-key decode entry (every cache written before the variants) loads as the 64-key tile.
+  const FusedTile old = fused_tile_from_json(FusedTile::decode_tile(8, true).to_json(), "test");
+  EXPECT_EQ(old.block_n, 64);
+  EXPECT_FALSE(old.row_boxes);
+}

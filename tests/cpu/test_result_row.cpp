@@ -245,6 +245,15 @@ TEST(ResultRow, ConfigurationIsTypedAndRoundTrips) {
   EXPECT_TRUE(*w.config->strategy.tile == ws_tile);
   EXPECT_FALSE(*w.config->strategy.tile == (FusedTile{128, 128, 12, 2}));
   EXPECT_EQ(to_json(w)["config"], ws["config"]);
+  // The TMA decode kernel's 128-key, whole-row-box tile keeps both through the report.
+  const FusedTile rows_tile = FusedTile::decode_tile(4, true, 128, true);
+  json rb = fused;
+  rb["config"]["tile"] = rows_tile.to_json();
+  ResultRow rr = result_row_from_json(rb, "'r.json'");
+  ASSERT_TRUE(rr.config && rr.config->strategy.tile);
+  EXPECT_EQ(rr.config->strategy.tile->name(), "decode-ws-n128-rows-s4");
+  EXPECT_TRUE(*rr.config->strategy.tile == rows_tile);
+  EXPECT_EQ(to_json(rr)["config"], rb["config"]);
   json packed = fused;
   packed["config"] = {{"score_dtype", "fp16"}, {"gathered_pages", true}, {"gqa_packed", true},
                       {"padded_fraction", 0.25}, {"gemm_algos", json::array()}, {"source", "heuristic"}};

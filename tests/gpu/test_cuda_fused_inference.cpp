@@ -2,13 +2,14 @@
 // MQA), q_len != seq_len with bottom-right causal masking, ragged lengths over contiguous and paged KV
 // (pages of 16 and 7 tokens), fp16 and bf16, head_dim 64 and 128; the split-KV decode path (q_len <= 16)
 // with the heuristic's split count and fixed counts (the cp.async kernel and, on Hopper where the page size
-// allows, the TMA one), and the prefill tiles on the same problems. Outputs
+// allows, the TMA one with its 64- and 128-key tiles and box shapes), and the prefill tiles on the same problems. Outputs
 // are poisoned before every run (ProblemInputs::check_forward) and CUPTI's kernel count is checked
 // against the launch contract (2 kernels when a combine runs). The Hopper tiles (warp-specialized "ws" and
 // wgmma w8/w12) named as --tile would name them run the same inference shapes on a compute capability 9.0
 // device and refuse with a reason elsewhere.
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/cuda/cuda_backend.hpp"
@@ -92,8 +93,19 @@ bool tma_decode_applies(const Problem& p) {
   return gpu()->device_info().cc_major >= 9 && page_ok;
 }
 
-// Default choice, every decode split count given (both decode kernels where the TMA one applies, and its
-// refusal where it does not), and a prefill tile where the problem allows.
+// The TMA decode kernel's other shapes with `splits` splits: 128-key tiles (split K/V ring), and at head_dim
+// 128 whole-row boxes with 64- and 128-key tiles.
+std::vector<FusedTile> tma_decode_variants(std::int64_t head_dim, int splits) {
+  std::vector<FusedTile> v = {FusedTile::decode_tile(splits, true, 128, false)};
+  if (head_dim == 128) {
+    v.push_back(FusedTile::decode_tile(splits, true, 64, true));
+    v.push_back(FusedTile::decode_tile(splits, true, 128, true));
+  }
+  return v;
+}
+
+// Default choice, every decode split count given (both decode kernels and the TMA kernel's variants where it
+// applies, and their refusals where it does not), and a prefill tile where the problem allows.
 void check_all(const Shape& s, std::uint64_t seed, const std::vector<int>& splits = {1, 2, 5, 16}) {
   const Problem p = make(s);
   Backend& be = *gpu();
@@ -107,13 +119,22 @@ void check_all(const Shape& s, std::uint64_t seed, const std::vector<int>& split
     for (int n : splits)
       if (n <= fused_decode::max_splits(p.seq_len)) {
         run_checked(p, in, FusedTile::decode_tile(n));
-        if (tma) run_checked(p, in, FusedTile::decode_tile(n, true));
+        if (tma) {
+          run_checked(p, in, FusedTile::decode_tile(n, true));
+          for (const FusedTile& v : tma_decode_variants(p.head_dim, n)) run_checked(p, in, v);
+        }
       }
-    if (!tma) {
+    if (tma) {
+      for (const FusedTile& v : tma_decode_variants(p.head_dim, 0)) run_checked(p, in, v);  // heuristic splits
+    } else {
       auto st = fused();
       StrategyOptions opt;
-      opt.fused_tile = FusedTile::decode_tile(0, true);
-      EXPECT_NE(st->can_implement(p, be, opt), "") << p.label() << ": decode-ws must refuse";
+      std::vector<FusedTile> refused = tma_decode_variants(p.head_dim, 0);
+      refused.push_back(FusedTile::decode_tile(0, true));
+      for (const FusedTile& v : refused) {
+        opt.fused_tile = v;
+        EXPECT_NE(st->can_implement(p, be, opt), "") << p.label() << ": " << v.name() << " must refuse";
+      }
     }
   } else {
     EXPECT_FALSE(def.decode);
@@ -193,6 +214,33 @@ TEST(CudaFusedInference, TmaDecodePageSizes) {
   check_all({5, 32, 8, 1200, 1, 128, 16, C, F16, true, lens}, 44, {1, 2});
   check_all({2, 32, 8, 4096, 1, 128, 16, P, F16, false, {}}, 45, {1});  // the Llama-3.1-8B decode shape, small B
 }
+
+TEST(CudaFusedInference, TmaDecodeVariantsPagesAndSplits) {
+  // 128-key tiles whose splits start at an odd multiple of 64 keys (3 splits of 1200 keys: 448 each), so a
+  // tile straddles pages of 256 and of 64 tokens; whole-row boxes of 8-token pages (16 boxes per 128-key
+  // tile); q_len 16 with 4 query heads per KV head (64 packed rows: 2 m16 slices, 2 row chunks).
+  const std::vector<std::int64_t> lens = {1200, 9, 333, 64, 130};
+  check_all({5, 8, 2, 1200, 1, 128, 256, P, F16, false, lens}, 47, {3});
+  check_all({5, 8, 2, 1200, 1, 64, 64, P, B16, true, lens}, 48, {3});
+  check_all({5, 8, 4, 1200, 1, 128, 8, P, B16, true, lens}, 49, {1, 3});
+  check_all({3, 8, 2, 700, 16, 128, 16, P, F16, true, {700, 17, 450}}, 50, {1, 3});
+  check_all({3, 8, 2, 700, 16, 128, 16, C, B16, false, {700, 17, 450}}, 51, {1, 3});
+}
+
+// One small ragged case per TMA decode variant (paged by 16 and contiguous, 1 and 3 splits), for
+// compute-sanitizer (memcheck, racecheck): each test is one variant so that a tool run can take one.
+void check_variant_small(int block_n, bool rows) {
+  for (const Shape& s : {Shape{3, 8, 2, 300, 1, 128, 16, P, F16, false, {300, 61, 129}},
+                         Shape{3, 8, 2, 300, 2, 128, 16, C, B16, true, {300, 61, 129}}}) {
+    const Problem p = make(s);
+    if (!tma_decode_applies(p)) GTEST_SKIP() << "no Hopper device: the TMA decode tiles refuse";
+    ProblemInputs in(*gpu(), p, 70 + block_n + (rows ? 1 : 0));
+    for (int n : {1, 3}) run_checked(p, in, FusedTile::decode_tile(n, true, block_n, rows));
+  }
+}
+TEST(CudaFusedInference, TmaDecodeN128Small) { check_variant_small(128, false); }
+TEST(CudaFusedInference, TmaDecodeRowsSmall) { check_variant_small(64, true); }
+TEST(CudaFusedInference, TmaDecodeN128RowsSmall) { check_variant_small(128, true); }
 
 TEST(CudaFusedInference, SingleHeadSingleSequence) {
   check_all({1, 1, 1, 1, 1, 64, 1, P, F16, false, {}}, 19);
@@ -284,6 +332,18 @@ TEST(CudaFusedInference, DecodeRefusals) {
   const Problem p1 = make({1, 2, 1, 100, 1, 128, 16, P, F16, false, {}});
   opt.fused_tile = FusedTile::decode_tile(32);  // 100 keys allow 2 splits
   EXPECT_NE(st->can_implement(p1, be, opt), "");
+  // The TMA decode variants: no cp.async twin of a 128-key tile or of whole-row boxes, no whole-row boxes at
+  // head_dim 64, no page size the TMA boxes cannot take; each refusal names the tile.
+  const Problem d64 = make({1, 2, 1, 100, 1, 64, 16, P, F16, false, {}});
+  const Problem p7 = make({1, 2, 1, 100, 1, 128, 7, P, F16, false, {}});
+  for (const auto& [prob, tile] : {std::pair{p1, FusedTile::decode_tile(0, false, 128, false)},
+                                   std::pair{p1, FusedTile::decode_tile(0, false, 64, true)},
+                                   std::pair{d64, FusedTile::decode_tile(0, true, 64, true)},
+                                   std::pair{p7, FusedTile::decode_tile(0, true, 128, false)},
+                                   std::pair{p1, FusedTile::decode_tile(0, true, 256, false)}}) {
+    opt.fused_tile = tile;
+    EXPECT_NE(st->can_implement(prob, be, opt).find(tile.name()), std::string::npos) << tile.name();
+  }
   const Problem d96 = make({1, 2, 1, 100, 1, 96, 16, P, F16, false, {}});
   opt.fused_tile = std::nullopt;
   EXPECT_EQ(st->can_implement(d96, be, opt), "");  // head_dim 96: a prefill tile takes it
