@@ -149,6 +149,7 @@ FusedTile parse_tile(const std::string& s) {
   if (std::sscanf(s.c_str(), "decode-ws-s%d", &splits) == 1 && splits > 0 && FusedTile::decode_tile(splits, true).name() == s)
     return FusedTile::decode_tile(splits, true);
   t.ws = s.size() > 2 && s.compare(s.size() - 2, 2, "ws") == 0;  // warp-specialized Hopper tile
+  if (s.size() > 3 && s.compare(s.size() - 3, 3, "wsp") == 0) t.ws = t.persistent = true;  // its persistent variant
   if (std::sscanf(s.c_str(), "m%dn%dw%ds%d", &t.block_m, &t.block_n, &t.warps, &t.stages) != 4 ||
       t.name() != s)
     throw UsageError(fmt::format("--tile: '{}' is not a tile name like m128n64w4s2, decode, decode-s8 or decode-ws-s8 "

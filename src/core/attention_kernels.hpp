@@ -125,7 +125,8 @@ struct FusedTile {
   bool decode = false;
   int splits = 0;  // decode tiles: KV splits per (sequence, KV head); 0 = heuristic
   bool ws = false;  // prefill: the warp-specialized Hopper kernel (TMA producer warpgroup), named "...ws"
-  std::string name() const;  // "m64n64w4s2", "m128n128w12s2ws", "decode", "decode-s8", "decode-ws-s8"
+  bool persistent = false;  // with ws: its persistent variant (one CTA per SM walking work items), "...wsp"
+  std::string name() const;  // "m64n64w4s2", "m128n128w12s2ws", "m128n128w12s2wsp", "decode", "decode-ws-s8"
   nlohmann::json to_json() const;
   static FusedTile decode_tile(int splits, bool ws = false) {
     FusedTile t;
@@ -140,7 +141,7 @@ struct FusedTile {
   }
   bool operator==(const FusedTile& o) const {
     return block_m == o.block_m && block_n == o.block_n && warps == o.warps && stages == o.stages &&
-           decode == o.decode && splits == o.splits && ws == o.ws;
+           decode == o.decode && splits == o.splits && ws == o.ws && persistent == o.persistent;
   }
 };
 
