@@ -2,7 +2,7 @@
 // by kernels/fused_attention_wsp.cu only.
 //
 // The ws kernel (fused_kernel_ws.cuh) with a grid of the CTAs that fit on the SMs, each walking work items
-// (batch*head, query block) in the static order of fused_wsp_schedule.cuh (causal: longest blocks first).
+// (batch*head, query block) in the static order of core/persistent_schedule.hpp (causal: longest blocks first).
 // What changes against the ws kernel:
 //   - Q has two buffers, each with a full barrier (TMA bytes) and an empty barrier (every consumer thread
 //     arrives after its epilogue, which stages O in that buffer). The producer loads item n+1's Q while the
@@ -18,7 +18,7 @@
 // Loads (TMA boxes or cp.async by the producer warpgroup), masks, softmax and epilogue are the ws kernel's.
 #pragma once
 #include "fused_kernel_ws.cuh"  // ws_pages_by_tma, producer_sync, regs_dec / regs_inc, encode_rows_map
-#include "fused_wsp_schedule.cuh"
+#include "core/persistent_schedule.hpp"  // wsp_item_index, wsp_item: the static work order
 
 namespace ab::kernels::fused_detail {
 
