@@ -17,6 +17,8 @@
 //     registers: 152 each).
 // Loads (TMA boxes or cp.async by the producer warpgroup), masks, softmax and epilogue are the ws kernel's.
 #pragma once
+#include <algorithm>
+
 #include "fused_kernel_ws.cuh"  // ws_pages_by_tma, producer_sync, regs_dec / regs_inc, encode_rows_map
 #include "core/persistent_schedule.hpp"  // wsp_item_index, wsp_item: the static work order
 
@@ -366,14 +368,23 @@ int launch_wsp(const KParams& kp, void* stream) {
   auto kern = fused_attention_fwd_wsp<C, BF16>;
   cudaError_t ce = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
   if (ce != cudaSuccess) return static_cast<int>(ce);
-  int dev = 0, sms = 0, per_sm = 0;
+  // The CTAs that fit at once, per device (asked once per device: the occupancy query is not free).
+  static int resident[64] = {};
+  int dev = 0;
   ce = cudaGetDevice(&dev);
-  if (ce == cudaSuccess) ce = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  if (ce == cudaSuccess) ce = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, C::THREADS, C::SMEM);
   if (ce != cudaSuccess) return static_cast<int>(ce);
-  if (per_sm < 1) return static_cast<int>(cudaErrorInvalidConfiguration);
+  int fit = dev >= 0 && dev < 64 ? resident[dev] : 0;
+  if (fit == 0) {
+    int sms = 0, per_sm = 0;
+    ce = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (ce == cudaSuccess) ce = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, C::THREADS, C::SMEM);
+    if (ce != cudaSuccess) return static_cast<int>(ce);
+    if (per_sm < 1) return static_cast<int>(cudaErrorInvalidConfiguration);
+    fit = sms * per_sm;
+    if (dev >= 0 && dev < 64) resident[dev] = fit;
+  }
   const long long items = static_cast<long long>(kp.m_blocks) * bh;
-  long long grid = std::min<long long>(items, static_cast<long long>(sms) * per_sm);
+  long long grid = std::min<long long>(items, fit);
   if (wsp_grid_cap() > 0) grid = std::min<long long>(grid, wsp_grid_cap());
   kern<<<static_cast<unsigned>(grid), C::THREADS, C::SMEM, static_cast<cudaStream_t>(stream)>>>(
       kp, static_cast<int>(items), mq, mk, mv);

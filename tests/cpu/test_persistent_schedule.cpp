@@ -59,7 +59,9 @@ TEST(PersistentSchedule, EveryItemOnceForAnyGrid) {
           const int g = static_cast<int>(std::min<long long>(grid, items));
           const Walk w = walk(m_blocks, bh, causal, g, 128, 128);
           for (int n : w.seen) ASSERT_EQ(n, 1) << "m_blocks " << m_blocks << " bh " << bh << " grid " << g;
-          if (causal) EXPECT_TRUE(w.longest_first) << "m_blocks " << m_blocks << " bh " << bh << " grid " << g;
+          if (causal) {
+            EXPECT_TRUE(w.longest_first) << "m_blocks " << m_blocks << " bh " << bh << " grid " << g;
+          }
         }
 }
 

@@ -6,7 +6,8 @@
 // are poisoned before every run (ProblemInputs::check_forward) and CUPTI's kernel count is checked
 // against the launch contract (2 kernels when a combine runs). The Hopper tiles (warp-specialized "ws" and
 // wgmma w8/w12) named as --tile would name them run the same inference shapes on a compute capability 9.0
-// device and refuse with a reason elsewhere.
+// device and refuse with a reason elsewhere; the persistent ones ("wsp") also on grids capped at a few CTAs
+// (each CTA walking many items), on more items than SMs, and in one tiny case each for compute-sanitizer.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -326,13 +327,32 @@ TEST(CudaFusedInference, HopperPersistentManyItems) {
   check_persistent({4, 16, 16, 1000, 1000, 64, 64, P, F16, false, {}}, 80, {0});
 }
 
-// Tiny cases of the persistent tiles for compute-sanitizer (memcheck, racecheck): B=1 H=1 S=200 on one CTA
-// (2 items at D=128, 2 at D=64 for either tile: Q buffers and ring stages reused across items), causal;
-// and a ragged paged one (TMA boxes, the ragged last tile by cp.async) on two CTAs.
-TEST(CudaFusedInference, HopperPersistentSmallForSanitizer) {
-  check_persistent({1, 1, 1, 200, 200, 128, 16, C, F16, true, {}}, 81, {1});
-  check_persistent({1, 1, 1, 200, 200, 64, 16, C, B16, true, {}}, 82, {1});
-  check_persistent({2, 2, 1, 200, 61, 128, 16, P, B16, false, {200, 61}}, 83, {2});
+// One tiny case per persistent tile for compute-sanitizer (memcheck, racecheck; one test each, so a device
+// script runs them side by side): B=1 H=1 S=200 causal on one CTA (two items: the Q buffers and ring stages
+// are reused across items); the D=128 one also ragged and paged by TMA boxes on two CTAs.
+void check_one_persistent(const Shape& s, std::uint64_t seed, const FusedTile& t, int cap) {
+  const Problem p = make(s);
+  Backend& be = *gpu();
+  if (!(be.device_info().cc_major == 9 && be.device_info().cc_minor == 0)) return;
+  ProblemInputs in(be, p, seed);
+  kernels::fused_set_persistent_grid_cap(cap);
+  const FusedTile ran = run_checked(p, in, t);
+  kernels::fused_set_persistent_grid_cap(0);
+  EXPECT_TRUE(ran == t) << ran.name() << " ran for " << t.name();
+}
+
+TEST(CudaFusedInference, PersistentSanitizerD128) {
+  const FusedTile t = hopper_tile(128, 128, 12, 2, true, true);
+  check_one_persistent({1, 1, 1, 200, 200, 128, 16, C, F16, true, {}}, 81, t, 1);
+  check_one_persistent({2, 2, 1, 200, 61, 128, 16, P, B16, false, {200, 61}}, 82, t, 2);
+}
+
+TEST(CudaFusedInference, PersistentSanitizerD64) {
+  check_one_persistent({1, 1, 1, 200, 200, 64, 16, C, B16, true, {}}, 83, hopper_tile(128, 64, 12, 3, true, true), 1);
+}
+
+TEST(CudaFusedInference, PersistentSanitizerD64Three) {
+  check_one_persistent({1, 1, 1, 200, 200, 64, 16, C, F16, true, {}}, 84, hopper_tile(192, 64, 16, 3, true, true), 1);
 }
 
 TEST(CudaFusedInference, DecodeRefusals) {

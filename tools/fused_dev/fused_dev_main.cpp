@@ -8,7 +8,7 @@
 //                                  flushed before every sample), rows appended to csv
 //   fused_dev one D BM BN WARPS STAGES CAUSAL [ws|wsp]   two launches of one tile at the target shape for D
 //                                  (ws: the warp-specialized tile of that geometry, wsp: its persistent variant)
-// FUSED_DEV_FAMILY=wg|mma|all picks the tiles of check, bench (default all; another value: one line, exit 2).
+// FUSED_DEV_FAMILY=wg|mma|wsp|all picks the tiles of check, bench (default all; another value: one line, exit 2).
 // Exit 2 on a device error or bad arguments, 3 without a CUDA device.
 #include <cstdio>
 #include <cstdlib>
@@ -27,7 +27,7 @@ ab::fused_dev::TileFamily family_from_environment() {
   const char* f = std::getenv("FUSED_DEV_FAMILY");
   if (!f) return ab::fused_dev::TileFamily::all;
   const auto family = ab::fused_dev::parse_tile_family(f);
-  if (!family) throw ab::UsageError(std::string("FUSED_DEV_FAMILY must be wg, mma or all, got '") + f + "'");
+  if (!family) throw ab::UsageError(std::string("FUSED_DEV_FAMILY must be wg, mma, wsp or all, got '") + f + "'");
   return *family;
 }
 
