@@ -1,8 +1,9 @@
 // Host API of the fused attention forward (kernels/fused_attention.hpp): the compiled tile list, which
 // shapes each tile takes, and the launch. Three kernels: fused_kernel.cuh (mma.sync, any sm_80+ GPU),
 // fused_kernel_wg.cuh (Hopper wgmma) and fused_kernel_ws.cuh (Hopper wgmma, warp-specialized with TMA;
-// tiles named "...ws"). This file also instantiates the head_dim 64 mma.sync configurations; the others
-// live in fused_attention_{d128,dother,wg,ws}.cu so a build compiles them in parallel.
+// tiles named "...ws"; its persistent variant fused_kernel_wsp.cuh, "...wsp"). This file also instantiates the
+// head_dim 64 mma.sync configurations; the others live in fused_attention_{d128,dother,wg,ws,wsp}.cu so a
+// build compiles them in parallel.
 #include "fused_attention.hpp"
 
 #include <algorithm>
