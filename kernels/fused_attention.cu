@@ -1,8 +1,9 @@
 // Host API of the fused attention forward (kernels/fused_attention.hpp): the compiled tile list, which
 // shapes each tile takes, and the launch. Three kernels: fused_kernel.cuh (mma.sync, any sm_80+ GPU),
 // fused_kernel_wg.cuh (Hopper wgmma) and fused_kernel_ws.cuh (Hopper wgmma, warp-specialized with TMA;
-// tiles named "...ws"). This file also instantiates the head_dim 64 mma.sync configurations; the others
-// live in fused_attention_{d128,dother,wg,ws}.cu so a build compiles them in parallel.
+// tiles named "...ws"; its persistent variant fused_kernel_wsp.cuh, "...wsp"). This file also instantiates the
+// head_dim 64 mma.sync configurations; the others live in fused_attention_{d128,dother,wg,ws,wsp}.cu so a
+// build compiles them in parallel.
 #include "fused_attention.hpp"
 
 #include <algorithm>
@@ -37,7 +38,7 @@ namespace {
 
 std::vector<Entry> all_entries() {
   std::vector<Entry> v;
-  for (auto fn : {&entries_wg, &entries_ws, &entries_d64, &entries_d128, &entries_dother}) {
+  for (auto fn : {&entries_wg, &entries_ws, &entries_wsp, &entries_d64, &entries_d128, &entries_dother}) {
     int n = 0;
     const Entry* e = fn(&n);
     v.insert(v.end(), e, e + n);
@@ -53,7 +54,7 @@ const std::vector<Entry>& entries() {
 const Entry* find_entry(int head_dim, const FusedTile& t, bool bf16) {
   for (const Entry& e : entries())
     if (e.head_dim == head_dim && e.block_m == t.block_m && e.block_n == t.block_n && e.warps == t.warps &&
-        e.stages == t.stages && e.ws == t.ws && e.bf16 == bf16)
+        e.stages == t.stages && e.ws == t.ws && e.persistent == t.persistent && e.bf16 == bf16)
       return &e;
   return nullptr;
 }
@@ -61,14 +62,15 @@ const Entry* find_entry(int head_dim, const FusedTile& t, bool bf16) {
 bool tile_compiled(const FusedTile& t) {
   for (const Entry& e : entries())
     if (e.block_m == t.block_m && e.block_n == t.block_n && e.warps == t.warps && e.stages == t.stages &&
-        e.ws == t.ws)
+        e.ws == t.ws && e.persistent == t.persistent)
       return true;
   return false;
 }
 
 std::string tile_label(const FusedTile& t) {
   return "m" + std::to_string(t.block_m) + "n" + std::to_string(t.block_n) + "w" + std::to_string(t.warps) +
-         "s" + std::to_string(t.stages) + (t.ws ? "ws" : "");
+         "s" + std::to_string(t.stages) + (t.ws ? "ws" : "") +
+         (t.ws && t.persistent ? "p" : "");
 }
 
 bool device_is_sm90() {
@@ -102,12 +104,15 @@ int max_smem_optin() {
 // (fastest in the H200 runs of docs/perf-notes.md). The w4 tiles are
 // the mma.sync kernel that also runs on sm_80+ and is the fallback: m128n128w4 for D<=64, m128n64w4
 // for D=96/128, m64n32w4 for D=256. Tiles ending "ws" (5th field 1) are the warp-specialized Hopper kernel
-// (fused_kernel_ws.cuh: a TMA producer warpgroup and two consumer warpgroups). The decode tiles come first
-// (decode-ws, decode), their fixed split counts and the TMA decode variants (-n128, -rows) last.
+// (fused_kernel_ws.cuh: a TMA producer warpgroup and two consumer warpgroups); "wsp" (5th field 2) their
+// persistent variant (fused_kernel_wsp.cuh: one CTA per SM walking work items, causal longest first), after
+// the defaults until a measurement puts them first. The decode tiles come first (decode-ws, decode), their
+// fixed split counts and the TMA decode variants (-n128, -rows) last.
 std::vector<FusedTile> fused_compiled_tiles() {
   static const int order[][5] = {
       {128, 128, 12, 2, 1}, {128, 128, 8, 2, 0}, {128, 64, 8, 2, 0},  {192, 64, 12, 2, 0}, {256, 64, 16, 2, 0},
-      {128, 64, 12, 3, 1},  {128, 128, 4, 2, 0}, {128, 64, 4, 2, 0},  {64, 32, 4, 2, 0},   {128, 64, 4, 3, 0},
+      {128, 64, 12, 3, 1},  {128, 128, 12, 2, 2}, {128, 64, 12, 3, 2}, {192, 64, 16, 3, 2},
+      {128, 128, 4, 2, 0},  {128, 64, 4, 2, 0},  {64, 32, 4, 2, 0},   {128, 64, 4, 3, 0},
       {64, 64, 4, 2, 0},    {128, 32, 4, 2, 0},  {64, 128, 4, 2, 0},
   };
   std::vector<FusedTile> out;
@@ -120,6 +125,7 @@ std::vector<FusedTile> fused_compiled_tiles() {
     t.warps = o[2];
     t.stages = o[3];
     t.ws = o[4] != 0;
+    t.persistent = o[4] == 2;
     if (fused_detail::tile_compiled(t)) out.push_back(t);
   }
   for (int s : fused_decode::kSearchSplits) out.push_back(FusedTile::decode_tile(s));
@@ -143,7 +149,7 @@ std::string fused_can_implement(const FusedParams& p, const FusedTile& tile) {
     std::vector<int> ds;
     for (const Entry& x : entries())
       if (x.block_m == tile.block_m && x.block_n == tile.block_n && x.warps == tile.warps &&
-          x.stages == tile.stages && x.ws == tile.ws && !x.bf16)
+          x.stages == tile.stages && x.ws == tile.ws && x.persistent == tile.persistent && !x.bf16)
         ds.push_back(x.head_dim);
     std::sort(ds.begin(), ds.end());
     std::string dims;
@@ -224,6 +230,7 @@ std::vector<FusedKernelInfo> fused_kernel_infos() {
     i.q_in_regs = e.q_in_regs;
     i.wgmma = e.sm90a;
     i.ws = e.ws;
+    i.persistent = e.persistent;
     cudaFuncAttributes a{};
     if (e.attrs(&a) == 0) {
       i.regs = a.numRegs;

@@ -13,11 +13,16 @@ struct FusedKernelInfo {
   bool q_in_regs = false; // Q fragments held in registers across the KV loop
   bool wgmma = false;     // Hopper warpgroup-MMA kernel (else mma.sync)
   bool ws = false;        // warp-specialized (TMA producer warpgroup) variant of it
+  bool persistent = false; // the persistent ws kernel (one CTA per SM walking work items: "...wsp")
   int regs = -1;          // from cudaFuncGetAttributes (-1 when it failed)
   int local_bytes = -1;   // spill / stack bytes per thread
 };
 
 // Every compiled kernel instantiation with its resource use (needs a CUDA device for regs/local).
 std::vector<FusedKernelInfo> fused_kernel_infos();
+
+// Caps the grid of the persistent tiles ("...wsp") at `ctas` CTAs (0: no cap, one CTA per SM), so a small
+// problem has each CTA walk several work items (the checks and tests of the item loop). Process-wide.
+void fused_set_persistent_grid_cap(int ctas);
 
 }  // namespace ab::kernels

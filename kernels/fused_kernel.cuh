@@ -517,6 +517,7 @@ struct Entry {
   AttrFn attrs;
   bool sm90a = false;  // wgmma kernel: needs compute capability 9.0 (built for sm_90a)
   bool ws = false;     // warp-specialized TMA kernel (fused_kernel_ws.cuh): tile names end "ws"
+  bool persistent = false;  // its persistent variant (fused_kernel_wsp.cuh): tile names end "wsp"
 };
 
 template <class C, bool BF16>
@@ -549,5 +550,6 @@ const Entry* entries_d128(int* count);
 const Entry* entries_dother(int* count);
 const Entry* entries_wg(int* count);
 const Entry* entries_ws(int* count);
+const Entry* entries_wsp(int* count);
 
 }  // namespace ab::kernels::fused_detail

@@ -176,6 +176,7 @@ FusedTile parse_tile(const std::string& s) {
   FusedTile t;
   if (parse_decode_tile(s, &t)) return t;
   t.ws = s.size() > 2 && s.compare(s.size() - 2, 2, "ws") == 0;  // warp-specialized Hopper tile
+  if (s.size() > 3 && s.compare(s.size() - 3, 3, "wsp") == 0) t.ws = t.persistent = true;  // its persistent variant
   if (std::sscanf(s.c_str(), "m%dn%dw%ds%d", &t.block_m, &t.block_n, &t.warps, &t.stages) != 4 ||
       t.name() != s)
     throw UsageError(fmt::format("--tile: '{}' is not a tile name like m128n64w4s2, decode, decode-s8, decode-ws-s8 or decode-ws-n128 "

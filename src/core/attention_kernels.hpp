@@ -129,7 +129,9 @@ struct FusedTile {
   // ring slots of `stages` slots); row_boxes: one TMA copy per box of whole rows ("-rows") instead of one
   // per 64-column block.
   bool row_boxes = false;
-  // "m64n64w4s2", "m128n128w12s2ws", "decode", "decode-s8", "decode-ws-s8", "decode-ws-n128-rows-s4"
+  bool persistent = false;  // with ws: its persistent variant (one CTA per SM walking work items), "...wsp"
+  // "m64n64w4s2", "m128n128w12s2ws", "m128n128w12s2wsp", "decode", "decode-s8", "decode-ws-s8",
+  // "decode-ws-n128-rows-s4"
   std::string name() const;
   nlohmann::json to_json() const;
   static FusedTile decode_tile(int splits, bool ws = false, int block_n = 64, bool row_boxes = false) {
@@ -146,7 +148,8 @@ struct FusedTile {
   }
   bool operator==(const FusedTile& o) const {
     return block_m == o.block_m && block_n == o.block_n && warps == o.warps && stages == o.stages &&
-           decode == o.decode && splits == o.splits && ws == o.ws && row_boxes == o.row_boxes;
+           decode == o.decode && splits == o.splits && ws == o.ws && row_boxes == o.row_boxes &&
+           persistent == o.persistent;
   }
 };
 

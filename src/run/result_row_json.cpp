@@ -136,6 +136,7 @@ StrategyConfig strategy_config_from_json(const Reader& r, const json& c) {
     tile.splits = static_cast<int>(r.opt_int(*t, "splits", "config.tile.", 0));
     tile.ws = r.opt_bool(*t, "ws", "config.tile.").value_or(false);
     tile.row_boxes = r.opt_bool(*t, "row_boxes", "config.tile.").value_or(false);  // TMA decode variants
+    tile.persistent = tile.ws && r.opt_bool(*t, "persistent", "config.tile.").value_or(false);
     s.tile = tile;
   }
   s.tile_source = r.opt_str(c, "tile_source", "config.");

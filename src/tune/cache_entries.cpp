@@ -83,6 +83,7 @@ FusedTile fused_tile_from_json(const json& j, const std::string& where) {
   if (t.block_m <= 0 || t.block_n <= 0 || t.warps <= 0 || t.stages <= 0)
     throw UsageError(fmt::format("{}: tile sizes must be positive", where));
   t.ws = j.value("ws", false);  // warp-specialized tile (older caches have none)
+  t.persistent = t.ws && j.value("persistent", false);  // its persistent variant
   if (j.value("decode", false)) {  // a split-KV decode tile (optional fields; older caches have none)
     const int splits = j.value("splits", 0);
     if (splits < 0) throw UsageError(fmt::format("{}: decode splits must be >= 0", where));

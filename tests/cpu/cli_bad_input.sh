@@ -58,6 +58,9 @@ expect_error "not one of this backend's tiles" "${small[@]}" --strategies=fused 
 # a mangled suffix is no tile name.
 expect_error "tile m128n128w12s2ws is not one of this backend's tiles" "${small[@]}" --strategies=fused --tile=m128n128w12s2ws
 expect_error "is not a tile name" "${small[@]}" --strategies=fused --tile=m128n128w12s2wx
+# Its persistent variant ("wsp") likewise; "wspp" is no tile name.
+expect_error "tile m128n128w12s2wsp is not one of this backend's tiles" "${small[@]}" --strategies=fused --tile=m128n128w12s2wsp
+expect_error "is not a tile name" "${small[@]}" --strategies=fused --tile=m128n128w12s2wspp
 # The TMA decode tiles' names parse the same way (the CPU backend has no decode tiles); malformed ones do not.
 expect_error "tile decode-ws-s4 is not one of this backend's tiles" "${small[@]}" --strategies=fused --tile=decode-ws-s4
 expect_error "tile decode-ws is not one of this backend's tiles" "${small[@]}" --strategies=fused --tile=decode-ws

@@ -6,7 +6,8 @@
 // are poisoned before every run (ProblemInputs::check_forward) and CUPTI's kernel count is checked
 // against the launch contract (2 kernels when a combine runs). The Hopper tiles (warp-specialized "ws" and
 // wgmma w8/w12) named as --tile would name them run the same inference shapes on a compute capability 9.0
-// device and refuse with a reason elsewhere.
+// device and refuse with a reason elsewhere; the persistent ones ("wsp") also on grids capped at a few CTAs
+// (each CTA walking many items), on more items than SMs, and in one tiny case each for compute-sanitizer.
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -15,6 +16,7 @@
 #include "backends/cuda/cuda_backend.hpp"
 #include "core/fused_decode_plan.hpp"
 #include "core/strategy.hpp"
+#include "fused_dev_hooks.cuh"
 #include "run/problem_inputs.hpp"
 #include "strategies/registry.hpp"
 #include "testing.hpp"
@@ -254,19 +256,34 @@ TEST(CudaFusedInference, SelfAttentionDefaultsUnchanged) {
   check_all({2, 3, 3, 300, 300, 64, 16, C, B16, false, {}}, 23);
 }
 
-// The Hopper prefill tiles for a head_dim: the warp-specialized ws tiles first, then the wgmma tiles.
+FusedTile hopper_tile(int m, int n, int w, int st, bool ws, bool persistent = false) {
+  FusedTile t;
+  t.block_m = m;
+  t.block_n = n;
+  t.warps = w;
+  t.stages = st;
+  t.ws = ws;
+  t.persistent = persistent;
+  return t;
+}
+
+// The persistent ws tiles ("...wsp") of a head_dim.
+std::vector<FusedTile> persistent_tiles(std::int64_t head_dim) {
+  if (head_dim == 128) return {hopper_tile(128, 128, 12, 2, true, true)};
+  return {hopper_tile(128, 64, 12, 3, true, true), hopper_tile(192, 64, 16, 3, true, true)};
+}
+
+// The Hopper prefill tiles for a head_dim: the warp-specialized ws tiles first, their persistent variants,
+// then the wgmma tiles.
 std::vector<FusedTile> hopper_tiles(std::int64_t head_dim) {
-  auto tile = [](int m, int n, int w, int st, bool ws) {
-    FusedTile t;
-    t.block_m = m;
-    t.block_n = n;
-    t.warps = w;
-    t.stages = st;
-    t.ws = ws;
-    return t;
-  };
-  if (head_dim == 128) return {tile(128, 128, 12, 2, true), tile(128, 128, 8, 2, false), tile(192, 64, 12, 2, false)};
-  return {tile(128, 64, 12, 3, true), tile(128, 64, 8, 2, false), tile(256, 64, 16, 2, false)};
+  std::vector<FusedTile> out;
+  if (head_dim == 128)
+    out = {hopper_tile(128, 128, 12, 2, true), hopper_tile(128, 128, 8, 2, false), hopper_tile(192, 64, 12, 2, false)};
+  else
+    out = {hopper_tile(128, 64, 12, 3, true), hopper_tile(128, 64, 8, 2, false), hopper_tile(256, 64, 16, 2, false)};
+  const std::vector<FusedTile> wsp = persistent_tiles(head_dim);
+  out.insert(out.begin() + 1, wsp.begin(), wsp.end());
+  return out;
 }
 
 void check_hopper(const Shape& s, std::uint64_t seed) {
@@ -320,6 +337,70 @@ TEST(CudaFusedInference, HopperTilesRagged) {
 TEST(CudaFusedInference, HopperTilesSmallForSanitizer) {
   check_hopper({2, 4, 2, 150, 40, 128, 7, P, F16, true, {150, 61}}, 60);
   check_hopper({2, 4, 2, 150, 40, 128, 16, P, B16, false, {150, 61}}, 61);
+}
+
+// The persistent tiles with each CTA walking many work items: the grid capped at 1, 2 and 5 CTAs (Q
+// buffers and K/V ring phases carried across items, items mixing TMA and cp.async tiles: ragged lengths,
+// pages of 7 and 16), and a problem with more items than SMs on the full grid.
+void check_persistent(const Shape& s, std::uint64_t seed, std::vector<int> caps) {
+  const Problem p = make(s);
+  Backend& be = *gpu();
+  if (!(be.device_info().cc_major == 9 && be.device_info().cc_minor == 0)) return;  // refusals: check_hopper
+  ProblemInputs in(be, p, seed);
+  for (const FusedTile& t : persistent_tiles(p.head_dim))
+    for (int cap : caps) {
+      kernels::fused_set_persistent_grid_cap(cap);
+      const FusedTile ran = run_checked(p, in, t);
+      kernels::fused_set_persistent_grid_cap(0);
+      EXPECT_TRUE(ran == t) << ran.name() << " ran for " << t.name() << " on " << cap << " CTAs";
+    }
+}
+
+TEST(CudaFusedInference, HopperPersistentFewCtas) {
+  const std::vector<std::int64_t> lens = {1000, 333, 77};  // 8, 3 and 1 key tiles of 128 per item
+  check_persistent({3, 4, 2, 1000, 77, 128, 16, C, F16, true, lens}, 70, {1, 2, 5});
+  check_persistent({3, 4, 2, 1000, 77, 64, 16, C, B16, false, lens}, 71, {1, 2, 5});
+  check_persistent({3, 4, 1, 1000, 64, 128, 7, P, B16, true, lens}, 72, {2, 5});   // every tile by cp.async
+  check_persistent({3, 4, 1, 1000, 64, 64, 16, P, F16, true, lens}, 73, {2, 5});   // TMA boxes, ragged ends
+  check_persistent({2, 4, 2, 1000, 1000, 128, 16, C, B16, true, {}}, 74, {2, 5});  // 64 items of 1..8 tiles
+  check_persistent({2, 4, 2, 1000, 1000, 64, 16, C, F16, false, {}}, 75, {3});
+  check_persistent({1, 1, 1, 777, 777, 64, 16, C, F16, true, {}}, 76, {1, 2});     // B=1 H=1, 5-7 items
+}
+
+// More items than the grid's CTAs without a cap (B=4 H=16 S=1000: 512 blocks of 128 rows, 384 of 192).
+TEST(CudaFusedInference, HopperPersistentManyItems) {
+  check_persistent({4, 16, 4, 1000, 1000, 128, 16, C, F16, true, {}}, 77, {0});
+  check_persistent({4, 16, 4, 1000, 1000, 128, 16, C, B16, false, {}}, 78, {0});
+  check_persistent({4, 16, 16, 1000, 1000, 64, 16, C, B16, true, {}}, 79, {0});
+  check_persistent({4, 16, 16, 1000, 1000, 64, 64, P, F16, false, {}}, 80, {0});
+}
+
+// One tiny case per persistent tile for compute-sanitizer (memcheck, racecheck; one test each, so a device
+// script runs them side by side): B=1 H=1 S=200 causal on one CTA (two items: the Q buffers and ring stages
+// are reused across items); the D=128 one also ragged and paged by TMA boxes on two CTAs.
+void check_one_persistent(const Shape& s, std::uint64_t seed, const FusedTile& t, int cap) {
+  const Problem p = make(s);
+  Backend& be = *gpu();
+  if (!(be.device_info().cc_major == 9 && be.device_info().cc_minor == 0)) return;
+  ProblemInputs in(be, p, seed);
+  kernels::fused_set_persistent_grid_cap(cap);
+  const FusedTile ran = run_checked(p, in, t);
+  kernels::fused_set_persistent_grid_cap(0);
+  EXPECT_TRUE(ran == t) << ran.name() << " ran for " << t.name();
+}
+
+TEST(CudaFusedInference, PersistentSanitizerD128) {
+  const FusedTile t = hopper_tile(128, 128, 12, 2, true, true);
+  check_one_persistent({1, 1, 1, 200, 200, 128, 16, C, F16, true, {}}, 81, t, 1);
+  check_one_persistent({2, 2, 1, 200, 61, 128, 16, P, B16, false, {200, 61}}, 82, t, 2);
+}
+
+TEST(CudaFusedInference, PersistentSanitizerD64) {
+  check_one_persistent({1, 1, 1, 200, 200, 64, 16, C, B16, true, {}}, 83, hopper_tile(128, 64, 12, 3, true, true), 1);
+}
+
+TEST(CudaFusedInference, PersistentSanitizerD64Three) {
+  check_one_persistent({1, 1, 1, 200, 200, 64, 16, C, F16, true, {}}, 84, hopper_tile(192, 64, 16, 3, true, true), 1);
 }
 
 TEST(CudaFusedInference, DecodeRefusals) {

@@ -6,9 +6,9 @@
 //                                  exit 1 on any failure
 //   fused_dev bench [csv]          CUDA-event timing of every compiled tile at the target shapes (L2
 //                                  flushed before every sample), rows appended to csv
-//   fused_dev one D BM BN WARPS STAGES CAUSAL [ws]   two launches of one tile at the target shape for D
-//                                  (ws: the warp-specialized tile of that geometry)
-// FUSED_DEV_FAMILY=wg|mma|all picks the tiles of check, bench (default all; another value: one line, exit 2).
+//   fused_dev one D BM BN WARPS STAGES CAUSAL [ws|wsp]   two launches of one tile at the target shape for D
+//                                  (ws: the warp-specialized tile of that geometry, wsp: its persistent variant)
+// FUSED_DEV_FAMILY=wg|mma|wsp|all picks the tiles of check, bench (default all; another value: one line, exit 2).
 // Exit 2 on a device error or bad arguments, 3 without a CUDA device.
 #include <cstdio>
 #include <cstdlib>
@@ -21,13 +21,13 @@
 
 namespace {
 
-constexpr const char* kUsage = "usage: fused_dev version|info|check|bench [csv]|one D BM BN WARPS STAGES CAUSAL [ws]\n";
+constexpr const char* kUsage = "usage: fused_dev version|info|check|bench [csv]|one D BM BN WARPS STAGES CAUSAL [ws|wsp]\n";
 
 ab::fused_dev::TileFamily family_from_environment() {
   const char* f = std::getenv("FUSED_DEV_FAMILY");
   if (!f) return ab::fused_dev::TileFamily::all;
   const auto family = ab::fused_dev::parse_tile_family(f);
-  if (!family) throw ab::UsageError(std::string("FUSED_DEV_FAMILY must be wg, mma or all, got '") + f + "'");
+  if (!family) throw ab::UsageError(std::string("FUSED_DEV_FAMILY must be wg, mma, wsp or all, got '") + f + "'");
   return *family;
 }
 
@@ -42,7 +42,8 @@ int run_mode(const std::string& mode, ab::fused_dev::TileFamily family, int argc
     t.block_n = std::atoi(argv[4]);
     t.warps = std::atoi(argv[5]);
     t.stages = std::atoi(argv[6]);
-    t.ws = argc > 8 && std::string(argv[8]) == "ws";
+    t.ws = argc > 8 && (std::string(argv[8]) == "ws" || std::string(argv[8]) == "wsp");
+    t.persistent = argc > 8 && std::string(argv[8]) == "wsp";
     return run_one(std::atoi(argv[2]), t, std::atoi(argv[7]) != 0);
   }
   std::fputs(kUsage, stderr);

@@ -28,8 +28,9 @@ int run_info() {
     t.warps = i.warps;
     t.stages = i.stages;
     t.ws = i.ws;
+    t.persistent = i.persistent;
     std::printf("%-5d %-14s %-5s %-8s %6.1f %6d %6d %5s\n", i.head_dim, t.name().c_str(), i.bf16 ? "bf16" : "fp16",
-                i.ws ? "wgmma-ws" : i.wgmma ? "wgmma" : "mma.sync", i.smem_bytes / 1024.0, i.regs, i.local_bytes,
+                i.persistent ? "wgmma-wsp" : i.ws ? "wgmma-ws" : i.wgmma ? "wgmma" : "mma.sync", i.smem_bytes / 1024.0, i.regs, i.local_bytes,
                 i.q_in_regs ? "yes" : "no");
   }
   return 0;

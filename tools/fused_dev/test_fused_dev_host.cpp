@@ -197,10 +197,16 @@ TEST(FusedDevTiles, FamiliesSplitAtEightWarps) {
   ASSERT_EQ(mma.size(), 2u);
   EXPECT_EQ(mma[1].block_m, 128);
   EXPECT_EQ(tiles_of_family(tiles, TileFamily::all), tiles);
+  EXPECT_TRUE(tiles_of_family(tiles, TileFamily::wsp).empty());
+  tiles[2].ws = tiles[2].persistent = true;  // a persistent ws tile: in wg and in wsp
+  const auto wsp = tiles_of_family(tiles, TileFamily::wsp);
+  ASSERT_EQ(wsp.size(), 1u);
+  EXPECT_TRUE(wsp[0].persistent);
+  EXPECT_EQ(tiles_of_family(tiles, TileFamily::wg).size(), 2u);
 }
 
 TEST(FusedDevTiles, FamilyNamesRoundTrip) {
-  for (TileFamily f : {TileFamily::all, TileFamily::wg, TileFamily::mma})
+  for (TileFamily f : {TileFamily::all, TileFamily::wg, TileFamily::mma, TileFamily::wsp})
     EXPECT_EQ(parse_tile_family(tile_family_name(f)), f);
   EXPECT_FALSE(parse_tile_family("wgmma").has_value());
   EXPECT_FALSE(parse_tile_family("").has_value());

@@ -7,6 +7,7 @@ std::optional<TileFamily> parse_tile_family(const std::string& s) {
   if (s == "all") return TileFamily::all;
   if (s == "wg") return TileFamily::wg;
   if (s == "mma") return TileFamily::mma;
+  if (s == "wsp") return TileFamily::wsp;
   return std::nullopt;
 }
 
@@ -14,6 +15,7 @@ const char* tile_family_name(TileFamily f) {
   switch (f) {
     case TileFamily::wg: return "wg";
     case TileFamily::mma: return "mma";
+    case TileFamily::wsp: return "wsp";
     case TileFamily::all: break;
   }
   return "all";
@@ -24,7 +26,8 @@ bool is_wgmma_tile(const FusedTile& t) { return !t.decode && t.warps >= 8; }
 std::vector<FusedTile> tiles_of_family(const std::vector<FusedTile>& tiles, TileFamily f) {
   std::vector<FusedTile> out;
   for (const FusedTile& t : tiles)
-    if (f == TileFamily::all || (f == TileFamily::wg) == is_wgmma_tile(t)) out.push_back(t);
+    if (f == TileFamily::wsp ? t.persistent : f == TileFamily::all || (f == TileFamily::wg) == is_wgmma_tile(t))
+      out.push_back(t);
   return out;
 }
 

@@ -1,5 +1,6 @@
 // Which compiled tiles one harness process runs (FUSED_DEV_FAMILY): "wg" the Hopper wgmma tiles, "mma" the
-// mma.sync ones, "all" both; a fault in one kernel family then leaves the other's results standing.
+// mma.sync ones, "all" both; a fault in one kernel family then leaves the other's results standing. "wsp"
+// the persistent ws tiles only (a subset of "wg": a device script checking just them).
 #pragma once
 #include <optional>
 #include <string>
@@ -9,7 +10,7 @@
 
 namespace ab::fused_dev {
 
-enum class TileFamily { all, wg, mma };
+enum class TileFamily { all, wg, mma, wsp };
 
 std::optional<TileFamily> parse_tile_family(const std::string& s);
 const char* tile_family_name(TileFamily f);

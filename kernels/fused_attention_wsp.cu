@@ -1,0 +1,30 @@
+// Persistent warp-specialized Hopper fused attention tiles (fused_kernel_wsp.cuh): m128n128w12s2wsp for
+// head_dim 128; m128n64w12s3wsp and m192n64w16s3wsp (three consumer warpgroups) for 64. Not defaults:
+// tune searches them; --tile picks them. And the developer cap on their grid (fused_dev_hooks.cuh).
+#include "fused_dev_hooks.cuh"
+#include "fused_kernel_wsp.cuh"
+
+namespace ab::kernels {
+
+namespace {
+int g_wsp_grid_cap = 0;  // 0: no cap
+}  // namespace
+
+void fused_set_persistent_grid_cap(int ctas) { g_wsp_grid_cap = ctas > 0 ? ctas : 0; }
+
+namespace fused_detail {
+
+int wsp_grid_cap() { return g_wsp_grid_cap; }
+
+const Entry* entries_wsp(int* count) {
+  static const Entry e[] = {
+      make_entry_wsp<128, 128, 2, 2, false>(), make_entry_wsp<128, 128, 2, 2, true>(),
+      make_entry_wsp<64, 64, 3, 2, false>(),   make_entry_wsp<64, 64, 3, 2, true>(),
+      make_entry_wsp<64, 64, 3, 3, false>(),   make_entry_wsp<64, 64, 3, 3, true>(),
+  };
+  *count = static_cast<int>(sizeof(e) / sizeof(e[0]));
+  return e;
+}
+
+}  // namespace fused_detail
+}  // namespace ab::kernels

@@ -1,0 +1,406 @@
+// The persistent warp-specialized Hopper (sm_90a) fused attention forward (tiles named "...wsp"). Included
+// by kernels/fused_attention_wsp.cu only.
+//
+// The ws kernel (fused_kernel_ws.cuh) with a grid of the CTAs that fit on the SMs, each walking work items
+// (batch*head, query block) in the static order of core/persistent_schedule.hpp (causal: longest blocks first).
+// What changes against the ws kernel:
+//   - Q has two buffers, each with a full barrier (TMA bytes) and an empty barrier (every consumer thread
+//     arrives after its epilogue, which stages O in that buffer). The producer loads item n+1's Q while the
+//     consumers still run item n.
+//   - The K/V ring and its barrier phases run on across items: tile t of a CTA's whole sequence of items
+//     lands in stage t % STAGES, so the producer fills the next item's first K/V stages as soon as the
+//     current item's last tiles are read, under the consumers' last P V and epilogue.
+//   - Every producer thread follows every tile's empty barriers (a parity wait cannot tell rounds two apart,
+//     and the items mix TMA and cp.async tiles); only one issues the TMA copies.
+//   - The consumers release the last tile's V stage too (the ws kernel never refills it).
+//   - CONSUMERS is 2 (BLOCK_M 128) or 3 (BLOCK_M 192: head_dim 64, where a third warpgroup has the
+//     registers: 152 each).
+// Loads (TMA boxes or cp.async by the producer warpgroup), masks, softmax and epilogue are the ws kernel's.
+#pragma once
+#include <algorithm>
+
+#include "fused_kernel_ws.cuh"  // ws_pages_by_tma, producer_sync, regs_dec / regs_inc, encode_rows_map
+#include "core/persistent_schedule.hpp"  // wsp_item_index, wsp_item: the static work order
+
+namespace ab::kernels::fused_detail {
+
+template <int D_, int BN_, int ST_, int CONSUMERS_>
+struct WspCfg {
+  static constexpr int D = D_, BN = BN_, STAGES = ST_, CONSUMERS = CONSUMERS_;
+  static constexpr int THREADS = (CONSUMERS + 1) * 128;
+  static constexpr int BM = CONSUMERS * 64;
+  static constexpr int NT = BN / 8, DT = D / 8, KD = D / 16, KN = BN / 16, CPR = D / 8;
+  static constexpr int ATOMS = D / 64;
+  static constexpr int Q_BUFFERS = 2;
+  static constexpr int Q_BYTES = BM * D * 2;
+  static constexpr int TILE_BYTES = BN * D * 2;
+  static constexpr int BARRIERS = 2 * Q_BUFFERS + 4 * STAGES;  // Q full/empty per buffer, K/V full/empty per stage
+  static constexpr int SMEM = 1024 + Q_BUFFERS * Q_BYTES + 2 * STAGES * TILE_BYTES + BARRIERS * 8;
+  // setmaxnreg moves registers within the CTA's launch allocation (ENTRY_REGS per thread, what
+  // __launch_bounds__(THREADS, 1) leaves: 168 or 128). The producer keeps 40 (its item loop spills at 24
+  // or 32: ptxas -v), the consumers take the rest in multiples of 8: 224 (two) or 152 (three); ptxas
+  // reports no spills at either.
+  static constexpr int ENTRY_REGS = (65536 / THREADS) / 8 * 8;
+  static constexpr int PRODUCER_REGS = 40;
+  static constexpr int CONSUMER_REGS = CONSUMERS == 2 ? 224 : 152;
+  static constexpr int COPY_PASSES = BN * CPR / 128;
+
+  static_assert(CONSUMERS == 2 || CONSUMERS == 3, "wsp kernel: two or three consumer warpgroups");
+  static_assert(128 * PRODUCER_REGS + CONSUMERS * 128 * CONSUMER_REGS <= THREADS * ENTRY_REGS,
+                "wsp kernel: register budget");
+  static_assert(D % 64 == 0 && D <= 256, "wsp kernel: head_dim a multiple of 64, at most 256");
+  static_assert(BN % 16 == 0 && BN <= 256 && BM <= 256, "wsp kernel: TMA boxes of at most 256 rows");
+  static_assert(STAGES >= 2, "wsp kernel: at least two stages");
+  static_assert((BN * CPR) % 128 == 0, "wsp kernel: the cp.async fill splits evenly over the producer warpgroup");
+  static_assert(SMEM <= 227 * 1024, "wsp kernel: shared memory above Hopper's 227 KB");
+};
+
+template <class C, bool BF16>
+__global__ void __launch_bounds__(C::THREADS, 1)
+    fused_attention_fwd_wsp(const KParams p, const int items, const __grid_constant__ CUtensorMap tm_q,
+                            const __grid_constant__ CUtensorMap tm_k, const __grid_constant__ CUtensorMap tm_v) {
+#ifdef AB_FUSED_WGMMA
+  constexpr int D = C::D, BM = C::BM, BN = C::BN, ST = C::STAGES;
+  constexpr int NT = C::NT, DT = C::DT, KD = C::KD, KN = C::KN, CPR = C::CPR;
+
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  unsigned char* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);
+  const std::uint32_t sQ_a0 = smem_u32(smem);                      // Q_BUFFERS buffers
+  const std::uint32_t sK_a = sQ_a0 + C::Q_BUFFERS * C::Q_BYTES;    // ST slots
+  const std::uint32_t sV_a = sK_a + ST * C::TILE_BYTES;            // ST slots
+  const std::uint32_t bar_a = sV_a + ST * C::TILE_BYTES;           // barriers, 8 bytes each
+  auto full_q = [&](int qb) { return bar_a + 8u * qb; };
+  auto empty_q = [&](int qb) { return bar_a + 8u * (2 + qb); };
+  auto full_k = [&](int s) { return bar_a + 8u * (4 + s); };
+  auto empty_k = [&](int s) { return bar_a + 8u * (4 + ST + s); };
+  auto full_v = [&](int s) { return bar_a + 8u * (4 + 2 * ST + s); };
+  auto empty_v = [&](int s) { return bar_a + 8u * (4 + 3 * ST + s); };
+
+  const int tid = threadIdx.x;
+  const int warp = __shfl_sync(0xffffffffu, tid >> 5, 0);
+  const int lane = tid & 31;
+  const int wg = __shfl_sync(0xffffffffu, tid >> 7, 0);
+  const int bh_count = p.batch * p.heads;
+  const int grid = static_cast<int>(gridDim.x), cta = static_cast<int>(blockIdx.x);
+  const bool paged = p.paged != 0;
+  const int ps = p.page_size;
+  const bool pages_by_tma = paged && ws_pages_by_tma(ps, BN);
+
+  // One work item's geometry, the same for the producer and the consumers.
+  struct Geom {
+    int bh, b, kvh, b_kvh, q_row0, S, diag, n_tiles;
+  };
+  auto geom_of = [&](long long i) {
+    const WspItem w = wsp_item(i, p.m_blocks, bh_count, p.causal != 0);
+    Geom g;
+    g.bh = w.bh;
+    g.b = w.bh / p.heads;
+    g.kvh = (w.bh - g.b * p.heads) / p.group;
+    g.b_kvh = g.b * p.kv_heads + g.kvh;
+    g.q_row0 = w.m_block * BM;
+    g.S = p.kv_lens ? __ldg(p.kv_lens + g.b) : p.seq_len;
+    g.diag = causal_diag(g.S, p.q_len);
+    const int kv_end = kv_end_for_rows(g.q_row0 + BM, g.S, g.diag, p.causal);
+    g.n_tiles = max(1, (kv_end + BN - 1) / BN);
+    return g;
+  };
+  // Tile t of an item goes by TMA unless the pages do not fit boxes, or it holds keys at or past the
+  // sequence's end that the map does not zero-fill (a ragged sequence, or the unused rows of a last page).
+  auto tile_by_tma = [&](const Geom& g, int t) {
+    if (paged && !pages_by_tma) return false;
+    return (t + 1) * BN <= g.S || (!paged && g.S == p.seq_len);
+  };
+
+  if (tid == 0) {
+    for (int qb = 0; qb < C::Q_BUFFERS; ++qb) {
+      mbar_init(full_q(qb), 1);
+      mbar_init(empty_q(qb), C::CONSUMERS * 128);
+    }
+    for (int s = 0; s < ST; ++s) {
+      mbar_init(full_k(s), 1);
+      mbar_init(full_v(s), 1);
+      mbar_init(empty_k(s), C::CONSUMERS * 128);
+      mbar_init(empty_v(s), C::CONSUMERS * 128);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();  // the only CTA-wide barrier
+
+  if (wg == 0) {
+    // ---- producer ----
+    regs_dec<C::PRODUCER_REGS>();
+    const bool leader = warp == 0 && lane == 0;
+    const int ptid = tid;  // 0..127
+    int tile_seq = 0;      // tiles this CTA has loaded over all its items: the ring position
+    for (int round = 0;; ++round) {
+      const long long item = wsp_item_index(round, cta, grid);
+      if (item >= items) break;
+      const Geom g = geom_of(item);
+      const std::int32_t* __restrict__ bt = p.block_table + static_cast<std::int64_t>(g.b) * p.pages;
+      const int qb = round & 1;
+      if (leader) {  // Q of this item, once the epilogue of the item two back has left the buffer
+        mbar_wait(empty_q(qb), ((round >> 1) & 1) ^ 1);
+        mbar_expect_tx(full_q(qb), C::Q_BYTES);
+        const std::uint32_t dq = sQ_a0 + qb * C::Q_BYTES;
+#pragma unroll
+        for (int a = 0; a < C::ATOMS; ++a) tma_load_3d(dq + a * BM * 128, tm_q, a * 64, g.q_row0, g.bh, full_q(qb));
+      }
+      auto tma_tile = [&](const CUtensorMap& map, std::uint32_t dst, int t, std::uint32_t bar) {
+        mbar_expect_tx(bar, C::TILE_BYTES);
+        if (!paged) {
+#pragma unroll
+          for (int a = 0; a < C::ATOMS; ++a) tma_load_3d(dst + a * BN * 128, map, a * 64, t * BN, g.b_kvh, bar);
+          return;
+        }
+        const int box = ps < BN ? ps : BN;
+        for (int r = 0; r < BN; r += box) {
+          const int key = t * BN + r;
+          const int page = key / ps;
+          const int row = __ldg(bt + page) * p.kv_heads + g.kvh;
+#pragma unroll
+          for (int a = 0; a < C::ATOMS; ++a)
+            tma_load_3d(dst + a * BN * 128 + r * 128, map, a * 64, key - page * ps, row, bar);
+        }
+      };
+      auto copy_tile = [&](const std::uint16_t* src, std::uint32_t dst, int t, std::uint32_t bar) {
+#pragma unroll 1
+        for (int i = 0; i < C::COPY_PASSES; ++i) {
+          const int c = ptid + i * 128;
+          const int r = c / CPR, ch = c % CPR;
+          const int key = t * BN + r;
+          const bool valid = key < g.S;
+          std::int64_t row = 0;
+          if (valid) {
+            if (paged) {
+              const int page = key / ps;
+              row = (static_cast<std::int64_t>(__ldg(bt + page)) * p.kv_heads + g.kvh) * ps + (key - page * ps);
+            } else {
+              row = static_cast<std::int64_t>(g.b_kvh) * p.seq_len + key;
+            }
+          }
+          cp_async16(dst + sw_off(BN, r, ch), src + row * D + ch * 8, valid);
+        }
+        mbar_track_cp_async(bar);
+      };
+      for (int t = 0; t < g.n_tiles; ++t, ++tile_seq) {
+        const int s = tile_seq % ST;
+        const std::uint32_t free_parity = ((tile_seq / ST) & 1) ^ 1;  // round 0 of the ring passes at once
+        const std::uint32_t dk = sK_a + s * C::TILE_BYTES, dv = sV_a + s * C::TILE_BYTES;
+        if (tile_by_tma(g, t)) {
+          mbar_wait(empty_k(s), free_parity);
+          if (leader) tma_tile(tm_k, dk, t, full_k(s));
+          mbar_wait(empty_v(s), free_parity);
+          if (leader) tma_tile(tm_v, dv, t, full_v(s));
+        } else {
+          mbar_wait(empty_k(s), free_parity);
+          mbar_wait(empty_v(s), free_parity);
+          copy_tile(p.k, dk, t, full_k(s));
+          copy_tile(p.v, dv, t, full_v(s));
+          producer_sync();  // every producer thread's copies are tracked before the phase's one arrive
+          if (leader) {
+            mbar_arrive(full_k(s));
+            mbar_arrive(full_v(s));
+          }
+        }
+      }
+    }
+  } else {
+    // ---- consumers ----
+    regs_inc<C::CONSUMER_REGS>();
+    const int cw = warp - 4;  // warp index among the consumers: rows cw*16 .. +15 of the CTA tile
+    const int gq = lane >> 2, tq = lane & 3;
+    const float sl2 = p.scale_log2;
+    using Rows = WgRows<BN, D, BF16>;
+    const std::uint64_t dk = sw128_desc(sK_a, 16, 1024);
+    const std::uint64_t dv = sw128_desc(sV_a, BN * 128, 1024);
+
+    float acc_o[DT][4];
+    float acc_s[NT][4];
+    std::uint32_t pa_prev[KN][4], pa_cur[KN][4];
+    std::uint64_t desc_a[KD], desc_b[KD], desc_v[KN];
+    int tile_seq = 0;  // the ring position, as the producer's
+    for (int round = 0;; ++round) {
+      const long long item = wsp_item_index(round, cta, grid);
+      if (item >= items) break;
+      const Geom g = geom_of(item);
+      const int qb = round & 1;
+      const WgRowGeom rg{g.q_row0 + cw * 16, gq, tq, g.S, g.diag, p.causal != 0};
+#pragma unroll
+      for (int dt = 0; dt < DT; ++dt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc_o[dt][e] = 0.f;
+#pragma unroll
+      for (int kk = 0; kk < KN; ++kk)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) pa_prev[kk][e] = 0u;
+      float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
+      const std::uint32_t sQ_a = sQ_a0 + qb * C::Q_BYTES;
+      const std::uint64_t dq = sw128_desc(sQ_a + (wg - 1) * 64 * 128, 16, 1024);
+
+      auto make_s_descs = [&](int s) {
+        const std::uint64_t kb = dk + static_cast<std::uint64_t>((s * C::TILE_BYTES) >> 4);
+#pragma unroll
+        for (int kk = 0; kk < KD; ++kk) {
+          desc_a[kk] = dq + static_cast<std::uint64_t>(((kk >> 2) * BM * 128 + (kk & 3) * 32) >> 4);
+          desc_b[kk] = kb + static_cast<std::uint64_t>(((kk >> 2) * BN * 128 + (kk & 3) * 32) >> 4);
+          asm volatile("" : "+l"(desc_a[kk]), "+l"(desc_b[kk]));
+        }
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc_s[nt][e] = 0.f;
+      };
+      auto make_v_descs = [&](int s) {
+        const std::uint64_t vb = dv + static_cast<std::uint64_t>((s * C::TILE_BYTES) >> 4);
+#pragma unroll
+        for (int kk = 0; kk < KN; ++kk) {
+          desc_v[kk] = vb + static_cast<std::uint64_t>((kk * 16 * 128) >> 4);
+          asm volatile("" : "+l"(desc_v[kk]));
+        }
+      };
+      auto issue_s = [&]() {
+#pragma unroll
+        for (int kk = 0; kk < KD; ++kk) Wgmma<BN, BF16>::ss(acc_s, desc_a[kk], desc_b[kk]);
+        wg_commit();
+      };
+      auto issue_pv = [&]() {
+#pragma unroll
+        for (int kk = 0; kk < KN; ++kk) Wgmma<D, BF16>::rs(acc_o, pa_prev[kk], desc_v[kk]);
+        wg_commit();
+      };
+
+      mbar_wait(full_q(qb), (round >> 1) & 1);
+      int j = 0;
+      do {
+        const int seq = tile_seq + j;
+        const int s = seq % ST;
+        const int sp = (seq + ST - 1) % ST;  // stage of tile j-1
+        const bool has_pv = j > 0;
+        mbar_wait(full_k(s), (seq / ST) & 1);
+        if (has_pv) mbar_wait(full_v(sp), ((seq - 1) / ST) & 1);
+        // cp.async wrote tile j (and j-1, whose V is read now) through the generic proxy.
+        if (!tile_by_tma(g, j) || (has_pv && !tile_by_tma(g, j - 1))) fence_proxy_async();
+        make_s_descs(s);
+        make_v_descs(sp);
+        pin(acc_s);
+        pin(acc_o);
+        pin(pa_prev);
+        wg_fence();
+        issue_s();
+        if (has_pv) {
+          issue_pv();
+          wg_wait<1>();  // S_j landed; P_{j-1} V_{j-1} may still run
+        } else {
+          wg_wait<0>();
+        }
+        pin(acc_s);
+        mbar_arrive(empty_k(s));  // K_j read: the producer may refill its slot
+        float alpha[2];
+        Rows::softmax(acc_s, pa_cur, row_max, row_sum, alpha, j * BN, rg, sl2);
+        wg_wait<0>();
+        pin(acc_o);
+        pin(pa_prev);
+        if (has_pv) mbar_arrive(empty_v(sp));  // V_{j-1} read
+        Rows::rescale_and_shift(acc_o, alpha, pa_prev, pa_cur);
+      } while (++j < g.n_tiles);
+      // ---- the last tile's P V ----
+      {
+        const int seq = tile_seq + g.n_tiles - 1;
+        const int sl = seq % ST;
+        mbar_wait(full_v(sl), (seq / ST) & 1);
+        if (!tile_by_tma(g, g.n_tiles - 1)) fence_proxy_async();
+        make_v_descs(sl);
+        pin(acc_o);
+        pin(pa_prev);
+        wg_fence();
+        issue_pv();
+        wg_wait<0>();
+        pin(acc_o);
+        pin(pa_prev);
+        mbar_arrive(empty_v(sl));  // the next item's tiles reuse this stage
+      }
+      tile_seq += g.n_tiles;
+
+      // ---- epilogue: O / l through this warp's 16 rows of the item's Q buffer (its warpgroup's rows, no
+      // longer read), 16-byte stores; then the buffer goes back to the producer (the stores were generic
+      // proxy writes, the next Q arrives by TMA: fence the proxies first) ----
+      const std::int64_t q_rows = static_cast<std::int64_t>(g.bh) * p.q_len;  // row of (b,h,0) in O
+      Rows::template store<BM>(acc_o, row_sum, smem + qb * C::Q_BYTES, cw * 16, rg, p.q_len, p.o + q_rows * D,
+                               lane);
+      fence_proxy_async();
+      mbar_arrive(empty_q(qb));
+    }
+  }
+#else
+  (void)p;
+  (void)items;
+  (void)tm_q;
+  (void)tm_k;
+  (void)tm_v;
+  __trap();  // built without sm_90a; fused_can_implement refuses these tiles on such devices
+#endif
+}
+
+// The persistent grid: the CTAs that fit on the device at once (one per SM), or fewer where there are
+// fewer items; a developer override (fused_dev_hooks.cuh) caps it, so a small problem walks many items.
+int wsp_grid_cap();
+
+// The maps are the ws kernel's (launch_ws).
+template <class C, bool BF16>
+int launch_wsp(const KParams& kp, void* stream) {
+  CUtensorMap mq, mk, mv;
+  const long long bh = static_cast<long long>(kp.batch) * kp.heads;
+  int e = encode_rows_map(&mq, kp.q, BF16, C::D, kp.q_len, bh, C::BM);
+  if (e != 0) return e;
+  mk = mq;
+  mv = mq;
+  if (!kp.paged) {
+    const long long b_kvh = static_cast<long long>(kp.batch) * kp.kv_heads;
+    e = encode_rows_map(&mk, kp.k, BF16, C::D, kp.seq_len, b_kvh, C::BN);
+    if (e == 0) e = encode_rows_map(&mv, kp.v, BF16, C::D, kp.seq_len, b_kvh, C::BN);
+  } else if (ws_pages_by_tma(kp.page_size, C::BN)) {
+    const long long rows_outer = kp.pool_slots * kp.kv_heads;
+    const int box = kp.page_size < C::BN ? kp.page_size : C::BN;
+    e = encode_rows_map(&mk, kp.k, BF16, C::D, kp.page_size, rows_outer, box);
+    if (e == 0) e = encode_rows_map(&mv, kp.v, BF16, C::D, kp.page_size, rows_outer, box);
+  }
+  if (e != 0) return e;
+  auto kern = fused_attention_fwd_wsp<C, BF16>;
+  cudaError_t ce = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
+  if (ce != cudaSuccess) return static_cast<int>(ce);
+  // The CTAs that fit at once, per device (asked once per device: the occupancy query is not free).
+  static int resident[64] = {};
+  int dev = 0;
+  ce = cudaGetDevice(&dev);
+  if (ce != cudaSuccess) return static_cast<int>(ce);
+  int fit = dev >= 0 && dev < 64 ? resident[dev] : 0;
+  if (fit == 0) {
+    int sms = 0, per_sm = 0;
+    ce = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (ce == cudaSuccess) ce = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, C::THREADS, C::SMEM);
+    if (ce != cudaSuccess) return static_cast<int>(ce);
+    if (per_sm < 1) return static_cast<int>(cudaErrorInvalidConfiguration);
+    fit = sms * per_sm;
+    if (dev >= 0 && dev < 64) resident[dev] = fit;
+  }
+  const long long items = static_cast<long long>(kp.m_blocks) * bh;
+  long long grid = std::min<long long>(items, fit);
+  if (wsp_grid_cap() > 0) grid = std::min<long long>(grid, wsp_grid_cap());
+  kern<<<static_cast<unsigned>(grid), C::THREADS, C::SMEM, static_cast<cudaStream_t>(stream)>>>(
+      kp, static_cast<int>(items), mq, mk, mv);
+  return static_cast<int>(cudaGetLastError());
+}
+
+template <class C, bool BF16>
+int attrs_wsp(cudaFuncAttributes* a) {
+  return static_cast<int>(cudaFuncGetAttributes(a, fused_attention_fwd_wsp<C, BF16>));
+}
+
+template <int D, int BN, int ST, int CONSUMERS, bool BF16>
+constexpr Entry make_entry_wsp() {
+  using C = WspCfg<D, BN, ST, CONSUMERS>;
+  return Entry{D, C::BM, BN, C::THREADS / 32, ST, BF16, C::SMEM, true, &launch_wsp<C, BF16>, &attrs_wsp<C, BF16>,
+               true, true, true};
+}
+
+}  // namespace ab::kernels::fused_detail
