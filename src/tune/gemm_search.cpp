@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -261,8 +262,10 @@ class ShapeSearch {
     };
     const std::vector<GemmCall> probe_calls(own_.begin(), own_.begin() + std::max(r_.probe_calls, 0));
     const bool probe_is_screen = probe_calls.size() == own_.size();
-    QueuedScreen screen_timer(inner, !s_.opt.screen.hot), probe_timer(inner, !s_.opt.screen.hot);
-    ScreenTiming t{probe_is_screen ? screen_timer : probe_timer, screen_timer, replay(probe_calls), replay(own_)};
+    QueuedScreen screen_timer(inner, !s_.opt.screen.hot);
+    std::optional<QueuedScreen> probe_timer;  // its own only when it replays fewer calls than the screen
+    if (!probe_is_screen) probe_timer.emplace(inner, !s_.opt.screen.hot);
+    ScreenTiming t{probe_timer ? *probe_timer : screen_timer, screen_timer, replay(probe_calls), replay(own_)};
     t.probe_is_screen = probe_is_screen;
     t.scale = probe_calls.empty() ? 1 : static_cast<double>(own_.size()) / static_cast<double>(probe_calls.size());
     t.samples = s_.opt.screen.max_samples;
