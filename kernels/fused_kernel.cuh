@@ -28,6 +28,8 @@
 
 #include <cstdint>
 
+#include "core/query_block_order.hpp"  // grid_query_block: which (head, query block) a CTA runs
+
 namespace ab::kernels::fused_detail {
 
 struct KParams {
@@ -180,21 +182,11 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
   const int tid = threadIdx.x;
   const int warp = tid >> 5;
   const int lane = tid & 31;
-  const int bh_count = p.batch * p.heads;
 
-  // Block -> (query block, batch*head). Non-causal: query blocks of one head side by side (they share
-  // K/V in L2). Causal: heaviest query blocks (those nearest the end of the sequence) first.
-  int m_block, bh;
-  {
-    const int idx = blockIdx.x;
-    if (p.causal) {
-      bh = idx % bh_count;
-      m_block = p.m_blocks - 1 - idx / bh_count;
-    } else {
-      m_block = idx % p.m_blocks;
-      bh = idx / p.m_blocks;
-    }
-  }
+  // Block -> (query block, batch*head): a head's blocks side by side (they share its K/V in L2), causal
+  // ones longest first.
+  const QueryBlock qblk = grid_query_block(blockIdx.x, p.m_blocks, p.causal != 0);  // core/query_block_order.hpp
+  const int m_block = qblk.m_block, bh = qblk.bh;
   const int b = bh / p.heads;
   const int h = bh - b * p.heads;
   const int kvh = h / p.group;

@@ -118,19 +118,9 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
   const int warp = __shfl_sync(0xffffffffu, tid >> 5, 0);
   const int lane = tid & 31;
   const int wg = __shfl_sync(0xffffffffu, tid >> 7, 0);
-  const int bh_count = p.batch * p.heads;
 
-  int m_block, bh;
-  {
-    const int idx = blockIdx.x;
-    if (p.causal) {
-      bh = idx % bh_count;
-      m_block = p.m_blocks - 1 - idx / bh_count;
-    } else {
-      m_block = idx % p.m_blocks;
-      bh = idx / p.m_blocks;
-    }
-  }
+  const QueryBlock qblk = grid_query_block(blockIdx.x, p.m_blocks, p.causal != 0);  // core/query_block_order.hpp
+  const int m_block = qblk.m_block, bh = qblk.bh;
   const int b = bh / p.heads;
   const int h = bh - b * p.heads;
   const int kvh = h / p.group;  // grouped KV heads: query head h reads KV head h / group

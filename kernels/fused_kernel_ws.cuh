@@ -97,16 +97,9 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   const int warp = __shfl_sync(0xffffffffu, tid >> 5, 0);
   const int lane = tid & 31;
   const int wg = __shfl_sync(0xffffffffu, tid >> 7, 0);
-  const int bh_count = p.batch * p.heads;
 
-  int m_block, bh;
-  if (p.causal) {  // longest query blocks first
-    bh = blockIdx.x % bh_count;
-    m_block = p.m_blocks - 1 - static_cast<int>(blockIdx.x) / bh_count;
-  } else {
-    m_block = blockIdx.x % p.m_blocks;
-    bh = blockIdx.x / p.m_blocks;
-  }
+  const QueryBlock qblk = grid_query_block(blockIdx.x, p.m_blocks, p.causal != 0);  // core/query_block_order.hpp
+  const int m_block = qblk.m_block, bh = qblk.bh;
   const int b = bh / p.heads;
   const int kvh = (bh - b * p.heads) / p.group;  // grouped KV heads: query head h reads KV head h / group
   const int b_kvh = b * p.kv_heads + kvh;        // row block of K/V in the [B*KVH][seq_len][D] map

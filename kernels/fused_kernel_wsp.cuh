@@ -2,7 +2,7 @@
 // by kernels/fused_attention_wsp.cu only.
 //
 // The ws kernel (fused_kernel_ws.cuh) with a grid of the CTAs that fit on the SMs, each walking work items
-// (batch*head, query block) in the static order of core/persistent_schedule.hpp (causal: longest blocks first).
+// (batch*head, query block) in the static order of core/query_block_order.hpp (causal: pairs of blocks).
 // What changes against the ws kernel:
 //   - Q has two buffers, each with a full barrier (TMA bytes) and an empty barrier (every consumer thread
 //     arrives after its epilogue, which stages O in that buffer). The producer loads item n+1's Q while the
@@ -20,7 +20,7 @@
 #include <algorithm>
 
 #include "fused_kernel_ws.cuh"  // ws_pages_by_tma, producer_sync, regs_dec / regs_inc, encode_rows_map
-#include "core/persistent_schedule.hpp"  // wsp_item_index, wsp_item: the static work order
+#include "core/query_block_order.hpp"  // persistent_step: the static work order
 
 namespace ab::kernels::fused_detail {
 
@@ -57,7 +57,7 @@ struct WspCfg {
 
 template <class C, bool BF16>
 __global__ void __launch_bounds__(C::THREADS, 1)
-    fused_attention_fwd_wsp(const KParams p, const int items, const __grid_constant__ CUtensorMap tm_q,
+    fused_attention_fwd_wsp(const KParams p, const __grid_constant__ CUtensorMap tm_q,
                             const __grid_constant__ CUtensorMap tm_k, const __grid_constant__ CUtensorMap tm_v) {
 #ifdef AB_FUSED_WGMMA
   constexpr int D = C::D, BM = C::BM, BN = C::BN, ST = C::STAGES;
@@ -90,8 +90,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   struct Geom {
     int bh, b, kvh, b_kvh, q_row0, S, diag, n_tiles;
   };
-  auto geom_of = [&](long long i) {
-    const WspItem w = wsp_item(i, p.m_blocks, bh_count, p.causal != 0);
+  auto geom_of = [&](const QueryBlock& w) {
     Geom g;
     g.bh = w.bh;
     g.b = w.bh / p.heads;
@@ -132,14 +131,15 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     const bool leader = warp == 0 && lane == 0;
     const int ptid = tid;  // 0..127
     int tile_seq = 0;      // tiles this CTA has loaded over all its items: the ring position
-    for (int round = 0;; ++round) {
-      const long long item = wsp_item_index(round, cta, grid);
-      if (item >= items) break;
-      const Geom g = geom_of(item);
+    for (int step = 0, n = 0;; ++step) {  // n: items run so far (the Q buffer and its phase)
+      const PersistentStep st = persistent_step(step, cta, grid, p.m_blocks, bh_count, p.causal != 0);
+      if (st.step == WalkStep::done) break;
+      if (st.step == WalkStep::skip) continue;
+      const Geom g = geom_of(st.block);
       const std::int32_t* __restrict__ bt = p.block_table + static_cast<std::int64_t>(g.b) * p.pages;
-      const int qb = round & 1;
+      const int qb = n & 1;
       if (leader) {  // Q of this item, once the epilogue of the item two back has left the buffer
-        mbar_wait(empty_q(qb), ((round >> 1) & 1) ^ 1);
+        mbar_wait(empty_q(qb), ((n >> 1) & 1) ^ 1);
         mbar_expect_tx(full_q(qb), C::Q_BYTES);
         const std::uint32_t dq = sQ_a0 + qb * C::Q_BYTES;
 #pragma unroll
@@ -203,6 +203,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
           }
         }
       }
+      ++n;
     }
   } else {
     // ---- consumers ----
@@ -219,11 +220,12 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     std::uint32_t pa_prev[KN][4], pa_cur[KN][4];
     std::uint64_t desc_a[KD], desc_b[KD], desc_v[KN];
     int tile_seq = 0;  // the ring position, as the producer's
-    for (int round = 0;; ++round) {
-      const long long item = wsp_item_index(round, cta, grid);
-      if (item >= items) break;
-      const Geom g = geom_of(item);
-      const int qb = round & 1;
+    for (int step = 0, n = 0;; ++step) {
+      const PersistentStep st = persistent_step(step, cta, grid, p.m_blocks, bh_count, p.causal != 0);
+      if (st.step == WalkStep::done) break;
+      if (st.step == WalkStep::skip) continue;
+      const Geom g = geom_of(st.block);
+      const int qb = n & 1;
       const WgRowGeom rg{g.q_row0 + cw * 16, gq, tq, g.S, g.diag, p.causal != 0};
 #pragma unroll
       for (int dt = 0; dt < DT; ++dt)
@@ -269,7 +271,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
         wg_commit();
       };
 
-      mbar_wait(full_q(qb), (round >> 1) & 1);
+      mbar_wait(full_q(qb), (n >> 1) & 1);
       int j = 0;
       do {
         const int seq = tile_seq + j;
@@ -329,11 +331,11 @@ __global__ void __launch_bounds__(C::THREADS, 1)
                                lane);
       fence_proxy_async();
       mbar_arrive(empty_q(qb));
+      ++n;
     }
   }
 #else
   (void)p;
-  (void)items;
   (void)tm_q;
   (void)tm_k;
   (void)tm_v;
@@ -383,11 +385,11 @@ int launch_wsp(const KParams& kp, void* stream) {
     fit = sms * per_sm;
     if (dev >= 0 && dev < 64) resident[dev] = fit;
   }
-  const long long items = static_cast<long long>(kp.m_blocks) * bh;
-  long long grid = std::min<long long>(items, fit);
+  const long long units = persistent_units(kp.m_blocks, static_cast<int>(bh), kp.causal != 0);
+  long long grid = std::min<long long>(units, fit);
   if (wsp_grid_cap() > 0) grid = std::min<long long>(grid, wsp_grid_cap());
   kern<<<static_cast<unsigned>(grid), C::THREADS, C::SMEM, static_cast<cudaStream_t>(stream)>>>(
-      kp, static_cast<int>(items), mq, mk, mv);
+      kp, mq, mk, mv);
   return static_cast<int>(cudaGetLastError());
 }
 

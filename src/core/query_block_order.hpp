@@ -1,0 +1,114 @@
+// The order in which the prefill fused kernels take their (batch*head, query block) work: which block a
+// CTA of a one-block-per-CTA grid runs (kernels/fused_kernel*.cuh), and which blocks a CTA of the persistent
+// grid (kernels/fused_kernel_wsp.cuh) walks. Host and device code (no CUDA headers), so the CPU tests check
+// the order the kernels run (tests/cpu/test_query_block_order.cpp).
+//
+// Two goals: the CTAs running at one time share few heads' K/V (so it stays in L2), and every SM gets the
+// same work under a causal mask, where query block m has about m+1 key tiles.
+//   - L2: blocks go head by head. At B=8 H=16 S=2048 D=128 causal, the former order (each query block across
+//     all 128 heads, longest first) had the 132 resident CTAs read 128 heads' K/V (1 MB each, 128 MB against
+//     the H100's 50 MB L2): every block read its keys from DRAM, 1.1 GB, which alone takes 0.34 ms at
+//     3.35 TB/s; the causal row ran at 0.89x the non-causal time for half the FLOPs.
+//   - Balance, one block per CTA: the hardware hands blocks out as SMs free up (a greedy list schedule), so a
+//     head's blocks go longest first and the grid ends on the last head's shortest blocks.
+//   - Balance, persistent: a static walk (the prefill launch has no workspace to reset a counter in before
+//     every launch). Causal blocks go in pairs, m_blocks-1-j then j, of m_blocks+1 key tiles together
+//     (bottom-right causal and q_len < seq_len shift every block alike; an odd m_blocks pairs the middle
+//     blocks of two heads), and CTA c takes pair c, c+G, c+2G...: every CTA gets the same work but for the
+//     partial last round (3 % over the mean at B=8 H=16 S=2048 on 132 SMs). Non-causal blocks are all
+//     equal: CTA c takes block c, c+G, ...
+#pragma once
+
+#ifndef AB_HOST_DEVICE  // as core/key_mask.hpp
+#if defined(__CUDACC__)
+#define AB_HOST_DEVICE __host__ __device__
+#else
+#define AB_HOST_DEVICE
+#endif
+#endif
+
+namespace ab {
+
+struct QueryBlock {
+  int bh;       // batch * heads + head
+  int m_block;  // query block
+};
+
+// One-block-per-CTA grids: the block of CTA `i` (of m_blocks * bh_count).
+AB_HOST_DEVICE inline QueryBlock grid_query_block(long long i, int m_blocks, bool causal) {
+  QueryBlock q;
+  q.bh = static_cast<int>(i / m_blocks);
+  const int r = static_cast<int>(i - static_cast<long long>(q.bh) * m_blocks);
+  q.m_block = causal ? m_blocks - 1 - r : r;
+  return q;
+}
+
+// Persistent grids. Causal units are pairs of blocks, in groups of two heads: each head's blocks
+// m_blocks-1-j and j (j < m_blocks / 2), then, for an odd m_blocks, the two heads' middle blocks together;
+// a last, odd head's middle block is a unit alone. Not causal: single blocks.
+struct CausalUnits {
+  int half;           // pairs per head: m_blocks / 2
+  int middle;         // 1 when m_blocks is odd (a middle block per head), else 0
+  int per_group;      // units per group of two heads: 2 * half + middle
+};
+
+AB_HOST_DEVICE inline CausalUnits causal_units(int m_blocks) {
+  CausalUnits c;
+  c.half = m_blocks / 2;
+  c.middle = m_blocks & 1;
+  c.per_group = 2 * c.half + c.middle;
+  return c;
+}
+
+// The units the CTAs of a persistent grid take in turn.
+AB_HOST_DEVICE inline long long persistent_units(int m_blocks, int bh_count, bool causal) {
+  if (!causal) return static_cast<long long>(m_blocks) * bh_count;
+  const CausalUnits c = causal_units(m_blocks);
+  return static_cast<long long>(bh_count / 2) * c.per_group + (bh_count & 1) * (c.half + c.middle);
+}
+
+enum class WalkStep { run, skip, done };
+
+struct PersistentStep {
+  WalkStep step;
+  QueryBlock block;  // when step == run
+};
+
+// Step `step` of CTA `cta` of a persistent grid of `grid` CTAs: the block it runs, `skip` (the empty second
+// half of a lone middle block: go on to the next step), or `done` (no block in this or any later step).
+// CTA c takes unit c, c + grid, c + 2 grid, ...: causal units in two steps, the longer block first.
+AB_HOST_DEVICE inline PersistentStep persistent_step(int step, int cta, int grid, int m_blocks, int bh_count,
+                                                     bool causal) {
+  PersistentStep s{WalkStep::done, {0, 0}};
+  const long long units = persistent_units(m_blocks, bh_count, causal);
+  if (!causal) {
+    const long long u = static_cast<long long>(step) * grid + cta;
+    if (u >= units) return s;
+    s.step = WalkStep::run;
+    s.block = grid_query_block(u, m_blocks, false);
+    return s;
+  }
+  const long long u = static_cast<long long>(step / 2) * grid + cta;
+  if (u >= units) return s;
+  const bool second = (step & 1) != 0;
+  const CausalUnits c = causal_units(m_blocks);
+  const int group = static_cast<int>(u / c.per_group);
+  const int r = static_cast<int>(u - static_cast<long long>(group) * c.per_group);
+  const int head0 = 2 * group;
+  const bool lone = head0 + 1 >= bh_count;  // the last group of an odd head count has one head
+  s.step = WalkStep::run;
+  if (r < (lone ? 1 : 2) * c.half) {  // a pair of one head: its longer block, then its shorter
+    const int j = r % c.half;
+    s.block = QueryBlock{head0 + r / c.half, second ? j : m_blocks - 1 - j};
+    return s;
+  }
+  // The middle blocks of the group's two heads, or of a last, odd head alone.
+  if (second && lone) {
+    s.step = WalkStep::skip;
+    return s;
+  }
+  s.block = QueryBlock{head0 + (second ? 1 : 0), c.half};
+  return s;
+}
+
+}  // namespace ab

@@ -1,0 +1,158 @@
+// The order of the prefill fused kernels' work (core/query_block_order.hpp): every (head, query block) runs
+// exactly once for any grid, one-block-per-CTA or persistent; the CTAs running at one time share few heads'
+// K/V (the L2 working set); causal work is balanced across the persistent CTAs at the issue-20 shapes; and
+// the persistent tiles' names and JSON ("...wsp", "persistent") round trip.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <vector>
+
+#include "core/attention_kernels.hpp"
+#include "core/query_block_order.hpp"
+#include "tune/cache_entries.hpp"
+
+using namespace ab;
+
+namespace {
+
+// Key tiles of query block m of a causal self-attention head: blocks of bm rows, key tiles of bn.
+int causal_tiles(int m, int bm, int bn) { return ((m + 1) * bm + bn - 1) / bn; }
+
+struct Walk {
+  std::vector<int> seen;                   // runs per block
+  std::vector<long long> work;             // key tiles per CTA
+  std::vector<std::set<int>> step_heads;   // heads the CTAs run at each step
+  bool done_stays_done = true;             // no block after a CTA's first `done`
+};
+
+Walk walk(int m_blocks, int bh_count, bool causal, int grid, int bm, int bn) {
+  const long long blocks = static_cast<long long>(m_blocks) * bh_count;
+  Walk w;
+  w.seen.assign(static_cast<std::size_t>(blocks), 0);
+  w.work.assign(static_cast<std::size_t>(grid), 0);
+  for (int cta = 0; cta < grid; ++cta) {
+    bool done = false;
+    for (int step = 0; step < 4 * (blocks / grid + 2); ++step) {
+      const PersistentStep st = persistent_step(step, cta, grid, m_blocks, bh_count, causal);
+      if (st.step == WalkStep::done) {
+        done = true;
+        continue;
+      }
+      if (done) w.done_stays_done = false;
+      if (st.step == WalkStep::skip) continue;
+      const QueryBlock b = st.block;
+      EXPECT_GE(b.bh, 0);
+      EXPECT_LT(b.bh, bh_count);
+      EXPECT_GE(b.m_block, 0);
+      EXPECT_LT(b.m_block, m_blocks);
+      ++w.seen[static_cast<std::size_t>(b.bh) * m_blocks + b.m_block];
+      w.work[static_cast<std::size_t>(cta)] += causal ? causal_tiles(b.m_block, bm, bn) : m_blocks;
+      if (w.step_heads.size() <= static_cast<std::size_t>(step)) w.step_heads.resize(step + 1);
+      w.step_heads[static_cast<std::size_t>(step)].insert(b.bh);
+    }
+  }
+  return w;
+}
+
+int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b); }
+
+}  // namespace
+
+TEST(QueryBlockOrder, GridCoversEveryBlockOnceHeadByHead) {
+  for (bool causal : {false, true})
+    for (int m_blocks : {1, 2, 7, 16})
+      for (int bh : {1, 3, 128}) {
+        std::vector<int> seen(static_cast<std::size_t>(m_blocks) * bh, 0);
+        for (long long i = 0; i < static_cast<long long>(m_blocks) * bh; ++i) {
+          const QueryBlock b = grid_query_block(i, m_blocks, causal);
+          ASSERT_GE(b.bh, 0);
+          ASSERT_LT(b.bh, bh);
+          ASSERT_GE(b.m_block, 0);
+          ASSERT_LT(b.m_block, m_blocks);
+          ++seen[static_cast<std::size_t>(b.bh) * m_blocks + b.m_block];
+          EXPECT_EQ(b.bh, i / m_blocks);  // a head's blocks side by side: they share its K/V in L2
+          if (causal && i % m_blocks != 0) {  // longest first within a head
+            EXPECT_LT(b.m_block, grid_query_block(i - 1, m_blocks, causal).m_block);
+          }
+        }
+        for (int n : seen) ASSERT_EQ(n, 1) << "m_blocks " << m_blocks << " bh " << bh;
+      }
+}
+
+TEST(QueryBlockOrder, PersistentRunsEveryBlockOnceForAnyGrid) {
+  for (bool causal : {false, true})
+    for (int m_blocks : {1, 2, 3, 7, 16})
+      for (int bh : {1, 3, 128})
+        for (int grid : {1, 2, 5, 132, 1000}) {
+          const long long units = persistent_units(m_blocks, bh, causal);
+          const int g = static_cast<int>(std::min<long long>(grid, units));
+          const Walk w = walk(m_blocks, bh, causal, g, 128, 128);
+          for (int n : w.seen) ASSERT_EQ(n, 1) << "m_blocks " << m_blocks << " bh " << bh << " grid " << g;
+          EXPECT_TRUE(w.done_stays_done) << "m_blocks " << m_blocks << " bh " << bh << " grid " << g;
+        }
+}
+
+TEST(QueryBlockOrder, ConcurrentCtasShareFewHeads) {
+  // B=8 H=16 S=2048 D=128 causal on 132 SMs: the CTAs of one step read about 132 / 8 pairs per head = 17
+  // heads' K/V (17 MB), where longest-first-across-heads read all 128 (128 MB, over the 50 MB L2).
+  const Walk causal = walk(16, 128, true, 132, 128, 128);
+  for (const auto& heads : causal.step_heads) EXPECT_LE(static_cast<int>(heads.size()), ceil_div(132, 8) + 1);
+  const Walk plain = walk(16, 128, false, 132, 128, 128);
+  for (const auto& heads : plain.step_heads) EXPECT_LE(static_cast<int>(heads.size()), ceil_div(132, 16) + 1);
+  // One block per CTA: any 132 consecutive blocks span at most ceil(132 / 16) + 1 heads.
+  for (bool c : {false, true})
+    for (long long first = 0; first + 132 <= 16 * 128; first += 7) {
+      std::set<int> heads;
+      for (long long i = first; i < first + 132; ++i) heads.insert(grid_query_block(i, 16, c).bh);
+      EXPECT_LE(static_cast<int>(heads.size()), ceil_div(132, 16) + 1);
+    }
+}
+
+TEST(QueryBlockOrder, CausalWorkIsBalanced) {
+  // B=8 H=16 S=2048 and B=2 H=16 S=8192 (BLOCK_M = BLOCK_N = 128), B=32 H=12 S=512 with the
+  // three-consumer tile (BLOCK_M 192, BLOCK_N 64: 3 blocks, an odd count), on 132 SMs.
+  struct Case {
+    int m_blocks, bh, bm, bn;
+  };
+  for (const Case c : {Case{16, 128, 128, 128}, Case{64, 32, 128, 128}, Case{3, 384, 192, 64}}) {
+    const int grid = 132;
+    const Walk w = walk(c.m_blocks, c.bh, true, grid, c.bm, c.bn);
+    long long total = 0;
+    for (long long x : w.work) total += x;
+    const long long most = *std::max_element(w.work.begin(), w.work.end());
+    const long long least = *std::min_element(w.work.begin(), w.work.end());
+    // A pair of blocks is m_blocks + 1 key tiles (times bm / bn): every CTA's work is its number of pairs
+    // times that, give or take the lone middle block of an odd m_blocks, so CTAs differ by at most one pair.
+    const int pair_tiles = causal_tiles(c.m_blocks - 1, c.bm, c.bn) + causal_tiles(0, c.bm, c.bn);
+    EXPECT_LE(most - least, pair_tiles) << "m_blocks " << c.m_blocks;
+    const long long units = persistent_units(c.m_blocks, c.bh, true);
+    const double rounds = static_cast<double>(units) / grid;
+    // The busiest CTA is over the mean only by the partial last round.
+    EXPECT_LE(static_cast<double>(most), static_cast<double>(total) / grid * std::ceil(rounds) / rounds + pair_tiles / 2.0)
+        << "m_blocks " << c.m_blocks;
+  }
+}
+
+TEST(QueryBlockOrder, PersistentTileNamesAndJson) {
+  FusedTile t;
+  t.block_m = 128;
+  t.block_n = 128;
+  t.warps = 12;
+  t.stages = 2;
+  t.ws = true;
+  EXPECT_EQ(t.name(), "m128n128w12s2ws");
+  EXPECT_FALSE(t.to_json().contains("persistent"));
+  t.persistent = true;
+  EXPECT_EQ(t.name(), "m128n128w12s2wsp");
+  const nlohmann::json j = t.to_json();
+  EXPECT_EQ(j.value("persistent", false), true);
+  EXPECT_EQ(j.value("name", std::string()), "m128n128w12s2wsp");
+  EXPECT_TRUE(fused_tile_from_json(j, "test") == t);
+  FusedTile plain = t;
+  plain.persistent = false;
+  EXPECT_FALSE(plain == t);
+  nlohmann::json old = plain.to_json();  // a cache written before the persistent tiles
+  EXPECT_TRUE(fused_tile_from_json(old, "test") == plain);
+}
