@@ -110,13 +110,16 @@ int max_smem_optin() {
 // fixed split counts and the TMA decode variants (-n128, -rows) last.
 std::vector<FusedTile> fused_compiled_tiles() {
   static const int order[][5] = {
-      {128, 128, 12, 2, 1}, {128, 128, 8, 2, 0}, {128, 64, 8, 2, 0},  {192, 64, 12, 2, 0}, {256, 64, 16, 2, 0},
-      {128, 64, 12, 3, 1},  {128, 128, 12, 2, 2}, {128, 64, 12, 3, 2}, {192, 64, 16, 3, 2},
+      {128, 128, 12, 2, 2}, {128, 128, 12, 2, 1}, {128, 128, 8, 2, 0}, {128, 64, 8, 2, 0},  {192, 64, 12, 2, 0},
+      {256, 64, 16, 2, 0},  {128, 64, 12, 3, 1},  {128, 64, 12, 3, 2},  {192, 64, 16, 3, 2},
       {128, 128, 4, 2, 0},  {128, 64, 4, 2, 0},  {64, 32, 4, 2, 0},   {128, 64, 4, 3, 0},
       {64, 64, 4, 2, 0},    {128, 32, 4, 2, 0},  {64, 128, 4, 2, 0},
   };
   std::vector<FusedTile> out;
-  out.push_back(FusedTile::decode_tile(0, true));  // the TMA decode kernel where it applies (Hopper)
+  // The TMA decode kernel where it applies (Hopper): 128-key tiles of whole-row boxes at head_dim 128 (the
+  // fastest on an H100 at Llama-3.1-8B decode, docs/perf-notes.md), else 64-key tiles; then the cp.async one.
+  out.push_back(FusedTile::decode_tile(0, true, 128, true));
+  out.push_back(FusedTile::decode_tile(0, true));
   out.push_back(FusedTile::decode_tile(0));
   for (const auto& o : order) {
     FusedTile t;
@@ -130,12 +133,13 @@ std::vector<FusedTile> fused_compiled_tiles() {
   }
   for (int s : fused_decode::kSearchSplits) out.push_back(FusedTile::decode_tile(s));
   for (int s : fused_decode::kSearchSplits) out.push_back(FusedTile::decode_tile(s, true));
-  // The TMA decode kernel's other shapes (fused_decode_tma.cuh), searched by tune, never a default until a
-  // measurement says so: 128-key tiles, whole-row boxes (head_dim 128), both.
-  for (const auto& [block_n, rows] : {std::pair{128, false}, std::pair{64, true}, std::pair{128, true}}) {
+  // The TMA decode kernel's other shapes (fused_decode_tma.cuh), searched by tune: 128-key tiles and
+  // whole-row boxes (head_dim 128) alone, and the default's fixed split counts.
+  for (const auto& [block_n, rows] : {std::pair{128, false}, std::pair{64, true}}) {
     out.push_back(FusedTile::decode_tile(0, true, block_n, rows));
     for (int s : fused_decode::kSearchSplits) out.push_back(FusedTile::decode_tile(s, true, block_n, rows));
   }
+  for (int s : fused_decode::kSearchSplits) out.push_back(FusedTile::decode_tile(s, true, 128, true));
   return out;
 }
 

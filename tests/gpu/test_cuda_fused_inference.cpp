@@ -118,6 +118,9 @@ void check_all(const Shape& s, std::uint64_t seed, const std::vector<int>& split
     EXPECT_GE(def.splits, 1);
     const bool tma = tma_decode_applies(p);
     EXPECT_EQ(def.ws, tma) << p.label() << ": the TMA decode tile leads where it applies";
+    if (tma && p.head_dim == 128) {
+      EXPECT_TRUE(def.block_n == 128 && def.row_boxes) << p.label() << ": head_dim 128 decodes by 128-key row boxes";
+    }
     for (int n : splits)
       if (n <= fused_decode::max_splits(p.seq_len)) {
         run_checked(p, in, FusedTile::decode_tile(n));
