@@ -344,7 +344,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
 }
 
 // The persistent grid: the CTAs that fit on the device at once (one per SM), or fewer where there are
-// fewer items; a developer override (fused_dev_hooks.cuh) caps it, so a small problem walks many items.
+// fewer work units (persistent_units: causal pairs of blocks, else blocks); a developer override (fused_dev_hooks.cuh) caps it, so a small problem walks many items.
 int wsp_grid_cap();
 
 // The maps are the ws kernel's (launch_ws).
