@@ -1,6 +1,7 @@
 // Persistent warp-specialized Hopper fused attention tiles (fused_kernel_wsp.cuh): m128n128w12s2wsp for
-// head_dim 128; m128n64w12s3wsp and m192n64w16s3wsp (three consumer warpgroups) for 64. Not defaults:
-// tune searches them; --tile picks them. And the developer cap on their grid (fused_dev_hooks.cuh).
+// head_dim 128 (its default); m128n64w12s3wsp, and with three consumer warpgroups m192n64w16s3wsp,
+// m192n128w16s2wsp and m192n128w16s3wsp (FlashAttention-3's 192 x 128 block at head_dim 64) for 64. The D=64
+// ones are not defaults: tune searches them; --tile picks them. And the developer cap on their grid (fused_dev_hooks.cuh).
 #include "fused_dev_hooks.cuh"
 #include "fused_kernel_wsp.cuh"
 
@@ -21,6 +22,8 @@ const Entry* entries_wsp(int* count) {
       make_entry_wsp<128, 128, 2, 2, false>(), make_entry_wsp<128, 128, 2, 2, true>(),
       make_entry_wsp<64, 64, 3, 2, false>(),   make_entry_wsp<64, 64, 3, 2, true>(),
       make_entry_wsp<64, 64, 3, 3, false>(),   make_entry_wsp<64, 64, 3, 3, true>(),
+      make_entry_wsp<64, 128, 2, 3, false>(),  make_entry_wsp<64, 128, 2, 3, true>(),
+      make_entry_wsp<64, 128, 3, 3, false>(),  make_entry_wsp<64, 128, 3, 3, true>(),
   };
   *count = static_cast<int>(sizeof(e) / sizeof(e[0]));
   return e;

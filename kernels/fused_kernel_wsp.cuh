@@ -37,12 +37,12 @@ struct WspCfg {
   static constexpr int BARRIERS = 2 * Q_BUFFERS + 4 * STAGES;  // Q full/empty per buffer, K/V full/empty per stage
   static constexpr int SMEM = 1024 + Q_BUFFERS * Q_BYTES + 2 * STAGES * TILE_BYTES + BARRIERS * 8;
   // setmaxnreg moves registers within the CTA's launch allocation (ENTRY_REGS per thread, what
-  // __launch_bounds__(THREADS, 1) leaves: 168 or 128). The producer keeps 40 (its item loop spills at 24
-  // or 32: ptxas -v), the consumers take the rest in multiples of 8: 224 (two) or 152 (three); ptxas
-  // reports no spills at either.
+  // __launch_bounds__(THREADS, 1) leaves: 168 or 128). With two consumers the producer keeps 40 (its item
+  // loop spills at 24 or 32: ptxas -v) and they take 224; with three it keeps 32 (a few spilled registers
+  // of a warpgroup that mostly waits on barriers) so that they get 160, what 64 x 128 score tiles need.
   static constexpr int ENTRY_REGS = (65536 / THREADS) / 8 * 8;
-  static constexpr int PRODUCER_REGS = 40;
-  static constexpr int CONSUMER_REGS = CONSUMERS == 2 ? 224 : 152;
+  static constexpr int PRODUCER_REGS = CONSUMERS == 2 ? 40 : 32;
+  static constexpr int CONSUMER_REGS = CONSUMERS == 2 ? 224 : 160;
   static constexpr int COPY_PASSES = BN * CPR / 128;
 
   static_assert(CONSUMERS == 2 || CONSUMERS == 3, "wsp kernel: two or three consumer warpgroups");
@@ -271,55 +271,77 @@ __global__ void __launch_bounds__(C::THREADS, 1)
         wg_commit();
       };
 
+      // This warpgroup's own tile count: none where its 64 rows are all past q_len (the last block of a
+      // 192-row tile), fewer than the item's where its rows end before the item's last keys (causal, BM > BN).
+      // It still waits for and releases every tile of the item, so the ring's phases stay the producer's.
+      const int wg_row0 = g.q_row0 + (wg - 1) * 64;
+      const int wg_row_end = min(wg_row0 + 64, p.q_len);
+      const int wg_tiles =
+          wg_row_end <= wg_row0
+              ? 0
+              : min(g.n_tiles, max(1, (kv_end_for_rows(wg_row_end, g.S, g.diag, p.causal) + BN - 1) / BN));
+
       mbar_wait(full_q(qb), (n >> 1) & 1);
       int j = 0;
-      do {
+      if (wg_tiles > 0) {
+        do {
+          const int seq = tile_seq + j;
+          const int s = seq % ST;
+          const int sp = (seq + ST - 1) % ST;  // stage of tile j-1
+          const bool has_pv = j > 0;
+          mbar_wait(full_k(s), (seq / ST) & 1);
+          if (has_pv) mbar_wait(full_v(sp), ((seq - 1) / ST) & 1);
+          // cp.async wrote tile j (and j-1, whose V is read now) through the generic proxy.
+          if (!tile_by_tma(g, j) || (has_pv && !tile_by_tma(g, j - 1))) fence_proxy_async();
+          make_s_descs(s);
+          make_v_descs(sp);
+          pin(acc_s);
+          pin(acc_o);
+          pin(pa_prev);
+          wg_fence();
+          issue_s();
+          if (has_pv) {
+            issue_pv();
+            wg_wait<1>();  // S_j landed; P_{j-1} V_{j-1} may still run
+          } else {
+            wg_wait<0>();
+          }
+          pin(acc_s);
+          mbar_arrive(empty_k(s));  // K_j read: the producer may refill its slot
+          float alpha[2];
+          Rows::softmax(acc_s, pa_cur, row_max, row_sum, alpha, j * BN, rg, sl2);
+          wg_wait<0>();
+          pin(acc_o);
+          pin(pa_prev);
+          if (has_pv) mbar_arrive(empty_v(sp));  // V_{j-1} read
+          Rows::rescale_and_shift(acc_o, alpha, pa_prev, pa_cur);
+        } while (++j < wg_tiles);
+        // ---- the last tile's P V ----
+        {
+          const int seq = tile_seq + wg_tiles - 1;
+          const int sl = seq % ST;
+          mbar_wait(full_v(sl), (seq / ST) & 1);
+          if (!tile_by_tma(g, wg_tiles - 1)) fence_proxy_async();
+          make_v_descs(sl);
+          pin(acc_o);
+          pin(pa_prev);
+          wg_fence();
+          issue_pv();
+          wg_wait<0>();
+          pin(acc_o);
+          pin(pa_prev);
+          mbar_arrive(empty_v(sl));  // the next item's tiles reuse this stage
+        }
+      }
+      // The tiles this warpgroup's rows do not see: wait for each (an arrive before the fill could count
+      // toward the previous round of its stage) and release it.
+      for (; j < g.n_tiles; ++j) {
         const int seq = tile_seq + j;
         const int s = seq % ST;
-        const int sp = (seq + ST - 1) % ST;  // stage of tile j-1
-        const bool has_pv = j > 0;
         mbar_wait(full_k(s), (seq / ST) & 1);
-        if (has_pv) mbar_wait(full_v(sp), ((seq - 1) / ST) & 1);
-        // cp.async wrote tile j (and j-1, whose V is read now) through the generic proxy.
-        if (!tile_by_tma(g, j) || (has_pv && !tile_by_tma(g, j - 1))) fence_proxy_async();
-        make_s_descs(s);
-        make_v_descs(sp);
-        pin(acc_s);
-        pin(acc_o);
-        pin(pa_prev);
-        wg_fence();
-        issue_s();
-        if (has_pv) {
-          issue_pv();
-          wg_wait<1>();  // S_j landed; P_{j-1} V_{j-1} may still run
-        } else {
-          wg_wait<0>();
-        }
-        pin(acc_s);
-        mbar_arrive(empty_k(s));  // K_j read: the producer may refill its slot
-        float alpha[2];
-        Rows::softmax(acc_s, pa_cur, row_max, row_sum, alpha, j * BN, rg, sl2);
-        wg_wait<0>();
-        pin(acc_o);
-        pin(pa_prev);
-        if (has_pv) mbar_arrive(empty_v(sp));  // V_{j-1} read
-        Rows::rescale_and_shift(acc_o, alpha, pa_prev, pa_cur);
-      } while (++j < g.n_tiles);
-      // ---- the last tile's P V ----
-      {
-        const int seq = tile_seq + g.n_tiles - 1;
-        const int sl = seq % ST;
-        mbar_wait(full_v(sl), (seq / ST) & 1);
-        if (!tile_by_tma(g, g.n_tiles - 1)) fence_proxy_async();
-        make_v_descs(sl);
-        pin(acc_o);
-        pin(pa_prev);
-        wg_fence();
-        issue_pv();
-        wg_wait<0>();
-        pin(acc_o);
-        pin(pa_prev);
-        mbar_arrive(empty_v(sl));  // the next item's tiles reuse this stage
+        mbar_arrive(empty_k(s));
+        mbar_wait(full_v(s), (seq / ST) & 1);
+        mbar_arrive(empty_v(s));
       }
       tile_seq += g.n_tiles;
 
@@ -327,8 +349,9 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       // longer read), 16-byte stores; then the buffer goes back to the producer (the stores were generic
       // proxy writes, the next Q arrives by TMA: fence the proxies first) ----
       const std::int64_t q_rows = static_cast<std::int64_t>(g.bh) * p.q_len;  // row of (b,h,0) in O
-      Rows::template store<BM>(acc_o, row_sum, smem + qb * C::Q_BYTES, cw * 16, rg, p.q_len, p.o + q_rows * D,
-                               lane);
+      if (wg_tiles > 0)
+        Rows::template store<BM>(acc_o, row_sum, smem + qb * C::Q_BYTES, cw * 16, rg, p.q_len, p.o + q_rows * D,
+                                 lane);
       fence_proxy_async();
       mbar_arrive(empty_q(qb));
       ++n;

@@ -273,7 +273,8 @@ FusedTile hopper_tile(int m, int n, int w, int st, bool ws, bool persistent = fa
 // The persistent ws tiles ("...wsp") of a head_dim.
 std::vector<FusedTile> persistent_tiles(std::int64_t head_dim) {
   if (head_dim == 128) return {hopper_tile(128, 128, 12, 2, true, true)};
-  return {hopper_tile(128, 64, 12, 3, true, true), hopper_tile(192, 64, 16, 3, true, true)};
+  return {hopper_tile(128, 64, 12, 3, true, true), hopper_tile(192, 64, 16, 3, true, true),
+          hopper_tile(192, 128, 16, 2, true, true), hopper_tile(192, 128, 16, 3, true, true)};
 }
 
 // The Hopper prefill tiles for a head_dim: the warp-specialized ws tiles first, their persistent variants,
@@ -404,6 +405,12 @@ TEST(CudaFusedInference, PersistentSanitizerD64) {
 
 TEST(CudaFusedInference, PersistentSanitizerD64Three) {
   check_one_persistent({1, 1, 1, 200, 200, 64, 16, C, F16, true, {}}, 84, hopper_tile(192, 64, 16, 3, true, true), 1);
+}
+
+// 192 x 128 blocks at S=200 causal: the second block's last two warpgroups hold no row (they only release
+// the ring's tiles), the first block's first two see one key tile of its two.
+TEST(CudaFusedInference, PersistentSanitizerD64Wide) {
+  check_one_persistent({1, 1, 1, 200, 200, 64, 16, C, B16, true, {}}, 85, hopper_tile(192, 128, 16, 2, true, true), 1);
 }
 
 TEST(CudaFusedInference, DecodeRefusals) {
