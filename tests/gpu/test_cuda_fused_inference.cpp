@@ -274,7 +274,8 @@ FusedTile hopper_tile(int m, int n, int w, int st, bool ws, bool persistent = fa
 std::vector<FusedTile> persistent_tiles(std::int64_t head_dim) {
   if (head_dim == 128) return {hopper_tile(128, 128, 12, 2, true, true)};
   return {hopper_tile(128, 64, 12, 3, true, true), hopper_tile(192, 64, 16, 3, true, true),
-          hopper_tile(192, 128, 16, 2, true, true), hopper_tile(192, 128, 16, 3, true, true)};
+          hopper_tile(192, 128, 16, 2, true, true), hopper_tile(192, 128, 16, 3, true, true),
+          hopper_tile(128, 128, 12, 3, true, true)};
 }
 
 // The Hopper prefill tiles for a head_dim: the warp-specialized ws tiles first, their persistent variants,
