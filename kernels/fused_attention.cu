@@ -106,8 +106,8 @@ int max_smem_optin() {
 // for D=96/128, m64n32w4 for D=256. Tiles ending "ws" (5th field 1) are the warp-specialized Hopper kernel
 // (fused_kernel_ws.cuh: a TMA producer warpgroup and two consumer warpgroups); "wsp" (5th field 2) their
 // persistent variant (fused_kernel_wsp.cuh: one CTA per SM walking work items, causal blocks in pairs), the
-// two defaults above first, the others after the older kernels' tiles. The decode tiles come first (decode-ws, decode), their
-// fixed split counts and the TMA decode variants (-n128, -rows) last.
+// two defaults above first, the others after the older kernels' tiles. The decode tiles come first
+// (decode-ws, decode), their fixed split counts and the TMA decode variants (-n128, -rows) last.
 std::vector<FusedTile> fused_compiled_tiles() {
   static const int order[][5] = {
       {128, 128, 12, 2, 2}, {192, 128, 16, 3, 2}, {128, 128, 12, 2, 1}, {128, 128, 8, 2, 0}, {128, 64, 8, 2, 0},

@@ -14,7 +14,9 @@
 //     and the items mix TMA and cp.async tiles); only one issues the TMA copies.
 //   - The consumers release the last tile's V stage too (the ws kernel never refills it).
 //   - CONSUMERS is 2 (BLOCK_M 128) or 3 (BLOCK_M 192: head_dim 64, where a third warpgroup has the
-//     registers: 152 each).
+//     registers: 160 each).
+//   - Each consumer warpgroup computes only the key tiles its own 64 rows see (none when they all lie past
+//     q_len); it still waits for and releases the rest, so the ring's phases stay the producer's.
 // Loads (TMA boxes or cp.async by the producer warpgroup), masks, softmax and epilogue are the ws kernel's.
 #pragma once
 #include <algorithm>
@@ -273,7 +275,6 @@ __global__ void __launch_bounds__(C::THREADS, 1)
 
       // This warpgroup's own tile count: none where its 64 rows are all past q_len (the last block of a
       // 192-row tile), fewer than the item's where its rows end before the item's last keys (causal, BM > BN).
-      // It still waits for and releases every tile of the item, so the ring's phases stay the producer's.
       const int wg_row0 = g.q_row0 + (wg - 1) * 64;
       const int wg_row_end = min(wg_row0 + 64, p.q_len);
       const int wg_tiles =
@@ -367,7 +368,8 @@ __global__ void __launch_bounds__(C::THREADS, 1)
 }
 
 // The persistent grid: the CTAs that fit on the device at once (one per SM), or fewer where there are
-// fewer work units (persistent_units: causal pairs of blocks, else blocks); a developer override (fused_dev_hooks.cuh) caps it, so a small problem walks many items.
+// fewer work units (persistent_units: causal pairs of blocks, else blocks); a developer override
+// (fused_dev_hooks.cuh) caps it, so a small problem walks many items.
 int wsp_grid_cap();
 
 // The maps are the ws kernel's (launch_ws).
