@@ -108,7 +108,7 @@ struct WgRows {
       float l = row_sum[h];
       l += __shfl_xor_sync(0xffffffffu, l, 1);
       l += __shfl_xor_sync(0xffffffffu, l, 2);
-      const float inv = l > 0.f ? 1.f / l : 0.f;
+      const float inv = l > 0.f ? __fdividef(1.f, l) : 0.f;  // l <= the key count: far from 2^126
       const int lr = lrow0 + r.g + 8 * h;
 #pragma unroll
       for (int dt = 0; dt < DT; ++dt)

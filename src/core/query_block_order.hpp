@@ -34,11 +34,15 @@ struct QueryBlock {
   int m_block;  // query block
 };
 
+// Block and unit indices are below 2^32 (fused_can_implement refuses m_blocks * batch * heads >= 2^31), so
+// the divisions here are 32-bit ones: a 64-bit division is a call to a slow routine in device code.
+
 // One-block-per-CTA grids: the block of CTA `i` (of m_blocks * bh_count).
 AB_HOST_DEVICE inline QueryBlock grid_query_block(long long i, int m_blocks, bool causal) {
+  const unsigned ui = static_cast<unsigned>(i), mb = static_cast<unsigned>(m_blocks);
   QueryBlock q;
-  q.bh = static_cast<int>(i / m_blocks);
-  const int r = static_cast<int>(i - static_cast<long long>(q.bh) * m_blocks);
+  q.bh = static_cast<int>(ui / mb);
+  const int r = static_cast<int>(ui - static_cast<unsigned>(q.bh) * mb);
   q.m_block = causal ? m_blocks - 1 - r : r;
   return q;
 }
@@ -92,8 +96,9 @@ AB_HOST_DEVICE inline PersistentStep persistent_step(int step, int cta, int grid
   if (u >= units) return s;
   const bool second = (step & 1) != 0;
   const CausalUnits c = causal_units(m_blocks);
-  const int group = static_cast<int>(u / c.per_group);
-  const int r = static_cast<int>(u - static_cast<long long>(group) * c.per_group);
+  const unsigned uu = static_cast<unsigned>(u), per_group = static_cast<unsigned>(c.per_group);
+  const int group = static_cast<int>(uu / per_group);
+  const int r = static_cast<int>(uu - static_cast<unsigned>(group) * per_group);
   const int head0 = 2 * group;
   const bool lone = head0 + 1 >= bh_count;  // the last group of an odd head count has one head
   s.step = WalkStep::run;
