@@ -20,60 +20,9 @@
 // grid order are those of the mma.sync kernel (fused_kernel.cuh).
 #pragma once
 #include "fused_kernel.cuh"
-#include "fused_wg_rows.cuh"
-#include "fused_wgmma_ops.cuh"
+#include "fused_wg_step.cuh"  // WgStep: the consumer warpgroup's MMAs and key-tile step
 
 namespace ab::kernels::fused_detail {
-
-#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define AB_FUSED_WGMMA 1
-#endif
-
-__device__ __forceinline__ void wg_fence() {
-#ifdef AB_FUSED_WGMMA
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void wg_commit() {
-#ifdef AB_FUSED_WGMMA
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-#endif
-}
-template <int N>
-__device__ __forceinline__ void wg_wait() {
-#ifdef AB_FUSED_WGMMA
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-#endif
-}
-__device__ __forceinline__ void fence_proxy_async() {
-#ifdef AB_FUSED_WGMMA
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
-}
-// Pin registers that an in-flight wgmma reads or writes (the compiler must neither move nor reuse them
-// between the issue and the wait).
-template <int R, int C>
-__device__ __forceinline__ void pin(float (&x)[R][C]) {
-#pragma unroll
-  for (int i = 0; i < R; ++i)
-#pragma unroll
-    for (int j = 0; j < C; ++j) asm volatile("" : "+f"(x[i][j])::"memory");
-}
-template <int R, int C>
-__device__ __forceinline__ void pin(std::uint32_t (&x)[R][C]) {
-#pragma unroll
-  for (int i = 0; i < R; ++i)
-#pragma unroll
-    for (int j = 0; j < C; ++j) asm volatile("" : "+r"(x[i][j])::"memory");
-}
-
-// Shared-memory matrix descriptor, 128-byte swizzle (layout type 1 in bits 62-63), base offset 0 (every
-// swizzle atom is 1024-byte aligned). lbo/sbo in bytes.
-__device__ __forceinline__ std::uint64_t sw128_desc(std::uint32_t smem_addr, std::uint32_t lbo, std::uint32_t sbo) {
-  return static_cast<std::uint64_t>((smem_addr & 0x3FFFFu) >> 4) |
-         (static_cast<std::uint64_t>((lbo >> 4) & 0x3FFFu) << 16) |
-         (static_cast<std::uint64_t>((sbo >> 4) & 0x3FFFu) << 32) | (1ull << 62);
-}
 
 template <int D_, int BN_, int NWG_, int MINB_ = 0>
 struct WgCfg {
@@ -102,7 +51,7 @@ template <class C, bool BF16>
 __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd_wg(const KParams p) {
 #ifdef AB_FUSED_WGMMA
   constexpr int D = C::D, BM = C::BM, BN = C::BN;
-  constexpr int NT = C::NT, DT = C::DT, KD = C::KD, KN = C::KN, CPR = C::CPR, RPP = C::RPP;
+  constexpr int CPR = C::CPR, RPP = C::RPP;
 
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   unsigned char* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);
@@ -217,17 +166,8 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
   using Rows = WgRows<BN, D, BF16>;
   const WgRowGeom rg{warp_row0, g, tq, S, diag, p.causal != 0};
 
-  float acc_o[DT][4];
-#pragma unroll
-  for (int dt = 0; dt < DT; ++dt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) acc_o[dt][e] = 0.f;
-  float acc_s[NT][4];
-  std::uint32_t pa_prev[KN][4], pa_cur[KN][4];  // probabilities of the previous / current tile
-#pragma unroll
-  for (int kk = 0; kk < KN; ++kk)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) pa_prev[kk][e] = 0u;
+  WgStep<BN, D, BF16> w;  // fused_wg_step.cuh
+  w.begin();
   float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
 
   // Descriptor bases. Q (A, K-major): rows of this warpgroup, 8-row groups 1024 bytes apart.
@@ -269,82 +209,24 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
   const std::uint64_t dk0 = sw128_desc(sK_a, 16, 1024), dk1 = sw128_desc(sK_a + C::TILE_BYTES, 16, 1024);
   const std::uint64_t dv0 = sw128_desc(sV_a, BN * 128, 1024);
   const std::uint64_t dv1 = sw128_desc(sV_a + C::TILE_BYTES, BN * 128, 1024);
-  std::uint64_t desc_a[KD], desc_b[KD], desc_v[KN];
-  auto make_s_descs = [&](int j) {
-    const std::uint64_t kb = (j & 1) ? dk1 : dk0;
-#pragma unroll
-    for (int kk = 0; kk < KD; ++kk) {
-      // k16 step kk: 64-column block kk/4, 32 bytes per step inside it
-      desc_a[kk] = dq + static_cast<std::uint64_t>(((kk >> 2) * BM * 128 + (kk & 3) * 32) >> 4);
-      desc_b[kk] = kb + static_cast<std::uint64_t>(((kk >> 2) * BN * 128 + (kk & 3) * 32) >> 4);
-      asm volatile("" : "+l"(desc_a[kk]), "+l"(desc_b[kk]));
-    }
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc_s[nt][e] = 0.f;
-  };
-  auto make_v_descs = [&](int t) {
-    const std::uint64_t vb = (t & 1) ? dv1 : dv0;
-#pragma unroll
-    for (int kk = 0; kk < KN; ++kk) {
-      desc_v[kk] = vb + static_cast<std::uint64_t>((kk * 16 * 128) >> 4);  // 16 keys per step
-      asm volatile("" : "+l"(desc_v[kk]));
-    }
-  };
-  auto issue_s = [&]() {
-#pragma unroll
-    for (int kk = 0; kk < KD; ++kk) Wgmma<BN, BF16>::ss(acc_s, desc_a[kk], desc_b[kk]);
-    wg_commit();
-  };
-  auto issue_pv = [&]() {  // O += P V, P in pa_prev
-#pragma unroll
-    for (int kk = 0; kk < KN; ++kk) Wgmma<D, BF16>::rs(acc_o, pa_prev[kk], desc_v[kk]);
-    wg_commit();
-  };
   // ---- iterations j = 0..n_tiles-1: S_j, and from j = 1 on P_{j-1} V_{j-1} in flight with it ----
   int j = 0;
   do {
     top(j);
     const bool has_pv = j > 0;
-    make_s_descs(j);
-    if (has_pv) make_v_descs(j - 1);
-    pin(acc_s);
-    pin(acc_o);
-    pin(pa_prev);
-    wg_fence();
-    issue_s();
-    if (has_pv) {
-      issue_pv();
-      wg_wait<1>();  // S_j landed; P_{j-1} V_{j-1} may still run
-    } else {
-      wg_wait<0>();
-    }
-    pin(acc_s);
-    float alpha[2];
-    Rows::softmax(acc_s, pa_cur, row_max, row_sum, alpha, j * BN, rg, sl2);
-    wg_wait<0>();
-    pin(acc_o);
-    pin(pa_prev);  // P_{j-1} stays in its registers until its MMA is done
-    Rows::rescale_and_shift(acc_o, alpha, pa_prev, pa_cur);
+    w.template s_descs<BM>(dq, (j & 1) ? dk1 : dk0);
+    if (has_pv) w.v_descs((j & 1) ? dv0 : dv1);  // tile j-1
+    w.step(has_pv, j, rg, sl2, row_max, row_sum, [] {}, [] {});
     bottom(j);
   } while (++j < n_tiles);
   // ---- the last tile's P V ----
-  {
-    top(n_tiles);
-    make_v_descs(n_tiles - 1);
-    pin(acc_o);
-    pin(pa_prev);
-    wg_fence();
-    issue_pv();
-    wg_wait<0>();
-    pin(acc_o);
-    pin(pa_prev);
-  }
+  top(n_tiles);
+  w.v_descs(((n_tiles - 1) & 1) ? dv1 : dv0);
+  w.last_pv();
   cp_async_wait<0>();
 
   // ---- epilogue: O / l into this warp's 16 rows of sQ (same swizzle), then 16-byte stores ----
-  Rows::template store<BM>(acc_o, row_sum, sQ, warp * 16, rg, QL, p.o + q_rows * D, lane);
+  Rows::template store<BM>(w.acc_o, row_sum, sQ, warp * 16, rg, QL, p.o + q_rows * D, lane);
 #else
   (void)p;
   __trap();  // built without sm_90a; fused_can_implement refuses these tiles on such devices

@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
                            const __grid_constant__ CUtensorMap tm_k, const __grid_constant__ CUtensorMap tm_v) {
 #ifdef AB_FUSED_WGMMA
   constexpr int D = C::D, BM = C::BM, BN = C::BN, ST = C::STAGES;
-  constexpr int NT = C::NT, DT = C::DT, KD = C::KD, KN = C::KN, CPR = C::CPR;
+  constexpr int CPR = C::CPR;
 
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   unsigned char* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);
@@ -217,55 +217,13 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     using Rows = WgRows<BN, D, BF16>;
     const WgRowGeom rg{warp_row0, g, tq, S, diag, p.causal != 0};
 
-    float acc_o[DT][4];
-#pragma unroll
-    for (int dt = 0; dt < DT; ++dt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc_o[dt][e] = 0.f;
-    float acc_s[NT][4];
-    std::uint32_t pa_prev[KN][4], pa_cur[KN][4];
-#pragma unroll
-    for (int kk = 0; kk < KN; ++kk)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) pa_prev[kk][e] = 0u;
+    WgStep<BN, D, BF16> w;  // fused_wg_step.cuh
+    w.begin();
     float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
 
     const std::uint64_t dq = sw128_desc(sQ_a + (wg - 1) * 64 * 128, 16, 1024);
     const std::uint64_t dk = sw128_desc(sK_a, 16, 1024);
     const std::uint64_t dv = sw128_desc(sV_a, BN * 128, 1024);
-    std::uint64_t desc_a[KD], desc_b[KD], desc_v[KN];
-    auto make_s_descs = [&](int s) {
-      const std::uint64_t kb = dk + static_cast<std::uint64_t>((s * C::TILE_BYTES) >> 4);
-#pragma unroll
-      for (int kk = 0; kk < KD; ++kk) {
-        desc_a[kk] = dq + static_cast<std::uint64_t>(((kk >> 2) * BM * 128 + (kk & 3) * 32) >> 4);
-        desc_b[kk] = kb + static_cast<std::uint64_t>(((kk >> 2) * BN * 128 + (kk & 3) * 32) >> 4);
-        asm volatile("" : "+l"(desc_a[kk]), "+l"(desc_b[kk]));
-      }
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc_s[nt][e] = 0.f;
-    };
-    auto make_v_descs = [&](int s) {
-      const std::uint64_t vb = dv + static_cast<std::uint64_t>((s * C::TILE_BYTES) >> 4);
-#pragma unroll
-      for (int kk = 0; kk < KN; ++kk) {
-        desc_v[kk] = vb + static_cast<std::uint64_t>((kk * 16 * 128) >> 4);
-        asm volatile("" : "+l"(desc_v[kk]));
-      }
-    };
-    auto issue_s = [&]() {
-#pragma unroll
-      for (int kk = 0; kk < KD; ++kk) Wgmma<BN, BF16>::ss(acc_s, desc_a[kk], desc_b[kk]);
-      wg_commit();
-    };
-    auto issue_pv = [&]() {
-#pragma unroll
-      for (int kk = 0; kk < KN; ++kk) Wgmma<D, BF16>::rs(acc_o, pa_prev[kk], desc_v[kk]);
-      wg_commit();
-    };
-
     mbar_wait(bar_q, 0);
     int j = 0;
     do {
@@ -276,48 +234,27 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       if (has_pv) mbar_wait(full_v(sp), ((j - 1) / ST) & 1);
       // cp.async wrote tile j (and j-1, whose V is read now) through the generic proxy.
       if (!tile_by_tma(j) || (has_pv && !tile_by_tma(j - 1))) fence_proxy_async();
-      make_s_descs(s);
-      make_v_descs(sp);
-      pin(acc_s);
-      pin(acc_o);
-      pin(pa_prev);
-      wg_fence();
-      issue_s();
-      if (has_pv) {
-        issue_pv();
-        wg_wait<1>();  // S_j landed; P_{j-1} V_{j-1} may still run
-      } else {
-        wg_wait<0>();
-      }
-      pin(acc_s);
-      mbar_arrive(empty_k(s));  // K_j read: the producer may refill its slot
-      float alpha[2];
-      Rows::softmax(acc_s, pa_cur, row_max, row_sum, alpha, j * BN, rg, sl2);
-      wg_wait<0>();
-      pin(acc_o);
-      pin(pa_prev);
-      if (has_pv) mbar_arrive(empty_v(sp));  // V_{j-1} read
-      Rows::rescale_and_shift(acc_o, alpha, pa_prev, pa_cur);
+      w.template s_descs<BM>(dq, dk + static_cast<std::uint64_t>((s * C::TILE_BYTES) >> 4));
+      w.v_descs(dv + static_cast<std::uint64_t>((sp * C::TILE_BYTES) >> 4));
+      w.step(
+          has_pv, j, rg, sl2, row_max, row_sum, [&] { mbar_arrive(empty_k(s)); },  // K_j read: the producer may refill its slot
+          [&] {
+            if (has_pv) mbar_arrive(empty_v(sp));  // V_{j-1} read
+          });
     } while (++j < n_tiles);
     // ---- the last tile's P V ----
     {
       const int sl = (n_tiles - 1) % ST;
       mbar_wait(full_v(sl), ((n_tiles - 1) / ST) & 1);
       if (!tile_by_tma(n_tiles - 1)) fence_proxy_async();
-      make_v_descs(sl);
-      pin(acc_o);
-      pin(pa_prev);
-      wg_fence();
-      issue_pv();
-      wg_wait<0>();
-      pin(acc_o);
-      pin(pa_prev);
+      w.v_descs(dv + static_cast<std::uint64_t>((sl * C::TILE_BYTES) >> 4));
+      w.last_pv();
     }
 
     // ---- epilogue: O / l into this warp's 16 rows of sQ (its warpgroup's rows, no longer read), then
     // 16-byte stores ----
     const std::int64_t q_rows = static_cast<std::int64_t>(bh) * QL;  // row of (b,h,0) in O [B,H,q_len,D]
-    Rows::template store<BM>(acc_o, row_sum, sQ, cw * 16, rg, QL, p.o + q_rows * D, lane);
+    Rows::template store<BM>(w.acc_o, row_sum, sQ, cw * 16, rg, QL, p.o + q_rows * D, lane);
   }
 #else
   (void)p;
@@ -328,28 +265,35 @@ __global__ void __launch_bounds__(C::THREADS, 1)
 #endif
 }
 
-// The maps a launch passes: Q/O rows [B*H][q_len], contiguous K/V [B*KVH][seq_len], paged K/V the pool
-// [slots*KVH][page_size] (by TMA only where ws_pages_by_tma; else the kernel never reads tm_k/tm_v and
-// they are left as Q's map).
+// The maps a ws or wsp launch passes: Q/O rows [B*H][q_len] in boxes of BM rows, contiguous K/V
+// [B*KVH][seq_len] in boxes of BN, paged K/V the pool [slots*KVH][page_size] (by TMA only where
+// ws_pages_by_tma; else the kernel never reads tm_k/tm_v and they are left as Q's map). 0 or the encode error.
+template <int D, int BM, int BN, bool BF16>
+int encode_ws_maps(const KParams& kp, CUtensorMap* mq, CUtensorMap* mk, CUtensorMap* mv) {
+  const long long bh = static_cast<long long>(kp.batch) * kp.heads;
+  int e = encode_rows_map(mq, kp.q, BF16, D, kp.q_len, bh, BM);
+  if (e != 0) return e;
+  *mk = *mq;
+  *mv = *mq;
+  if (!kp.paged) {
+    const long long b_kvh = static_cast<long long>(kp.batch) * kp.kv_heads;
+    e = encode_rows_map(mk, kp.k, BF16, D, kp.seq_len, b_kvh, BN);
+    if (e == 0) e = encode_rows_map(mv, kp.v, BF16, D, kp.seq_len, b_kvh, BN);
+  } else if (ws_pages_by_tma(kp.page_size, BN)) {
+    const long long rows_outer = kp.pool_slots * kp.kv_heads;
+    const int box = kp.page_size < BN ? kp.page_size : BN;
+    e = encode_rows_map(mk, kp.k, BF16, D, kp.page_size, rows_outer, box);
+    if (e == 0) e = encode_rows_map(mv, kp.v, BF16, D, kp.page_size, rows_outer, box);
+  }
+  return e;
+}
+
 template <class C, bool BF16>
 int launch_ws(const KParams& kp, void* stream) {
   CUtensorMap mq, mk, mv;
+  const int e = encode_ws_maps<C::D, C::BM, C::BN, BF16>(kp, &mq, &mk, &mv);
+  if (e != 0) return e;
   const long long bh = static_cast<long long>(kp.batch) * kp.heads;
-  int e = encode_rows_map(&mq, kp.q, BF16, C::D, kp.q_len, bh, C::BM);
-  if (e != 0) return e;
-  mk = mq;
-  mv = mq;
-  if (!kp.paged) {
-    const long long b_kvh = static_cast<long long>(kp.batch) * kp.kv_heads;
-    e = encode_rows_map(&mk, kp.k, BF16, C::D, kp.seq_len, b_kvh, C::BN);
-    if (e == 0) e = encode_rows_map(&mv, kp.v, BF16, C::D, kp.seq_len, b_kvh, C::BN);
-  } else if (ws_pages_by_tma(kp.page_size, C::BN)) {
-    const long long rows_outer = kp.pool_slots * kp.kv_heads;
-    const int box = kp.page_size < C::BN ? kp.page_size : C::BN;
-    e = encode_rows_map(&mk, kp.k, BF16, C::D, kp.page_size, rows_outer, box);
-    if (e == 0) e = encode_rows_map(&mv, kp.v, BF16, C::D, kp.page_size, rows_outer, box);
-  }
-  if (e != 0) return e;
   auto kern = fused_attention_fwd_ws<C, BF16>;
   cudaError_t ce = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
   if (ce != cudaSuccess) return static_cast<int>(ce);

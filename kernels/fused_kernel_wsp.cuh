@@ -63,7 +63,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
                             const __grid_constant__ CUtensorMap tm_k, const __grid_constant__ CUtensorMap tm_v) {
 #ifdef AB_FUSED_WGMMA
   constexpr int D = C::D, BM = C::BM, BN = C::BN, ST = C::STAGES;
-  constexpr int NT = C::NT, DT = C::DT, KD = C::KD, KN = C::KN, CPR = C::CPR;
+  constexpr int CPR = C::CPR;
 
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   unsigned char* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);
@@ -217,10 +217,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     const std::uint64_t dk = sw128_desc(sK_a, 16, 1024);
     const std::uint64_t dv = sw128_desc(sV_a, BN * 128, 1024);
 
-    float acc_o[DT][4];
-    float acc_s[NT][4];
-    std::uint32_t pa_prev[KN][4], pa_cur[KN][4];
-    std::uint64_t desc_a[KD], desc_b[KD], desc_v[KN];
+    WgStep<BN, D, BF16> w;  // fused_wg_step.cuh
     int tile_seq = 0;  // the ring position, as the producer's
     for (int step = 0, n = 0;; ++step) {
       const PersistentStep st = persistent_step(step, cta, grid, p.m_blocks, bh_count, p.causal != 0);
@@ -229,49 +226,10 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       const Geom g = geom_of(st.block);
       const int qb = n & 1;
       const WgRowGeom rg{g.q_row0 + cw * 16, gq, tq, g.S, g.diag, p.causal != 0};
-#pragma unroll
-      for (int dt = 0; dt < DT; ++dt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc_o[dt][e] = 0.f;
-#pragma unroll
-      for (int kk = 0; kk < KN; ++kk)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) pa_prev[kk][e] = 0u;
+      w.begin();
       float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
       const std::uint32_t sQ_a = sQ_a0 + qb * C::Q_BYTES;
       const std::uint64_t dq = sw128_desc(sQ_a + (wg - 1) * 64 * 128, 16, 1024);
-
-      auto make_s_descs = [&](int s) {
-        const std::uint64_t kb = dk + static_cast<std::uint64_t>((s * C::TILE_BYTES) >> 4);
-#pragma unroll
-        for (int kk = 0; kk < KD; ++kk) {
-          desc_a[kk] = dq + static_cast<std::uint64_t>(((kk >> 2) * BM * 128 + (kk & 3) * 32) >> 4);
-          desc_b[kk] = kb + static_cast<std::uint64_t>(((kk >> 2) * BN * 128 + (kk & 3) * 32) >> 4);
-          asm volatile("" : "+l"(desc_a[kk]), "+l"(desc_b[kk]));
-        }
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) acc_s[nt][e] = 0.f;
-      };
-      auto make_v_descs = [&](int s) {
-        const std::uint64_t vb = dv + static_cast<std::uint64_t>((s * C::TILE_BYTES) >> 4);
-#pragma unroll
-        for (int kk = 0; kk < KN; ++kk) {
-          desc_v[kk] = vb + static_cast<std::uint64_t>((kk * 16 * 128) >> 4);
-          asm volatile("" : "+l"(desc_v[kk]));
-        }
-      };
-      auto issue_s = [&]() {
-#pragma unroll
-        for (int kk = 0; kk < KD; ++kk) Wgmma<BN, BF16>::ss(acc_s, desc_a[kk], desc_b[kk]);
-        wg_commit();
-      };
-      auto issue_pv = [&]() {
-#pragma unroll
-        for (int kk = 0; kk < KN; ++kk) Wgmma<D, BF16>::rs(acc_o, pa_prev[kk], desc_v[kk]);
-        wg_commit();
-      };
 
       // This warpgroup's own tile count: none where its 64 rows are all past q_len (the last block of a
       // 192-row tile), fewer than the item's where its rows end before the item's last keys (causal, BM > BN).
@@ -294,28 +252,13 @@ __global__ void __launch_bounds__(C::THREADS, 1)
           if (has_pv) mbar_wait(full_v(sp), ((seq - 1) / ST) & 1);
           // cp.async wrote tile j (and j-1, whose V is read now) through the generic proxy.
           if (!tile_by_tma(g, j) || (has_pv && !tile_by_tma(g, j - 1))) fence_proxy_async();
-          make_s_descs(s);
-          make_v_descs(sp);
-          pin(acc_s);
-          pin(acc_o);
-          pin(pa_prev);
-          wg_fence();
-          issue_s();
-          if (has_pv) {
-            issue_pv();
-            wg_wait<1>();  // S_j landed; P_{j-1} V_{j-1} may still run
-          } else {
-            wg_wait<0>();
-          }
-          pin(acc_s);
-          mbar_arrive(empty_k(s));  // K_j read: the producer may refill its slot
-          float alpha[2];
-          Rows::softmax(acc_s, pa_cur, row_max, row_sum, alpha, j * BN, rg, sl2);
-          wg_wait<0>();
-          pin(acc_o);
-          pin(pa_prev);
-          if (has_pv) mbar_arrive(empty_v(sp));  // V_{j-1} read
-          Rows::rescale_and_shift(acc_o, alpha, pa_prev, pa_cur);
+          w.template s_descs<BM>(dq, dk + static_cast<std::uint64_t>((s * C::TILE_BYTES) >> 4));
+          w.v_descs(dv + static_cast<std::uint64_t>((sp * C::TILE_BYTES) >> 4));
+          w.step(
+              has_pv, j, rg, sl2, row_max, row_sum, [&] { mbar_arrive(empty_k(s)); },  // K_j read: the producer may refill its slot
+              [&] {
+                if (has_pv) mbar_arrive(empty_v(sp));  // V_{j-1} read
+              });
         } while (++j < wg_tiles);
         // ---- the last tile's P V ----
         {
@@ -323,14 +266,8 @@ __global__ void __launch_bounds__(C::THREADS, 1)
           const int sl = seq % ST;
           mbar_wait(full_v(sl), (seq / ST) & 1);
           if (!tile_by_tma(g, wg_tiles - 1)) fence_proxy_async();
-          make_v_descs(sl);
-          pin(acc_o);
-          pin(pa_prev);
-          wg_fence();
-          issue_pv();
-          wg_wait<0>();
-          pin(acc_o);
-          pin(pa_prev);
+          w.v_descs(dv + static_cast<std::uint64_t>((sl * C::TILE_BYTES) >> 4));
+          w.last_pv();
           mbar_arrive(empty_v(sl));  // the next item's tiles reuse this stage
         }
       }
@@ -351,7 +288,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       // proxy writes, the next Q arrives by TMA: fence the proxies first) ----
       const std::int64_t q_rows = static_cast<std::int64_t>(g.bh) * p.q_len;  // row of (b,h,0) in O
       if (wg_tiles > 0)
-        Rows::template store<BM>(acc_o, row_sum, smem + qb * C::Q_BYTES, cw * 16, rg, p.q_len, p.o + q_rows * D,
+        Rows::template store<BM>(w.acc_o, row_sum, smem + qb * C::Q_BYTES, cw * 16, rg, p.q_len, p.o + q_rows * D,
                                  lane);
       fence_proxy_async();
       mbar_arrive(empty_q(qb));
@@ -372,26 +309,12 @@ __global__ void __launch_bounds__(C::THREADS, 1)
 // (fused_dev_hooks.cuh) caps it, so a small problem walks many items.
 int wsp_grid_cap();
 
-// The maps are the ws kernel's (launch_ws).
 template <class C, bool BF16>
 int launch_wsp(const KParams& kp, void* stream) {
   CUtensorMap mq, mk, mv;
+  const int e = encode_ws_maps<C::D, C::BM, C::BN, BF16>(kp, &mq, &mk, &mv);  // the ws kernel's maps
+  if (e != 0) return e;
   const long long bh = static_cast<long long>(kp.batch) * kp.heads;
-  int e = encode_rows_map(&mq, kp.q, BF16, C::D, kp.q_len, bh, C::BM);
-  if (e != 0) return e;
-  mk = mq;
-  mv = mq;
-  if (!kp.paged) {
-    const long long b_kvh = static_cast<long long>(kp.batch) * kp.kv_heads;
-    e = encode_rows_map(&mk, kp.k, BF16, C::D, kp.seq_len, b_kvh, C::BN);
-    if (e == 0) e = encode_rows_map(&mv, kp.v, BF16, C::D, kp.seq_len, b_kvh, C::BN);
-  } else if (ws_pages_by_tma(kp.page_size, C::BN)) {
-    const long long rows_outer = kp.pool_slots * kp.kv_heads;
-    const int box = kp.page_size < C::BN ? kp.page_size : C::BN;
-    e = encode_rows_map(&mk, kp.k, BF16, C::D, kp.page_size, rows_outer, box);
-    if (e == 0) e = encode_rows_map(&mv, kp.v, BF16, C::D, kp.page_size, rows_outer, box);
-  }
-  if (e != 0) return e;
   auto kern = fused_attention_fwd_wsp<C, BF16>;
   cudaError_t ce = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
   if (ce != cudaSuccess) return static_cast<int>(ce);

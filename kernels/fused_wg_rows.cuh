@@ -1,4 +1,4 @@
-// The per-warp row work the two Hopper fused kernels share (fused_kernel_wg.cuh, fused_kernel_ws.cuh):
+// The per-warp row work the Hopper fused kernels share (through fused_wg_step.cuh, and the epilogue directly):
 // the mask and online softmax of one S tile into the P fragments of the next P V, the O rescale, and the
 // epilogue (O / l through a swizzled shared-memory staging tile, 16-byte stores). A thread holds rows g and
 // g + 8 of its warp's 16 (the wgmma m64 accumulator layout, as mma.sync with one m16 slice).

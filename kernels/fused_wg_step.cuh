@@ -1,0 +1,168 @@
+// One consumer warpgroup of the Hopper (sm_90a) fused kernels (fused_kernel_wg.cuh, fused_kernel_ws.cuh,
+// fused_kernel_wsp.cuh): its MMA state and the key-tile step the three share, and the wgmma plumbing under it.
+//   WgStep::step()     S_j = Q K_j^T issued beside P_{j-1} V_{j-1} (when there is one); the softmax of S_j on
+//                      the CUDA cores while that P V still runs; then O rescaled and P_j kept for the next step.
+//   WgStep::last_pv()  the last tile's P V, alone.
+// The kernels own the loads, the barriers and the order of tiles; they pass the descriptor bases of the K and
+// V stage a step reads, and hooks for the moments a stage may go back (S_j landed: K_j read; the P V done:
+// V_{j-1} read). Every operand of an MMA batch is defined and pinned before its first MMA and the issue sits
+// in warp-uniform control flow: otherwise ptxas serializes the asynchronous MMAs (check -Xptxas -v for
+// C7513/C7514/C7515).
+#pragma once
+#include <cstdint>
+
+#include "fused_wg_rows.cuh"     // WgRows: mask, softmax, rescale, epilogue
+#include "fused_wgmma_ops.cuh"  // Wgmma: the wgmma.mma_async wrappers
+
+// The wgmma instructions exist only in the sm_90a target; elsewhere these kernels compile to a trap.
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define AB_FUSED_WGMMA 1
+#endif
+
+namespace ab::kernels::fused_detail {
+
+__device__ __forceinline__ void wg_fence() {
+#ifdef AB_FUSED_WGMMA
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wg_commit() {
+#ifdef AB_FUSED_WGMMA
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+template <int N>
+__device__ __forceinline__ void wg_wait() {
+#ifdef AB_FUSED_WGMMA
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+#endif
+}
+__device__ __forceinline__ void fence_proxy_async() {
+#ifdef AB_FUSED_WGMMA
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+// Pin registers that an in-flight wgmma reads or writes (the compiler must neither move nor reuse them
+// between the issue and the wait).
+template <int R, int C>
+__device__ __forceinline__ void pin(float (&x)[R][C]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i)
+#pragma unroll
+    for (int j = 0; j < C; ++j) asm volatile("" : "+f"(x[i][j])::"memory");
+}
+template <int R, int C>
+__device__ __forceinline__ void pin(std::uint32_t (&x)[R][C]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i)
+#pragma unroll
+    for (int j = 0; j < C; ++j) asm volatile("" : "+r"(x[i][j])::"memory");
+}
+
+// Shared-memory matrix descriptor, 128-byte swizzle (layout type 1 in bits 62-63), base offset 0 (every
+// swizzle atom is 1024-byte aligned). lbo/sbo in bytes.
+__device__ __forceinline__ std::uint64_t sw128_desc(std::uint32_t smem_addr, std::uint32_t lbo, std::uint32_t sbo) {
+  return static_cast<std::uint64_t>((smem_addr & 0x3FFFFu) >> 4) |
+         (static_cast<std::uint64_t>((lbo >> 4) & 0x3FFFu) << 16) |
+         (static_cast<std::uint64_t>((sbo >> 4) & 0x3FFFu) << 32) | (1ull << 62);
+}
+
+template <int BN, int D, bool BF16>
+struct WgStep {
+  using Rows = WgRows<BN, D, BF16>;
+  static constexpr int NT = BN / 8, KN = BN / 16, DT = D / 8, KD = D / 16;
+
+  float acc_o[DT][4];
+  float acc_s[NT][4];
+  std::uint32_t pa_prev[KN][4], pa_cur[KN][4];  // probabilities of the previous / current tile
+  std::uint64_t desc_a[KD], desc_b[KD], desc_v[KN];
+  // The running max and sum of the rows are the caller's locals: as members here they change how ptxas
+  // schedules the softmax (a slower loop, same instructions).
+
+  // A query block starts: O and the pending P start over.
+  __device__ __forceinline__ void begin() {
+#pragma unroll
+    for (int dt = 0; dt < DT; ++dt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc_o[dt][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < KN; ++kk)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) pa_prev[kk][e] = 0u;
+  }
+  // S_j's operands: this warpgroup's Q rows (dq, in a BM-row tile) and the K stage kb, 128-byte swizzle, one
+  // k16 step per descriptor (64-column block kk/4, 32 bytes per step inside it); S starts at zero.
+  template <int BM>
+  __device__ __forceinline__ void s_descs(std::uint64_t dq, std::uint64_t kb) {
+#pragma unroll
+    for (int kk = 0; kk < KD; ++kk) {
+      desc_a[kk] = dq + static_cast<std::uint64_t>(((kk >> 2) * BM * 128 + (kk & 3) * 32) >> 4);
+      desc_b[kk] = kb + static_cast<std::uint64_t>(((kk >> 2) * BN * 128 + (kk & 3) * 32) >> 4);
+      asm volatile("" : "+l"(desc_a[kk]), "+l"(desc_b[kk]));
+    }
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc_s[nt][e] = 0.f;
+  }
+  // The V stage vb (N-major): 16 keys per k step.
+  __device__ __forceinline__ void v_descs(std::uint64_t vb) {
+#pragma unroll
+    for (int kk = 0; kk < KN; ++kk) {
+      desc_v[kk] = vb + static_cast<std::uint64_t>((kk * 16 * 128) >> 4);
+      asm volatile("" : "+l"(desc_v[kk]));
+    }
+  }
+  // Key tile j (keys j*BN ..): S_j with the previous tile's P V beside it when has_pv, folded into the rows'
+  // running max and sum. s_landed() runs once S_j has landed, pv_done() once the P V has (both before the
+  // softmax's result is folded into O). The key offset is computed here, after the MMAs went out: computed
+  // by the caller, before them, it changes the whole loop's schedule.
+  template <class SLanded, class PvDone>
+  __device__ __forceinline__ void step(bool has_pv, int j, const WgRowGeom& rg, float sl2, float (&row_max)[2],
+                                       float (&row_sum)[2], SLanded&& s_landed, PvDone&& pv_done) {
+    pin(acc_s);
+    pin(acc_o);
+    pin(pa_prev);
+    wg_fence();
+    issue_s();
+    if (has_pv) {
+      issue_pv();
+      wg_wait<1>();  // S_j landed; P_{j-1} V_{j-1} may still run
+    } else {
+      wg_wait<0>();
+    }
+    pin(acc_s);
+    s_landed();
+    float alpha[2];
+    Rows::softmax(acc_s, pa_cur, row_max, row_sum, alpha, j * BN, rg, sl2);
+    wg_wait<0>();
+    pin(acc_o);
+    pin(pa_prev);  // P_{j-1} stays in its registers until its MMA is done
+    pv_done();
+    Rows::rescale_and_shift(acc_o, alpha, pa_prev, pa_cur);
+  }
+  // The last tile's P V (its V descriptors set).
+  __device__ __forceinline__ void last_pv() {
+    pin(acc_o);
+    pin(pa_prev);
+    wg_fence();
+    issue_pv();
+    wg_wait<0>();
+    pin(acc_o);
+    pin(pa_prev);
+  }
+
+ private:
+  __device__ __forceinline__ void issue_s() {
+#pragma unroll
+    for (int kk = 0; kk < KD; ++kk) Wgmma<BN, BF16>::ss(acc_s, desc_a[kk], desc_b[kk]);
+    wg_commit();
+  }
+  __device__ __forceinline__ void issue_pv() {  // O += P V, P in pa_prev
+#pragma unroll
+    for (int kk = 0; kk < KN; ++kk) Wgmma<D, BF16>::rs(acc_o, pa_prev[kk], desc_v[kk]);
+    wg_commit();
+  }
+};
+
+}  // namespace ab::kernels::fused_detail
