@@ -2,7 +2,8 @@
 # sanitized tree). ATTNBENCH_PCH (default OFF: a ccache'd local build gains little from it, and a forced
 # include would hide a missing #include) precompiles nlohmann/json and fmt once for the C++ layers, CLI11 once
 # more for the cli layer, and GoogleTest with json and fmt once for all tests/cpu programs. Unity builds are
-# CMake's own CMAKE_UNITY_BUILD (scripts/sanitized-build.sh, and .ci/run through scripts/build.sh).
+# CMake's own CMAKE_UNITY_BUILD, with CMAKE_UNITY_BUILD_BATCH_SIZE=0: all of a target's C++ files in one unity file
+# (scripts/sanitized-build.sh, and .ci/run through scripts/build.sh).
 option(ATTNBENCH_PCH "Precompile the heavy third-party headers (nlohmann/json, fmt, CLI11, GoogleTest)" OFF)
 
 set(ATTNBENCH_PCH_COMMON <string> <vector> <map> <memory> <functional> <optional> <nlohmann/json.hpp> <fmt/format.h>)
