@@ -61,6 +61,16 @@ __host__ __device__ constexpr bool ws_pages_by_tma(int page_size, int bn) {
 
 #ifdef AB_FUSED_WGMMA
 // Barrier 1 over the producer warpgroup only (the consumers never wait on it).
+// The first key tile of a sequence that goes by cp.async rather than TMA (n_tiles when none does); tile t
+// goes by TMA exactly when t < it. All of them go by cp.async when the pages do not fit boxes; else the tiles
+// that hold keys at or past the sequence's end S that the map does not zero-fill (a ragged sequence, or the
+// unused rows of a last page), the tiles from S / bn on. A consumer fences the proxies before reading
+// them (one comparison per tile).
+__device__ __forceinline__ int ws_first_copy_tile(bool paged, bool pages_by_tma, int S, int seq_len, int n_tiles,
+                                                  int bn) {
+  if (paged && !pages_by_tma) return 0;
+  return !paged && S == seq_len ? n_tiles : S / bn;
+}
 __device__ __forceinline__ void producer_sync() { asm volatile("bar.sync 1, 128;\n" ::: "memory"); }
 template <int N>
 __device__ __forceinline__ void regs_dec() {
@@ -114,12 +124,8 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   const int ps = p.page_size;
   const bool pages_by_tma = paged && ws_pages_by_tma(ps, BN);
   const std::int32_t* __restrict__ bt = p.block_table + static_cast<std::int64_t>(b) * p.pages;
-  // Tile t goes by TMA unless the pages do not fit boxes, or it holds keys at or past this sequence's end
-  // that the map does not zero-fill (a ragged sequence, or the unused rows of a last page).
-  auto tile_by_tma = [&](int t) {
-    if (paged && !pages_by_tma) return false;
-    return (t + 1) * BN <= S || (!paged && S == p.seq_len);
-  };
+  const int first_copy = ws_first_copy_tile(paged, pages_by_tma, S, p.seq_len, n_tiles, BN);
+  auto tile_by_tma = [&](int t) { return t < first_copy; };
 
   if (tid == 0) {
     mbar_init(bar_q, 1);
@@ -232,8 +238,9 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       const bool has_pv = j > 0;
       mbar_wait(full_k(s), (j / ST) & 1);
       if (has_pv) mbar_wait(full_v(sp), ((j - 1) / ST) & 1);
-      // cp.async wrote tile j (and j-1, whose V is read now) through the generic proxy.
-      if (!tile_by_tma(j) || (has_pv && !tile_by_tma(j - 1))) fence_proxy_async();
+      // cp.async wrote tile j or j-1 (whose V is read now) through the generic proxy; the cp.async tiles
+      // are the last ones, so j is one where j-1 is.
+      if (!tile_by_tma(j)) fence_proxy_async();
       w.template s_descs<BM>(dq, dk + static_cast<std::uint64_t>((s * C::TILE_BYTES) >> 4));
       w.v_descs(dv + static_cast<std::uint64_t>((sp * C::TILE_BYTES) >> 4));
       w.step(

@@ -17,9 +17,12 @@
 //     registers: 160 each).
 //   - Each consumer warpgroup computes only the key tiles its own 64 rows see (none when they all lie past
 //     q_len); it still waits for and releases the rest, so the ring's phases stay the producer's.
+//   - At head_dim 64 with 128-key tiles (TURNS) the consumer warpgroups take turns to issue their MMAs
+//     (fused_wg_step.cuh: WgTurns), n_tiles + 1 turns each per item, those of the tiles they skip included.
 // Loads (TMA boxes or cp.async by the producer warpgroup), masks, softmax and epilogue are the ws kernel's.
 #pragma once
 #include <algorithm>
+#include <type_traits>
 
 #include "fused_kernel_ws.cuh"  // ws_pages_by_tma, producer_sync, regs_dec / regs_inc, encode_rows_map
 #include "core/query_block_order.hpp"  // persistent_step: the static work order
@@ -46,6 +49,10 @@ struct WspCfg {
   static constexpr int PRODUCER_REGS = CONSUMERS == 2 ? 40 : 32;
   static constexpr int CONSUMER_REGS = CONSUMERS == 2 ? 224 : 160;
   static constexpr int COPY_PASSES = BN * CPR / 128;
+  // Turn-taking between the consumers: where the exp2 work of a tile equals its tensor work (D=64, 128-key
+  // tiles) it lets one warpgroup's softmax run under another's MMAs (H200, session 23: 3-9 % faster at
+  // S=512). At D=128 (session 20) and with 64-key tiles it was slower.
+  static constexpr bool TURNS = D == 64 && BN == 128;
 
   static_assert(CONSUMERS == 2 || CONSUMERS == 3, "wsp kernel: two or three consumer warpgroups");
   static_assert(128 * PRODUCER_REGS + CONSUMERS * 128 * CONSUMER_REGS <= THREADS * ENTRY_REGS,
@@ -91,6 +98,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   // One work item's geometry, the same for the producer and the consumers.
   struct Geom {
     int bh, b, kvh, b_kvh, q_row0, S, diag, n_tiles;
+    int first_copy;  // the first tile that goes by cp.async (ws_first_copy_tile)
   };
   auto geom_of = [&](const QueryBlock& w) {
     Geom g;
@@ -103,13 +111,8 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     g.diag = causal_diag(g.S, p.q_len);
     const int kv_end = kv_end_for_rows(g.q_row0 + BM, g.S, g.diag, p.causal);
     g.n_tiles = max(1, (kv_end + BN - 1) / BN);
+    g.first_copy = ws_first_copy_tile(paged, pages_by_tma, g.S, p.seq_len, g.n_tiles, BN);
     return g;
-  };
-  // Tile t of an item goes by TMA unless the pages do not fit boxes, or it holds keys at or past the
-  // sequence's end that the map does not zero-fill (a ragged sequence, or the unused rows of a last page).
-  auto tile_by_tma = [&](const Geom& g, int t) {
-    if (paged && !pages_by_tma) return false;
-    return (t + 1) * BN <= g.S || (!paged && g.S == p.seq_len);
   };
 
   if (tid == 0) {
@@ -188,7 +191,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
         const int s = tile_seq % ST;
         const std::uint32_t free_parity = ((tile_seq / ST) & 1) ^ 1;  // round 0 of the ring passes at once
         const std::uint32_t dk = sK_a + s * C::TILE_BYTES, dv = sV_a + s * C::TILE_BYTES;
-        if (tile_by_tma(g, t)) {
+        if (t < g.first_copy) {  // by TMA
           mbar_wait(empty_k(s), free_parity);
           if (leader) tma_tile(tm_k, dk, t, full_k(s));
           mbar_wait(empty_v(s), free_parity);
@@ -218,6 +221,9 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     const std::uint64_t dv = sw128_desc(sV_a, BN * 128, 1024);
 
     WgStep<BN, D, BF16> w;  // fused_wg_step.cuh
+    using Turns = std::conditional_t<C::TURNS, WgTurns, NoTurns>;
+    const Turns turns(wg, C::CONSUMERS);
+    if (wg == C::CONSUMERS) turns.pass();  // the first consumer warpgroup has the first turn
     int tile_seq = 0;  // the ring position, as the producer's
     for (int step = 0, n = 0;; ++step) {
       const PersistentStep st = persistent_step(step, cta, grid, p.m_blocks, bh_count, p.causal != 0);
@@ -250,29 +256,31 @@ __global__ void __launch_bounds__(C::THREADS, 1)
           const bool has_pv = j > 0;
           mbar_wait(full_k(s), (seq / ST) & 1);
           if (has_pv) mbar_wait(full_v(sp), ((seq - 1) / ST) & 1);
-          // cp.async wrote tile j (and j-1, whose V is read now) through the generic proxy.
-          if (!tile_by_tma(g, j) || (has_pv && !tile_by_tma(g, j - 1))) fence_proxy_async();
+          // cp.async wrote tile j or j-1 (whose V is read now) through the generic proxy; the cp.async
+          // tiles are the item's last ones, so j is one where j-1 is.
+          if (j >= g.first_copy) fence_proxy_async();
           w.template s_descs<BM>(dq, dk + static_cast<std::uint64_t>((s * C::TILE_BYTES) >> 4));
           w.v_descs(dv + static_cast<std::uint64_t>((sp * C::TILE_BYTES) >> 4));
           w.step(
               has_pv, j, rg, sl2, row_max, row_sum, [&] { mbar_arrive(empty_k(s)); },  // K_j read: the producer may refill its slot
               [&] {
                 if (has_pv) mbar_arrive(empty_v(sp));  // V_{j-1} read
-              });
+              },
+              turns);
         } while (++j < wg_tiles);
         // ---- the last tile's P V ----
         {
           const int seq = tile_seq + wg_tiles - 1;
           const int sl = seq % ST;
           mbar_wait(full_v(sl), (seq / ST) & 1);
-          if (!tile_by_tma(g, wg_tiles - 1)) fence_proxy_async();
+          if (wg_tiles - 1 >= g.first_copy) fence_proxy_async();
           w.v_descs(dv + static_cast<std::uint64_t>((sl * C::TILE_BYTES) >> 4));
-          w.last_pv();
+          w.last_pv(turns);
           mbar_arrive(empty_v(sl));  // the next item's tiles reuse this stage
         }
       }
       // The tiles this warpgroup's rows do not see: wait for each (an arrive before the fill could count
-      // toward the previous round of its stage) and release it.
+      // toward the previous round of its stage) and release it; their turns pass unused.
       for (; j < g.n_tiles; ++j) {
         const int seq = tile_seq + j;
         const int s = seq % ST;
@@ -280,6 +288,12 @@ __global__ void __launch_bounds__(C::THREADS, 1)
         mbar_arrive(empty_k(s));
         mbar_wait(full_v(s), (seq / ST) & 1);
         mbar_arrive(empty_v(s));
+        turns.wait();
+        turns.pass();
+      }
+      if (wg_tiles == 0) {  // and the turn of the last P V
+        turns.wait();
+        turns.pass();
       }
       tile_seq += g.n_tiles;
 
@@ -294,6 +308,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       mbar_arrive(empty_q(qb));
       ++n;
     }
+    if (wg == 1) turns.wait();  // the last warpgroup's last pass
   }
 #else
   (void)p;

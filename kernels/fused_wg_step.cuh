@@ -3,6 +3,7 @@
 //   WgStep::step()     S_j = Q K_j^T issued beside P_{j-1} V_{j-1} (when there is one); the softmax of S_j on
 //                      the CUDA cores while that P V still runs; then O rescaled and P_j kept for the next step.
 //   WgStep::last_pv()  the last tile's P V, alone.
+//   WgTurns            consumer warpgroups taking turns to issue their MMAs (NoTurns: not).
 // The kernels own the loads, the barriers and the order of tiles; they pass the descriptor bases of the K and
 // V stage a step reads, and hooks for the moments a stage may go back (S_j landed: K_j read; the P V done:
 // V_{j-1} read). Every operand of an MMA batch is defined and pinned before its first MMA and the issue sits
@@ -67,6 +68,24 @@ __device__ __forceinline__ std::uint64_t sw128_desc(std::uint32_t smem_addr, std
          (static_cast<std::uint64_t>((sbo >> 4) & 0x3FFFu) << 32) | (1ull << 62);
 }
 
+// Turn-taking between the consumer warpgroups (FlashAttention-3's ping-pong): a warpgroup waits for its
+// turn before it issues a step's MMAs and passes the turn to the next one right after, so the tensor pipe
+// runs one warpgroup's MMAs while another's softmax runs. Warpgroup k (1..n) waits on named barrier 1 + k
+// (256 threads: its own 128 and the passing warpgroup's); barrier 1 is the producer's. Every warpgroup must
+// take the same number of turns. NoTurns: each issues when it is ready.
+struct NoTurns {
+  __device__ __forceinline__ NoTurns() {}
+  __device__ __forceinline__ NoTurns(int, int) {}
+  __device__ __forceinline__ void wait() const {}
+  __device__ __forceinline__ void pass() const {}
+};
+struct WgTurns {
+  int mine, next;  // named barriers: this warpgroup's, the next one's
+  __device__ __forceinline__ WgTurns(int wg, int consumers) : mine(1 + wg), next(2 + wg % consumers) {}
+  __device__ __forceinline__ void wait() const { asm volatile("bar.sync %0, 256;\n" ::"r"(mine) : "memory"); }
+  __device__ __forceinline__ void pass() const { asm volatile("bar.arrive %0, 256;\n" ::"r"(next) : "memory"); }
+};
+
 template <int BN, int D, bool BF16>
 struct WgStep {
   using Rows = WgRows<BN, D, BF16>;
@@ -117,18 +136,22 @@ struct WgStep {
   // running max and sum. s_landed() runs once S_j has landed, pv_done() once the P V has (both before the
   // softmax's result is folded into O). The key offset is computed here, after the MMAs went out: computed
   // by the caller, before them, it changes the whole loop's schedule.
-  template <class SLanded, class PvDone>
+  template <class SLanded, class PvDone, class Turns = NoTurns>
   __device__ __forceinline__ void step(bool has_pv, int j, const WgRowGeom& rg, float sl2, float (&row_max)[2],
-                                       float (&row_sum)[2], SLanded&& s_landed, PvDone&& pv_done) {
+                                       float (&row_sum)[2], SLanded&& s_landed, PvDone&& pv_done,
+                                       const Turns& turns = Turns{}) {
     pin(acc_s);
     pin(acc_o);
     pin(pa_prev);
+    turns.wait();
     wg_fence();
     issue_s();
     if (has_pv) {
       issue_pv();
+      turns.pass();  // inside each branch: a pass after the merge would cross it with MMAs in flight (C7514)
       wg_wait<1>();  // S_j landed; P_{j-1} V_{j-1} may still run
     } else {
+      turns.pass();
       wg_wait<0>();
     }
     pin(acc_s);
@@ -142,11 +165,14 @@ struct WgStep {
     Rows::rescale_and_shift(acc_o, alpha, pa_prev, pa_cur);
   }
   // The last tile's P V (its V descriptors set).
-  __device__ __forceinline__ void last_pv() {
+  template <class Turns = NoTurns>
+  __device__ __forceinline__ void last_pv(const Turns& turns = Turns{}) {
     pin(acc_o);
     pin(pa_prev);
+    turns.wait();
     wg_fence();
     issue_pv();
+    turns.pass();
     wg_wait<0>();
     pin(acc_o);
     pin(pa_prev);
