@@ -32,14 +32,20 @@ struct WgRows {
                                                  float (&row_max)[2], float (&row_sum)[2], float (&alpha)[2],
                                                  int n0, const WgRowGeom& r, float sl2) {
     if (tile_needs_mask(n0, BN, r.warp_row0, r.kv_len, r.diag, r.causal)) {
+      // key_masked(col, row) as one bound per row: keys from min(kv_len, row + diag + 1) on are masked
+      // (causal), from kv_len on otherwise; counted from this thread's first column, so each element is one
+      // comparison with a constant.
 #pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
+      for (int h = 0; h < 2; ++h) {
+        const int row = r.warp_row0 + r.g + h * 8;
+        const int end = r.causal ? min(r.kv_len, row + r.diag + 1) : r.kv_len;
+        const int lim = end - (n0 + r.tq * 2);
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int col = n0 + nt * 8 + r.tq * 2 + (e & 1);
-          const int row = r.warp_row0 + r.g + (e >> 1) * 8;
-          if (key_masked(col, row, r.kv_len, r.diag, r.causal)) acc_s[nt][e] = -INFINITY;
-        }
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+          for (int e = 0; e < 2; ++e)
+            if (nt * 8 + e >= lim) acc_s[nt][2 * h + e] = -INFINITY;
+      }
     }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
