@@ -2,7 +2,8 @@
 // head_dim 128 (its default); for 64 m128n64w12s3wsp, m128n128w12s3wsp (cuDNN's shape of work there: two
 // consumer warpgroups, 128-key tiles, 3 stages; 2 % faster than the default causal on an H200, 2.5 % slower
 // non-causal), and with three consumer warpgroups m192n64w16s3wsp, m192n128w16s2wsp and m192n128w16s3wsp
-// (FlashAttention-3's 192 x 128 block; the head_dim-64 default). tune searches them; --tile picks them. And
+// (FlashAttention-3's 192 x 128 block; the head_dim-64 default). The head_dim-64 tiles with 128-key tiles
+// have their consumer warpgroups take turns (WspCfg::TURNS). tune searches them; --tile picks them. And
 // the developer cap on their grid (fused_dev_hooks.cuh).
 #include "fused_dev_hooks.cuh"
 #include "fused_kernel_wsp.cuh"
