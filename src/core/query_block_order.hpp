@@ -15,8 +15,11 @@
 //     every launch). Causal blocks go in pairs, m_blocks-1-j then j, of m_blocks+1 key tiles together
 //     (bottom-right causal and q_len < seq_len shift every block alike; an odd m_blocks pairs the middle
 //     blocks of two heads), and CTA c takes pair c, c+G, c+2G...: every CTA gets the same work but for the
-//     partial last round (3 % over the mean at B=8 H=16 S=2048 on 132 SMs). Non-causal blocks are all
-//     equal: CTA c takes block c, c+G, ...
+//     partial last round (3 % over the mean at B=8 H=16 S=2048 on 132 SMs). Non-causal: CTA c takes block
+//     c, c+G, ..., each head's blocks in an order rotated by the head. Without the rotation a grid that is
+//     a multiple of m_blocks (132 SMs and 3 blocks of 192 rows at S=512) hands CTA c block c % m_blocks at
+//     every step, and where q_len is not a multiple of BLOCK_M the CTAs holding the short last block idle
+//     while the others run only full ones (9 full blocks against a balanced 8 at B=32 H=12 S=512).
 #pragma once
 
 #ifndef AB_HOST_DEVICE  // as core/key_mask.hpp
@@ -90,6 +93,11 @@ AB_HOST_DEVICE inline PersistentStep persistent_step(int step, int cta, int grid
     if (u >= units) return s;
     s.step = WalkStep::run;
     s.block = grid_query_block(u, m_blocks, false);
+    // Head h runs its blocks from h % m_blocks on (a permutation of them, so each still runs once).
+    const unsigned mb = static_cast<unsigned>(m_blocks);
+    unsigned m = static_cast<unsigned>(s.block.m_block) + static_cast<unsigned>(s.block.bh) % mb;
+    if (m >= mb) m -= mb;
+    s.block.m_block = static_cast<int>(m);
     return s;
   }
   const long long u = static_cast<long long>(step / 2) * grid + cta;

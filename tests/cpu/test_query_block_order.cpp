@@ -1,7 +1,8 @@
 // The order of the prefill fused kernels' work (core/query_block_order.hpp): every (head, query block) runs
 // exactly once for any grid, one-block-per-CTA or persistent; the CTAs running at one time share few heads'
-// K/V (the L2 working set); causal work is balanced across the persistent CTAs at the issue-20 shapes; and
-// the persistent tiles' names and JSON ("...wsp", "persistent") round trip.
+// K/V (the L2 working set); causal work, and non-causal work with a short last block, is balanced across the
+// persistent CTAs at the issue-20 shapes; and the persistent tiles' names and JSON ("...wsp", "persistent")
+// round trip.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -132,6 +133,37 @@ TEST(QueryBlockOrder, CausalWorkIsBalanced) {
     // The busiest CTA is over the mean only by the partial last round.
     EXPECT_LE(static_cast<double>(most), static_cast<double>(total) / grid * std::ceil(rounds) / rounds + pair_tiles / 2.0)
         << "m_blocks " << c.m_blocks;
+  }
+}
+
+TEST(QueryBlockOrder, NonCausalShortLastBlocksAreSpreadOverTheCtas) {
+  // q_len not a multiple of BLOCK_M: a head's last block is short. B=32 H=12 S=512 with 192-row blocks
+  // (3 blocks, the last of 128 rows) and B=8 H=12 S=2048 (11 blocks), on 132 SMs, a multiple of both block
+  // counts; and 5 blocks on 132 (not a multiple). Rows per CTA: the busiest CTA is over the mean by less
+  // than half a block beyond the partial last round, and every CTA runs some full blocks.
+  struct Case {
+    int q_len, bm, bh;
+  };
+  for (const Case c : {Case{512, 192, 384}, Case{2048, 192, 96}, Case{900, 192, 400}}) {
+    const int m_blocks = ceil_div(c.q_len, c.bm), grid = 132;
+    std::vector<long long> rows(grid, 0);
+    std::vector<int> full(grid, 0);
+    for (int cta = 0; cta < grid; ++cta)
+      for (int step = 0;; ++step) {
+        const PersistentStep st = persistent_step(step, cta, grid, m_blocks, c.bh, false);
+        if (st.step == WalkStep::done) break;
+        const int r = std::min(c.bm, c.q_len - st.block.m_block * c.bm);
+        rows[static_cast<std::size_t>(cta)] += r;
+        full[static_cast<std::size_t>(cta)] += r == c.bm;
+      }
+    long long total = 0;
+    for (long long x : rows) total += x;
+    const long long units = static_cast<long long>(m_blocks) * c.bh;
+    const double rounds = static_cast<double>(units) / grid;
+    const long long most = *std::max_element(rows.begin(), rows.end());
+    EXPECT_LT(static_cast<double>(most), static_cast<double>(total) / grid * std::ceil(rounds) / rounds + c.bm / 2)
+        << "q_len " << c.q_len;
+    EXPECT_GT(*std::min_element(full.begin(), full.end()), 0) << "q_len " << c.q_len;
   }
 }
 
