@@ -307,8 +307,10 @@ TEST(Tune, capped_exhaustive_search_still_tries_the_heuristic_top_n) {
 
 // Screening and re-measurement. "L" (lucky) is the fastest candidate at first and the slowest after: for
 // its first `fast_runs` GEMM calls, and while it has been set no more than `fast_sets` times (screening is
-// the first, the finalists' measurement the second). F is correct and 0.5 ms per call, S 3 ms, H (the
+// the first, the finalists' measurement the second). F is correct and 1 ms per call, S 3 ms, H (the
 // heuristic's choice) 4.5 ms and L, once slow, 12 ms: contrasts wide enough to survive a loaded CI machine.
+// F's probe is cut while the CPU GEMM under every call (L's lucky time) stays under 2 ms; at 0.5 ms for F
+// (under 1 ms of GEMM) the sanitized suite on a 2-core machine once kept F.
 class LuckyLt : public FakeLt {
  public:
   using FakeLt::FakeLt;
@@ -328,7 +330,7 @@ class LuckyLt : public FakeLt {
     const std::string label = current(plan);
     if (label == "L" && (l_runs_[plan]++ >= fast_runs || l_sets_[plan] > fast_sets))
       sleep_ms(12.0);
-    if (label == "F") sleep_ms(0.5);
+    if (label == "F") sleep_ms(1.0);
     if (label == "H") sleep_ms(3.0);  // on top of FakeLt's 1.5 ms
     FakeLt::run(plan, a, b, c, alpha, beta);
   }
@@ -376,7 +378,7 @@ TEST(Tune, the_winner_comes_from_the_re_measured_finalists_not_the_screen) {
         EXPECT_TRUE(f->finalist);
         EXPECT_EQ(r.finalists(), 3);
         EXPECT_EQ(r.candidates[r.best].label, std::string("F")) << describe(r);
-        EXPECT_TRUE(r.gain() > 1.4);  // Q·K^T: 4.5+4.5 against 0.5+4.5 ms of sleep (the other shape at H); P·V: 5 against 1
+        EXPECT_TRUE(r.gain() > 1.4);  // Q·K^T: 4.5+4.5 against 1+4.5 ms of sleep (the other shape at H); P·V: 5 against 1.5
       }
       EXPECT_TRUE(l->ms > h->ms);  // re-measured: L is slower than the heuristic's choice
     }
