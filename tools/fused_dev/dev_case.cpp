@@ -69,6 +69,9 @@ std::vector<Problem> check_problems() {
     out.push_back(dev_problem(1, 1, 77, 64, 0, causal, f16));
     out.push_back(dev_problem(1, 2, 2049, 128, 0, causal, f16));
     out.push_back(dev_problem(1, 3, 1537, 64, 0, causal, b16));
+    // A full persistent grid over many rounds (132 SMs: 576 to 1536 work units) on 128-row pages: the shape
+    // where fused_dev bench hung in session 23 (docs/perf-notes.md); the small shapes above never fill the grid.
+    out.push_back(dev_problem(32, 12, 512, 64, 128, causal, f16));
   }
   // Inference shapes: grouped KV heads, q_len < S (bottom-right causal), ragged lengths, paged; each in
   // both head dims and causal settings, fp16 and bf16 alternating.

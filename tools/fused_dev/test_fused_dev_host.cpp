@@ -35,8 +35,8 @@ TEST(FusedDevProblem, PagedByPageSize) {
 
 TEST(FusedDevProblem, CheckListCoversTheAwkwardShapes) {
   const std::vector<Problem> ps = check_problems();
-  // 2 D x 2 dtypes x 2 causal x 2 layouts, 15 x 2 causal, inference shapes x 2 D x 2 causal
-  EXPECT_EQ(ps.size(), 16u + 30u + 4 * inference_shapes().size());
+  // 2 D x 2 dtypes x 2 causal x 2 layouts, 16 x 2 causal, inference shapes x 2 D x 2 causal
+  EXPECT_EQ(ps.size(), 16u + 32u + 4 * inference_shapes().size());
   auto has = [&](auto pred) {
     for (const Problem& p : ps)
       if (pred(p)) return true;
@@ -53,6 +53,9 @@ TEST(FusedDevProblem, CheckListCoversTheAwkwardShapes) {
              p.seq_len % 64 != 0;
     })) << d;
   EXPECT_TRUE(has([](const Problem& p) { return p.dtype == DType::bf16 && p.head_dim == 128 && p.pages == 7; }));
+  EXPECT_TRUE(has([](const Problem& p) {  // a full persistent grid on 128-row pages, causal
+    return p.kv_layout == KvLayout::paged && p.page_size == 128 && p.causal && p.batch * p.heads >= 384;
+  }));
 }
 
 TEST(FusedDevProblem, CheckListCoversTheInferenceShapes) {
