@@ -60,7 +60,6 @@ __host__ __device__ constexpr bool ws_pages_by_tma(int page_size, int bn) {
 }
 
 #ifdef AB_FUSED_WGMMA
-// Barrier 1 over the producer warpgroup only (the consumers never wait on it).
 // The first key tile of a sequence that goes by cp.async rather than TMA (n_tiles when none does); tile t
 // goes by TMA exactly when t < it. All of them go by cp.async when the pages do not fit boxes; else the tiles
 // that hold keys at or past the sequence's end S that the map does not zero-fill (a ragged sequence, or the
@@ -71,6 +70,7 @@ __device__ __forceinline__ int ws_first_copy_tile(bool paged, bool pages_by_tma,
   if (paged && !pages_by_tma) return 0;
   return !paged && S == seq_len ? n_tiles : S / bn;
 }
+// Barrier 1 over the producer warpgroup only (the consumers never wait on it).
 __device__ __forceinline__ void producer_sync() { asm volatile("bar.sync 1, 128;\n" ::: "memory"); }
 template <int N>
 __device__ __forceinline__ void regs_dec() {

@@ -50,7 +50,7 @@ struct WspCfg {
   static constexpr int CONSUMER_REGS = CONSUMERS == 2 ? 224 : 160;
   static constexpr int COPY_PASSES = BN * CPR / 128;
   // Turn-taking between the consumers: where the exp2 work of a tile equals its tensor work (D=64, 128-key
-  // tiles) it lets one warpgroup's softmax run under another's MMAs (H200, session 23: 3-9 % faster at
+  // tiles) it lets one warpgroup's softmax run under another's MMAs (H200, session 23: 1-6 % faster at
   // S=512). At D=128 (session 20) and with 64-key tiles it was slower.
   static constexpr bool TURNS = D == 64 && BN == 128;
 
