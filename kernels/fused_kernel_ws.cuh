@@ -188,22 +188,28 @@ __global__ void __launch_bounds__(C::THREADS, 1)
 #pragma unroll
       for (int a = 0; a < C::ATOMS; ++a) tma_load_3d(sQ_a + a * BM * 128, tm_q, a * 64, q_row0, bh, bar_q);
     }
-    // With a cp.async tile ahead (cp.async tiles are all tiles or only the last), every producer thread
-    // follows the ring, waiting on each tile's empty barriers: a parity wait cannot tell rounds two apart,
-    // so no thread may run more than one round ahead of the consumers.
-    const bool all_follow = !tile_by_tma(n_tiles - 1);
-    for (int t = 0; t < n_tiles && (leader || all_follow); ++t) {
+    // Only the leader waits on the empty barriers (a parity wait cannot tell rounds two apart, so a thread
+    // that no round waits for may fall a round behind and wait for a phase that never comes); the other
+    // producer threads take part in the cp.async tiles only (cp.async tiles are all tiles or only the last),
+    // each passed on by the leader through the producer's named barrier once it saw the stage free.
+    for (int t = tile_by_tma(n_tiles - 1) ? (leader ? 0 : n_tiles) : 0; t < n_tiles; ++t) {
       const int s = t % ST;
       const std::uint32_t free_parity = ((t / ST) & 1) ^ 1;  // round 0 passes at once
       const std::uint32_t dk = sK_a + s * C::TILE_BYTES, dv = sV_a + s * C::TILE_BYTES;
       if (tile_by_tma(t)) {
-        mbar_wait(empty_k(s), free_parity);
-        if (leader) tma_tile(tm_k, dk, t, full_k(s));
-        mbar_wait(empty_v(s), free_parity);
-        if (leader) tma_tile(tm_v, dv, t, full_v(s));
+        if (leader) {
+          mbar_wait(empty_k(s), free_parity);
+          tma_tile(tm_k, dk, t, full_k(s));
+          mbar_wait(empty_v(s), free_parity);
+          tma_tile(tm_v, dv, t, full_v(s));
+        }
       } else {
-        mbar_wait(empty_k(s), free_parity);
-        mbar_wait(empty_v(s), free_parity);
+        if (leader) {
+          mbar_wait(empty_k(s), free_parity);
+          mbar_wait(empty_v(s), free_parity);
+        }
+        __syncwarp();
+        producer_sync();  // no copy into the stage before the leader saw it free
         copy_tile(p.k, dk, t, full_k(s));
         copy_tile(p.v, dv, t, full_v(s));
         producer_sync();  // every producer thread's copies are tracked before the phase's one arrive

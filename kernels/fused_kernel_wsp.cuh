@@ -10,8 +10,14 @@
 //   - The K/V ring and its barrier phases run on across items: tile t of a CTA's whole sequence of items
 //     lands in stage t % STAGES, so the producer fills the next item's first K/V stages as soon as the
 //     current item's last tiles are read, under the consumers' last P V and epilogue.
-//   - Every producer thread follows every tile's empty barriers (a parity wait cannot tell rounds two apart,
-//     and the items mix TMA and cp.async tiles); only one issues the TMA copies.
+//   - Only the producer's leader thread waits on the empty barriers; for a cp.async tile it passes the
+//     stage on to the other producer threads through the producer's named barrier. A parity wait cannot
+//     tell rounds two apart, so a thread that waits on a barrier must be one that the barrier's next round
+//     waits for: the consumers for the full barriers (they arrive on the empty ones), the leader for the
+//     empty ones (it fills the stage). The other producer threads once followed the empty barriers too,
+//     gated by nothing: one that fell two phases behind waits for a phase that never comes. On an H200
+//     that hung paged causal launches within a few thousand (fused_dev soak, session 24; none in 120,000
+//     since).
 //   - The consumers release the last tile's V stage too (the ws kernel never refills it).
 //   - CONSUMERS is 2 (BLOCK_M 128) or 3 (BLOCK_M 192: head_dim 64, where a third warpgroup has the
 //     registers: 160 each).
@@ -191,14 +197,20 @@ __global__ void __launch_bounds__(C::THREADS, 1)
         const int s = tile_seq % ST;
         const std::uint32_t free_parity = ((tile_seq / ST) & 1) ^ 1;  // round 0 of the ring passes at once
         const std::uint32_t dk = sK_a + s * C::TILE_BYTES, dv = sV_a + s * C::TILE_BYTES;
-        if (t < g.first_copy) {  // by TMA
-          mbar_wait(empty_k(s), free_parity);
-          if (leader) tma_tile(tm_k, dk, t, full_k(s));
-          mbar_wait(empty_v(s), free_parity);
-          if (leader) tma_tile(tm_v, dv, t, full_v(s));
-        } else {
-          mbar_wait(empty_k(s), free_parity);
-          mbar_wait(empty_v(s), free_parity);
+        if (t < g.first_copy) {  // by TMA: the leader alone waits and issues
+          if (leader) {
+            mbar_wait(empty_k(s), free_parity);
+            tma_tile(tm_k, dk, t, full_k(s));
+            mbar_wait(empty_v(s), free_parity);
+            tma_tile(tm_v, dv, t, full_v(s));
+          }
+        } else {  // by cp.async: the leader sees the stage free, then every producer thread copies
+          if (leader) {
+            mbar_wait(empty_k(s), free_parity);
+            mbar_wait(empty_v(s), free_parity);
+          }
+          __syncwarp();
+          producer_sync();  // no copy into the stage before the leader saw it free
           copy_tile(p.k, dk, t, full_k(s));
           copy_tile(p.v, dv, t, full_v(s));
           producer_sync();  // every producer thread's copies are tracked before the phase's one arrive

@@ -6,6 +6,9 @@
 #include <cuda.h>  // CUtensorMap (the type only)
 
 #include <cstdint>
+#ifdef AB_MBAR_WATCHDOG
+#include <cstdio>  // device printf
+#endif
 
 namespace ab::kernels::fused_detail {
 
@@ -19,6 +22,7 @@ __device__ __forceinline__ void mbar_expect_tx(std::uint32_t bar, std::uint32_t 
 __device__ __forceinline__ void mbar_arrive(std::uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
+#ifndef AB_MBAR_WATCHDOG
 // Spins until the phase of parity `parity` of the barrier has completed (the loop inside the asm: no
 // branch in the C++ control flow around the wgmma issue).
 __device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parity) {
@@ -27,6 +31,45 @@ __device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parit
       "r"(parity)
       : "memory");
 }
+#else
+// The developer build's wait (cmake -DATTNBENCH_MBAR_WATCHDOG=ON): one that has not passed after 2 s prints
+// the block, the thread, the barrier (its shared address and the dynamic shared memory's base), the parity
+// waited for and the barrier's raw word, gives the other stuck threads 0.5 s to print theirs, and traps. A
+// pipeline hang becomes a report and a launch error. The loop is in C++ here: the timing of the waits changes.
+__device__ __forceinline__ bool mbar_try_wait(std::uint32_t bar, std::uint32_t parity) {
+  std::uint32_t ok;
+  asm volatile(
+      "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(ok)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return ok != 0;
+}
+__device__ __forceinline__ std::uint64_t mbar_global_ns() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+  return t;
+}
+__device__ __noinline__ void mbar_stuck(std::uint32_t bar, std::uint32_t parity) {
+  extern __shared__ unsigned char ab_watchdog_smem[];
+  std::uint64_t word;
+  asm volatile("ld.shared.b64 %0, [%1];\n" : "=l"(word) : "r"(bar) : "memory");
+  const std::uint32_t base = static_cast<std::uint32_t>(__cvta_generic_to_shared(ab_watchdog_smem));
+  printf("mbar stuck: block %d thread %d bar 0x%x (smem base 0x%x) parity %u word 0x%016llx\n",
+         static_cast<int>(blockIdx.x), static_cast<int>(threadIdx.x), bar, base, parity,
+         static_cast<unsigned long long>(word));
+  const std::uint64_t t0 = mbar_global_ns();
+  while (mbar_global_ns() - t0 < 500000000ull) {
+  }
+  __trap();
+}
+__device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parity) {
+  if (mbar_try_wait(bar, parity)) return;
+  const std::uint64_t t0 = mbar_global_ns();
+  while (!mbar_try_wait(bar, parity))
+    if (mbar_global_ns() - t0 > 2000000000ull) mbar_stuck(bar, parity);
+}
+#endif
 // Makes `bar` track this thread's earlier cp.async copies: its pending count rises by one now and falls
 // when they have landed (so the phase cannot complete before them).
 __device__ __forceinline__ void mbar_track_cp_async(std::uint32_t bar) {

@@ -6,6 +6,8 @@
 //                                  exit 1 on any failure
 //   fused_dev bench [csv]          CUDA-event timing of every compiled tile at the target shapes (L2
 //                                  flushed before every sample), rows appended to csv
+//   fused_dev soak                 every tile launched 2000 times on one shape (FUSED_DEV_SOAK) under a host
+//                                  watchdog: exit 4 on a launch that does not finish in 10 s
 //   fused_dev one D BM BN WARPS STAGES CAUSAL [ws|wsp]   two launches of one tile at the target shape for D
 //                                  (ws: the warp-specialized tile of that geometry, wsp: its persistent variant)
 // FUSED_DEV_FAMILY=wg|mma|wsp|all picks the tiles of check, bench (default all; another value: one line, exit 2).
@@ -21,7 +23,7 @@
 
 namespace {
 
-constexpr const char* kUsage = "usage: fused_dev version|info|check|bench [csv]|one D BM BN WARPS STAGES CAUSAL [ws|wsp]\n";
+constexpr const char* kUsage = "usage: fused_dev version|info|check|bench [csv]|soak|one D BM BN WARPS STAGES CAUSAL [ws|wsp]\n";
 
 ab::fused_dev::TileFamily family_from_environment() {
   const char* f = std::getenv("FUSED_DEV_FAMILY");
@@ -36,6 +38,7 @@ int run_mode(const std::string& mode, ab::fused_dev::TileFamily family, int argc
   if (mode == "info") return run_info();
   if (mode == "check") return run_checks(family);
   if (mode == "bench") return run_bench(family, argc > 2 ? argv[2] : "");
+  if (mode == "soak") return run_soak(family);
   if (mode == "one" && argc >= 8) {
     ab::FusedTile t;
     t.block_m = std::atoi(argv[3]);

@@ -19,5 +19,7 @@ int run_checks(TileFamily family);
 int run_bench(TileFamily family, const std::string& csv_path);
 // Two launches of `tile` at the target shape for `head_dim` (for a profiler: skip one, profile one).
 int run_one(int head_dim, const FusedTile& tile, bool causal);
+// Every tile of `family` launched many times on one shape under a host watchdog; 4 on a hang (soak_mode.cpp).
+int run_soak(TileFamily family);
 
 }  // namespace ab::fused_dev
