@@ -136,6 +136,21 @@ TEST(QueryBlockOrder, CausalWorkIsBalanced) {
   }
 }
 
+TEST(QueryBlockOrder, CausalShortLastRoundGoesAsSingleBlocks) {
+  // B=32 H=12 S=512 causal with 192-row blocks and 128-key tiles: 576 units on 132 SMs, 4 whole rounds and
+  // 48 pairs. Split over 96 CTAs, the busiest CTA is over the mean by less than the longest block; left as
+  // pairs, 48 CTAs would run a whole fifth pair (5 x 7 = 35 tiles against a mean of 28.2).
+  const int m_blocks = 3, bh = 384, bm = 192, bn = 128, grid = 132;
+  const long long units = persistent_units(m_blocks, bh, true);
+  ASSERT_EQ(units % grid, 48);
+  const Walk w = walk(m_blocks, bh, true, grid, bm, bn);
+  for (int n : w.seen) ASSERT_EQ(n, 1);
+  long long total = 0;
+  for (long long x : w.work) total += x;
+  const long long most = *std::max_element(w.work.begin(), w.work.end());
+  EXPECT_LT(static_cast<double>(most), static_cast<double>(total) / grid + causal_tiles(m_blocks - 1, bm, bn));
+}
+
 TEST(QueryBlockOrder, NonCausalShortLastBlocksAreSpreadOverTheCtas) {
   // q_len not a multiple of BLOCK_M: a head's last block is short. B=32 H=12 S=512 with 192-row blocks
   // (3 blocks, the last of 128 rows) and B=8 H=12 S=2048 (11 blocks), on 132 SMs, a multiple of both block
