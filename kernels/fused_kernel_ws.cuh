@@ -70,8 +70,12 @@ __device__ __forceinline__ int ws_first_copy_tile(bool paged, bool pages_by_tma,
   if (paged && !pages_by_tma) return 0;
   return !paged && S == seq_len ? n_tiles : S / bn;
 }
-// Barrier 1 over the producer warpgroup only (the consumers never wait on it).
-__device__ __forceinline__ void producer_sync() { asm volatile("bar.sync 1, 128;\n" ::: "memory"); }
+// Barrier 1 over the producer warpgroup only (the consumers never wait on it). Its warps may come from
+// divergent code (the leader's copies): reconverge first, bar.sync is warp-aligned.
+__device__ __forceinline__ void producer_sync() {
+  __syncwarp();
+  asm volatile("bar.sync 1, 128;\n" ::: "memory");
+}
 template <int N>
 __device__ __forceinline__ void regs_dec() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
@@ -188,28 +192,25 @@ __global__ void __launch_bounds__(C::THREADS, 1)
 #pragma unroll
       for (int a = 0; a < C::ATOMS; ++a) tma_load_3d(sQ_a + a * BM * 128, tm_q, a * 64, q_row0, bh, bar_q);
     }
-    // Only the leader waits on the empty barriers (a parity wait cannot tell rounds two apart, so a thread
-    // that no round waits for may fall a round behind and wait for a phase that never comes); the other
-    // producer threads take part in the cp.async tiles only (cp.async tiles are all tiles or only the last),
-    // each passed on by the leader through the producer's named barrier once it saw the stage free.
-    for (int t = tile_by_tma(n_tiles - 1) ? (leader ? 0 : n_tiles) : 0; t < n_tiles; ++t) {
+    // With a cp.async tile ahead (cp.async tiles are all tiles or only the last), every producer thread
+    // follows the ring, waiting on each tile's empty barriers, and the producer's named barrier follows each
+    // tile: a parity wait cannot tell phase k from phase k+2, so no producer thread may fall a phase behind
+    // the leader (fused_kernel_wsp.cuh). Else the leader alone.
+    const bool all_follow = !tile_by_tma(n_tiles - 1);
+    for (int t = 0; t < n_tiles && (leader || all_follow); ++t) {
       const int s = t % ST;
       const std::uint32_t free_parity = ((t / ST) & 1) ^ 1;  // round 0 passes at once
       const std::uint32_t dk = sK_a + s * C::TILE_BYTES, dv = sV_a + s * C::TILE_BYTES;
       if (tile_by_tma(t)) {
-        if (leader) {
-          mbar_wait(empty_k(s), free_parity);
-          tma_tile(tm_k, dk, t, full_k(s));
-          mbar_wait(empty_v(s), free_parity);
-          tma_tile(tm_v, dv, t, full_v(s));
-        }
+        mbar_wait(empty_k(s), free_parity);
+        if (all_follow) producer_sync();  // the leader refills a stage once every producer thread saw it free
+        if (leader) tma_tile(tm_k, dk, t, full_k(s));
+        mbar_wait(empty_v(s), free_parity);
+        if (all_follow) producer_sync();
+        if (leader) tma_tile(tm_v, dv, t, full_v(s));
       } else {
-        if (leader) {
-          mbar_wait(empty_k(s), free_parity);
-          mbar_wait(empty_v(s), free_parity);
-        }
-        __syncwarp();
-        producer_sync();  // no copy into the stage before the leader saw it free
+        mbar_wait(empty_k(s), free_parity);
+        mbar_wait(empty_v(s), free_parity);
         copy_tile(p.k, dk, t, full_k(s));
         copy_tile(p.v, dv, t, full_v(s));
         producer_sync();  // every producer thread's copies are tracked before the phase's one arrive

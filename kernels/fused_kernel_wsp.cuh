@@ -10,14 +10,14 @@
 //   - The K/V ring and its barrier phases run on across items: tile t of a CTA's whole sequence of items
 //     lands in stage t % STAGES, so the producer fills the next item's first K/V stages as soon as the
 //     current item's last tiles are read, under the consumers' last P V and epilogue.
-//   - Only the producer's leader thread waits on the empty barriers; for a cp.async tile it passes the
-//     stage on to the other producer threads through the producer's named barrier. A parity wait cannot
-//     tell rounds two apart, so a thread that waits on a barrier must be one that the barrier's next round
-//     waits for: the consumers for the full barriers (they arrive on the empty ones), the leader for the
-//     empty ones (it fills the stage). The other producer threads once followed the empty barriers too,
-//     gated by nothing: one that fell two phases behind waits for a phase that never comes. On an H200
-//     that hung paged causal launches within a few thousand (fused_dev soak, session 24; none in 120,000
-//     since).
+//   - Every producer thread waits on every tile's empty barriers (the items mix TMA and cp.async tiles), and
+//     the leader refills a stage only after the producer's named barrier, once all of them saw it free. A
+//     parity wait cannot tell phase k from phase k+2, so a thread that waits on a barrier must be one that
+//     the barrier's next phase waits for: the consumers for the full barriers (they arrive on the empty
+//     ones), every producer thread for the empty ones (through that named barrier). Without it a producer
+//     thread that fell behind waited for a phase that never came: on an H200, 2 launches in 25,000 hung on
+//     paged causal rows (fused_dev soak, session 24). Waiting in the leader alone was 5-12 % slower; a
+//     barrier after both waits, before both copies, up to 16 % slower with two stages.
 //   - The consumers release the last tile's V stage too (the ws kernel never refills it).
 //   - CONSUMERS is 2 (BLOCK_M 128) or 3 (BLOCK_M 192: head_dim 64, where a third warpgroup has the
 //     registers: 160 each).
@@ -197,20 +197,16 @@ __global__ void __launch_bounds__(C::THREADS, 1)
         const int s = tile_seq % ST;
         const std::uint32_t free_parity = ((tile_seq / ST) & 1) ^ 1;  // round 0 of the ring passes at once
         const std::uint32_t dk = sK_a + s * C::TILE_BYTES, dv = sV_a + s * C::TILE_BYTES;
-        if (t < g.first_copy) {  // by TMA: the leader alone waits and issues
-          if (leader) {
-            mbar_wait(empty_k(s), free_parity);
-            tma_tile(tm_k, dk, t, full_k(s));
-            mbar_wait(empty_v(s), free_parity);
-            tma_tile(tm_v, dv, t, full_v(s));
-          }
-        } else {  // by cp.async: the leader sees the stage free, then every producer thread copies
-          if (leader) {
-            mbar_wait(empty_k(s), free_parity);
-            mbar_wait(empty_v(s), free_parity);
-          }
-          __syncwarp();
-          producer_sync();  // no copy into the stage before the leader saw it free
+        if (t < g.first_copy) {  // by TMA: the leader refills a stage once every producer thread saw it free
+          mbar_wait(empty_k(s), free_parity);
+          producer_sync();
+          if (leader) tma_tile(tm_k, dk, t, full_k(s));
+          mbar_wait(empty_v(s), free_parity);
+          producer_sync();
+          if (leader) tma_tile(tm_v, dv, t, full_v(s));
+        } else {  // by cp.async, every producer thread
+          mbar_wait(empty_k(s), free_parity);
+          mbar_wait(empty_v(s), free_parity);
           copy_tile(p.k, dk, t, full_k(s));
           copy_tile(p.v, dv, t, full_v(s));
           producer_sync();  // every producer thread's copies are tracked before the phase's one arrive
