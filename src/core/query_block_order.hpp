@@ -14,9 +14,9 @@
 //   - Balance, persistent: a static walk (the prefill launch has no workspace to reset a counter in before
 //     every launch). Causal blocks go in pairs, m_blocks-1-j then j, of m_blocks+1 key tiles together
 //     (bottom-right causal and q_len < seq_len shift every block alike; an odd m_blocks pairs the middle
-//     blocks of two heads), and CTA c takes pair c, c+G, c+2G...: every CTA gets the same work but for the
-//     partial last round (3 % over the mean at B=8 H=16 S=2048 on 132 SMs), whose pairs are split into single
-//     blocks over twice as many CTAs when they are at most G / 2. Non-causal: CTA c takes block
+//     blocks of two heads), and in round r CTA c takes pair r*G + (c + r) % G: every CTA gets about the same
+//     work but for the partial last round (3 % over the mean at B=8 H=16 S=2048 on 132 SMs), whose pairs are
+//     split into single blocks over twice as many CTAs when they are at most G / 2. Non-causal: CTA c takes block
 //     c, c+G, ..., each head's blocks in an order rotated by the head. Without the rotation a grid that is
 //     a multiple of m_blocks (132 SMs and 3 blocks of 192 rows at S=512) hands CTA c block c % m_blocks at
 //     every step, and where q_len is not a multiple of BLOCK_M the CTAs holding the short last block idle
@@ -84,8 +84,9 @@ struct PersistentStep {
 
 // Step `step` of CTA `cta` of a persistent grid of `grid` CTAs: the block it runs, `skip` (the empty second
 // half of a lone middle block: go on to the next step), or `done` (no block in this or any later step).
-// CTA c takes unit c, c + grid, c + 2 grid, ...: causal units in two steps, the longer block first (but for
-// a short last round: below).
+// CTA c takes unit c, c + grid, c + 2 grid, ... (not causal) or one unit of each round of grid units, moving
+// by one each round (causal: below); causal units in two steps, the longer block first (but for a short
+// last round: below).
 AB_HOST_DEVICE inline PersistentStep persistent_step(int step, int cta, int grid, int m_blocks, int bh_count,
                                                      bool causal) {
   PersistentStep s{WalkStep::done, {0, 0}};
@@ -108,9 +109,18 @@ AB_HOST_DEVICE inline PersistentStep persistent_step(int step, int cta, int grid
   // 192-row blocks).
   const unsigned g = static_cast<unsigned>(grid), rounds = static_cast<unsigned>(units) / g;
   const unsigned rem = static_cast<unsigned>(units) - rounds * g, ci = static_cast<unsigned>(cta);
-  long long u = static_cast<long long>(step / 2) * grid + cta;
+  // Round r hands unit r * grid + (cta + r) % grid to CTA cta: the units of a round are the same (the heads
+  // running at one time too), but a CTA's unit moves by one each round. Without that, a grid that is a
+  // multiple of the units per group of two heads hands a CTA the same kind of unit every round: at
+  // B=32 H=12 S=512 with 192-row blocks (3 units per group, 132 = 44 x 3) a third of the CTAs ran only the
+  // middle blocks' pairs, 16 key tiles of warpgroup work against 12 for the others' pairs (the last block
+  // has 128 rows: its third warpgroup idles).
+  const unsigned round = static_cast<unsigned>(step / 2);
+  unsigned slot = ci + round % g;
+  if (slot >= g) slot -= g;
+  long long u = static_cast<long long>(round) * grid + slot;
   bool second = (step & 1) != 0;
-  if (rem > 0 && 2 * rem <= g && static_cast<unsigned>(step / 2) >= rounds) {
+  if (rem > 0 && 2 * rem <= g && round >= rounds) {
     if (static_cast<unsigned>(step) != 2 * rounds || ci >= 2 * rem) return s;
     u = static_cast<long long>(rounds) * grid + (ci < rem ? ci : ci - rem);
     second = ci >= rem;

@@ -151,6 +151,37 @@ TEST(QueryBlockOrder, CausalShortLastRoundGoesAsSingleBlocks) {
   EXPECT_LT(static_cast<double>(most), static_cast<double>(total) / grid + causal_tiles(m_blocks - 1, bm, bn));
 }
 
+TEST(QueryBlockOrder, CausalPairsOfUnequalWorkRotateOverTheCtas) {
+  // B=32 H=12 S=512 causal with 192-row blocks and 128-key tiles on 132 SMs: a group of two heads is 3 units,
+  // and 132 is a multiple of 3. The work of a block is the key tiles each of its 64-row warpgroups sees (the
+  // last block has 128 rows, so its third warpgroup sees none): 4, 8 and 8 for blocks 0, 1, 2, so the pairs
+  // (2, 0) are 12 and the middle pair (1, 1) of two heads 16. A walk that hands a CTA the same kind of unit
+  // every round leaves a third of the CTAs 24 % over the mean; moving each CTA by one unit a round, 10 %.
+  const int m_blocks = 3, bh = 384, bm = 192, bn = 128, q_len = 512, grid = 132;
+  auto wg_work = [&](int m) {
+    int tiles = 0;
+    for (int r0 = m * bm; r0 < std::min((m + 1) * bm, q_len); r0 += 64) tiles += ceil_div(std::min(r0 + 64, q_len), bn);
+    return tiles;
+  };
+  ASSERT_EQ(wg_work(0) + wg_work(2), 12);
+  ASSERT_EQ(2 * wg_work(1), 16);
+  std::vector<long long> work(grid, 0);
+  std::vector<int> seen(static_cast<std::size_t>(m_blocks) * bh, 0);
+  for (int cta = 0; cta < grid; ++cta)
+    for (int step = 0;; ++step) {
+      const PersistentStep st = persistent_step(step, cta, grid, m_blocks, bh, true);
+      if (st.step == WalkStep::done) break;
+      if (st.step == WalkStep::skip) continue;
+      work[static_cast<std::size_t>(cta)] += wg_work(st.block.m_block);
+      ++seen[static_cast<std::size_t>(st.block.bh) * m_blocks + st.block.m_block];
+    }
+  for (int n : seen) ASSERT_EQ(n, 1);
+  long long total = 0;
+  for (long long x : work) total += x;
+  const double mean = static_cast<double>(total) / grid;
+  EXPECT_LE(static_cast<double>(*std::max_element(work.begin(), work.end())), 1.11 * mean);
+}
+
 TEST(QueryBlockOrder, NonCausalShortLastBlocksAreSpreadOverTheCtas) {
   // q_len not a multiple of BLOCK_M: a head's last block is short. B=32 H=12 S=512 with 192-row blocks
   // (3 blocks, the last of 128 rows) and B=8 H=12 S=2048 (11 blocks), on 132 SMs, a multiple of both block
