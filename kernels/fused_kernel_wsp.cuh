@@ -234,7 +234,12 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     if (wg == C::CONSUMERS) turns.pass();  // the first consumer warpgroup has the first turn
     int tile_seq = 0;  // the ring position, as the producer's
     for (int step = 0, n = 0;; ++step) {
-      const PersistentStep st = persistent_step(step, cta, grid, p.m_blocks, bh_count, p.causal != 0);
+      // The walk's inputs made opaque at every item: otherwise ptxas keeps what it derives from them (unit
+      // and round counts) live across the key-tile loop, and at D=128 the loop's descriptors leave the uniform
+      // datapath (22 R2UR per tile).
+      int walk_grid = grid, walk_m_blocks = p.m_blocks, walk_bh = bh_count;
+      asm volatile("" : "+r"(walk_grid), "+r"(walk_m_blocks), "+r"(walk_bh));
+      const PersistentStep st = persistent_step(step, cta, walk_grid, walk_m_blocks, walk_bh, p.causal != 0);
       if (st.step == WalkStep::done) break;
       if (st.step == WalkStep::skip) continue;
       const Geom g = geom_of(st.block);

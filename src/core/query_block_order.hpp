@@ -116,8 +116,8 @@ AB_HOST_DEVICE inline PersistentStep persistent_step(int step, int cta, int grid
   // middle blocks' pairs, 16 key tiles of warpgroup work against 12 for the others' pairs (the last block
   // has 128 rows: its third warpgroup idles).
   const unsigned round = static_cast<unsigned>(step / 2);
-  unsigned slot = ci + round % g;
-  if (slot >= g) slot -= g;
+  unsigned slot = ci + round;
+  while (slot >= g) slot -= g;  // (ci + round) % g: a few passes at most where rounds exceed the grid
   long long u = static_cast<long long>(round) * grid + slot;
   bool second = (step & 1) != 0;
   if (rem > 0 && 2 * rem <= g && round >= rounds) {
