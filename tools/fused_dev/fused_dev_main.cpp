@@ -7,7 +7,8 @@
 //   fused_dev bench [csv]          CUDA-event timing of every compiled tile at the target shapes (L2
 //                                  flushed before every sample), rows appended to csv
 //   fused_dev soak                 every tile launched 2000 times on one shape (FUSED_DEV_SOAK) under a host
-//                                  watchdog: exit 4 on a launch that does not finish in 10 s
+//                                  watchdog: exit 4 on a launch that does not finish in 10 s, 3 when no
+//                                  tile of the family implements the shape on this device
 //   fused_dev one D BM BN WARPS STAGES CAUSAL [ws|wsp]   two launches of one tile at the target shape for D
 //                                  (ws: the warp-specialized tile of that geometry, wsp: its persistent variant)
 // FUSED_DEV_FAMILY=wg|mma|wsp|all picks the tiles of check, bench (default all; another value: one line, exit 2).
