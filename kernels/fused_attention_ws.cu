@@ -1,6 +1,8 @@
 // Warp-specialized Hopper fused attention tiles (fused_kernel_ws.cuh): m128n128w12s2ws for head_dim 128
 // (the default there since run 5 of docs/perf-notes.md), m128n64w12s3ws for 64 (slower than m128n64w8s2
-// at S=512: one CTA per SM; searched by tune); and the TMA descriptor encoding they launch with, through
+// at S=512: one CTA per SM; searched by tune), m128n64w12s2ws for 256 (the default there: 64 KB of Q and two
+// 64 KB stages fit, two Q buffers of the persistent kernel would not; session 24, H200, B=8 H=16 S=2048:
+// 2.6x the mma.sync tile, 1.05x cuDNN); and the TMA descriptor encoding they launch with, through
 // the driver entry point the runtime hands out (no -lcuda link). The D=64 instance of m128n128w12s2ws was
 // dropped after run 5 (0.0996 ms at S=512, behind m128n64w8s2's 0.0911; it would have led the D=64 order).
 #include "fused_kernel_ws.cuh"
@@ -67,6 +69,7 @@ const Entry* entries_ws(int* count) {
   static const Entry e[] = {
       make_entry_ws<128, 128, 2, false>(), make_entry_ws<128, 128, 2, true>(),
       make_entry_ws<64, 64, 3, false>(),   make_entry_ws<64, 64, 3, true>(),
+      make_entry_ws<256, 64, 2, false>(),  make_entry_ws<256, 64, 2, true>(),
   };
   *count = static_cast<int>(sizeof(e) / sizeof(e[0]));
   return e;
