@@ -16,7 +16,7 @@
 //     the barrier's next phase waits for: the consumers for the full barriers (they arrive on the empty
 //     ones), every producer thread for the empty ones (through that named barrier). Without it a producer
 //     thread that fell behind waited for a phase that never came: on an H200, 2 launches in 25,000 hung on
-//     paged causal rows (fused_dev soak, session 24). Waiting in the leader alone was 5-12 % slower; a
+//     paged causal rows (fused_dev soak, session 24). Waiting in the leader alone was 3-12 % slower; a
 //     barrier after both waits, before both copies, up to 16 % slower with two stages.
 //   - The consumers release the last tile's V stage too (the ws kernel never refills it).
 //   - CONSUMERS is 2 (BLOCK_M 128) or 3 (BLOCK_M 192: head_dim 64, where a third warpgroup has the

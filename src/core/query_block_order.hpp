@@ -117,7 +117,7 @@ AB_HOST_DEVICE inline PersistentStep persistent_step(int step, int cta, int grid
   // has 128 rows: its third warpgroup idles).
   const unsigned round = static_cast<unsigned>(step / 2);
   unsigned slot = ci + round;
-  while (slot >= g) slot -= g;  // (ci + round) % g: a few passes at most where rounds exceed the grid
+  while (slot >= g) slot -= g;  // (ci + round) % g: round / g passes, none while rounds stay under the grid
   long long u = static_cast<long long>(round) * grid + slot;
   bool second = (step & 1) != 0;
   if (rem > 0 && 2 * rem <= g && round >= rounds) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <set>
 #include <vector>
 
@@ -23,12 +24,13 @@ int causal_tiles(int m, int bm, int bn) { return ((m + 1) * bm + bn - 1) / bn; }
 
 struct Walk {
   std::vector<int> seen;                   // runs per block
-  std::vector<long long> work;             // key tiles per CTA
+  std::vector<long long> work;             // key tiles per CTA (or the caller's measure of a block's work)
   std::vector<std::set<int>> step_heads;   // heads the CTAs run at each step
   bool done_stays_done = true;             // no block after a CTA's first `done`
 };
 
-Walk walk(int m_blocks, int bh_count, bool causal, int grid, int bm, int bn) {
+Walk walk(int m_blocks, int bh_count, bool causal, int grid, int bm, int bn,
+          const std::function<long long(int m_block)>& block_work = {}) {
   const long long blocks = static_cast<long long>(m_blocks) * bh_count;
   Walk w;
   w.seen.assign(static_cast<std::size_t>(blocks), 0);
@@ -49,7 +51,8 @@ Walk walk(int m_blocks, int bh_count, bool causal, int grid, int bm, int bn) {
       EXPECT_GE(b.m_block, 0);
       EXPECT_LT(b.m_block, m_blocks);
       ++w.seen[static_cast<std::size_t>(b.bh) * m_blocks + b.m_block];
-      w.work[static_cast<std::size_t>(cta)] += causal ? causal_tiles(b.m_block, bm, bn) : m_blocks;
+      w.work[static_cast<std::size_t>(cta)] +=
+          block_work ? block_work(b.m_block) : causal ? causal_tiles(b.m_block, bm, bn) : m_blocks;
       if (w.step_heads.size() <= static_cast<std::size_t>(step)) w.step_heads.resize(step + 1);
       w.step_heads[static_cast<std::size_t>(step)].insert(b.bh);
     }
@@ -165,21 +168,12 @@ TEST(QueryBlockOrder, CausalPairsOfUnequalWorkRotateOverTheCtas) {
   };
   ASSERT_EQ(wg_work(0) + wg_work(2), 12);
   ASSERT_EQ(2 * wg_work(1), 16);
-  std::vector<long long> work(grid, 0);
-  std::vector<int> seen(static_cast<std::size_t>(m_blocks) * bh, 0);
-  for (int cta = 0; cta < grid; ++cta)
-    for (int step = 0;; ++step) {
-      const PersistentStep st = persistent_step(step, cta, grid, m_blocks, bh, true);
-      if (st.step == WalkStep::done) break;
-      if (st.step == WalkStep::skip) continue;
-      work[static_cast<std::size_t>(cta)] += wg_work(st.block.m_block);
-      ++seen[static_cast<std::size_t>(st.block.bh) * m_blocks + st.block.m_block];
-    }
-  for (int n : seen) ASSERT_EQ(n, 1);
+  const Walk w = walk(m_blocks, bh, true, grid, bm, bn, wg_work);
+  for (int n : w.seen) ASSERT_EQ(n, 1);
   long long total = 0;
-  for (long long x : work) total += x;
+  for (long long x : w.work) total += x;
   const double mean = static_cast<double>(total) / grid;
-  EXPECT_LE(static_cast<double>(*std::max_element(work.begin(), work.end())), 1.11 * mean);
+  EXPECT_LE(static_cast<double>(*std::max_element(w.work.begin(), w.work.end())), 1.11 * mean);
 }
 
 TEST(QueryBlockOrder, NonCausalShortLastBlocksAreSpreadOverTheCtas) {
