@@ -38,14 +38,10 @@ struct CsvFile {
   }
 };
 
-void launch_or_throw(const kernels::FusedParams& p, const FusedTile& t) {
-  cuda::check_launch(kernels::fused_launch(p, t, nullptr), "fused_attention");
-}
-
 // Times `tile` on `d`, prints the row and appends it to the CSV (layout: "contiguous", "paged", "paged16"...).
 void bench_row(const Problem& p, const DeviceCase& d, const FusedTile& tile, const std::string& tile_label,
                const std::string& layout, int samples, cuda::L2Flusher& flusher, const std::string& device, FILE* csv) {
-  const SampleSummary s = time_launch([&] { launch_or_throw(d.params(), tile); }, flusher, kWarmup, samples);
+  const SampleSummary s = time_launch([&] { d.launch(tile); }, flusher, kWarmup, samples);
   const double tflops = p.flops() / s.median * 1e-9;
   std::printf("%-*s %-12s %9.4f %9.4f %9.4f %8.1f\n", kLabelWidth, p.label().c_str(), tile_label.c_str(), s.median,
               s.p10, s.p90, tflops);
@@ -115,7 +111,7 @@ int run_one(int head_dim, const FusedTile& tile, bool causal) {
     std::printf("%s: %s\n", tile.name().c_str(), why.c_str());
     return 1;
   }
-  for (int i = 0; i < 2; ++i) launch_or_throw(d.params(), tile);
+  for (int i = 0; i < 2; ++i) d.launch(tile);
   AB_CUDA_CHECK(cudaDeviceSynchronize());
   std::printf("%s %s: 2 launches\n", p.label().c_str(), tile.name().c_str());
   return 0;

@@ -1,6 +1,7 @@
 // Device copies of a harness problem through the CUDA backend's memory helpers.
 #include "device_case.hpp"
 
+#include "backends/cuda/cuda_check.hpp"
 #include "core/fused_decode_plan.hpp"
 
 namespace ab::fused_dev {
@@ -51,6 +52,10 @@ DeviceCase::~DeviceCase() { release(); }
 void DeviceCase::release() noexcept {
   for (void* p : {q_, k_, v_, o_, block_table_, kv_lens_, workspace_}) mem_.free(p);
   q_ = k_ = v_ = o_ = block_table_ = kv_lens_ = workspace_ = nullptr;
+}
+
+void DeviceCase::launch(const FusedTile& tile) const {
+  cuda::check_launch(kernels::fused_launch(params_, tile, nullptr), "fused_attention");
 }
 
 void DeviceCase::poison_output() {

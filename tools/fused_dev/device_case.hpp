@@ -20,6 +20,8 @@ class DeviceCase {
   DeviceCase& operator=(const DeviceCase&) = delete;
 
   const kernels::FusedParams& params() const { return params_; }
+  // One launch of `tile` on the default stream; throws BackendError on a launch error (bench and soak).
+  void launch(const FusedTile& tile) const;
   // Fills O with 0xff bytes (NaN in fp16 and bf16), so that an element a launch leaves unwritten shows.
   void poison_output();
   // O's raw dtype bits, [B,H,S,D]; waits for the default stream.

@@ -80,7 +80,7 @@ int run_soak(TileFamily family) {
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < s.launches; ++i) {
       flusher.flush(nullptr);
-      cuda::check_launch(kernels::fused_launch(d.params(), t, nullptr), "fused_attention");
+      d.launch(t);
       AB_CUDA_CHECK(cudaEventRecord(done, nullptr));
       if (!wait_event(done, std::chrono::seconds(10))) {
         std::printf("HANG %s launch %d of %d (no completion after 10 s)\n", t.name().c_str(), i + 1, s.launches);
