@@ -4,7 +4,7 @@
 // non-causal), and with three consumer warpgroups m192n64w16s3wsp, m192n128w16s2wsp and m192n128w16s3wsp
 // (FlashAttention-3's 192 x 128 block; the head_dim-64 default). The head_dim-64 tiles with 128-key tiles
 // have their consumer warpgroups take turns (WspCfg::TURNS). tune searches them; --tile picks them. And
-// the developer cap on their grid (fused_dev_hooks.cuh).
+// the developer cap on their grid and the developer build's load-balance record (fused_dev_hooks.cuh).
 #include "fused_dev_hooks.cuh"
 #include "fused_kernel_wsp.cuh"
 
@@ -15,6 +15,15 @@ int g_wsp_grid_cap = 0;  // 0: no cap
 }  // namespace
 
 void fused_set_persistent_grid_cap(int ctas) { g_wsp_grid_cap = ctas > 0 ? ctas : 0; }
+
+bool fused_set_cta_times(unsigned long long* times) {
+#ifdef AB_CTA_TIMES
+  return cudaMemcpyToSymbol(fused_detail::g_cta_times, &times, sizeof(times)) == cudaSuccess;
+#else
+  (void)times;
+  return false;
+#endif
+}
 
 namespace fused_detail {
 

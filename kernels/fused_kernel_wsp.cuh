@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "fused_cta_times.cuh"  // cta_time_mark: a developer build's load-balance record
 #include "fused_kernel_ws.cuh"  // ws_pages_by_tma, producer_sync, regs_dec / regs_inc, encode_rows_map
 #include "core/query_block_order.hpp"  // persistent_step: the static work order
 
@@ -135,6 +136,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();  // the only CTA-wide barrier
+  if (tid == 0) cta_time_mark(cta, 0);
 
   if (wg == 0) {
     // ---- producer ----
@@ -322,6 +324,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       ++n;
     }
     if (wg == 1) turns.wait();  // the last warpgroup's last pass
+    if ((tid & 127) == 0) cta_time_mark(cta, wg);
   }
 #else
   (void)p;

@@ -9,6 +9,9 @@
 //   fused_dev soak                 every tile launched 2000 times on one shape (FUSED_DEV_SOAK) under a host
 //                                  watchdog: exit 4 on a launch that does not finish in 10 s, 3 when no
 //                                  tile of the family implements the shape on this device
+//   fused_dev ctas                 per-CTA start and end times of the persistent tiles on the six target rows
+//                                  (FUSED_DEV_CTAS=B,H,S,D,CAUSAL: one other shape); needs a build with
+//                                  -DATTNBENCH_CTA_TIMES=ON, exit 3 without it
 //   fused_dev one D BM BN WARPS STAGES CAUSAL [ws|wsp]   two launches of one tile at the target shape for D
 //                                  (ws: the warp-specialized tile of that geometry, wsp: its persistent variant)
 // FUSED_DEV_FAMILY=wg|mma|wsp|all picks the tiles of check, bench (default all; another value: one line, exit 2).
@@ -24,7 +27,7 @@
 
 namespace {
 
-constexpr const char* kUsage = "usage: fused_dev version|info|check|bench [csv]|soak|one D BM BN WARPS STAGES CAUSAL [ws|wsp]\n";
+constexpr const char* kUsage = "usage: fused_dev version|info|check|bench [csv]|soak|ctas|one D BM BN WARPS STAGES CAUSAL [ws|wsp]\n";
 
 ab::fused_dev::TileFamily family_from_environment() {
   const char* f = std::getenv("FUSED_DEV_FAMILY");
@@ -40,6 +43,7 @@ int run_mode(const std::string& mode, ab::fused_dev::TileFamily family, int argc
   if (mode == "check") return run_checks(family);
   if (mode == "bench") return run_bench(family, argc > 2 ? argv[2] : "");
   if (mode == "soak") return run_soak(family);
+  if (mode == "ctas") return run_ctas(family);
   if (mode == "one" && argc >= 8) {
     ab::FusedTile t;
     t.block_m = std::atoi(argv[3]);

@@ -21,5 +21,7 @@ int run_bench(TileFamily family, const std::string& csv_path);
 int run_one(int head_dim, const FusedTile& tile, bool causal);
 // Every tile of `family` launched many times on one shape under a host watchdog; 4 on a hang (soak_mode.cpp).
 int run_soak(TileFamily family);
+// How evenly the persistent tiles' CTAs share the work (a -DATTNBENCH_CTA_TIMES=ON build; 3 otherwise).
+int run_ctas(TileFamily family);
 
 }  // namespace ab::fused_dev

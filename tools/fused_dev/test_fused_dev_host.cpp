@@ -1,5 +1,5 @@
 // The fused-kernel harness's host pieces: its problems, its inputs (Q spread, NaN pool tail that the
-// reference never reads), tile families and the timing summary.
+// reference never reads), tile families, the timing summary and the load-balance summary of `ctas`.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/reference.hpp"
+#include "cta_balance.hpp"
 #include "dev_case.hpp"
 #include "dev_inputs.hpp"
 #include "sample_summary.hpp"
@@ -15,6 +16,33 @@
 
 namespace ab::fused_dev {
 namespace {
+
+// Four CTAs of a persistent launch (start, then the ends of three warpgroups, ns): one ends at 100 us, two at
+// 80 us, one started late; a fifth slot row recorded nothing (not launched) and a sixth a start alone.
+TEST(CtaBalance, SpanBusyEndsAndIdle) {
+  const std::uint64_t t0 = 5'000'000;
+  auto at = [&](double us) { return t0 + static_cast<std::uint64_t>(us * 1000); };
+  const std::vector<std::uint64_t> times = {
+      at(0), at(60), at(100), at(90),  // busy 100
+      at(0), at(80), at(80), 0,        // busy 80 (its third warpgroup had no rows)
+      at(0), at(70), at(80), at(75),   // busy 80
+      at(20), at(90), at(60), at(40),  // started at 20, busy 70
+      0, 0, 0, 0,                      // no CTA here
+      at(1), 0, 0, 0,                  // a start and no end
+  };
+  const CtaBalance b = cta_balance(times, 4);
+  EXPECT_EQ(b.ctas, 4);
+  EXPECT_EQ(b.missing, 1);
+  EXPECT_NEAR(b.span, 100.0, 1e-9);
+  EXPECT_NEAR(b.busy_mean, (100 + 80 + 80 + 70) / 4.0, 1e-9);
+  EXPECT_NEAR(b.busy_max, 100.0, 1e-9);
+  EXPECT_NEAR(b.start_max, 20.0, 1e-9);
+  EXPECT_NEAR(b.end_p10, 80.0, 1e-9);  // ends 80, 80, 90, 100
+  EXPECT_NEAR(b.end_p50, 80.0, 1e-9);
+  EXPECT_NEAR(b.end_p90, 90.0, 1e-9);
+  EXPECT_NEAR(b.idle, 1.0 - 82.5 / 100.0, 1e-9);
+  EXPECT_EQ(cta_balance({0, 0, 0, 0}, 4).ctas, 0);
+}
 
 TEST(FusedDevProblem, ContiguousIsOnePageOfTheWholeSequence) {
   const Problem p = dev_problem(3, 5, 1000, 64, 0, true, DType::bf16);
