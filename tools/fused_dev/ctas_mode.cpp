@@ -28,9 +28,9 @@ namespace ab::fused_dev {
 
 namespace {
 
-constexpr int kSlots = 4;         // kCtaTimeSlots of fused_cta_times.cuh
+constexpr int kCtaSlots = 4;         // kCtaTimeSlots of fused_cta_times.cuh
 constexpr int kMaxCtas = 4096;  // the record's room: the grid is at most one CTA per SM
-constexpr int kLaunches = 12, kWarmup = 3;
+constexpr int kCtaLaunches = 12, kCtaWarmup = 3;
 
 struct CtaShape {
   int batch, heads, seq_len, head_dim, causal;
@@ -58,7 +58,7 @@ int run_ctas(TileFamily family) {
     return 2;
   }
   unsigned long long* times = nullptr;
-  const std::size_t bytes = sizeof(unsigned long long) * kSlots * kMaxCtas;
+  const std::size_t bytes = sizeof(unsigned long long) * kCtaSlots * kMaxCtas;
   AB_CUDA_CHECK(cudaMalloc(&times, bytes));
   if (!kernels::fused_set_cta_times(times)) {
     AB_CUDA_CHECK(cudaFree(times));
@@ -67,7 +67,7 @@ int run_ctas(TileFamily family) {
   }
   cuda::L2Flusher flusher;
   flusher.init(kFlushBytes / 2);
-  std::vector<std::uint64_t> host(static_cast<std::size_t>(kSlots) * kMaxCtas);
+  std::vector<std::uint64_t> host(static_cast<std::size_t>(kCtaSlots) * kMaxCtas);
   std::printf("%-*s %-20s %5s %9s %9s %9s %6s %8s %8s %8s %6s %9s\n", kLabelWidth, "shape", "tile", "ctas", "span_us",
               "busy_avg", "busy_max", "max/av", "end_p10", "end_p50", "end_p90", "idle", "start_max");
   for (const CtaShape& s : shapes) {
@@ -76,12 +76,12 @@ int run_ctas(TileFamily family) {
     for (const FusedTile& t : tiles_of_family(kernels::fused_compiled_tiles(), family)) {
       if (!t.persistent || !kernels::fused_can_implement(d.params(), t).empty()) continue;
       std::vector<CtaBalance> runs;
-      for (int i = 0; i < kWarmup + kLaunches; ++i) {
+      for (int i = 0; i < kCtaWarmup + kCtaLaunches; ++i) {
         AB_CUDA_CHECK(cudaMemset(times, 0, bytes));
         flusher.flush(nullptr);
         d.launch(t);
         AB_CUDA_CHECK(cudaMemcpy(host.data(), times, bytes, cudaMemcpyDeviceToHost));
-        if (i >= kWarmup) runs.push_back(cta_balance(host, kSlots));
+        if (i >= kCtaWarmup) runs.push_back(cta_balance(host, kCtaSlots));
       }
       std::sort(runs.begin(), runs.end(), [](const CtaBalance& a, const CtaBalance& b) { return a.span < b.span; });
       const CtaBalance& m = runs[runs.size() / 2];
