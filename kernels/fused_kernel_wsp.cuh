@@ -7,6 +7,9 @@
 //   - Q has two buffers, each with a full barrier (TMA bytes) and an empty barrier (every consumer thread
 //     arrives after its epilogue, which stages O in that buffer). The producer loads item n+1's Q while the
 //     consumers still run item n.
+//   - Only the producer walks the order: it notes each item's geometry beside its Q buffer (ItemNote), and a
+//     last note with run 0 ends the consumers' loop. The walk's divisions on the consumers' path between
+//     items cost 3-9 % at S=512 and 1-3 % at D=128 (H200, session 25).
 //   - The K/V ring and its barrier phases run on across items: tile t of a CTA's whole sequence of items
 //     lands in stage t % STAGES, so the producer fills the next item's first K/V stages as soon as the
 //     current item's last tiles are read, under the consumers' last P V and epilogue.
@@ -47,7 +50,8 @@ struct WspCfg {
   static constexpr int Q_BYTES = BM * D * 2;
   static constexpr int TILE_BYTES = BN * D * 2;
   static constexpr int BARRIERS = 2 * Q_BUFFERS + 4 * STAGES;  // Q full/empty per buffer, K/V full/empty per stage
-  static constexpr int SMEM = 1024 + Q_BUFFERS * Q_BYTES + 2 * STAGES * TILE_BYTES + BARRIERS * 8;
+  // After the barriers: per Q buffer, the producer's note of its item (ItemNote).
+  static constexpr int SMEM = 1024 + Q_BUFFERS * Q_BYTES + 2 * STAGES * TILE_BYTES + BARRIERS * 8 + Q_BUFFERS * 32;
   // setmaxnreg moves registers within the CTA's launch allocation (ENTRY_REGS per thread, what
   // __launch_bounds__(THREADS, 1) leaves: 168 or 128). With two consumers the producer keeps 40 (its item
   // loop spills at 24 or 32: ptxas -v) and they take 224; with three it keeps 32 (a few spilled registers
@@ -71,6 +75,14 @@ struct WspCfg {
   static_assert(SMEM <= 227 * 1024, "wsp kernel: shared memory above Hopper's 227 KB");
 };
 
+// What the consumers need of an item, noted by the producer beside its Q buffer before the Q load (the
+// load's arrive releases it, the consumers' wait on the buffer acquires it), so that the consumers do not walk
+// the order themselves: its divisions sat on their path between items. run 0: no more items.
+struct ItemNote {
+  int bh, q_row0, kv_len, diag, n_tiles, first_copy, run, unused;
+};
+static_assert(sizeof(ItemNote) == 32, "wsp kernel: one 32-byte note per Q buffer");
+
 template <class C, bool BF16>
 __global__ void __launch_bounds__(C::THREADS, 1)
     fused_attention_fwd_wsp(const KParams p, const __grid_constant__ CUtensorMap tm_q,
@@ -91,6 +103,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   auto empty_k = [&](int s) { return bar_a + 8u * (4 + ST + s); };
   auto full_v = [&](int s) { return bar_a + 8u * (4 + 2 * ST + s); };
   auto empty_v = [&](int s) { return bar_a + 8u * (4 + 3 * ST + s); };
+  ItemNote* const notes = reinterpret_cast<ItemNote*>(smem + (bar_a - sQ_a0) + 8 * C::BARRIERS);  // per Q buffer
 
   const int tid = threadIdx.x;
   const int warp = __shfl_sync(0xffffffffu, tid >> 5, 0);
@@ -144,7 +157,8 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     const bool leader = warp == 0 && lane == 0;
     const int ptid = tid;  // 0..127
     int tile_seq = 0;      // tiles this CTA has loaded over all its items: the ring position
-    for (int step = 0, n = 0;; ++step) {  // n: items run so far (the Q buffer and its phase)
+    int n = 0;  // items run so far (the Q buffer and its phase)
+    for (int step = 0;; ++step) {
       const PersistentStep st = persistent_step(step, cta, grid, p.m_blocks, bh_count, p.causal != 0);
       if (st.step == WalkStep::done) break;
       if (st.step == WalkStep::skip) continue;
@@ -153,6 +167,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       const int qb = n & 1;
       if (leader) {  // Q of this item, once the epilogue of the item two back has left the buffer
         mbar_wait(empty_q(qb), ((n >> 1) & 1) ^ 1);
+        notes[qb] = ItemNote{g.bh, g.q_row0, g.S, g.diag, g.n_tiles, g.first_copy, 1, 0};
         mbar_expect_tx(full_q(qb), C::Q_BYTES);
         const std::uint32_t dq = sQ_a0 + qb * C::Q_BYTES;
 #pragma unroll
@@ -220,6 +235,12 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       }
       ++n;
     }
+    if (leader) {  // no more items: a note saying so, in the next buffer once it is free
+      const int qb = n & 1;
+      mbar_wait(empty_q(qb), ((n >> 1) & 1) ^ 1);
+      notes[qb].run = 0;
+      mbar_arrive(full_q(qb));
+    }
   } else {
     // ---- consumers ----
     regs_inc<C::CONSUMER_REGS>();
@@ -235,18 +256,12 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     const Turns turns(wg, C::CONSUMERS);
     if (wg == C::CONSUMERS) turns.pass();  // the first consumer warpgroup has the first turn
     int tile_seq = 0;  // the ring position, as the producer's
-    for (int step = 0, n = 0;; ++step) {
-      // The walk's inputs made opaque at every item: otherwise ptxas keeps what it derives from them (unit
-      // and round counts) live across the key-tile loop, and at D=128 the loop's descriptors leave the uniform
-      // datapath (22 R2UR per tile).
-      int walk_grid = grid, walk_m_blocks = p.m_blocks, walk_bh = bh_count;
-      asm volatile("" : "+r"(walk_grid), "+r"(walk_m_blocks), "+r"(walk_bh));
-      const PersistentStep st = persistent_step(step, cta, walk_grid, walk_m_blocks, walk_bh, p.causal != 0);
-      if (st.step == WalkStep::done) break;
-      if (st.step == WalkStep::skip) continue;
-      const Geom g = geom_of(st.block);
+    for (int n = 0;; ++n) {  // n: the item, as the producer counts them
       const int qb = n & 1;
-      const WgRowGeom rg{g.q_row0 + cw * 16, gq, tq, g.S, g.diag, p.causal != 0};
+      mbar_wait(full_q(qb), (n >> 1) & 1);
+      const ItemNote g = notes[qb];
+      if (!g.run) break;
+      const WgRowGeom rg{g.q_row0 + cw * 16, gq, tq, g.kv_len, g.diag, p.causal != 0};
       w.begin();
       float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
       const std::uint32_t sQ_a = sQ_a0 + qb * C::Q_BYTES;
@@ -259,9 +274,8 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       const int wg_tiles =
           wg_row_end <= wg_row0
               ? 0
-              : min(g.n_tiles, max(1, (kv_end_for_rows(wg_row_end, g.S, g.diag, p.causal) + BN - 1) / BN));
+              : min(g.n_tiles, max(1, (kv_end_for_rows(wg_row_end, g.kv_len, g.diag, p.causal) + BN - 1) / BN));
 
-      mbar_wait(full_q(qb), (n >> 1) & 1);
       int j = 0;
       if (wg_tiles > 0) {
         do {
@@ -321,7 +335,6 @@ __global__ void __launch_bounds__(C::THREADS, 1)
                                  lane);
       fence_proxy_async();
       mbar_arrive(empty_q(qb));
-      ++n;
     }
     if (wg == 1) turns.wait();  // the last warpgroup's last pass
     if ((tid & 127) == 0) cta_time_mark(cta, wg);
