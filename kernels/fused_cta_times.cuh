@@ -2,10 +2,9 @@
 // started and when each of its consumer warpgroups finished (%globaltimer, ns), for the load-balance study of
 // `fused_dev ctas`. In every other build cta_time_mark is empty and the kernels are unchanged.
 #pragma once
+#include "fused_dev_hooks.cuh"  // kCtaTimeSlots
 
 namespace ab::kernels::fused_detail {
-
-inline constexpr int kCtaTimeSlots = 4;  // start, then the ends of consumer warpgroups 1..3
 
 #ifdef AB_CTA_TIMES
 __device__ unsigned long long* g_cta_times;  // [grid][kCtaTimeSlots], set by fused_set_cta_times

@@ -25,9 +25,12 @@ std::vector<FusedKernelInfo> fused_kernel_infos();
 // problem has each CTA walk several work items (the checks and tests of the item loop). Process-wide.
 void fused_set_persistent_grid_cap(int ctas);
 
-// Points the persistent kernel's load-balance record at `times` (device memory, kCtaTimeSlots = 4 words per
-// CTA: its start and its consumer warpgroups' ends, %globaltimer ns; nullptr: no record). False when the
-// kernels were built without -DATTNBENCH_CTA_TIMES=ON (fused_cta_times.cuh) or the copy failed.
+// Words per CTA in the persistent kernel's load-balance record: its start, then the ends of consumer
+// warpgroups 1..3.
+inline constexpr int kCtaTimeSlots = 4;
+// Points the persistent kernel's load-balance record at `times` (device memory, kCtaTimeSlots words per CTA,
+// %globaltimer ns; nullptr: no record). False when the kernels were built without -DATTNBENCH_CTA_TIMES=ON
+// (fused_cta_times.cuh) or the copy failed.
 bool fused_set_cta_times(unsigned long long* times);
 
 }  // namespace ab::kernels

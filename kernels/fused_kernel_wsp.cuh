@@ -9,7 +9,7 @@
 //     consumers still run item n.
 //   - Only the producer walks the order: it notes each item's geometry beside its Q buffer (ItemNote), and a
 //     last note with run 0 ends the consumers' loop. The walk's divisions on the consumers' path between
-//     items cost 3-9 % at S=512 and 1-3 % at D=128 (H200, session 25).
+//     items cost 3-9 % at S=512 and 0.4-3 % at D=128 (H200, session 25).
 //   - The K/V ring and its barrier phases run on across items: tile t of a CTA's whole sequence of items
 //     lands in stage t % STAGES, so the producer fills the next item's first K/V stages as soon as the
 //     current item's last tiles are read, under the consumers' last P V and epilogue.
@@ -115,7 +115,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   const int ps = p.page_size;
   const bool pages_by_tma = paged && ws_pages_by_tma(ps, BN);
 
-  // One work item's geometry, the same for the producer and the consumers.
+  // One work item's geometry, the producer's (the consumers get their part of it through ItemNote).
   struct Geom {
     int bh, b, kvh, b_kvh, q_row0, S, diag, n_tiles;
     int first_copy;  // the first tile that goes by cp.async (ws_first_copy_tile)

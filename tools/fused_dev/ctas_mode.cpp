@@ -28,7 +28,6 @@ namespace ab::fused_dev {
 
 namespace {
 
-constexpr int kCtaSlots = 4;         // kCtaTimeSlots of fused_cta_times.cuh
 constexpr int kMaxCtas = 4096;  // the record's room: the grid is at most one CTA per SM
 constexpr int kCtaLaunches = 12, kCtaWarmup = 3;
 
@@ -58,7 +57,7 @@ int run_ctas(TileFamily family) {
     return 2;
   }
   unsigned long long* times = nullptr;
-  const std::size_t bytes = sizeof(unsigned long long) * kCtaSlots * kMaxCtas;
+  const std::size_t bytes = sizeof(unsigned long long) * kernels::kCtaTimeSlots * kMaxCtas;
   AB_CUDA_CHECK(cudaMalloc(&times, bytes));
   if (!kernels::fused_set_cta_times(times)) {
     AB_CUDA_CHECK(cudaFree(times));
@@ -67,7 +66,7 @@ int run_ctas(TileFamily family) {
   }
   cuda::L2Flusher flusher;
   flusher.init(kFlushBytes / 2);
-  std::vector<std::uint64_t> host(static_cast<std::size_t>(kCtaSlots) * kMaxCtas);
+  std::vector<std::uint64_t> host(static_cast<std::size_t>(kernels::kCtaTimeSlots) * kMaxCtas);
   std::printf("%-*s %-20s %5s %9s %9s %9s %6s %8s %8s %8s %6s %9s\n", kLabelWidth, "shape", "tile", "ctas", "span_us",
               "busy_avg", "busy_max", "max/av", "end_p10", "end_p50", "end_p90", "idle", "start_max");
   for (const CtaShape& s : shapes) {
@@ -81,7 +80,7 @@ int run_ctas(TileFamily family) {
         flusher.flush(nullptr);
         d.launch(t);
         AB_CUDA_CHECK(cudaMemcpy(host.data(), times, bytes, cudaMemcpyDeviceToHost));
-        if (i >= kCtaWarmup) runs.push_back(cta_balance(host, kCtaSlots));
+        if (i >= kCtaWarmup) runs.push_back(cta_balance(host, kernels::kCtaTimeSlots));
       }
       std::sort(runs.begin(), runs.end(), [](const CtaBalance& a, const CtaBalance& b) { return a.span < b.span; });
       const CtaBalance& m = runs[runs.size() / 2];
