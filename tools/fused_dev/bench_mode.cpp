@@ -1,8 +1,10 @@
-// fused_dev bench and fused_dev one: every tile of a family timed at the two target shapes (the first
-// implementable tile timed again last, as the noise floor), the default tile on paged K/V; CSV rows
+// fused_dev bench and fused_dev one: every tile of a family (FUSED_DEV_TILES: only those named) timed at the
+// target shapes (the first implementable tile timed again last, as the noise floor), the default tile on
+// paged K/V; CSV rows
 // kind,name,B,H,S,D,causal,layout,median_ms,p10_ms,p90_ms,tflops,device (ratio_table.py reads them).
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -63,7 +65,13 @@ int run_bench(TileFamily family, const std::string& csv_path) {
   }
   cuda::L2Flusher flusher;
   flusher.init(kFlushBytes / 2);
-  const std::vector<FusedTile> tiles = tiles_of_family(kernels::fused_compiled_tiles(), family);
+  std::vector<FusedTile> tiles = tiles_of_family(kernels::fused_compiled_tiles(), family);
+  if (const char* only = std::getenv("FUSED_DEV_TILES")) {  // a comma-separated list of tile names
+    const std::string list = std::string(",") + only + ",";
+    tiles.erase(std::remove_if(tiles.begin(), tiles.end(),
+                               [&](const FusedTile& t) { return list.find("," + t.name() + ",") == std::string::npos; }),
+                tiles.end());
+  }
   std::printf("device: %s\n", device.c_str());
   std::printf("%-*s %-12s %9s %9s %9s %8s\n", kLabelWidth, "shape", "tile", "median_ms", "p10_ms", "p90_ms", "TFLOP/s");
   for (const TargetShape& s : kTargets)

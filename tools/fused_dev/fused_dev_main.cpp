@@ -14,7 +14,8 @@
 //                                  -DATTNBENCH_CTA_TIMES=ON, exit 3 without it
 //   fused_dev one D BM BN WARPS STAGES CAUSAL [ws|wsp]   two launches of one tile at the target shape for D
 //                                  (ws: the warp-specialized tile of that geometry, wsp: its persistent variant)
-// FUSED_DEV_FAMILY=wg|mma|wsp|all picks the tiles of check, bench (default all; another value: one line, exit 2).
+// FUSED_DEV_FAMILY=wg|mma|wsp|all picks the tiles of check, bench (default all; another value: one line, exit 2);
+// FUSED_DEV_TILES=a,b benches only the tiles of those names.
 // Exit 2 on a device error or bad arguments, 3 without a CUDA device.
 #include <cstdio>
 #include <cstdlib>
