@@ -100,10 +100,10 @@ int max_smem_optin() {
 // Best default first: for each head_dim the first tile in this list that is compiled for it (and that
 // fused_can_implement accepts on the device) is the default. Tiles with 8+ warps are the Hopper wgmma
 // kernel (2-4 warpgroups, head_dim 64, 128 and 256, compute capability 9.0 only); defaults m128n128w12s2wsp for
-// head_dim 128 (session 20, H100) and m192n128w16s3wsp for 64 (session 21, H200: 8 % ahead of m128n64w8s2
-// non-causal, level causal), m128n64w12s2ws for 256 (session 24, H200: 2.6x m64n32w4s2), else
-// m128n128w8s2 and m128n64w8s2 (docs/perf-notes.md). The w4 tiles are
-// the mma.sync kernel that also runs on sm_80+ and is the fallback: m128n128w4 for D<=64, m128n64w4
+// head_dim 128 (session 20, H100) and m192n128w16s4wsp for 64 (session 26, H200: 1-2 % ahead of
+// m192n128w16s3wsp non-causal, the default since session 21, 8 % ahead of m128n64w8s2), m128n64w12s2ws for
+// 256 (session 24, H200: 2.6x m64n32w4s2), else m128n128w8s2 and m128n64w8s2 (docs/perf-notes.md). The w4
+// tiles are the mma.sync kernel that also runs on sm_80+ and is the fallback: m128n128w4 for D<=64, m128n64w4
 // for D=96/128, m64n32w4 for D=256. Tiles ending "ws" (5th field 1) are the warp-specialized Hopper kernel
 // (fused_kernel_ws.cuh: a TMA producer warpgroup and two consumer warpgroups); "wsp" (5th field 2) their
 // persistent variant (fused_kernel_wsp.cuh: one CTA per SM walking work items, causal blocks in pairs), the
@@ -111,7 +111,7 @@ int max_smem_optin() {
 // (decode-ws, decode), their fixed split counts and the TMA decode variants (-n128, -rows) last.
 std::vector<FusedTile> fused_compiled_tiles() {
   static const int order[][5] = {
-      {128, 128, 12, 2, 2}, {192, 128, 16, 3, 2}, {128, 128, 12, 2, 1}, {128, 128, 8, 2, 0}, {128, 64, 8, 2, 0},
+      {128, 128, 12, 2, 2}, {192, 128, 16, 4, 2}, {192, 128, 16, 3, 2}, {128, 128, 12, 2, 1}, {128, 128, 8, 2, 0}, {128, 64, 8, 2, 0},
       {192, 64, 12, 2, 0},  {256, 64, 16, 2, 0},  {128, 64, 12, 3, 1},  {128, 64, 12, 3, 2},  {192, 64, 16, 3, 2},
       {192, 128, 16, 2, 2},  {128, 128, 12, 3, 2},  {128, 64, 12, 2, 1},
       {128, 128, 4, 2, 0},  {128, 64, 4, 2, 0},  {64, 32, 4, 2, 0},   {128, 64, 4, 3, 0},

@@ -33,7 +33,7 @@ FusedParams fused_params(const Problem& p, const AttentionIO& io);
 // Every compiled tile configuration, best default first: the decode tiles with the heuristic's split count
 // (they take only q_len <= 16; the TMA ones first, "decode-ws-n128-rows" at head_dim 128 then "decode-ws":
 // Hopper and page sizes 8, 16, 32, 64k), the prefill tiles (the persistent "m128n128w12s2wsp" at head_dim 128
-// and "m192n128w16s3wsp" at 64 first), then decode tiles of fixed split counts, both kernels (for tune).
+// and "m192n128w16s4wsp" at 64 first), then decode tiles of fixed split counts, both kernels (for tune).
 std::vector<FusedTile> fused_compiled_tiles();
 // Empty when `tile` is compiled and can run `p` (head_dim instantiated, page size accepted, ...), else why not.
 std::string fused_can_implement(const FusedParams& p, const FusedTile& tile);

@@ -1,10 +1,12 @@
 // Persistent warp-specialized Hopper fused attention tiles (fused_kernel_wsp.cuh): m128n128w12s2wsp for
 // head_dim 128 (its default); for 64 m128n64w12s3wsp, m128n128w12s3wsp (cuDNN's shape of work there: two
 // consumer warpgroups, 128-key tiles, 3 stages; 2 % faster than the default causal on an H200, 2.5 % slower
-// non-causal), and with three consumer warpgroups m192n64w16s3wsp, m192n128w16s2wsp and m192n128w16s3wsp
-// (FlashAttention-3's 192 x 128 block; the head_dim-64 default). The head_dim-64 tiles with 128-key tiles
-// have their consumer warpgroups take turns (WspCfg::TURNS). tune searches them; --tile picks them. And
-// the developer cap on their grid and the developer build's load-balance record (fused_dev_hooks.cuh).
+// non-causal), and with three consumer warpgroups m192n64w16s3wsp and FlashAttention-3's 192 x 128 block on
+// 2, 3 and 4 K/V stages: m192n128w16s2wsp, m192n128w16s3wsp and m192n128w16s4wsp (the head_dim-64 default:
+// 1-2 % ahead of three stages non-causal at S=512 on an H200, level causal; a fourth stage lets the producer
+// run one tile further into the next item, whose 4 key tiles are short). The head_dim-64 tiles with 128-key
+// tiles have their consumer warpgroups take turns (WspCfg::TURNS). tune searches them; --tile picks them.
+// And the developer cap on their grid and the developer build's load-balance record (fused_dev_hooks.cuh).
 #include "fused_dev_hooks.cuh"
 #include "fused_kernel_wsp.cuh"
 
@@ -37,6 +39,7 @@ const Entry* entries_wsp(int* count) {
       make_entry_wsp<64, 64, 3, 3, false>(),   make_entry_wsp<64, 64, 3, 3, true>(),
       make_entry_wsp<64, 128, 2, 3, false>(),  make_entry_wsp<64, 128, 2, 3, true>(),
       make_entry_wsp<64, 128, 3, 3, false>(),  make_entry_wsp<64, 128, 3, 3, true>(),
+      make_entry_wsp<64, 128, 4, 3, false>(),  make_entry_wsp<64, 128, 4, 3, true>(),
   };
   *count = static_cast<int>(sizeof(e) / sizeof(e[0]));
   return e;

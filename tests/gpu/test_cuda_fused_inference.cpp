@@ -275,6 +275,7 @@ std::vector<FusedTile> persistent_tiles(std::int64_t head_dim) {
   if (head_dim == 128) return {hopper_tile(128, 128, 12, 2, true, true)};
   return {hopper_tile(128, 64, 12, 3, true, true), hopper_tile(192, 64, 16, 3, true, true),
           hopper_tile(192, 128, 16, 2, true, true), hopper_tile(192, 128, 16, 3, true, true),
+          hopper_tile(192, 128, 16, 4, true, true),
           hopper_tile(128, 128, 12, 3, true, true)};
 }
 
