@@ -13,6 +13,7 @@
 
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_device.hpp"
+#include "core/text_split.hpp"
 #include "dev_case.hpp"
 #include "dev_inputs.hpp"
 #include "device_case.hpp"
@@ -67,10 +68,9 @@ int run_bench(TileFamily family, const std::string& csv_path) {
   flusher.init(kFlushBytes / 2);
   std::vector<FusedTile> tiles = tiles_of_family(kernels::fused_compiled_tiles(), family);
   if (const char* only = std::getenv("FUSED_DEV_TILES")) {  // a comma-separated list of tile names
-    const std::string list = std::string(",") + only + ",";
-    tiles.erase(std::remove_if(tiles.begin(), tiles.end(),
-                               [&](const FusedTile& t) { return list.find("," + t.name() + ",") == std::string::npos; }),
-                tiles.end());
+    const std::vector<std::string> names = split_text(only, ',');
+    auto unnamed = [&](const FusedTile& t) { return std::find(names.begin(), names.end(), t.name()) == names.end(); };
+    tiles.erase(std::remove_if(tiles.begin(), tiles.end(), unnamed), tiles.end());
   }
   std::printf("device: %s\n", device.c_str());
   std::printf("%-*s %-12s %9s %9s %9s %8s\n", kLabelWidth, "shape", "tile", "median_ms", "p10_ms", "p90_ms", "TFLOP/s");
