@@ -26,6 +26,8 @@
 //     registers: 160 each).
 //   - Each consumer warpgroup computes only the key tiles its own 64 rows see (none when they all lie past
 //     q_len); it still waits for and releases the rest, so the ring's phases stay the producer's.
+//   - Causal blocks start above row 0 where q_len is not a multiple of BM (core's causal_row_shift): the
+//     warpgroups with no rows are in the first block, the one with the fewest key tiles.
 //   - At head_dim 64 with 128-key tiles (TURNS) the consumer warpgroups take turns to issue their MMAs
 //     (fused_wg_step.cuh: WgTurns), n_tiles + 1 turns each per item, those of the tiles they skip included.
 // Loads (TMA boxes or cp.async by the producer warpgroup), masks, softmax and epilogue are the ws kernel's.
@@ -114,6 +116,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   const bool paged = p.paged != 0;
   const int ps = p.page_size;
   const bool pages_by_tma = paged && ws_pages_by_tma(ps, BN);
+  const int row_shift = causal_row_shift(p.q_len, BM, p.causal != 0);  // whole warpgroups above row 0
 
   // One work item's geometry, the producer's (the consumers get their part of it through ItemNote).
   struct Geom {
@@ -126,7 +129,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     g.b = w.bh / p.heads;
     g.kvh = (w.bh - g.b * p.heads) / p.group;
     g.b_kvh = g.b * p.kv_heads + g.kvh;
-    g.q_row0 = w.m_block * BM;
+    g.q_row0 = w.m_block * BM - row_shift;  // the Q box's rows above 0 land as zeros (TMA fills them)
     g.S = p.kv_lens ? __ldg(p.kv_lens + g.b) : p.seq_len;
     g.diag = causal_diag(g.S, p.q_len);
     const int kv_end = kv_end_for_rows(g.q_row0 + BM, g.S, g.diag, p.causal);
@@ -268,11 +271,12 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       const std::uint64_t dq = sw128_desc(sQ_a + (wg - 1) * 64 * 128, 16, 1024);
 
       // This warpgroup's own tile count: none where its 64 rows are all past q_len (the last block of a
-      // 192-row tile), fewer than the item's where its rows end before the item's last keys (causal, BM > BN).
+      // 192-row tile) or above row 0 (a causal first block: causal_row_shift moves blocks by whole
+      // warpgroups), fewer than the item's where its rows end before the item's last keys (causal, BM > BN).
       const int wg_row0 = g.q_row0 + (wg - 1) * 64;
       const int wg_row_end = min(wg_row0 + 64, p.q_len);
       const int wg_tiles =
-          wg_row_end <= wg_row0
+          wg_row_end <= wg_row0 || wg_row0 < 0
               ? 0
               : min(g.n_tiles, max(1, (kv_end_for_rows(wg_row_end, g.kv_len, g.diag, p.causal) + BN - 1) / BN));
 

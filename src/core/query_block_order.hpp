@@ -16,7 +16,8 @@
 //     (bottom-right causal and q_len < seq_len shift every block alike; an odd m_blocks pairs the middle
 //     blocks of two heads), and in round r CTA c takes pair r*G + (c + r) % G: every CTA gets about the same
 //     work but for the partial last round (3 % over the mean at B=8 H=16 S=2048 on 132 SMs), whose pairs are
-//     split into single blocks over twice as many CTAs when they are at most G / 2. Non-causal: CTA c takes block
+//     split into single blocks over twice as many CTAs when they are at most G / 2; that round then holds the
+//     innermost unit of each of the last groups, whose blocks are the shortest. Non-causal: CTA c takes block
 //     c, c+G, ..., each head's blocks in an order rotated by the head. Without the rotation a grid that is
 //     a multiple of m_blocks (132 SMs and 3 blocks of 192 rows at S=512) hands CTA c block c % m_blocks at
 //     every step, and where q_len is not a multiple of BLOCK_M the CTAs holding the short last block idle
@@ -75,12 +76,42 @@ AB_HOST_DEVICE inline long long persistent_units(int m_blocks, int bh_count, boo
   return static_cast<long long>(bh_count / 2) * c.per_group + (bh_count & 1) * (c.half + c.middle);
 }
 
+// Where a persistent tile's query blocks start (kernels/fused_kernel_wsp.cuh): block m's first row is
+// m * block_m - causal_row_shift(...). Causal, with q_len not a multiple of block_m, the blocks end at the
+// last query row (within 64 rows) and the first block starts above row 0 by whole 64-row warpgroups, which
+// have no rows and skip their work. So the short block is the first, with the fewest key tiles, and not the
+// last, with the most: at B=32 H=12 S=512 with 192-row blocks and 128-key tiles the warpgroups of blocks
+// 0, 1, 2 see (1, 1, 2), (2, 3, 3), (4, 4, none) tiles from the top, (none, 1, 1), (2, 2, 3), (3, 4, 4) from
+// the bottom: a block takes about as long as its busiest warpgroup, 9 tile steps a head against 8. Not
+// causal, every block has the same keys: no shift.
+AB_HOST_DEVICE inline int causal_row_shift(int q_len, int block_m, bool causal) {
+  if (!causal || q_len <= 0) return 0;
+  const int pad = (block_m - q_len % block_m) % block_m;  // rows of the last block past q_len
+  return pad / 64 * 64;
+}
+
 enum class WalkStep { run, skip, done };
 
 struct PersistentStep {
   WalkStep step;
   QueryBlock block;  // when step == run
 };
+
+// The unit at position p of the causal walk when its last round is split into single blocks (below): that
+// round runs the innermost unit of each of the last `rem` groups (the group's last unit: the two heads' middle
+// blocks, or the pair nearest the middle, whose longer block is the shortest of the group's), and the others
+// keep their order before it. With blocks that end at the last row (causal_row_shift) B=32 H=12 S=512 on
+// 192-row blocks has blocks of (none, 1, 1), (2, 2, 3) and (3, 4, 4) warpgroup key tiles: a split last round
+// of the groups' last units in order puts the (3, 4, 4) blocks in it, a fifth block of 11 warpgroup tiles
+// after 4 units of 13-14 on a third of the CTAs; of their middle units, one of 7.
+AB_HOST_DEVICE inline unsigned causal_split_round_unit(unsigned p, unsigned units, unsigned rem, unsigned per_group,
+                                                       unsigned groups) {
+  const unsigned first = (groups - rem) * per_group;  // the units before the first group with one moved
+  if (p < first) return p;
+  if (p >= units - rem) return (groups - rem + (p - (units - rem))) * per_group + per_group - 1;
+  const unsigned q = p - first, kept = per_group - 1;  // the moved groups' other units, in order
+  return (groups - rem + q / kept) * per_group + q % kept;
+}
 
 // Step `step` of CTA `cta` of a persistent grid of `grid` CTAs: the block it runs, `skip` (the empty second
 // half of a lone middle block: go on to the next step), or `done` (no block in this or any later step).
@@ -127,7 +158,10 @@ AB_HOST_DEVICE inline PersistentStep persistent_step(int step, int cta, int grid
   }
   if (u >= units) return s;
   const CausalUnits c = causal_units(m_blocks);
-  const unsigned uu = static_cast<unsigned>(u), per_group = static_cast<unsigned>(c.per_group);
+  const unsigned per_group = static_cast<unsigned>(c.per_group), groups = static_cast<unsigned>(bh_count / 2);
+  unsigned uu = static_cast<unsigned>(u);
+  if (rem > 0 && 2 * rem <= g && per_group >= 2 && (bh_count & 1) == 0 && rem <= groups)
+    uu = causal_split_round_unit(uu, static_cast<unsigned>(units), rem, per_group, groups);
   const int group = static_cast<int>(uu / per_group);
   const int r = static_cast<int>(uu - static_cast<unsigned>(group) * per_group);
   const int head0 = 2 * group;

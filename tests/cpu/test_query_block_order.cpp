@@ -1,8 +1,8 @@
 // The order of the prefill fused kernels' work (core/query_block_order.hpp): every (head, query block) runs
 // exactly once for any grid, one-block-per-CTA or persistent; the CTAs running at one time share few heads'
 // K/V (the L2 working set); causal work, and non-causal work with a short last block, is balanced across the
-// persistent CTAs at the issue-20 shapes; and the persistent tiles' names and JSON ("...wsp", "persistent")
-// round trip.
+// persistent CTAs at the issue-20 shapes; causal blocks end at the last row; and the persistent tiles' names
+// and JSON ("...wsp", "persistent") round trip.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -89,7 +89,7 @@ TEST(QueryBlockOrder, PersistentRunsEveryBlockOnceForAnyGrid) {
   for (bool causal : {false, true})
     for (int m_blocks : {1, 2, 3, 7, 16})
       for (int bh : {1, 3, 128})
-        for (int grid : {1, 2, 5, 132, 1000}) {
+        for (int grid : {1, 2, 5, 7, 100, 132, 1000}) {
           const long long units = persistent_units(m_blocks, bh, causal);
           const int g = static_cast<int>(std::min<long long>(grid, units));
           const Walk w = walk(m_blocks, bh, causal, g, 128, 128);
@@ -156,24 +156,36 @@ TEST(QueryBlockOrder, CausalShortLastRoundGoesAsSingleBlocks) {
 
 TEST(QueryBlockOrder, CausalPairsOfUnequalWorkRotateOverTheCtas) {
   // B=32 H=12 S=512 causal with 192-row blocks and 128-key tiles on 132 SMs: a group of two heads is 3 units,
-  // and 132 is a multiple of 3. The work of a block is the key tiles each of its 64-row warpgroups sees (the
-  // last block has 128 rows, so its third warpgroup sees none): 4, 8 and 8 for blocks 0, 1, 2, so the pairs
-  // (2, 0) are 12 and the middle pair (1, 1) of two heads 16. A walk that hands a CTA the same kind of unit
-  // every round leaves a third of the CTAs 24 % over the mean; moving each CTA by one unit a round, 10 %.
+  // and 132 is a multiple of 3. The work of a block is the key tiles each of its 64-row warpgroups sees. From
+  // the top (no row shift) that is 4, 8 and 8 for blocks 0, 1, 2 (the last block has 128 rows, so its third
+  // warpgroup sees none): the pairs (2, 0) are 12 and the middle pair (1, 1) of two heads 16, and a walk that
+  // hands a CTA the same kind of unit every round leaves a third of the CTAs 24 % over the mean; moving each
+  // CTA by one unit a round, 10 %. With the blocks ending at the last row (causal_row_shift, what the
+  // persistent kernel runs) 2, 7 and 11: pairs of 13 and middle pairs of 14, and the split last round holds
+  // the groups' middle units (causal_split_round_unit), singles of 7, not the blocks of 11.
   const int m_blocks = 3, bh = 384, bm = 192, bn = 128, q_len = 512, grid = 132;
-  auto wg_work = [&](int m) {
-    int tiles = 0;
-    for (int r0 = m * bm; r0 < std::min((m + 1) * bm, q_len); r0 += 64) tiles += ceil_div(std::min(r0 + 64, q_len), bn);
-    return tiles;
+  auto wg_work = [&](int shift) {
+    return [=](int m) {
+      int tiles = 0;
+      for (int r0 = m * bm - shift; r0 < (m + 1) * bm - shift; r0 += 64)
+        if (r0 >= 0 && r0 < q_len) tiles += ceil_div(std::min(r0 + 64, q_len), bn);
+      return tiles;
+    };
   };
-  ASSERT_EQ(wg_work(0) + wg_work(2), 12);
-  ASSERT_EQ(2 * wg_work(1), 16);
-  const Walk w = walk(m_blocks, bh, true, grid, bm, bn, wg_work);
-  for (int n : w.seen) ASSERT_EQ(n, 1);
-  long long total = 0;
-  for (long long x : w.work) total += x;
-  const double mean = static_cast<double>(total) / grid;
-  EXPECT_LE(static_cast<double>(*std::max_element(w.work.begin(), w.work.end())), 1.11 * mean);
+  auto busiest_over_mean = [&](int shift) {
+    const Walk w = walk(m_blocks, bh, true, grid, bm, bn, wg_work(shift));
+    for (int n : w.seen) EXPECT_EQ(n, 1);
+    long long total = 0;
+    for (long long x : w.work) total += x;
+    return static_cast<double>(*std::max_element(w.work.begin(), w.work.end())) / (static_cast<double>(total) / grid);
+  };
+  ASSERT_EQ(wg_work(0)(0) + wg_work(0)(2), 12);
+  ASSERT_EQ(2 * wg_work(0)(1), 16);
+  EXPECT_LE(busiest_over_mean(0), 1.11);
+  const int shift = causal_row_shift(q_len, bm, true);
+  ASSERT_EQ(wg_work(shift)(0) + wg_work(shift)(2), 13);
+  ASSERT_EQ(2 * wg_work(shift)(1), 14);
+  EXPECT_LE(busiest_over_mean(shift), 1.05);
 }
 
 TEST(QueryBlockOrder, NonCausalShortLastBlocksAreSpreadOverTheCtas) {
@@ -205,6 +217,43 @@ TEST(QueryBlockOrder, NonCausalShortLastBlocksAreSpreadOverTheCtas) {
         << "q_len " << c.q_len;
     EXPECT_GT(*std::min_element(full.begin(), full.end()), 0) << "q_len " << c.q_len;
   }
+}
+
+TEST(QueryBlockOrder, CausalBlocksEndAtTheLastRow) {
+  // Block m of a persistent tile covers rows [m * bm - shift, (m + 1) * bm - shift): every row of [0, q_len)
+  // in exactly one block; rows above 0 only as whole 64-row warpgroups of block 0, never all of it; fewer
+  // than 64 rows past q_len. Not causal: no shift.
+  for (int bm : {128, 192})
+    for (int q_len : {1, 63, 64, 65, 127, 128, 129, 191, 192, 193, 301, 320, 400, 512, 2048, 8191}) {
+      const int m_blocks = ceil_div(q_len, bm);
+      EXPECT_EQ(causal_row_shift(q_len, bm, false), 0);
+      const int shift = causal_row_shift(q_len, bm, true);
+      EXPECT_EQ(shift % 64, 0) << "bm " << bm << " q_len " << q_len;
+      EXPECT_GE(shift, 0);
+      EXPECT_LT(shift, bm) << "bm " << bm << " q_len " << q_len;
+      EXPECT_LT(m_blocks * bm - shift - q_len, 64) << "bm " << bm << " q_len " << q_len;
+      std::vector<int> seen(static_cast<std::size_t>(q_len), 0);
+      for (int m = 0; m < m_blocks; ++m)
+        for (int r = m * bm - shift; r < (m + 1) * bm - shift; ++r)
+          if (r >= 0 && r < q_len) ++seen[static_cast<std::size_t>(r)];
+      for (int n : seen) ASSERT_EQ(n, 1) << "bm " << bm << " q_len " << q_len;
+    }
+  // The issue-20 row B=32 H=12 S=512 causal, 192-row blocks, 128-key tiles: a block takes about as long as
+  // its busiest warpgroup. From the top the warpgroups see (1, 1, 2), (2, 3, 3), (4, 4, none) tiles: 9 steps
+  // a head; ending at the last row, (none, 1, 1), (2, 2, 3), (3, 4, 4): 8.
+  auto steps = [](int shift) {
+    const int q_len = 512, bm = 192, bn = 128;
+    int total = 0;
+    for (int m = 0; m < ceil_div(q_len, bm); ++m) {
+      int most = 0;
+      for (int r0 = m * bm - shift; r0 < (m + 1) * bm - shift; r0 += 64)
+        if (r0 >= 0 && r0 < q_len) most = std::max(most, ceil_div(std::min(r0 + 64, q_len), bn));
+      total += most;
+    }
+    return total;
+  };
+  EXPECT_EQ(steps(0), 9);
+  EXPECT_EQ(steps(causal_row_shift(512, 192, true)), 8);
 }
 
 TEST(QueryBlockOrder, PersistentTileNamesAndJson) {
