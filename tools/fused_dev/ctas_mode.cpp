@@ -4,13 +4,16 @@
 // B,H,S,D,CAUSAL for one other shape), 12 launches with the L2 flushed before each; of the launch with the
 // median span it prints the span (first start to last end), the CTAs' busy times (mean, max, max / mean),
 // when they end (10th, 50th, 90th percentile after the first start), the idle share of grid x span and
-// the last CTA's start.
+// the last CTA's start. FUSED_DEV_CTAS_RAW=path appends every timed launch's record to a CSV (shape, tile,
+// launch, CTA, then its start and its consumer warpgroups' ends in ns after the launch's first start), for a
+// fit of each block's cost to the CTAs' busy times.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "backends/cuda/cuda_check.hpp"
@@ -36,6 +39,25 @@ struct CtaShape {
 };
 constexpr CtaShape kSixRows[] = {{32, 12, 512, 64, 0},  {32, 12, 512, 64, 1},  {8, 16, 2048, 128, 0},
                                  {8, 16, 2048, 128, 1}, {2, 16, 8192, 128, 0}, {2, 16, 8192, 128, 1}};
+
+// One launch's record as CSV rows: label, tile, launch, CTA, start, warpgroup ends (ns after the first start;
+// -1 where nothing was recorded). False when the write failed.
+bool append_raw(std::FILE* f, const std::string& label, const std::string& tile, int launch,
+                const std::vector<std::uint64_t>& times, int slots) {
+  std::uint64_t t0 = ~0ull;
+  for (std::size_t c = 0; c < times.size(); c += static_cast<std::size_t>(slots))
+    if (times[c] != 0) t0 = std::min(t0, times[c]);
+  for (std::size_t c = 0; c + static_cast<std::size_t>(slots) <= times.size(); c += static_cast<std::size_t>(slots)) {
+    if (times[c] == 0) continue;
+    std::fprintf(f, "%s,%s,%d,%zu", label.c_str(), tile.c_str(), launch, c / static_cast<std::size_t>(slots));
+    for (int s = 0; s < slots; ++s) {
+      const std::uint64_t v = times[c + static_cast<std::size_t>(s)];
+      std::fprintf(f, ",%lld", v == 0 ? -1ll : static_cast<long long>(v - t0));
+    }
+    std::fputc('\n', f);
+  }
+  return std::ferror(f) == 0;
+}
 
 }  // namespace
 
@@ -67,6 +89,19 @@ int run_ctas(TileFamily family) {
   cuda::L2Flusher flusher;
   flusher.init(kFlushBytes / 2);
   std::vector<std::uint64_t> host(static_cast<std::size_t>(kernels::kCtaTimeSlots) * kMaxCtas);
+  const char* raw_path = std::getenv("FUSED_DEV_CTAS_RAW");
+  std::FILE* raw = raw_path && *raw_path ? std::fopen(raw_path, "a") : nullptr;
+  if (raw_path && *raw_path && !raw) {
+    std::fprintf(stderr, "fused_dev ctas: cannot open %s\n", raw_path);
+    AB_CUDA_CHECK(cudaFree(times));
+    return 2;
+  }
+  struct CloseRaw {
+    std::FILE* f;
+    ~CloseRaw() {
+      if (f) std::fclose(f);
+    }
+  } close_raw{raw};
   std::printf("%-*s %-20s %5s %9s %9s %9s %6s %8s %8s %8s %6s %9s\n", kLabelWidth, "shape", "tile", "ctas", "span_us",
               "busy_avg", "busy_max", "max/av", "end_p10", "end_p50", "end_p90", "idle", "start_max");
   for (const CtaShape& s : shapes) {
@@ -80,7 +115,12 @@ int run_ctas(TileFamily family) {
         flusher.flush(nullptr);
         d.launch(t);
         AB_CUDA_CHECK(cudaMemcpy(host.data(), times, bytes, cudaMemcpyDeviceToHost));
-        if (i >= kCtaWarmup) runs.push_back(cta_balance(host, kernels::kCtaTimeSlots));
+        if (i < kCtaWarmup) continue;
+        runs.push_back(cta_balance(host, kernels::kCtaTimeSlots));
+        if (raw && !append_raw(raw, p.label(), t.name(), i - kCtaWarmup, host, kernels::kCtaTimeSlots)) {
+          std::fprintf(stderr, "fused_dev ctas: cannot write %s\n", raw_path);
+          return 2;
+        }
       }
       std::sort(runs.begin(), runs.end(), [](const CtaBalance& a, const CtaBalance& b) { return a.span < b.span; });
       const CtaBalance& m = runs[runs.size() / 2];

@@ -10,7 +10,8 @@
 //                                  watchdog: exit 4 on a launch that does not finish in 10 s, 3 when no
 //                                  tile of the family implements the shape on this device
 //   fused_dev ctas                 per-CTA start and end times of the persistent tiles on the six target rows
-//                                  (FUSED_DEV_CTAS=B,H,S,D,CAUSAL: one other shape); needs a build with
+//                                  (FUSED_DEV_CTAS=B,H,S,D,CAUSAL: one other shape; FUSED_DEV_CTAS_RAW=path:
+//                                  every launch's per-CTA record as CSV); needs a build with
 //                                  -DATTNBENCH_CTA_TIMES=ON, exit 3 without it
 //   fused_dev one D BM BN WARPS STAGES CAUSAL [ws|wsp]   two launches of one tile at the target shape for D
 //                                  (ws: the warp-specialized tile of that geometry, wsp: its persistent variant)
