@@ -14,6 +14,7 @@
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_device.hpp"
 #include "core/text_split.hpp"
+#include "csv_file.hpp"
 #include "dev_case.hpp"
 #include "dev_inputs.hpp"
 #include "device_case.hpp"
@@ -32,14 +33,6 @@ struct TargetShape {
 };
 // The target shapes: the default one, the middle D=128 one and the long D=128 one.
 constexpr TargetShape kTargets[] = {{32, 12, 512, 64, 200}, {8, 16, 2048, 128, 100}, {2, 16, 8192, 128, 40}};
-
-struct CsvFile {
-  FILE* f = nullptr;
-  explicit CsvFile(const std::string& path) : f(path.empty() ? nullptr : std::fopen(path.c_str(), "a")) {}
-  ~CsvFile() {
-    if (f) std::fclose(f);
-  }
-};
 
 // Times `tile` on `d`, prints the row and appends it to the CSV (layout: "contiguous", "paged", "paged16"...).
 void bench_row(const Problem& p, const DeviceCase& d, const FusedTile& tile, const std::string& tile_label,

@@ -18,6 +18,7 @@
 
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/l2_flush.hpp"
+#include "csv_file.hpp"
 #include "cta_balance.hpp"
 #include "dev_case.hpp"
 #include "dev_inputs.hpp"
@@ -89,19 +90,14 @@ int run_ctas(TileFamily family) {
   cuda::L2Flusher flusher;
   flusher.init(kFlushBytes / 2);
   std::vector<std::uint64_t> host(static_cast<std::size_t>(kernels::kCtaTimeSlots) * kMaxCtas);
-  const char* raw_path = std::getenv("FUSED_DEV_CTAS_RAW");
-  std::FILE* raw = raw_path && *raw_path ? std::fopen(raw_path, "a") : nullptr;
-  if (raw_path && *raw_path && !raw) {
-    std::fprintf(stderr, "fused_dev ctas: cannot open %s\n", raw_path);
+  const char* raw_env = std::getenv("FUSED_DEV_CTAS_RAW");
+  const std::string raw_path = raw_env ? raw_env : "";
+  const CsvFile raw(raw_path);
+  if (!raw_path.empty() && !raw.f) {
+    std::fprintf(stderr, "fused_dev ctas: cannot open %s\n", raw_path.c_str());
     AB_CUDA_CHECK(cudaFree(times));
     return 2;
   }
-  struct CloseRaw {
-    std::FILE* f;
-    ~CloseRaw() {
-      if (f) std::fclose(f);
-    }
-  } close_raw{raw};
   std::printf("%-*s %-20s %5s %9s %9s %9s %6s %8s %8s %8s %6s %9s\n", kLabelWidth, "shape", "tile", "ctas", "span_us",
               "busy_avg", "busy_max", "max/av", "end_p10", "end_p50", "end_p90", "idle", "start_max");
   for (const CtaShape& s : shapes) {
@@ -117,8 +113,8 @@ int run_ctas(TileFamily family) {
         AB_CUDA_CHECK(cudaMemcpy(host.data(), times, bytes, cudaMemcpyDeviceToHost));
         if (i < kCtaWarmup) continue;
         runs.push_back(cta_balance(host, kernels::kCtaTimeSlots));
-        if (raw && !append_raw(raw, p.label(), t.name(), i - kCtaWarmup, host, kernels::kCtaTimeSlots)) {
-          std::fprintf(stderr, "fused_dev ctas: cannot write %s\n", raw_path);
+        if (raw.f && !append_raw(raw.f, p.label(), t.name(), i - kCtaWarmup, host, kernels::kCtaTimeSlots)) {
+          std::fprintf(stderr, "fused_dev ctas: cannot write %s\n", raw_path.c_str());
           return 2;
         }
       }
