@@ -4,9 +4,9 @@
 // The ws kernel (fused_kernel_ws.cuh) with a grid of the CTAs that fit on the SMs, each walking work items
 // (batch*head, query block) in the static order of core/query_block_order.hpp (causal: pairs of blocks).
 // What changes against the ws kernel:
-//   - Q has two buffers, each with a full barrier (TMA bytes) and an empty barrier (every consumer thread
-//     arrives after its epilogue, which stages O in that buffer). The producer loads item n+1's Q while the
-//     consumers still run item n.
+//   - Q has two or three buffers (WspCfg::Q_BUFFERS), each with a full barrier (TMA bytes) and an empty barrier
+//     (every consumer thread arrives after its epilogue, which stages O in that buffer). The producer loads
+//     item n+1's Q while the consumers still run item n.
 //   - Only the producer walks the order: it notes each item's geometry beside its Q buffer (ItemNote), and a
 //     last note with run 0 ends the consumers' loop. The walk's divisions on the consumers' path between
 //     items cost 3-9 % at S=512 and 0.4-3 % at D=128 (H200, session 25).
@@ -41,14 +41,18 @@
 
 namespace ab::kernels::fused_detail {
 
-template <int D_, int BN_, int ST_, int CONSUMERS_>
+template <int D_, int BN_, int ST_, int CONSUMERS_, int QB_ = 2>
 struct WspCfg {
   static constexpr int D = D_, BN = BN_, STAGES = ST_, CONSUMERS = CONSUMERS_;
   static constexpr int THREADS = (CONSUMERS + 1) * 128;
   static constexpr int BM = CONSUMERS * 64;
   static constexpr int NT = BN / 8, DT = D / 8, KD = D / 16, KN = BN / 16, CPR = D / 8;
   static constexpr int ATOMS = D / 64;
-  static constexpr int Q_BUFFERS = 2;
+  // Q buffers: two let the next item's Q load under the current one. At head_dim 64 with 192-row blocks (the
+  // default tile) there is room for three, so that with items of 1-4 key tiles (S=512) the producer can
+  // run another item ahead (H200, session 28: causal -2 %); with pages under a key tile it uses two
+  // (16-row pages: +2 % with three).
+  static constexpr int Q_BUFFERS = QB_;
   static constexpr int Q_BYTES = BM * D * 2;
   static constexpr int TILE_BYTES = BN * D * 2;
   static constexpr int BARRIERS = 2 * Q_BUFFERS + 4 * STAGES;  // Q full/empty per buffer, K/V full/empty per stage
@@ -77,6 +81,30 @@ struct WspCfg {
   static_assert(SMEM <= 227 * 1024, "wsp kernel: shared memory above Hopper's 227 KB");
 };
 
+// An item's Q buffer and the phase of its barriers, the buffers used round robin (`buffers` of them, at most QB).
+template <int QB>
+struct QSlot {
+  int b = 0;
+  std::uint32_t ph = 0;
+  __device__ __forceinline__ int buf() const { return b; }
+  __device__ __forceinline__ std::uint32_t phase() const { return ph; }
+  __device__ __forceinline__ void next(int buffers) {
+    if (++b == buffers) {
+      b = 0;
+      ph ^= 1u;
+    }
+  }
+};
+// Two buffers: both from the item count, as the two-buffer kernels always had them (another form moves ptxas's
+// register allocation: a spill in the head_dim-128 producer).
+template <>
+struct QSlot<2> {
+  int n = 0;
+  __device__ __forceinline__ int buf() const { return n & 1; }
+  __device__ __forceinline__ std::uint32_t phase() const { return (n >> 1) & 1; }
+  __device__ __forceinline__ void next(int) { ++n; }
+};
+
 // What the consumers need of an item, noted by the producer beside its Q buffer before the Q load (the
 // load's arrive releases it, the consumers' wait on the buffer acquires it), so that the consumers do not walk
 // the order themselves: its divisions sat on their path between items. run 0: no more items.
@@ -100,11 +128,12 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   const std::uint32_t sV_a = sK_a + ST * C::TILE_BYTES;            // ST slots
   const std::uint32_t bar_a = sV_a + ST * C::TILE_BYTES;           // barriers, 8 bytes each
   auto full_q = [&](int qb) { return bar_a + 8u * qb; };
-  auto empty_q = [&](int qb) { return bar_a + 8u * (2 + qb); };
-  auto full_k = [&](int s) { return bar_a + 8u * (4 + s); };
-  auto empty_k = [&](int s) { return bar_a + 8u * (4 + ST + s); };
-  auto full_v = [&](int s) { return bar_a + 8u * (4 + 2 * ST + s); };
-  auto empty_v = [&](int s) { return bar_a + 8u * (4 + 3 * ST + s); };
+  constexpr int QB = C::Q_BUFFERS;
+  auto empty_q = [&](int qb) { return bar_a + 8u * (QB + qb); };
+  auto full_k = [&](int s) { return bar_a + 8u * (2 * QB + s); };
+  auto empty_k = [&](int s) { return bar_a + 8u * (2 * QB + ST + s); };
+  auto full_v = [&](int s) { return bar_a + 8u * (2 * QB + 2 * ST + s); };
+  auto empty_v = [&](int s) { return bar_a + 8u * (2 * QB + 3 * ST + s); };
   ItemNote* const notes = reinterpret_cast<ItemNote*>(smem + (bar_a - sQ_a0) + 8 * C::BARRIERS);  // per Q buffer
 
   const int tid = threadIdx.x;
@@ -117,6 +146,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   const int ps = p.page_size;
   const bool pages_by_tma = paged && ws_pages_by_tma(ps, BN);
   const int row_shift = causal_row_shift(p.q_len, BM, p.causal != 0);  // whole warpgroups above row 0
+  const int q_bufs = QB > 2 && paged && ps < BN ? 2 : QB;  // the Q buffers in use (Q_BUFFERS)
 
   // One work item's geometry, the producer's (the consumers get their part of it through ItemNote).
   struct Geom {
@@ -160,16 +190,16 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     const bool leader = warp == 0 && lane == 0;
     const int ptid = tid;  // 0..127
     int tile_seq = 0;      // tiles this CTA has loaded over all its items: the ring position
-    int n = 0;  // items run so far (the Q buffer and its phase)
+    QSlot<QB> q;  // this item's Q buffer and its phase
     for (int step = 0;; ++step) {
       const PersistentStep st = persistent_step(step, cta, grid, p.m_blocks, bh_count, p.causal != 0);
       if (st.step == WalkStep::done) break;
       if (st.step == WalkStep::skip) continue;
       const Geom g = geom_of(st.block);
       const std::int32_t* __restrict__ bt = p.block_table + static_cast<std::int64_t>(g.b) * p.pages;
-      const int qb = n & 1;
-      if (leader) {  // Q of this item, once the epilogue of the item two back has left the buffer
-        mbar_wait(empty_q(qb), ((n >> 1) & 1) ^ 1);
+      const int qb = q.buf();
+      if (leader) {  // Q of this item, once the epilogue of the item q_bufs back has left the buffer
+        mbar_wait(empty_q(qb), q.phase() ^ 1u);
         notes[qb] = ItemNote{g.bh, g.q_row0, g.S, g.diag, g.n_tiles, g.first_copy, 1, 0};
         mbar_expect_tx(full_q(qb), C::Q_BYTES);
         const std::uint32_t dq = sQ_a0 + qb * C::Q_BYTES;
@@ -236,11 +266,11 @@ __global__ void __launch_bounds__(C::THREADS, 1)
           }
         }
       }
-      ++n;
+      q.next(q_bufs);
     }
     if (leader) {  // no more items: a note saying so, in the next buffer once it is free
-      const int qb = n & 1;
-      mbar_wait(empty_q(qb), ((n >> 1) & 1) ^ 1);
+      const int qb = q.buf();
+      mbar_wait(empty_q(qb), q.phase() ^ 1u);
       notes[qb].run = 0;
       mbar_arrive(full_q(qb));
     }
@@ -259,9 +289,9 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     const Turns turns(wg, C::CONSUMERS);
     if (wg == C::CONSUMERS) turns.pass();  // the first consumer warpgroup has the first turn
     int tile_seq = 0;  // the ring position, as the producer's
-    for (int n = 0;; ++n) {  // n: the item, as the producer counts them
-      const int qb = n & 1;
-      mbar_wait(full_q(qb), (n >> 1) & 1);
+    for (QSlot<QB> q;; q.next(q_bufs)) {  // the item's Q buffer, as the producer counts them
+      const int qb = q.buf();
+      mbar_wait(full_q(qb), q.phase());
       const ItemNote g = notes[qb];
       if (!g.run) break;
       const WgRowGeom rg{g.q_row0 + cw * 16, gq, tq, g.kv_len, g.diag, p.causal != 0};
@@ -394,9 +424,9 @@ int attrs_wsp(cudaFuncAttributes* a) {
   return static_cast<int>(cudaFuncGetAttributes(a, fused_attention_fwd_wsp<C, BF16>));
 }
 
-template <int D, int BN, int ST, int CONSUMERS, bool BF16>
+template <int D, int BN, int ST, int CONSUMERS, bool BF16, int QB = 2>
 constexpr Entry make_entry_wsp() {
-  using C = WspCfg<D, BN, ST, CONSUMERS>;
+  using C = WspCfg<D, BN, ST, CONSUMERS, QB>;
   return Entry{D, C::BM, BN, C::THREADS / 32, ST, BF16, C::SMEM, true, &launch_wsp<C, BF16>, &attrs_wsp<C, BF16>,
                true, true, true};
 }
