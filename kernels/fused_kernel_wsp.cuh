@@ -313,9 +313,9 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       int j = 0;
       if (wg_tiles > 0) {
         do {
-          const int seq = tile_seq + j;
-          const int s = seq % ST;
-          const int sp = (seq + ST - 1) % ST;  // stage of tile j-1
+          const unsigned seq = static_cast<unsigned>(tile_seq + j);  // unsigned: % and / by ST are masks and shifts
+          const int s = static_cast<int>(seq % ST);
+          const int sp = static_cast<int>((seq + ST - 1) % ST);  // stage of tile j-1
           const bool has_pv = j > 0;
           mbar_wait(full_k(s), (seq / ST) & 1);
           if (has_pv) mbar_wait(full_v(sp), ((seq - 1) / ST) & 1);
@@ -333,8 +333,8 @@ __global__ void __launch_bounds__(C::THREADS, 1)
         } while (++j < wg_tiles);
         // ---- the last tile's P V ----
         {
-          const int seq = tile_seq + wg_tiles - 1;
-          const int sl = seq % ST;
+          const unsigned seq = static_cast<unsigned>(tile_seq + wg_tiles - 1);
+          const int sl = static_cast<int>(seq % ST);
           mbar_wait(full_v(sl), (seq / ST) & 1);
           if (wg_tiles - 1 >= g.first_copy) fence_proxy_async();
           w.v_descs(dv + static_cast<std::uint64_t>((sl * C::TILE_BYTES) >> 4));
@@ -345,8 +345,8 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       // The tiles this warpgroup's rows do not see: wait for each (an arrive before the fill could count
       // toward the previous round of its stage) and release it; their turns pass unused.
       for (; j < g.n_tiles; ++j) {
-        const int seq = tile_seq + j;
-        const int s = seq % ST;
+        const unsigned seq = static_cast<unsigned>(tile_seq + j);
+        const int s = static_cast<int>(seq % ST);
         mbar_wait(full_k(s), (seq / ST) & 1);
         mbar_arrive(empty_k(s));
         mbar_wait(full_v(s), (seq / ST) & 1);
