@@ -31,7 +31,7 @@ struct WgRows {
   // The causal mask as bits at head_dim 64: this thread's masked elements of one row (bit 2 nt + e: column
   // nt * 8 + e past its first, masked where at or after lim), so that an element costs a select on a predicate
   // (R2P moves 7 bits at once) instead of a comparison and a select (a diagonal 128-key tile: 124 instructions
-  // against 134). On an H200 (session 29) 0.4 % faster on the causal head_dim-64 rows; at head_dim 128 level to
+  // against 134). On an H200 (session 29) 0.4-0.5 % faster on the causal head_dim-64 rows; at head_dim 128 level to
   // 0.6 % slower, and without causal masking (one bound for both rows) the comparisons are fewer.
   static constexpr bool MASK_BITS = D == 64;
   using MaskBits = std::conditional_t<(2 * NT > 32), unsigned long long, std::uint32_t>;
