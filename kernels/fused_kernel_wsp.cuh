@@ -289,6 +289,9 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     const Turns turns(wg, C::CONSUMERS);
     if (wg == C::CONSUMERS) turns.pass();  // the first consumer warpgroup has the first turn
     int tile_seq = 0;  // the ring position, as the producer's
+    // Tile seq's stage and the parity of its round (unsigned: % and / by ST are masks and shifts).
+    auto stage_of = [](unsigned seq) { return static_cast<int>(seq % ST); };
+    auto round_of = [](unsigned seq) { return (seq / ST) & 1u; };
     for (QSlot<QB> q;; q.next(q_bufs)) {  // the item's Q buffer, as the producer counts them
       const int qb = q.buf();
       mbar_wait(full_q(qb), q.phase());
@@ -313,12 +316,12 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       int j = 0;
       if (wg_tiles > 0) {
         do {
-          const unsigned seq = static_cast<unsigned>(tile_seq + j);  // unsigned: % and / by ST are masks and shifts
-          const int s = static_cast<int>(seq % ST);
-          const int sp = static_cast<int>((seq + ST - 1) % ST);  // stage of tile j-1
+          const unsigned seq = static_cast<unsigned>(tile_seq + j);
+          const int s = stage_of(seq);
+          const int sp = stage_of(seq + ST - 1);  // stage of tile j-1
           const bool has_pv = j > 0;
-          mbar_wait(full_k(s), (seq / ST) & 1);
-          if (has_pv) mbar_wait(full_v(sp), ((seq - 1) / ST) & 1);
+          mbar_wait(full_k(s), round_of(seq));
+          if (has_pv) mbar_wait(full_v(sp), round_of(seq - 1));
           // cp.async wrote tile j or j-1 (whose V is read now) through the generic proxy; the cp.async
           // tiles are the item's last ones, so j is one where j-1 is.
           if (j >= g.first_copy) fence_proxy_async();
@@ -334,8 +337,8 @@ __global__ void __launch_bounds__(C::THREADS, 1)
         // ---- the last tile's P V ----
         {
           const unsigned seq = static_cast<unsigned>(tile_seq + wg_tiles - 1);
-          const int sl = static_cast<int>(seq % ST);
-          mbar_wait(full_v(sl), (seq / ST) & 1);
+          const int sl = stage_of(seq);
+          mbar_wait(full_v(sl), round_of(seq));
           if (wg_tiles - 1 >= g.first_copy) fence_proxy_async();
           w.v_descs(dv + static_cast<std::uint64_t>((sl * C::TILE_BYTES) >> 4));
           w.last_pv(turns);
@@ -346,10 +349,10 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       // toward the previous round of its stage) and release it; their turns pass unused.
       for (; j < g.n_tiles; ++j) {
         const unsigned seq = static_cast<unsigned>(tile_seq + j);
-        const int s = static_cast<int>(seq % ST);
-        mbar_wait(full_k(s), (seq / ST) & 1);
+        const int s = stage_of(seq);
+        mbar_wait(full_k(s), round_of(seq));
         mbar_arrive(empty_k(s));
-        mbar_wait(full_v(s), (seq / ST) & 1);
+        mbar_wait(full_v(s), round_of(seq));
         mbar_arrive(empty_v(s));
         turns.wait();
         turns.pass();
