@@ -1,12 +1,10 @@
 // The tuner on the CPU backend: candidate search (the heuristic's first choice always included, failing and
 // wrong candidates recorded and skipped, the fastest kept), fused tile search, and a tune whose cache the
 // chooser then serves (plans report source "cache").
-#include <chrono>
 #include <filesystem>
 #include <limits>
 #include <map>
 #include <set>
-#include <thread>
 #include <unistd.h>
 
 #include "backends/cpu/cpu_backend.hpp"
@@ -37,22 +35,34 @@ std::string temp_file(const std::string& name) {
   return (d / name).string();
 }
 
-// The fake algorithms' extra time per GEMM call is a sleep, which must stay well above the CPU GEMM's own
-// time: sanitized builds (scripts/sanitize.sh) run that GEMM several times slower, so the sleeps (and the
-// bounds the tests derive from them) are longer there.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr double kSleepScale = 5;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr double kSleepScale = 5;
-#else
-constexpr double kSleepScale = 1;
-#endif
-#else
-constexpr double kSleepScale = 1;
-#endif
-void sleep_ms(double ms) { std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(ms * kSleepScale * 1000))); }
-constexpr double kH = 1.5 * kSleepScale, kS = 3.0 * kSleepScale;  // H's and S's extra ms per call
+// The fakes' GEMM calls cost virtual time: each call advances a clock by its algorithm's declared cost, and
+// the timers the tuner makes read that clock. Sleeps measured by the host clock once made these tests flaky
+// under the sanitizers on a 2-core machine (a screened candidate 1 ms slower per call than the lucky one came
+// in under the 1.5x cut); on the virtual clock a forward's time is exact and the bounds below are equalities
+// in disguise.
+constexpr double kGemm = 0.25;             // ms of every GEMM call, whatever its algorithm
+constexpr double kH = 1.5, kS = 3.0;       // H's and S's extra ms per call
+
+class VirtualClock : public ForwardingProfiler {
+ public:
+  using ForwardingProfiler::ForwardingProfiler;
+  void spend(double ms) { now_ms_ += ms; }
+  std::unique_ptr<DeviceTimer> make_timer() override { return std::make_unique<Timer>(now_ms_); }
+
+ private:
+  class Timer : public DeviceTimer {
+   public:
+    explicit Timer(const double& now) : now_(now) {}
+    void start() override { t0_ = now_; }
+    void stop() override { t1_ = now_; }
+    double elapsed_ms() override { return t1_ - t0_; }
+
+   private:
+    const double& now_;
+    double t0_ = 0, t1_ = 0;
+  };
+  double now_ms_ = 0;
+};
 
 // A cuBLASLt stand-in over the CPU backend. Candidates, by label:
 //   H  the heuristic's first choice: correct, 1.5 ms slower per GEMM call
@@ -65,9 +75,11 @@ constexpr double kH = 1.5 * kSleepScale, kS = 3.0 * kSleepScale;  // H's and S's
 // The exhaustive list has neither H nor any heuristic_first flag, and repeats F.
 class FakeLt : public ComposedBackend, public ForwardingGemmEngine, public ForwardingMemory {
  public:
-  explicit FakeLt(Backend& cpu) : ComposedBackend(cpu), ForwardingGemmEngine(cpu.gemm()), ForwardingMemory(cpu.memory()) {
+  explicit FakeLt(Backend& cpu)
+      : ComposedBackend(cpu), ForwardingGemmEngine(cpu.gemm()), ForwardingMemory(cpu.memory()), clock_(cpu.profiler()) {
     replace_gemm(*this);
     replace_memory(*this);
+    replace_profiler(clock_);
   }
   int heuristic_queries = 0;
   bool crash = false;
@@ -99,9 +111,10 @@ class FakeLt : public ComposedBackend, public ForwardingGemmEngine, public Forwa
   void run(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
     const std::string label = current(plan);
     if (label == "C") throw BackendError("cublasLtMatmul: an illegal memory access was encountered", true);
-    if (label == "H") sleep_ms(1.5);
-    if (label == "S") sleep_ms(3.0);
-    if (label == "W" && slow_wrong) sleep_ms(10.0);
+    spend(kGemm);
+    if (label == "H") spend(kH);
+    if (label == "S") spend(kS);
+    if (label == "W" && slow_wrong) spend(10.0);
     ForwardingGemmEngine::run(plan, a, b, c, label == "W" ? alpha * 1.5f : alpha, beta);
   }
   bool recover() override {
@@ -129,10 +142,12 @@ class FakeLt : public ComposedBackend, public ForwardingGemmEngine, public Forwa
     auto it = current_.find(plan);
     return it == current_.end() ? "H" : it->second;
   }
+  void spend(double ms) { clock_.spend(ms); }
 
  private:
   std::map<GemmPlanId, std::string> current_;
   std::set<void*> live_;  // allocations since the last recover()
+  VirtualClock clock_;
 };
 
 MeasureSettings quick() {
@@ -215,7 +230,7 @@ TEST(Tune, search_keeps_fastest_correct_candidate_and_records_failures) {
     EXPECT_EQ(by_label(r, "S")->status, std::string("ok"));
     EXPECT_TRUE(by_label(r, "S")->ms > by_label(r, "F")->ms);
     EXPECT_EQ(r.failed(), 2);
-    // H sleeps 1.5 ms per call, F not at all: 2x for Q·K^T (the P·V calls, at H, sleep in both), more for P·V
+    // H costs 1.5 ms more per call than F: about 2x for Q·K^T (the P·V calls, at H, cost that in both), more for P·V
     EXPECT_TRUE(r.gain() > 1.3) << describe(r);
     EXPECT_NEAR(r.gain(), r.baseline_ms() / r.best_ms(), 1e-12);
   }
@@ -307,10 +322,9 @@ TEST(Tune, capped_exhaustive_search_still_tries_the_heuristic_top_n) {
 
 // Screening and re-measurement. "L" (lucky) is the fastest candidate at first and the slowest after: for
 // its first `fast_runs` GEMM calls, and while it has been set no more than `fast_sets` times (screening is
-// the first, the finalists' measurement the second). F is correct and 1 ms per call, S 3 ms, H (the
-// heuristic's choice) 4.5 ms and L, once slow, 12 ms: contrasts wide enough to survive a loaded CI machine.
-// F's probe is cut while the CPU GEMM under every call (L's lucky time) stays under 2 ms; at 0.5 ms for F
-// (under 1 ms of GEMM) the sanitized suite on a 2-core machine once kept F.
+// the first, the finalists' measurement the second). Extra virtual ms per call, over every call's kGemm: F 1,
+// S 3, H (the heuristic's choice) 4.5 and L, once slow, 12. F's probe (1.25 ms) is over 1.5x L's lucky one
+// (0.25 ms), so F is cut there.
 class LuckyLt : public FakeLt {
  public:
   using FakeLt::FakeLt;
@@ -329,9 +343,9 @@ class LuckyLt : public FakeLt {
   void run(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
     const std::string label = current(plan);
     if (label == "L" && (l_runs_[plan]++ >= fast_runs || l_sets_[plan] > fast_sets))
-      sleep_ms(12.0);
-    if (label == "F") sleep_ms(1.0);
-    if (label == "H") sleep_ms(3.0);  // on top of FakeLt's 1.5 ms
+      spend(12.0);
+    if (label == "F") spend(1.0);
+    if (label == "H") spend(3.0);  // on top of FakeLt's 1.5 ms
     FakeLt::run(plan, a, b, c, alpha, beta);
   }
 
@@ -360,7 +374,8 @@ TEST(Tune, the_winner_comes_from_the_re_measured_finalists_not_the_screen) {
         EXPECT_EQ(c->status, std::string("ok"));
         EXPECT_TRUE(c->screen_ms > 0);
       }
-      EXPECT_TRUE(f->screen_ms > 0);
+      EXPECT_DOUBLE_EQ(l->probe_ms, kGemm);        // the probe replays the plan's one call, L still lucky
+      EXPECT_DOUBLE_EQ(f->probe_ms, kGemm + 1.0);  // 5x L's: over the 1.5x cut
       EXPECT_EQ(f->status, std::string(finalists == 1 ? "cut" : "ok"));
       EXPECT_TRUE(l->screen_ms < f->screen_ms);  // L screened fastest
       EXPECT_TRUE(h->finalist);                  // the heuristic's choice is always re-measured
@@ -378,7 +393,7 @@ TEST(Tune, the_winner_comes_from_the_re_measured_finalists_not_the_screen) {
         EXPECT_TRUE(f->finalist);
         EXPECT_EQ(r.finalists(), 3);
         EXPECT_EQ(r.candidates[r.best].label, std::string("F")) << describe(r);
-        EXPECT_TRUE(r.gain() > 1.4);  // Q·K^T: 4.5+4.5 against 1+4.5 ms of sleep (the other shape at H); P·V: 5 against 1.5
+        EXPECT_TRUE(r.gain() > 1.4);  // Q·K^T: 4.75+4.75 against 1.25+4.75 ms (the other shape at H); P·V: 4.75+0.25 against 1.25+0.25
       }
       EXPECT_TRUE(l->ms > h->ms);  // re-measured: L is slower than the heuristic's choice
     }
@@ -416,8 +431,8 @@ TEST(Tune, screening_times_the_shapes_own_gemm_calls_alone) {
   ASSERT_TRUE(out.gemm.size() == 2);
   const GemmTuneRecord& qk = out.gemm[0];
   // Q·K^T is tuned while the P·V shape is still at H (1.5 ms per call): a whole forward holds both heads'
-  // P·V calls, but a screen holds none of them: F's Q·K^T calls do not sleep, and its screen (a median of
-  // 3) stays under the 3 ms floor the P·V calls would add.
+  // P·V calls, but a screen holds none of them: F's Q·K^T calls cost kGemm each, and its screen (a median
+  // of 3) stays under the 3 ms floor the P·V calls would add.
   const CandidateOutcome* f = by_label(qk, "F");
   ASSERT_TRUE(f != nullptr);
   ASSERT_TRUE(f->status == "ok");
