@@ -5,8 +5,9 @@
 // (batch*head, query block) in the static order of core/query_block_order.hpp (causal: pairs of blocks).
 // What changes against the ws kernel:
 //   - Q has two or three buffers (WspCfg::Q_BUFFERS), each with a full barrier (TMA bytes) and an empty barrier
-//     (every consumer thread arrives after its epilogue, which stages O in that buffer). The producer loads
-//     item n+1's Q while the consumers still run item n.
+//     (every consumer thread arrives in its epilogue: at once where O leaves by TMA stores from a staging tile
+//     of its own, WspCfg::O_BY_TMA; else after it has staged O in that buffer and stored it). The producer
+//     loads item n+1's Q while the consumers still run item n.
 //   - Only the producer walks the order: it notes each item's geometry beside its Q buffer (ItemNote), and a
 //     last note with run 0 ends the consumers' loop. The walk's divisions on the consumers' path between
 //     items cost 3-9 % at S=512 and 0.4-3 % at D=128 (H200, session 25).
@@ -57,7 +58,17 @@ struct WspCfg {
   static constexpr int TILE_BYTES = BN * D * 2;
   static constexpr int BARRIERS = 2 * Q_BUFFERS + 4 * STAGES;  // Q full/empty per buffer, K/V full/empty per stage
   // After the barriers: per Q buffer, the producer's note of its item (ItemNote).
-  static constexpr int SMEM = 1024 + Q_BUFFERS * Q_BYTES + 2 * STAGES * TILE_BYTES + BARRIERS * 8 + Q_BUFFERS * 32;
+  static constexpr int NOTES_END = Q_BUFFERS * Q_BYTES + 2 * STAGES * TILE_BYTES + BARRIERS * 8 + Q_BUFFERS * 32;
+  // At head_dim 64, O leaves by TMA stores from a staging tile of its own (after the notes, 1024-byte
+  // aligned): each consumer warp stages its 16 rows, its lane 0 stores them, and the warp reuses its rows an
+  // item later, once that store has read them. On an H200 (session 30) 2-4 % faster on every head_dim-64 row.
+  // At head_dim 128 the same epilogue makes ptxas reschedule the key-tile loop (757 instructions against 756,
+  // the softmax reordered), and S=8192 lost 1.7 % (S=2048 gained 0.5 %); there, and where the tile does not
+  // fit, O is staged in the item's Q buffer and stored by every thread (WgRows::store).
+  static constexpr int O_OFFSET = (NOTES_END + 1023) / 1024 * 1024;
+  static constexpr int O_BYTES = BM * D * 2;
+  static constexpr bool O_BY_TMA = D == 64 && 1024 + O_OFFSET + O_BYTES <= 227 * 1024;
+  static constexpr int SMEM = 1024 + (O_BY_TMA ? O_OFFSET + O_BYTES : NOTES_END);
   // setmaxnreg moves registers within the CTA's launch allocation (ENTRY_REGS per thread, what
   // __launch_bounds__(THREADS, 1) leaves: 168 or 128). With two consumers the producer keeps 40 (its item
   // loop spills at 24 or 32: ptxas -v) and they take 224; with three it keeps 32 (a few spilled registers
@@ -116,7 +127,8 @@ static_assert(sizeof(ItemNote) == 32, "wsp kernel: one 32-byte note per Q buffer
 template <class C, bool BF16>
 __global__ void __launch_bounds__(C::THREADS, 1)
     fused_attention_fwd_wsp(const KParams p, const __grid_constant__ CUtensorMap tm_q,
-                            const __grid_constant__ CUtensorMap tm_k, const __grid_constant__ CUtensorMap tm_v) {
+                            const __grid_constant__ CUtensorMap tm_k, const __grid_constant__ CUtensorMap tm_v,
+                            const __grid_constant__ CUtensorMap tm_o) {
 #ifdef AB_FUSED_WGMMA
   constexpr int D = C::D, BM = C::BM, BN = C::BN, ST = C::STAGES;
   constexpr int CPR = C::CPR;
@@ -127,6 +139,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   const std::uint32_t sK_a = sQ_a0 + C::Q_BUFFERS * C::Q_BYTES;    // ST slots
   const std::uint32_t sV_a = sK_a + ST * C::TILE_BYTES;            // ST slots
   const std::uint32_t bar_a = sV_a + ST * C::TILE_BYTES;           // barriers, 8 bytes each
+  const std::uint32_t sO_a = sQ_a0 + C::O_OFFSET;                  // the O staging tile (O_BY_TMA)
   auto full_q = [&](int qb) { return bar_a + 8u * qb; };
   constexpr int QB = C::Q_BUFFERS;
   auto empty_q = [&](int qb) { return bar_a + 8u * (QB + qb); };
@@ -363,16 +376,39 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       }
       tile_seq += g.n_tiles;
 
-      // ---- epilogue: O / l through this warp's 16 rows of the item's Q buffer (its warpgroup's rows, no
-      // longer read), 16-byte stores; then the buffer goes back to the producer (the stores were generic
-      // proxy writes, the next Q arrives by TMA: fence the proxies first) ----
-      const std::int64_t q_rows = static_cast<std::int64_t>(g.bh) * p.q_len;  // row of (b,h,0) in O
-      if (wg_tiles > 0)
-        Rows::template store<BM>(w.acc_o, row_sum, smem + qb * C::Q_BYTES, cw * 16, rg, p.q_len, p.o + q_rows * D,
-                                 lane);
-      fence_proxy_async();
-      mbar_arrive(empty_q(qb));
+      // ---- epilogue ----
+      if constexpr (C::O_BY_TMA) {
+        // Q is no longer read (every S of the item has landed): the buffer goes back at once. O / l goes to
+        // this warp's 16 rows of the staging tile once its previous store has read them, then to O by a TMA
+        // store from lane 0 (rows past q_len are not written).
+        mbar_arrive(empty_q(qb));
+        if (wg_tiles > 0) {
+          if (lane == 0) bulk_wait_read<0>();
+          __syncwarp();
+          Rows::template stage_rows<BM>(w.acc_o, row_sum, smem + (sO_a - sQ_a0), cw * 16, rg);
+          fence_proxy_async();  // the staged rows (generic proxy writes) before the TMA reads them
+          __syncwarp();
+          if (lane == 0) {
+#pragma unroll
+            for (int a = 0; a < C::ATOMS; ++a)
+              tma_store_3d(tm_o, sO_a + a * BM * 128 + cw * 16 * 128, a * 64, rg.warp_row0, g.bh);
+            bulk_commit();
+          }
+        }
+      } else {
+        // O / l through this warp's 16 rows of the item's Q buffer (its warpgroup's rows, no longer read),
+        // 16-byte stores; then the buffer goes back to the producer (the stores were generic proxy writes,
+        // the next Q arrives by TMA: fence the proxies first).
+        const std::int64_t q_rows = static_cast<std::int64_t>(g.bh) * p.q_len;  // row of (b,h,0) in O
+        if (wg_tiles > 0)
+          Rows::template store<BM>(w.acc_o, row_sum, smem + qb * C::Q_BYTES, cw * 16, rg, p.q_len,
+                                   p.o + q_rows * D, lane);
+        fence_proxy_async();
+        mbar_arrive(empty_q(qb));
+      }
     }
+    if constexpr (C::O_BY_TMA)
+      if (lane == 0) bulk_wait_read<0>();  // the staging tile stays until the last store has read it
     if (wg == 1) turns.wait();  // the last warpgroup's last pass
     if ((tid & 127) == 0) cta_time_mark(cta, wg);
   }
@@ -381,6 +417,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   (void)tm_q;
   (void)tm_k;
   (void)tm_v;
+  (void)tm_o;
   __trap();  // built without sm_90a; fused_can_implement refuses these tiles on such devices
 #endif
 }
@@ -392,10 +429,13 @@ int wsp_grid_cap();
 
 template <class C, bool BF16>
 int launch_wsp(const KParams& kp, void* stream) {
-  CUtensorMap mq, mk, mv;
-  const int e = encode_ws_maps<C::D, C::BM, C::BN, BF16>(kp, &mq, &mk, &mv);  // the ws kernel's maps
+  CUtensorMap mq, mk, mv, mo;
+  int e = encode_ws_maps<C::D, C::BM, C::BN, BF16>(kp, &mq, &mk, &mv);  // the ws kernel's maps
   if (e != 0) return e;
   const long long bh = static_cast<long long>(kp.batch) * kp.heads;
+  mo = mq;
+  if (C::O_BY_TMA) e = encode_rows_map(&mo, kp.o, BF16, C::D, kp.q_len, bh, 16);  // one warp's 16 rows a box
+  if (e != 0) return e;
   auto kern = fused_attention_fwd_wsp<C, BF16>;
   cudaError_t ce = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
   if (ce != cudaSuccess) return static_cast<int>(ce);
@@ -418,7 +458,7 @@ int launch_wsp(const KParams& kp, void* stream) {
   long long grid = std::min<long long>(units, fit);
   if (wsp_grid_cap() > 0) grid = std::min<long long>(grid, wsp_grid_cap());
   kern<<<static_cast<unsigned>(grid), C::THREADS, C::SMEM, static_cast<cudaStream_t>(stream)>>>(
-      kp, mq, mk, mv);
+      kp, mq, mk, mv, mo);
   return static_cast<int>(cudaGetLastError());
 }
 

@@ -1,7 +1,8 @@
 // The per-warp row work the Hopper fused kernels share (through fused_wg_step.cuh, and the epilogue directly):
 // the mask and online softmax of one S tile into the P fragments of the next P V, the O rescale, and the
-// epilogue (O / l through a swizzled shared-memory staging tile, 16-byte stores). A thread holds rows g and
-// g + 8 of its warp's 16 (the wgmma m64 accumulator layout, as mma.sync with one m16 slice).
+// epilogue (O / l into a swizzled shared-memory staging tile, then 16-byte stores or the kernel's TMA store).
+// A thread holds rows g and g + 8 of its warp's 16 (the wgmma m64 accumulator layout, as mma.sync with one m16
+// slice).
 #pragma once
 #include <type_traits>
 
@@ -129,14 +130,12 @@ struct WgRows {
       for (int e = 0; e < 4; ++e) pa_prev[kk][e] = pa_cur[kk][e];
   }
 
-  // O / l of the warp's 16 rows into rows lrow0 .. +15 of `stage` (a swizzled tile of BM rows that only
-  // this warp touches now), then 16-byte stores of the rows below q_len to o_head (row 0 of this
-  // (batch, head) in O). A row that saw no key (l = 0) is written as zeros.
+  // O / l of the warp's 16 rows into rows lrow0 .. +15 of `stage` (a swizzled tile of BM rows, 64-column blocks
+  // BM * 128 bytes apart, that only this warp touches now: the layout a TMA store of 16-row boxes reads). A row
+  // that saw no key (l = 0) is staged as zeros.
   template <int BM>
-  static __device__ __forceinline__ void store(const float (&acc_o)[DT][4], const float (&row_sum)[2],
-                                               unsigned char* stage, int lrow0, const WgRowGeom& r, int q_len,
-                                               std::uint16_t* o_head, int lane) {
-    __syncwarp();
+  static __device__ __forceinline__ void stage_rows(const float (&acc_o)[DT][4], const float (&row_sum)[2],
+                                                    unsigned char* stage, int lrow0, const WgRowGeom& r) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       float l = row_sum[h];
@@ -149,6 +148,15 @@ struct WgRows {
         *reinterpret_cast<std::uint32_t*>(stage + sw_off(BM, lr, dt) + r.tq * 4) =
             pack2<BF16>(acc_o[dt][2 * h] * inv, acc_o[dt][2 * h + 1] * inv);
     }
+  }
+  // The warp's 16 rows staged as above, then 16-byte stores of the rows below q_len to o_head (row 0 of this
+  // (batch, head) in O).
+  template <int BM>
+  static __device__ __forceinline__ void store(const float (&acc_o)[DT][4], const float (&row_sum)[2],
+                                               unsigned char* stage, int lrow0, const WgRowGeom& r, int q_len,
+                                               std::uint16_t* o_head, int lane) {
+    __syncwarp();
+    stage_rows<BM>(acc_o, row_sum, stage, lrow0, r);
     __syncwarp();
 #pragma unroll
     for (int i = 0; i < (16 * CPR) / 32; ++i) {

@@ -1,6 +1,6 @@
 // The Hopper mbarrier and TMA instructions the TMA kernels share (fused_kernel_ws.cuh, fused_decode_tma.cuh):
-// barrier init, arrive (with an expected byte count), parity wait, cp.async tracking, and the 3-D and 4-D tensor
-// copies.
+// barrier init, arrive (with an expected byte count), parity wait, cp.async tracking, the 3-D and 4-D tensor
+// copies, and the 3-D tensor store with its bulk-group commit and wait.
 // Device code for compute capability 9.0 and above only.
 #pragma once
 #include <cuda.h>  // CUtensorMap (the type only)
@@ -93,6 +93,21 @@ __device__ __forceinline__ void tma_load_4d(std::uint32_t dst, const CUtensorMap
           dst),
       "l"(reinterpret_cast<std::uint64_t>(&map)), "r"(0), "r"(row), "r"(outer), "r"(bar)
       : "memory");
+}
+// One TMA box (64 columns x box rows) from shared memory to (col, row, outer) of the map's tensor; rows and
+// columns outside the tensor are not written. The source must hold still until bulk_wait_read says it was read.
+__device__ __forceinline__ void tma_store_3d(const CUtensorMap& map, std::uint32_t src, int col, int row, int outer) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(
+                   reinterpret_cast<std::uint64_t>(&map)),
+               "r"(col), "r"(row), "r"(outer), "r"(src)
+               : "memory");
+}
+// Closes this thread's stores issued since the last commit into one bulk group.
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// Waits until at most N of this thread's bulk groups still read their shared-memory sources.
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
 }
 #endif
 
