@@ -4,7 +4,9 @@
 # gives each GEMM shape 9 candidates (variant 6 the one clear winner) and --split_candidates=3 three screening
 # units per shape: both workers screen each shape, the units are counted on the progress line, the cache holds the
 # winners a one-process tune finds with the same seed, and a worker killed on one screening unit costs only that
-# unit's candidates (reported, exit 1) while the rest of the tune completes. Usage: cli_tune_split.sh ATTNBENCH SOURCE_DIR
+# unit's candidates (reported, exit 1) while the rest of the tune completes. Each measurement takes the median of 7
+# samples of about 0.25 ms: with 3, a one-process tune in a CI run on a 2-core machine, with a compiler running
+# beside it, once chose an 8-repeat variant for one shape. Usage: cli_tune_split.sh ATTNBENCH SOURCE_DIR
 set -u
 bin=$1
 source "$2/tests/cpu/expect_lib.sh"  # also makes and enters the scratch folder $work
@@ -12,7 +14,7 @@ export TMPDIR=$work/tmp
 mkdir -p "$TMPDIR"
 export ATTNBENCH_INJECT_CPU_GEMM_VARIANTS=9
 tune=(tune --backend=cpu --batch=1 --heads=2 --kv_heads=1 --seq_len=40,57 --head_dim=32 --search=exhaustive
-      --strategies=head_batched,fully_batched --warmup=0 --min_samples=3 --max_time=0.05 --seed=7)
+      --strategies=head_batched,fully_batched --warmup=0 --min_samples=7 --max_time=0.05 --seed=7)
 
 # What each cache chose: "key -> label candidates failed", one line per GEMM entry, sorted.
 cat >winners.py <<'PY'
