@@ -434,7 +434,7 @@ int launch_wsp(const KParams& kp, void* stream) {
   if (e != 0) return e;
   const long long bh = static_cast<long long>(kp.batch) * kp.heads;
   mo = mq;
-  if (C::O_BY_TMA) e = encode_rows_map(&mo, kp.o, BF16, C::D, kp.q_len, bh, 16);  // one warp's 16 rows a box
+  if constexpr (C::O_BY_TMA) e = encode_rows_map(&mo, kp.o, BF16, C::D, kp.q_len, bh, 16);  // a warp's 16 rows a box
   if (e != 0) return e;
   auto kern = fused_attention_fwd_wsp<C, BF16>;
   cudaError_t ce = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);

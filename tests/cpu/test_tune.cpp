@@ -345,7 +345,7 @@ class LuckyLt : public FakeLt {
     if (label == "L" && (l_runs_[plan]++ >= fast_runs || l_sets_[plan] > fast_sets))
       spend(12.0);
     if (label == "F") spend(1.0);
-    if (label == "H") spend(3.0);  // on top of FakeLt's 1.5 ms
+    if (label == "H") spend(3.0);  // on top of FakeLt's kH
     FakeLt::run(plan, a, b, c, alpha, beta);
   }
 
@@ -374,6 +374,7 @@ TEST(Tune, the_winner_comes_from_the_re_measured_finalists_not_the_screen) {
         EXPECT_EQ(c->status, std::string("ok"));
         EXPECT_TRUE(c->screen_ms > 0);
       }
+      EXPECT_TRUE(f->screen_ms > 0);
       EXPECT_DOUBLE_EQ(l->probe_ms, kGemm);        // the probe replays the plan's one call, L still lucky
       EXPECT_DOUBLE_EQ(f->probe_ms, kGemm + 1.0);  // 5x L's: over the 1.5x cut
       EXPECT_EQ(f->status, std::string(finalists == 1 ? "cut" : "ok"));
@@ -393,7 +394,7 @@ TEST(Tune, the_winner_comes_from_the_re_measured_finalists_not_the_screen) {
         EXPECT_TRUE(f->finalist);
         EXPECT_EQ(r.finalists(), 3);
         EXPECT_EQ(r.candidates[r.best].label, std::string("F")) << describe(r);
-        EXPECT_TRUE(r.gain() > 1.4);  // Q·K^T: 4.75+4.75 against 1.25+4.75 ms (the other shape at H); P·V: 4.75+0.25 against 1.25+0.25
+        EXPECT_TRUE(r.gain() > 1.4);  // Q·K^T: 4.75+4.75 against 1.25+4.75 ms (P·V at H); P·V: 4.75 against 1.25 a call beside Q·K^T's
       }
       EXPECT_TRUE(l->ms > h->ms);  // re-measured: L is slower than the heuristic's choice
     }
