@@ -59,15 +59,18 @@ struct WspCfg {
   static constexpr int BARRIERS = 2 * Q_BUFFERS + 4 * STAGES;  // Q full/empty per buffer, K/V full/empty per stage
   // After the barriers: per Q buffer, the producer's note of its item (ItemNote).
   static constexpr int NOTES_END = Q_BUFFERS * Q_BYTES + 2 * STAGES * TILE_BYTES + BARRIERS * 8 + Q_BUFFERS * 32;
-  // At head_dim 64, O leaves by TMA stores from a staging tile of its own (after the notes, 1024-byte
-  // aligned): each consumer warp stages its 16 rows, its lane 0 stores them, and the warp reuses its rows an
-  // item later, once that store has read them. On an H200 (session 30) 2-4 % faster on every head_dim-64 row.
-  // At head_dim 128 the same epilogue makes ptxas reschedule the key-tile loop (757 instructions against 756,
-  // the softmax reordered), and S=8192 lost 1.7 % (S=2048 gained 0.5 %); there, and where the tile does not
-  // fit, O is staged in the item's Q buffer and stored by every thread (WgRows::store).
+  // O leaves by TMA stores from a staging tile of its own (after the notes, 1024-byte aligned): each consumer
+  // warp stages its 16 rows, its lane 0 stores them, and the warp reuses its rows an item later, once that
+  // store has read them. On an H200 2-4 % faster on every head_dim-64 row (session 30); at head_dim 128 with
+  // the step's WAIT_AFTER_EXPS (session 31). Where the tile does not fit, O is staged in the item's Q buffer
+  // and stored by every thread (WgRows::store).
   static constexpr int O_OFFSET = (NOTES_END + 1023) / 1024 * 1024;
   static constexpr int O_BYTES = BM * D * 2;
-  static constexpr bool O_BY_TMA = D == 64 && 1024 + O_OFFSET + O_BYTES <= 227 * 1024;
+  static constexpr bool O_BY_TMA = 1024 + O_OFFSET + O_BYTES <= 227 * 1024;
+  // Where a warp waits for its previous store to have read its rows: at head_dim 128 when the next item
+  // starts, at head_dim 64 just before it stages again. Each place gives its head_dim's fastest key-tile loop
+  // schedule of those timed (H200, sessions 30-31: ptxas reorders the softmax with the epilogue's code).
+  static constexpr bool STORE_WAIT_AT_ITEM_START = D == 128;
   static constexpr int SMEM = 1024 + (O_BY_TMA ? O_OFFSET + O_BYTES : NOTES_END);
   // setmaxnreg moves registers within the CTA's launch allocation (ENTRY_REGS per thread, what
   // __launch_bounds__(THREADS, 1) leaves: 168 or 128). With two consumers the producer keeps 40 (its item
@@ -309,6 +312,10 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       const int qb = q.buf();
       mbar_wait(full_q(qb), q.phase());
       const ItemNote g = notes[qb];
+      if constexpr (C::O_BY_TMA && C::STORE_WAIT_AT_ITEM_START) {
+        if (lane == 0) bulk_wait_read<0>();
+        __syncwarp();
+      }
       if (!g.run) break;
       const WgRowGeom rg{g.q_row0 + cw * 16, gq, tq, g.kv_len, g.diag, p.causal != 0};
       w.begin();
@@ -383,8 +390,10 @@ __global__ void __launch_bounds__(C::THREADS, 1)
         // store from lane 0 (rows past q_len are not written).
         mbar_arrive(empty_q(qb));
         if (wg_tiles > 0) {
-          if (lane == 0) bulk_wait_read<0>();
-          __syncwarp();
+          if constexpr (!C::STORE_WAIT_AT_ITEM_START) {
+            if (lane == 0) bulk_wait_read<0>();
+            __syncwarp();
+          }
           Rows::template stage_rows<BM>(w.acc_o, row_sum, smem + (sO_a - sQ_a0), cw * 16, rg);
           fence_proxy_async();  // the staged rows (generic proxy writes) before the TMA reads them
           __syncwarp();

@@ -51,6 +51,13 @@ struct WgRows {
   static __device__ __forceinline__ void softmax(float (&acc_s)[NT][4], std::uint32_t (&pa)[KN][4],
                                                  float (&row_max)[2], float (&row_sum)[2], float (&alpha)[2],
                                                  int n0, const WgRowGeom& r, float sl2) {
+    softmax_exp(acc_s, row_max, row_sum, alpha, n0, r, sl2);
+    pack(acc_s, pa);
+  }
+  // The same without the packing: the probabilities stay in acc_s (fp32).
+  static __device__ __forceinline__ void softmax_exp(float (&acc_s)[NT][4], float (&row_max)[2],
+                                                     float (&row_sum)[2], float (&alpha)[2], int n0,
+                                                     const WgRowGeom& r, float sl2) {
     if (tile_needs_mask(n0, BN, r.warp_row0, r.kv_len, r.diag, r.causal)) {
       // key_masked(col, row) as one bound per row: keys from min(kv_len, row + diag + 1) on are masked
       // (causal), from kv_len on otherwise; counted from this thread's first column, so each element is one
@@ -101,6 +108,9 @@ struct WgRows {
         }
       row_sum[h] = row_sum[h] * alpha[h] + ((s4[0] + s4[1]) + (s4[2] + s4[3]));
     }
+  }
+  // The probabilities in acc_s as the A fragments of a P V.
+  static __device__ __forceinline__ void pack(const float (&acc_s)[NT][4], std::uint32_t (&pa)[KN][4]) {
 #pragma unroll
     for (int kk = 0; kk < KN; ++kk) {
       pa[kk][0] = pack2<BF16>(acc_s[2 * kk][0], acc_s[2 * kk][1]);
@@ -110,20 +120,26 @@ struct WgRows {
     }
   }
 
-  // O *= alpha (skipped when alpha is 1 for every row of the warp: exact either way, and once a row's
-  // maximum settles it is exactly 1), then P_j becomes the P of the next P V.
+  // Whether O must be rescaled: not when alpha is 1 for every row of the warp (exact either way, and once a
+  // row's maximum settles it is exactly 1).
+  static __device__ __forceinline__ bool o_needs_rescale(const float (&alpha)[2]) {
+    return __any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f);
+  }
+  // O *= alpha.
+  static __device__ __forceinline__ void rescale(float (&acc_o)[DT][4], const float (&alpha)[2]) {
+#pragma unroll
+    for (int dt = 0; dt < DT; ++dt) {
+      acc_o[dt][0] *= alpha[0];
+      acc_o[dt][1] *= alpha[0];
+      acc_o[dt][2] *= alpha[1];
+      acc_o[dt][3] *= alpha[1];
+    }
+  }
+  // O *= alpha where needed, then P_j becomes the P of the next P V.
   static __device__ __forceinline__ void rescale_and_shift(float (&acc_o)[DT][4], const float (&alpha)[2],
                                                            std::uint32_t (&pa_prev)[KN][4],
                                                            const std::uint32_t (&pa_cur)[KN][4]) {
-    if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
-#pragma unroll
-      for (int dt = 0; dt < DT; ++dt) {
-        acc_o[dt][0] *= alpha[0];
-        acc_o[dt][1] *= alpha[0];
-        acc_o[dt][2] *= alpha[1];
-        acc_o[dt][3] *= alpha[1];
-      }
-    }
+    if (o_needs_rescale(alpha)) rescale(acc_o, alpha);
 #pragma unroll
     for (int kk = 0; kk < KN; ++kk)
 #pragma unroll

@@ -1,7 +1,8 @@
 // One consumer warpgroup of the Hopper (sm_90a) fused kernels (fused_kernel_wg.cuh, fused_kernel_ws.cuh,
 // fused_kernel_wsp.cuh): its MMA state and the key-tile step the three share, and the wgmma plumbing under it.
 //   WgStep::step()     S_j = Q K_j^T issued beside P_{j-1} V_{j-1} (when there is one); the softmax of S_j on
-//                      the CUDA cores while that P V still runs; then O rescaled and P_j kept for the next step.
+//                      the CUDA cores while that P V still runs (at head_dim 128: see WAIT_AFTER_EXPS); then O
+//                      rescaled and P_j kept for the next step.
 //   WgStep::last_pv()  the last tile's P V, alone.
 //   WgTurns            consumer warpgroups taking turns to issue their MMAs (NoTurns: not).
 // The kernels own the loads, the barriers and the order of tiles; they pass the descriptor bases of the K and
@@ -90,6 +91,13 @@ template <int BN, int D, bool BF16>
 struct WgStep {
   using Rows = WgRows<BN, D, BF16>;
   static constexpr int NT = BN / 8, KN = BN / 16, DT = D / 8, KD = D / 16;
+  // Where the step waits for P_{j-1} V_{j-1}. Written after the softmax, ptxas still hoisted that wait above
+  // the row maximum: it packs P_j straight into P_{j-1}'s registers, which the P V reads, so no softmax ran
+  // under its own warpgroup's P V (cuobjdump, every Hopper instance up to session 30). At head_dim 128 the
+  // exponentials stay in fp32, the wait sits in the rescale's branch, and P_j is packed after it (one P
+  // buffer, as FlashAttention-3 does): H200, session 31, with O by TMA stores, 1.4-2.4 % faster on every
+  // head_dim-128 row. At head_dim 64 it was 0.4-1 % slower, so those instances keep the old order.
+  static constexpr bool WAIT_AFTER_EXPS = D == 128;
 
   float acc_o[DT][4];
   float acc_s[NT][4];
@@ -157,12 +165,31 @@ struct WgStep {
     pin(acc_s);
     s_landed();
     float alpha[2];
-    Rows::softmax(acc_s, pa_cur, row_max, row_sum, alpha, j * BN, rg, sl2);
-    wg_wait<0>();
-    pin(acc_o);
-    pin(pa_prev);  // P_{j-1} stays in its registers until its MMA is done
-    pv_done();
-    Rows::rescale_and_shift(acc_o, alpha, pa_prev, pa_cur);
+    if constexpr (WAIT_AFTER_EXPS) {
+      Rows::softmax_exp(acc_s, row_max, row_sum, alpha, j * BN, rg, sl2);
+      pin(acc_s);
+      // The wait for P_{j-1} V_{j-1} in both arms of the rescale's branch: a basic block ptxas does not hoist
+      // it out of, so the exponentials above run while that P V does.
+      if (Rows::o_needs_rescale(alpha)) {
+        wg_wait<0>();
+        pin(acc_o);
+        pin(pa_prev);
+        Rows::rescale(acc_o, alpha);
+      } else {
+        wg_wait<0>();
+        pin(acc_o);
+        pin(pa_prev);
+      }
+      pv_done();
+      Rows::pack(acc_s, pa_prev);  // P_j into the one P buffer, now that P_{j-1} V_{j-1} has read it
+    } else {
+      Rows::softmax(acc_s, pa_cur, row_max, row_sum, alpha, j * BN, rg, sl2);
+      wg_wait<0>();
+      pin(acc_o);
+      pin(pa_prev);  // P_{j-1} stays in its registers until its MMA is done
+      pv_done();
+      Rows::rescale_and_shift(acc_o, alpha, pa_prev, pa_cur);
+    }
   }
   // The last tile's P V (its V descriptors set).
   template <class Turns = NoTurns>
