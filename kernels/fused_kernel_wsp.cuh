@@ -5,9 +5,8 @@
 // (batch*head, query block) in the static order of core/query_block_order.hpp (causal: pairs of blocks).
 // What changes against the ws kernel:
 //   - Q has two or three buffers (WspCfg::Q_BUFFERS), each with a full barrier (TMA bytes) and an empty barrier
-//     (every consumer thread arrives in its epilogue: at once where O leaves by TMA stores from a staging tile
-//     of its own, WspCfg::O_BY_TMA; else after it has staged O in that buffer and stored it). The producer
-//     loads item n+1's Q while the consumers still run item n.
+//     (every consumer thread arrives as its epilogue starts: O leaves by TMA stores from a staging tile of its
+//     own). The producer loads item n+1's Q while the consumers still run item n.
 //   - Only the producer walks the order: it notes each item's geometry beside its Q buffer (ItemNote), and a
 //     last note with run 0 ends the consumers' loop. The walk's divisions on the consumers' path between
 //     items cost 3-9 % at S=512 and 0.4-3 % at D=128 (H200, session 25).
@@ -61,17 +60,15 @@ struct WspCfg {
   static constexpr int NOTES_END = Q_BUFFERS * Q_BYTES + 2 * STAGES * TILE_BYTES + BARRIERS * 8 + Q_BUFFERS * 32;
   // O leaves by TMA stores from a staging tile of its own (after the notes, 1024-byte aligned): each consumer
   // warp stages its 16 rows, its lane 0 stores them, and the warp reuses its rows an item later, once that
-  // store has read them. On an H200 2-4 % faster on every head_dim-64 row (session 30); at head_dim 128 with
-  // the step's WAIT_AFTER_EXPS (session 31). Where the tile does not fit, O is staged in the item's Q buffer
-  // and stored by every thread (WgRows::store).
+  // store has read them. On an H200 2-4 % faster on every head_dim-64 row than staging O in the Q buffer and
+  // storing it from every thread (session 30); at head_dim 128 with the step's WAIT_AFTER_EXPS (session 31).
   static constexpr int O_OFFSET = (NOTES_END + 1023) / 1024 * 1024;
   static constexpr int O_BYTES = BM * D * 2;
-  static constexpr bool O_BY_TMA = 1024 + O_OFFSET + O_BYTES <= 227 * 1024;
   // Where a warp waits for its previous store to have read its rows: at head_dim 128 when the next item
   // starts, at head_dim 64 just before it stages again. Each place gives its head_dim's fastest key-tile loop
   // schedule of those timed (H200, sessions 30-31: ptxas reorders the softmax with the epilogue's code).
   static constexpr bool STORE_WAIT_AT_ITEM_START = D == 128;
-  static constexpr int SMEM = 1024 + (O_BY_TMA ? O_OFFSET + O_BYTES : NOTES_END);
+  static constexpr int SMEM = 1024 + O_OFFSET + O_BYTES;
   // setmaxnreg moves registers within the CTA's launch allocation (ENTRY_REGS per thread, what
   // __launch_bounds__(THREADS, 1) leaves: 168 or 128). With two consumers the producer keeps 40 (its item
   // loop spills at 24 or 32: ptxas -v) and they take 224; with three it keeps 32 (a few spilled registers
@@ -142,7 +139,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   const std::uint32_t sK_a = sQ_a0 + C::Q_BUFFERS * C::Q_BYTES;    // ST slots
   const std::uint32_t sV_a = sK_a + ST * C::TILE_BYTES;            // ST slots
   const std::uint32_t bar_a = sV_a + ST * C::TILE_BYTES;           // barriers, 8 bytes each
-  const std::uint32_t sO_a = sQ_a0 + C::O_OFFSET;                  // the O staging tile (O_BY_TMA)
+  const std::uint32_t sO_a = sQ_a0 + C::O_OFFSET;                  // the O staging tile
   auto full_q = [&](int qb) { return bar_a + 8u * qb; };
   constexpr int QB = C::Q_BUFFERS;
   auto empty_q = [&](int qb) { return bar_a + 8u * (QB + qb); };
@@ -312,7 +309,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       const int qb = q.buf();
       mbar_wait(full_q(qb), q.phase());
       const ItemNote g = notes[qb];
-      if constexpr (C::O_BY_TMA && C::STORE_WAIT_AT_ITEM_START) {
+      if constexpr (C::STORE_WAIT_AT_ITEM_START) {
         if (lane == 0) bulk_wait_read<0>();
         __syncwarp();
       }
@@ -383,41 +380,27 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       }
       tile_seq += g.n_tiles;
 
-      // ---- epilogue ----
-      if constexpr (C::O_BY_TMA) {
-        // Q is no longer read (every S of the item has landed): the buffer goes back at once. O / l goes to
-        // this warp's 16 rows of the staging tile once its previous store has read them, then to O by a TMA
-        // store from lane 0 (rows past q_len are not written).
-        mbar_arrive(empty_q(qb));
-        if (wg_tiles > 0) {
-          if constexpr (!C::STORE_WAIT_AT_ITEM_START) {
-            if (lane == 0) bulk_wait_read<0>();
-            __syncwarp();
-          }
-          Rows::template stage_rows<BM>(w.acc_o, row_sum, smem + (sO_a - sQ_a0), cw * 16, rg);
-          fence_proxy_async();  // the staged rows (generic proxy writes) before the TMA reads them
+      // ---- epilogue: Q is no longer read (every S of the item has landed), so the buffer goes back at once.
+      // O / l goes to this warp's 16 rows of the staging tile once its previous store has read them, then to O
+      // by a TMA store from lane 0 (rows past q_len are not written) ----
+      mbar_arrive(empty_q(qb));
+      if (wg_tiles > 0) {
+        if constexpr (!C::STORE_WAIT_AT_ITEM_START) {
+          if (lane == 0) bulk_wait_read<0>();
           __syncwarp();
-          if (lane == 0) {
-#pragma unroll
-            for (int a = 0; a < C::ATOMS; ++a)
-              tma_store_3d(tm_o, sO_a + a * BM * 128 + cw * 16 * 128, a * 64, rg.warp_row0, g.bh);
-            bulk_commit();
-          }
         }
-      } else {
-        // O / l through this warp's 16 rows of the item's Q buffer (its warpgroup's rows, no longer read),
-        // 16-byte stores; then the buffer goes back to the producer (the stores were generic proxy writes,
-        // the next Q arrives by TMA: fence the proxies first).
-        const std::int64_t q_rows = static_cast<std::int64_t>(g.bh) * p.q_len;  // row of (b,h,0) in O
-        if (wg_tiles > 0)
-          Rows::template store<BM>(w.acc_o, row_sum, smem + qb * C::Q_BYTES, cw * 16, rg, p.q_len,
-                                   p.o + q_rows * D, lane);
-        fence_proxy_async();
-        mbar_arrive(empty_q(qb));
+        Rows::template stage_rows<BM>(w.acc_o, row_sum, smem + C::O_OFFSET, cw * 16, rg);
+        fence_proxy_async();  // the staged rows (generic proxy writes) before the TMA reads them
+        __syncwarp();
+        if (lane == 0) {
+#pragma unroll
+          for (int a = 0; a < C::ATOMS; ++a)
+            tma_store_3d(tm_o, sO_a + a * BM * 128 + cw * 16 * 128, a * 64, rg.warp_row0, g.bh);
+          bulk_commit();
+        }
       }
     }
-    if constexpr (C::O_BY_TMA)
-      if (lane == 0) bulk_wait_read<0>();  // the staging tile stays until the last store has read it
+    if (lane == 0) bulk_wait_read<0>();  // the staging tile stays until the last store has read it
     if (wg == 1) turns.wait();  // the last warpgroup's last pass
     if ((tid & 127) == 0) cta_time_mark(cta, wg);
   }
@@ -442,8 +425,7 @@ int launch_wsp(const KParams& kp, void* stream) {
   int e = encode_ws_maps<C::D, C::BM, C::BN, BF16>(kp, &mq, &mk, &mv);  // the ws kernel's maps
   if (e != 0) return e;
   const long long bh = static_cast<long long>(kp.batch) * kp.heads;
-  mo = mq;
-  if constexpr (C::O_BY_TMA) e = encode_rows_map(&mo, kp.o, BF16, C::D, kp.q_len, bh, 16);  // a warp's 16 rows a box
+  e = encode_rows_map(&mo, kp.o, BF16, C::D, kp.q_len, bh, 16);  // a warp's 16 rows a box
   if (e != 0) return e;
   auto kern = fused_attention_fwd_wsp<C, BF16>;
   cudaError_t ce = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
