@@ -1,12 +1,13 @@
 // fused_dev bench and fused_dev one: every tile of a family (FUSED_DEV_TILES: only those named) timed at the
-// target shapes (the first implementable tile timed again last, as the noise floor), the default tile on
-// paged K/V; CSV rows
+// target shapes, their samples interleaved (the first implementable tile as a second series too, the noise
+// floor), the default tile on paged K/V; CSV rows
 // kind,name,B,H,S,D,causal,layout,median_ms,p10_ms,p90_ms,tflops,device (ratio_table.py reads them).
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,10 +35,9 @@ struct TargetShape {
 // The target shapes: the default one, the middle D=128 one and the long D=128 one.
 constexpr TargetShape kTargets[] = {{32, 12, 512, 64, 200}, {8, 16, 2048, 128, 100}, {2, 16, 8192, 128, 40}};
 
-// Times `tile` on `d`, prints the row and appends it to the CSV (layout: "contiguous", "paged", "paged16"...).
-void bench_row(const Problem& p, const DeviceCase& d, const FusedTile& tile, const std::string& tile_label,
-               const std::string& layout, int samples, cuda::L2Flusher& flusher, const std::string& device, FILE* csv) {
-  const SampleSummary s = time_launch([&] { d.launch(tile); }, flusher, kWarmup, samples);
+// Prints one timed row and appends it to the CSV (layout: "contiguous", "paged", "paged16"...).
+void print_row(const Problem& p, const SampleSummary& s, const std::string& tile_label, const std::string& layout,
+               const std::string& device, FILE* csv) {
   const double tflops = p.flops() / s.median * 1e-9;
   std::printf("%-*s %-12s %9.4f %9.4f %9.4f %8.1f\n", kLabelWidth, p.label().c_str(), tile_label.c_str(), s.median,
               s.p10, s.p90, tflops);
@@ -71,14 +71,18 @@ int run_bench(TileFamily family, const std::string& csv_path) {
     for (bool causal : {false, true}) {
       const Problem p = dev_problem(s.batch, s.heads, s.seq_len, s.head_dim, 0, causal, DType::fp16);
       const DeviceCase d(p, make_dev_inputs(p, 99));
-      const FusedTile* first = nullptr;
-      for (const FusedTile& t : tiles) {
-        if (!kernels::fused_can_implement(d.params(), t).empty()) continue;
-        if (!first) first = &t;
-        bench_row(p, d, t, t.name(), "contiguous", s.samples, flusher, device, csv.f);
-      }
-      // The first implementable (default) tile again: the spread between the two is the noise floor.
-      if (first) bench_row(p, d, *first, first->name() + "(again)", "contiguous", s.samples, flusher, device, csv.f);
+      // Every implementable tile and the first one (the default) a second time, their samples interleaved:
+      // the spread between the first tile's two series is the noise floor.
+      std::vector<const FusedTile*> run;
+      for (const FusedTile& t : tiles)
+        if (kernels::fused_can_implement(d.params(), t).empty()) run.push_back(&t);
+      if (run.empty()) continue;
+      run.push_back(run.front());
+      std::vector<std::function<void()>> launches;
+      for (const FusedTile* t : run) launches.push_back([&d, t] { d.launch(*t); });
+      const std::vector<SampleSummary> sums = time_launches_interleaved(launches, flusher, kWarmup, s.samples);
+      for (std::size_t k = 0; k < run.size(); ++k)
+        print_row(p, sums[k], run[k]->name() + (k + 1 == run.size() ? "(again)" : ""), "contiguous", device, csv.f);
     }
   // Paged K/V at the default shape, default tile: the block-table path's cost.
   for (int page_size : {16, 128})
@@ -87,7 +91,8 @@ int run_bench(TileFamily family, const std::string& csv_path) {
       const DeviceCase d(p, make_dev_inputs(p, 7));
       for (const FusedTile& t : tiles) {
         if (!kernels::fused_can_implement(d.params(), t).empty()) continue;
-        bench_row(p, d, t, t.name(), "paged" + std::to_string(page_size), 100, flusher, device, csv.f);
+        print_row(p, time_launch([&] { d.launch(t); }, flusher, kWarmup, 100), t.name(), "paged" + std::to_string(page_size),
+                  device, csv.f);
         break;  // default tile only
       }
     }

@@ -1,0 +1,57 @@
+// A C entry point to the fused kernels for tools/fused_dev/peer_interleaved.py, which loads it with ctypes to time
+// fused and PyTorch's cuDNN and flash backends sample by sample in one process (an H200's clock falls within
+// seconds of steady work, so series timed one after the other do not compare). One launch of a named tile, or
+// of the default one, on contiguous [B,H,S,D] tensors on the caller's stream. Built with
+// -DATTNBENCH_FUSED_CAPI=ON only (the libraries it links are then position independent).
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "core/problem.hpp"
+#include "fused_attention.hpp"
+
+namespace {
+
+void write_text(char* buf, int len, const std::string& s) {
+  if (buf && len > 0) std::snprintf(buf, static_cast<std::size_t>(len), "%s", s.c_str());
+}
+
+}  // namespace
+
+// 0: launched (tile_used names the tile); 2: refused (err says why: bad sizes, a tile not compiled or that
+// cannot run the problem); 1: the launch failed (err holds the CUDA error code).
+extern "C" int attnbench_fused_run(const void* q, const void* k, const void* v, void* o, long long batch,
+                                   long long heads, long long seq_len, long long head_dim, int causal, int bf16,
+                                   const char* tile, void* stream, char* err, int err_len, char* tile_used,
+                                   int tile_used_len) {
+  try {
+    const ab::Problem p = ab::make_problem(batch, heads, seq_len, head_dim, 1, 0, ab::KvLayout::contiguous,
+                                           bf16 ? ab::DType::bf16 : ab::DType::fp16, causal != 0);
+    ab::AttentionIO io;
+    io.q = q;
+    io.k = k;
+    io.v = v;
+    io.o = o;
+    const ab::kernels::FusedParams f = ab::kernels::fused_params(p, io);
+    const bool named = tile != nullptr && *tile != '\0';
+    std::string why = named ? "tile " + std::string(tile) + " is not compiled" : "no compiled tile runs this problem";
+    for (const ab::FusedTile& t : ab::kernels::fused_compiled_tiles()) {
+      if (named && t.name() != tile) continue;
+      why = ab::kernels::fused_can_implement(f, t);
+      if (!why.empty()) {
+        if (named) break;
+        continue;  // the default: the first tile that runs it
+      }
+      write_text(tile_used, tile_used_len, t.name());
+      const int e = ab::kernels::fused_launch(f, t, stream);
+      if (e == 0) return 0;
+      write_text(err, err_len, "fused launch of " + t.name() + " failed: CUDA error " + std::to_string(e));
+      return 1;
+    }
+    write_text(err, err_len, why);
+    return 2;
+  } catch (const std::exception& e) {
+    write_text(err, err_len, e.what());
+    return 2;
+  }
+}
