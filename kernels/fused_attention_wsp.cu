@@ -34,6 +34,7 @@ int wsp_grid_cap() { return g_wsp_grid_cap; }
 const Entry* entries_wsp(int* count) {
   static const Entry e[] = {
       make_entry_wsp<128, 128, 2, 2, false>(), make_entry_wsp<128, 128, 2, 2, true>(),
+      make_entry_wsp<128, 160, 2, 2, false>(), make_entry_wsp<128, 160, 2, 2, true>(),
       make_entry_wsp<64, 64, 3, 2, false>(),   make_entry_wsp<64, 64, 3, 2, true>(),
       make_entry_wsp<64, 128, 3, 2, false>(),  make_entry_wsp<64, 128, 3, 2, true>(),
       make_entry_wsp<64, 64, 3, 3, false>(),   make_entry_wsp<64, 64, 3, 3, true>(),

@@ -62,13 +62,17 @@ struct WspCfg {
   // warp stages its 16 rows, its lane 0 stores them, and the warp reuses its rows an item later, once that
   // store has read them. On an H200 2-4 % faster on every head_dim-64 row than staging O in the Q buffer and
   // storing it from every thread (session 30); at head_dim 128 with the step's WAIT_AFTER_EXPS (session 31).
-  static constexpr int O_OFFSET = (NOTES_END + 1023) / 1024 * 1024;
   static constexpr int O_BYTES = BM * D * 2;
+  // Where that tile does not fit (160-key tiles at head_dim 128), O is staged in its item's own Q buffer
+  // instead: a warp's rows there are its own warpgroup's Q rows, which no S reads once its last S landed. The
+  // buffer then goes back to the producer only once the store has read it (at the next item's start).
+  static constexpr bool O_IN_Q = 1024 + (NOTES_END + 1023) / 1024 * 1024 + O_BYTES > 227 * 1024;
+  static constexpr int O_OFFSET = O_IN_Q ? 0 : (NOTES_END + 1023) / 1024 * 1024;
   // Where a warp waits for its previous store to have read its rows: at head_dim 128 when the next item
   // starts, at head_dim 64 just before it stages again. Each place gives its head_dim's fastest key-tile loop
   // schedule of those timed (H200, sessions 30-31: ptxas reorders the softmax with the epilogue's code).
-  static constexpr bool STORE_WAIT_AT_ITEM_START = D == 128;
-  static constexpr int SMEM = 1024 + O_OFFSET + O_BYTES;
+  static constexpr bool STORE_WAIT_AT_ITEM_START = D == 128 || O_IN_Q;
+  static constexpr int SMEM = 1024 + (O_IN_Q ? NOTES_END : O_OFFSET + O_BYTES);
   // setmaxnreg moves registers within the CTA's launch allocation (ENTRY_REGS per thread, what
   // __launch_bounds__(THREADS, 1) leaves: 168 or 128). With two consumers the producer keeps 40 (its item
   // loop spills at 24 or 32: ptxas -v) and they take 224; with three it keeps 32 (a few spilled registers
@@ -139,7 +143,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   const std::uint32_t sK_a = sQ_a0 + C::Q_BUFFERS * C::Q_BYTES;    // ST slots
   const std::uint32_t sV_a = sK_a + ST * C::TILE_BYTES;            // ST slots
   const std::uint32_t bar_a = sV_a + ST * C::TILE_BYTES;           // barriers, 8 bytes each
-  const std::uint32_t sO_a = sQ_a0 + C::O_OFFSET;                  // the O staging tile
+  const std::uint32_t sO_a0 = sQ_a0 + C::O_OFFSET;  // the O staging tile (O_IN_Q: item's Q buffer added)
   auto full_q = [&](int qb) { return bar_a + 8u * qb; };
   constexpr int QB = C::Q_BUFFERS;
   auto empty_q = [&](int qb) { return bar_a + 8u * (QB + qb); };
@@ -305,11 +309,18 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     // Tile seq's stage and the parity of its round (unsigned: % and / by ST are masks and shifts).
     auto stage_of = [](unsigned seq) { return static_cast<int>(seq % ST); };
     auto round_of = [](unsigned seq) { return (seq / ST) & 1u; };
+    int staged_qb = -1;  // O_IN_Q: the Q buffer that holds the previous item's staged O
     for (QSlot<QB> q;; q.next(q_bufs)) {  // the item's Q buffer, as the producer counts them
       const int qb = q.buf();
+      if constexpr (C::O_IN_Q) {  // the previous item's store has read its Q buffer: it goes back
+        if (lane == 0) bulk_wait_read<0>();
+        __syncwarp();
+        if (staged_qb >= 0) mbar_arrive(empty_q(staged_qb));
+        staged_qb = qb;
+      }
       mbar_wait(full_q(qb), q.phase());
       const ItemNote g = notes[qb];
-      if constexpr (C::STORE_WAIT_AT_ITEM_START) {
+      if constexpr (C::STORE_WAIT_AT_ITEM_START && !C::O_IN_Q) {
         if (lane == 0) bulk_wait_read<0>();
         __syncwarp();
       }
@@ -380,16 +391,18 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       }
       tile_seq += g.n_tiles;
 
-      // ---- epilogue: Q is no longer read (every S of the item has landed), so the buffer goes back at once.
-      // O / l goes to this warp's 16 rows of the staging tile once its previous store has read them, then to O
-      // by a TMA store from lane 0 (rows past q_len are not written) ----
-      mbar_arrive(empty_q(qb));
+      // ---- epilogue: Q is no longer read (every S of the item has landed), so the buffer goes back at once
+      // (O_IN_Q: at the next item's start). O / l goes to this warp's 16 rows of the staging tile once its
+      // previous store has read them, then to O by a TMA store from lane 0 (rows past q_len are not written) ----
+      if constexpr (!C::O_IN_Q) mbar_arrive(empty_q(qb));
+      const std::uint32_t o_off = C::O_IN_Q ? qb * C::Q_BYTES : 0;
+      const std::uint32_t sO_a = sO_a0 + o_off;
       if (wg_tiles > 0) {
         if constexpr (!C::STORE_WAIT_AT_ITEM_START) {
           if (lane == 0) bulk_wait_read<0>();
           __syncwarp();
         }
-        Rows::template stage_rows<BM>(w.acc_o, row_sum, smem + C::O_OFFSET, cw * 16, rg);
+        Rows::template stage_rows<BM>(w.acc_o, row_sum, smem + C::O_OFFSET + o_off, cw * 16, rg);
         fence_proxy_async();  // the staged rows (generic proxy writes) before the TMA reads them
         __syncwarp();
         if (lane == 0) {
