@@ -34,12 +34,16 @@ extern "C" int attnbench_fused_run(const void* q, const void* k, const void* v, 
     io.o = o;
     const ab::kernels::FusedParams f = ab::kernels::fused_params(p, io);
     const bool named = tile != nullptr && *tile != '\0';
-    std::string why = named ? "tile " + std::string(tile) + " is not compiled" : "no compiled tile runs this problem";
+    std::string why = named ? "tile " + std::string(tile) + " is not compiled" : "";
     for (const ab::FusedTile& t : ab::kernels::fused_compiled_tiles()) {
       if (named && t.name() != tile) continue;
-      why = ab::kernels::fused_can_implement(f, t);
-      if (!why.empty()) {
-        if (named) break;
+      const std::string refusal = ab::kernels::fused_can_implement(f, t);
+      if (!refusal.empty()) {
+        if (named) {
+          why = refusal;
+          break;
+        }
+        if (why.empty()) why = "no compiled tile runs this problem (the first: " + refusal + ")";
         continue;  // the default: the first tile that runs it
       }
       write_text(tile_used, tile_used_len, t.name());
