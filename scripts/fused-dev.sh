@@ -2,11 +2,13 @@
 # Fused attention dev loop: build the harness (CMake target attnbench_fused_dev, tools/fused_dev/, linking
 # the project's core and CUDA libraries), check correctness of every compiled tile, time every tile at the
 # target shapes, time PyTorch SDPA (flash / cuDNN / efficient / math) in the same run, and print the
-# fused/peer table last.
+# fused/peer table; then the six rows again with fused's samples interleaved with cuDNN's and flash's
+# (tools/fused_dev/peer_interleaved.py: an H200 slows within seconds of steady work, so only interleaved
+# series compare to a few tenths of a percent).
 #   scripts/fused-dev.sh [OUTDIR]         build + info + check + bench + peers (on the GPU machine)
 #   scripts/fused-dev.sh --build-only     build here (no GPU needed), with the ptxas resource report
 # Builds in build-fused/ (ignored; FUSED_BUILD_DIR overrides) with `cmake --build --target
-# attnbench_fused_dev`, for sm_90a (CMAKE_CUDA_ARCHITECTURES=90a: -gencode=arch=compute_90a,code=sm_90a plus
+# attnbench_fused_dev attnbench_fused_capi`, for sm_90a (CMAKE_CUDA_ARCHITECTURES=90a: -gencode=arch=compute_90a,code=sm_90a plus
 # its PTX), tests off. PTXAS_V=1 adds the ptxas resource report (-Xptxas -v) of the fused kernels to any
 # build. A build-deps/ folder (scripts/pack-build-deps.sh, for a GPU image without CLI11/fmt/nlohmann-json)
 # is used as the prefix path. A prebuilt build-fused/fused_dev is reused when it runs and is newer than
@@ -29,7 +31,7 @@ build() {  # build ON|OFF (the ptxas report)
     { tail -20 "$BUILD/configure.log"; echo "CONFIGURE FAILED"; return 1; }
   # The report prints when the kernels compile: with it on, compile them again (ccache replays it).
   [ "$ptxas" = ON ] && find "$BUILD" -name 'fused_attention*.cu.o' -delete
-  cmake --build "$BUILD" --target attnbench_fused_dev || { echo "BUILD FAILED"; return 1; }
+  cmake --build "$BUILD" --target attnbench_fused_dev attnbench_fused_capi || { echo "BUILD FAILED"; return 1; }
 }
 
 ptxas=OFF
@@ -82,5 +84,9 @@ if [ -n "${FUSED_DEV_NCU:-}" ]; then
 fi
 PYTHONUNBUFFERED=1 timeout 120 python3 "$HARNESS/peer_sdpa.py" "$OUT/results.csv" 2>&1 | tee "$OUT/peers.txt"
 python3 "$HARNESS/ratio_table.py" "$OUT/results.csv" 2>&1 | tee "$OUT/summary.txt"
+if [ -f "$BUILD/libattnbench_fused_capi.so" ]; then
+  PYTHONUNBUFFERED=1 timeout 300 python3 "$HARNESS/peer_interleaved.py" --lib "$BUILD/libattnbench_fused_capi.so" \
+    --json "$OUT/interleaved.json" 2>&1 | tee "$OUT/interleaved.txt"
+fi
 [ $check_rc -eq 0 ] && echo "CHECK: all passed" || echo "CHECK: FAILED (see $OUT/check.txt)"
 exit $check_rc

@@ -5,7 +5,8 @@
 //   fused_dev check                every compiled tile on awkward shapes against the CPU fp64 reference;
 //                                  exit 1 on any failure
 //   fused_dev bench [csv]          CUDA-event timing of every compiled tile at the target shapes (L2
-//                                  flushed before every sample), rows appended to csv
+//                                  flushed before every sample, the tiles' samples interleaved), rows
+//                                  appended to csv
 //   fused_dev soak                 every tile launched 2000 times on one shape (FUSED_DEV_SOAK) under a host
 //                                  watchdog: exit 4 on a launch that does not finish in 10 s, 3 when no
 //                                  tile of the family implements the shape on this device
