@@ -12,20 +12,7 @@
 namespace ab::fused_dev {
 
 SampleSummary time_launch(const std::function<void()>& launch, cuda::L2Flusher& flusher, int warmup, int samples) {
-  constexpr void* stream = nullptr;  // the default stream, where the harness launches
-  const auto timer = cuda::make_event_timer(stream);
-  for (int i = 0; i < warmup; ++i) launch();
-  AB_CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<double> ms;
-  ms.reserve(static_cast<std::size_t>(samples));
-  for (int i = 0; i < samples; ++i) {
-    flusher.flush(stream);
-    timer->start();
-    launch();
-    timer->stop();
-    ms.push_back(timer->elapsed_ms());
-  }
-  return summarize_samples(ms);
+  return time_launches_interleaved({launch}, flusher, warmup, samples).front();
 }
 
 std::vector<SampleSummary> time_launches_interleaved(const std::vector<std::function<void()>>& launches,
@@ -37,8 +24,10 @@ std::vector<SampleSummary> time_launches_interleaved(const std::vector<std::func
   AB_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<std::vector<double>> ms(launches.size());
   for (auto& m : ms) m.reserve(static_cast<std::size_t>(samples));
+  const std::size_t n = launches.size();
   for (int i = 0; i < samples; ++i)
-    for (std::size_t k = 0; k < launches.size(); ++k) {
+    for (std::size_t r = 0; r < n; ++r) {  // the order rotates from sample to sample
+      const std::size_t k = (r + static_cast<std::size_t>(i)) % n;
       flusher.flush(stream);
       timer->start();
       launches[k]();

@@ -6,7 +6,7 @@ after another one reads slower than the same kernel timed first (session 32: a t
 fused_dev bench, 0.433 then 0.475 ms). Here sample i of every backend is taken before sample i + 1 of any,
 the order rotating from sample to sample, each sample one call between two CUDA events after a 512 MB fill
 (the L2 flush fused_dev and peer_sdpa.py use). The fused kernel comes from libattnbench_fused_capi.so
-(configure with -DATTNBENCH_FUSED_CAPI=ON; tools/fused_dev/fused_capi.cpp), called through ctypes on
+(built with the CUDA backend unless -DATTNBENCH_FUSED_CAPI=OFF; tools/fused_dev/fused_capi.cpp), called through ctypes on
 PyTorch's stream. Before timing, each backend's output is checked against fp32 math on two heads.
 
   peer_interleaved.py --lib build/libattnbench_fused_capi.so [--rows issue20] [--dtypes fp16,bf16]
@@ -25,6 +25,11 @@ import sys
 
 ISSUE20_ROWS = [(32, 12, 512, 64, 200), (8, 16, 2048, 128, 100), (2, 16, 8192, 128, 40)]
 TOLERANCE = {"fp16": 2e-3, "bf16": 1e-2}  # relative L2 against fp32 math (fused_dev check's)
+
+
+def die(msg):
+    print(msg, file=sys.stderr)
+    sys.exit(2)
 
 
 def parse_args():
@@ -50,15 +55,15 @@ def parse_args():
                 rows.append(tuple(v) if len(v) == 5 else tuple(v) + (50,))
             a.rows = rows
     except ValueError:
-        sys.exit(print("--rows: B,H,S,D[,samples] positive integers separated by ';', or issue20", file=sys.stderr) or 2)
+        die("--rows: B,H,S,D[,samples] positive integers separated by ';', or issue20")
     a.dtypes = [d for d in a.dtypes.split(",") if d]
     a.backends = [b for b in a.backends.split(",") if b]
     if not a.dtypes or any(d not in TOLERANCE for d in a.dtypes):
-        sys.exit(print("--dtypes: fp16 and/or bf16", file=sys.stderr) or 2)
+        die("--dtypes: fp16 and/or bf16")
     if any(b not in ("cudnn", "flash") for b in a.backends):
-        sys.exit(print("--backends: cudnn and/or flash", file=sys.stderr) or 2)
+        die("--backends: cudnn and/or flash")
     if a.rounds < 1:
-        sys.exit(print("--rounds must be at least 1", file=sys.stderr) or 2)
+        die("--rounds must be at least 1")
     return a
 
 
@@ -69,7 +74,7 @@ class Fused:
         try:
             self.lib = ctypes.CDLL(path)
         except OSError as e:
-            sys.exit(print(f"cannot load {path}: {e}", file=sys.stderr) or 2)
+            die(f"cannot load {path}: {e}")
         f = self.lib.attnbench_fused_run
         f.restype = ctypes.c_int
         f.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_longlong] * 4 + [ctypes.c_int] * 2 + [
@@ -116,7 +121,7 @@ def main():
                     try:
                         tile = fused(q, k, v, o, causal, dname == "bf16", stream)
                     except RuntimeError as e:
-                        sys.exit(print(f"{label}: fused refused: {e}", file=sys.stderr) or 2)
+                        die(f"{label}: fused refused: {e}")
                     fns[f"fused:{tile}"] = lambda: fused(q, k, v, o, causal, dname == "bf16", stream)
                     outs = {}
                     for name in a.backends:
