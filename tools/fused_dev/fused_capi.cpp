@@ -2,7 +2,7 @@
 // fused and PyTorch's cuDNN and flash backends sample by sample in one process (an H200's clock falls within
 // seconds of steady work, so series timed one after the other do not compare). One launch of a named tile, or
 // of the default one, on contiguous [B,H,S,D] tensors on the caller's stream. Built with
-// ATTNBENCH_FUSED_CAPI (on by default with CUDA; every target is then position independent).
+// ATTNBENCH_FUSED_CAPI (on by default with CUDA; the libraries it links are then position independent).
 #include <cstdio>
 #include <exception>
 #include <string>

@@ -93,95 +93,103 @@ class Fused:
         return self.used.value.decode()
 
 
+def time_interleaved(torch, fns, samples, flush):
+    """Warm-up, then per sample one call of every function in a rotating order, each after the L2 fill,
+    between two CUDA events. {name: [ms, ...]}."""
+    names = list(fns)
+    for name in names:
+        for _ in range(10):
+            fns[name]()
+    torch.cuda.synchronize()
+    ms = {n: [] for n in names}
+    ev = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
+    for i in range(samples):
+        shift = i % len(names)
+        for name in names[shift:] + names[:shift]:
+            flush.fill_(i & 0xFF)
+            ev[0].record()
+            fns[name]()
+            ev[1].record()
+            ev[1].synchronize()
+            ms[name].append(ev[0].elapsed_time(ev[1]))
+    return ms
+
+
+def run_case(torch, F, sdpa_kernel, ctx, rnd, B, H, S, D, samples, dname, causal):
+    """One row, dtype and mask: outputs checked, then timed. (JSON row, number of outputs off)."""
+    fused, flush, peer_backend, backends, device_name = ctx
+    dev = torch.device("cuda")
+    dt = torch.float16 if dname == "fp16" else torch.bfloat16
+    bf16 = dname == "bf16"
+    label = f"B={B} H={H} S={S} D={D} {dname}" + (" causal" if causal else "")
+    g = torch.Generator(device=dev).manual_seed(1000 * rnd + S + D)
+    q, k, v = (torch.randn(B, H, S, D, dtype=dt, device=dev, generator=g) for _ in range(3))
+    o = torch.full_like(q, float("nan"))  # poisoned before fused's first run, the one checked below
+    stream = torch.cuda.current_stream().cuda_stream
+    try:
+        tile = fused(q, k, v, o, causal, bf16, stream)
+    except RuntimeError as e:
+        die(f"{label}: fused refused: {e}")
+    fns = {f"fused:{tile}": lambda: fused(q, k, v, o, causal, bf16, stream)}
+    outs = {"fused": o.clone()}
+    for name in backends:
+        def peer(be=peer_backend[name]):
+            with sdpa_kernel(be):
+                return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        try:
+            outs[name] = peer()
+            fns[name] = peer
+        except RuntimeError as e:
+            print(f"{label:40s} {name:10s} unsupported: {str(e).splitlines()[0][:80]}", flush=True)
+    # Correctness first: every output against fp32 math on two heads.
+    ref = F.scaled_dot_product_attention(q[:1, :2].float(), k[:1, :2].float(), v[:1, :2].float(), is_causal=causal)
+    errs, bad = {}, 0
+    for name, out in outs.items():
+        errs[name] = float(torch.linalg.vector_norm(out[:1, :2].float() - ref) / torch.linalg.vector_norm(ref))
+        if not math.isfinite(errs[name]) or errs[name] > TOLERANCE[dname]:
+            print(f"{label}: {name} output off: rel_l2 {errs[name]:.3e} (tol {TOLERANCE[dname]})", file=sys.stderr)
+            bad += 1
+    del outs, ref
+    ms = time_interleaved(torch, fns, samples, flush)
+    pairs = S * (S + 1) / 2 if causal else S * S
+    flops = 4.0 * B * H * pairs * D
+    fname = next(iter(ms))
+    fmed = statistics.median(ms[fname])
+    row = {"round": rnd, "batch": B, "heads": H, "seq_len": S, "head_dim": D, "dtype": dname, "causal": causal,
+           "samples": samples, "device": device_name, "rel_l2": errs, "backends": {}}
+    for name, xs in ms.items():
+        srt = sorted(xs)
+        med, p10 = statistics.median(srt), srt[int(0.1 * (len(srt) - 1))]
+        paired = statistics.median(f / x for f, x in zip(ms[fname], xs))
+        row["backends"][name] = {"median_ms": med, "p10_ms": p10, "tflops": flops / med * 1e-9,
+                                 "fused_ratio": fmed / med, "paired_ratio": paired, "ms": xs}
+        print(f"{label:40s} {name.split(':')[0]:10s} {med:9.4f} {p10:9.4f} {flops / med * 1e-9:8.1f} "
+              f"{fmed / med:8.3f} {paired:7.3f}", flush=True)
+    del q, k, v, o, fns
+    torch.cuda.empty_cache()
+    return row, bad
+
+
 def main():
     a = parse_args()
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import sdpa_kernel, SDPBackend
 
-    dev = torch.device("cuda")
     device_name = torch.cuda.get_device_name(0)
     print(f"torch {torch.__version__} on {device_name}", flush=True)
-    fused = Fused(a.lib, a.tile)
-    flush = torch.empty(512 << 20, dtype=torch.uint8, device=dev)
+    flush = torch.empty(512 << 20, dtype=torch.uint8, device=torch.device("cuda"))
     peer_backend = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}
+    ctx = (Fused(a.lib, a.tile), flush, peer_backend, a.backends, device_name)
     results, bad = [], 0
     print(f"{'row':40s} {'backend':10s} {'median_ms':>9s} {'p10_ms':>9s} {'TFLOP/s':>8s} {'fused/it':>8s} {'paired':>7s}")
     for rnd in range(a.rounds):
         for (B, H, S, D, samples) in a.rows:
             for dname in a.dtypes:
-                dt = torch.float16 if dname == "fp16" else torch.bfloat16
                 for causal in (False, True):
-                    label = f"B={B} H={H} S={S} D={D} {dname}" + (" causal" if causal else "")
-                    g = torch.Generator(device=dev).manual_seed(1000 * rnd + S + D)
-                    q, k, v = (torch.randn(B, H, S, D, dtype=dt, device=dev, generator=g) for _ in range(3))
-                    o = torch.empty_like(q)
-                    stream = torch.cuda.current_stream().cuda_stream
-                    fns = {}
-                    try:
-                        tile = fused(q, k, v, o, causal, dname == "bf16", stream)
-                    except RuntimeError as e:
-                        die(f"{label}: fused refused: {e}")
-                    fns[f"fused:{tile}"] = lambda: fused(q, k, v, o, causal, dname == "bf16", stream)
-                    outs = {}
-                    for name in a.backends:
-                        def peer(be=peer_backend[name]):
-                            with sdpa_kernel(be):
-                                return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-                        try:
-                            outs[name] = peer()
-                            fns[name] = peer
-                        except RuntimeError as e:
-                            print(f"{label:40s} {name:10s} unsupported: {str(e).splitlines()[0][:80]}", flush=True)
-                    # Correctness first: fused (output poisoned before its run) and each peer against fp32 math.
-                    o.fill_(float("nan"))
-                    fns[f"fused:{tile}"]()
-                    outs["fused"] = o.clone()
-                    ref = F.scaled_dot_product_attention(q[:1, :2].float(), k[:1, :2].float(), v[:1, :2].float(),
-                                                         is_causal=causal)
-                    errs = {}
-                    for name, out in outs.items():
-                        got = out[:1, :2].float()
-                        errs[name] = float(torch.linalg.vector_norm(got - ref) / torch.linalg.vector_norm(ref))
-                        if not math.isfinite(errs[name]) or errs[name] > TOLERANCE[dname]:
-                            print(f"{label}: {name} output off: rel_l2 {errs[name]:.3e} (tol {TOLERANCE[dname]})",
-                                  file=sys.stderr)
-                            bad += 1
-                    del outs, ref
-                    # Interleaved timing.
-                    names = list(fns)
-                    for name in names:
-                        for _ in range(10):
-                            fns[name]()
-                    torch.cuda.synchronize()
-                    ms = {n: [] for n in names}
-                    ev = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
-                    for i in range(samples):
-                        shift = i % len(names)
-                        for name in names[shift:] + names[:shift]:
-                            flush.fill_(i & 0xFF)
-                            ev[0].record()
-                            fns[name]()
-                            ev[1].record()
-                            ev[1].synchronize()
-                            ms[name].append(ev[0].elapsed_time(ev[1]))
-                    pairs = S * (S + 1) / 2 if causal else S * S
-                    flops = 4.0 * B * H * pairs * D
-                    fname = names[0]
-                    fmed = statistics.median(ms[fname])
-                    row = {"round": rnd, "batch": B, "heads": H, "seq_len": S, "head_dim": D, "dtype": dname,
-                           "causal": causal, "samples": samples, "device": device_name, "rel_l2": errs, "backends": {}}
-                    for name in names:
-                        xs = sorted(ms[name])
-                        med, p10 = statistics.median(xs), xs[int(0.1 * (len(xs) - 1))]
-                        paired = statistics.median(f / x for f, x in zip(ms[fname], ms[name]))
-                        row["backends"][name] = {"median_ms": med, "p10_ms": p10, "tflops": flops / med * 1e-9,
-                                                 "fused_ratio": fmed / med, "paired_ratio": paired, "ms": ms[name]}
-                        print(f"{label:40s} {name.split(':')[0]:10s} {med:9.4f} {p10:9.4f} {flops / med * 1e-9:8.1f} "
-                              f"{fmed / med:8.3f} {paired:7.3f}", flush=True)
+                    row, off = run_case(torch, F, sdpa_kernel, ctx, rnd, B, H, S, D, samples, dname, causal)
                     results.append(row)
-                    del q, k, v, o, fns
-                    torch.cuda.empty_cache()
+                    bad += off
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"device": device_name, "torch": torch.__version__, "rows": results}, f)
