@@ -113,7 +113,7 @@ std::vector<FusedTile> fused_compiled_tiles() {
   static const int order[][5] = {
       {128, 128, 12, 2, 2}, {192, 128, 16, 4, 2}, {192, 128, 16, 3, 2}, {128, 128, 12, 2, 1}, {128, 128, 8, 2, 0},
       {128, 64, 8, 2, 0},   {192, 64, 12, 2, 0},  {256, 64, 16, 2, 0},  {128, 64, 12, 3, 1},  {128, 64, 12, 3, 2},
-      {192, 64, 16, 3, 2},  {192, 128, 16, 2, 2}, {128, 128, 12, 3, 2}, {128, 160, 12, 2, 2}, {128, 64, 12, 2, 1},
+      {192, 64, 16, 3, 2},  {192, 128, 16, 2, 2}, {128, 128, 12, 3, 2}, {128, 160, 12, 2, 2},  {128, 64, 12, 2, 1},
       {128, 128, 4, 2, 0},  {128, 64, 4, 2, 0},  {64, 32, 4, 2, 0},   {128, 64, 4, 3, 0},
       {64, 64, 4, 2, 0},    {128, 32, 4, 2, 0},  {64, 128, 4, 2, 0},
   };
@@ -215,6 +215,8 @@ int fused_launch(const FusedParams& p, const FusedTile& tile, void* stream) {
   kp.causal = p.causal ? 1 : 0;
   kp.paged = p.paged ? 1 : 0;
   kp.pool_slots = !p.paged ? 0 : (p.pool_slots > 0 ? p.pool_slots : p.batch * p.pages);
+  kp.tail_ws = tile.persistent ? static_cast<float*>(p.workspace) : nullptr;  // the tail split's, if room
+  kp.tail_ws_bytes = tile.persistent && p.workspace ? p.workspace_bytes : 0;
   return e->launch(kp, stream);
 }
 
@@ -237,6 +239,7 @@ std::vector<FusedKernelInfo> fused_kernel_infos() {
     i.wgmma = e.sm90a;
     i.ws = e.ws;
     i.persistent = e.persistent;
+    i.tail_split = e.tail_split;
     cudaFuncAttributes a{};
     if (e.attrs(&a) == 0) {
       i.regs = a.numRegs;

@@ -24,7 +24,8 @@ struct FusedParams {
   bool causal = false;
   bool bf16 = false;  // else fp16
   float scale = 1.0f; // 1/sqrt(head_dim)
-  void* workspace = nullptr;        // decode tiles: the split partials (fused_decode::partial_bytes)
+  void* workspace = nullptr;        // decode tiles: the split partials (fused_decode::partial_bytes); persistent
+                                    // tiles: the tail split's (core/fused_tail_layout.hpp, counters zeroed) or null
   std::int64_t workspace_bytes = 0;
 };
 

@@ -7,7 +7,8 @@
 // run one tile further into the next item, whose 4 key tiles are short). The head_dim-64 tiles with 128-key
 // tiles have their consumer warpgroups take turns (WspCfg::TURNS). At head_dim 128 also m128n160w12s2wsp
 // (160-key tiles, O staged in the item's Q buffer: on an H200 0.2-0.5 % faster than the default non-causal,
-// 3 % slower causal at S=2048; session 32). tune searches them; --tile picks them.
+// 3 % slower causal at S=2048; session 32). tune searches them; --tile picks them. m128n128w12s2wsp splits a
+// partial last round of long non-causal blocks over the grid (WspCfg::TAIL; session 33).
 // And the developer cap on their grid and the developer build's load-balance record (fused_dev_hooks.cuh).
 #include "fused_dev_hooks.cuh"
 #include "fused_kernel_wsp.cuh"
@@ -15,10 +16,12 @@
 namespace ab::kernels {
 
 namespace {
-int g_wsp_grid_cap = 0;  // 0: no cap
+int g_wsp_grid_cap = 0;        // 0: no cap
+int g_wsp_tail_min_gain = 0;   // 0: kTailMinGain
 }  // namespace
 
 void fused_set_persistent_grid_cap(int ctas) { g_wsp_grid_cap = ctas > 0 ? ctas : 0; }
+void fused_set_tail_min_gain(int tiles) { g_wsp_tail_min_gain = tiles > 0 ? tiles : 0; }
 
 bool fused_set_cta_times(unsigned long long* times) {
 #ifdef AB_CTA_TIMES
@@ -32,10 +35,11 @@ bool fused_set_cta_times(unsigned long long* times) {
 namespace fused_detail {
 
 int wsp_grid_cap() { return g_wsp_grid_cap; }
+int wsp_tail_min_gain() { return g_wsp_tail_min_gain; }
 
 const Entry* entries_wsp(int* count) {
   static const Entry e[] = {
-      make_entry_wsp<128, 128, 2, 2, false>(), make_entry_wsp<128, 128, 2, 2, true>(),
+      make_entry_wsp<128, 128, 2, 2, false, 2, true>(), make_entry_wsp<128, 128, 2, 2, true, 2, true>(),
       make_entry_wsp<128, 160, 2, 2, false>(), make_entry_wsp<128, 160, 2, 2, true>(),
       make_entry_wsp<64, 64, 3, 2, false>(),   make_entry_wsp<64, 64, 3, 2, true>(),
       make_entry_wsp<64, 128, 3, 2, false>(),  make_entry_wsp<64, 128, 3, 2, true>(),

@@ -14,6 +14,7 @@ struct FusedKernelInfo {
   bool wgmma = false;     // Hopper warpgroup-MMA kernel (else mma.sync)
   bool ws = false;        // warp-specialized (TMA producer warpgroup) variant of it
   bool persistent = false; // the persistent ws kernel (one CTA per SM walking work items: "...wsp")
+  bool tail_split = false; // it may split its last round over the grid (the pieces' partials merged)
   int regs = -1;          // from cudaFuncGetAttributes (-1 when it failed)
   int local_bytes = -1;   // spill / stack bytes per thread
 };
@@ -24,6 +25,11 @@ std::vector<FusedKernelInfo> fused_kernel_infos();
 // Caps the grid of the persistent tiles ("...wsp") at `ctas` CTAs (0: no cap, one CTA per SM), so a small
 // problem has each CTA walk several work items (the checks and tests of the item loop). Process-wide.
 void fused_set_persistent_grid_cap(int ctas);
+
+// Sets the persistent tiles' tail split threshold (core/query_block_order.hpp: tail_split's min_gain) to
+// `tiles` (0: kTailMinGain), so that small problems on capped grids split their last round (the checks and
+// tests of the split). Process-wide.
+void fused_set_tail_min_gain(int tiles);
 
 // Words per CTA in the persistent kernel's load-balance record: its start, then the ends of consumer
 // warpgroups 1..3.

@@ -45,6 +45,9 @@ struct KParams {
   float scale_log2;  // scale * log2(e)
   int causal, paged;
   std::int64_t pool_slots;      // paged: slots of the pool [slots][KVH][page_size][D] (the ws tiles' TMA map)
+  float* tail_ws;               // persistent tiles: the tail split's workspace (core/fused_tail_layout.hpp), or null
+  std::int64_t tail_ws_bytes;
+  int tail_min_gain;            // tail_split's min_gain (0: kTailMinGain; a developer override lowers it)
 };
 
 // ---- PTX wrappers ------------------------------------------------------------------------------------
@@ -510,6 +513,7 @@ struct Entry {
   bool sm90a = false;  // wgmma kernel: needs compute capability 9.0 (built for sm_90a)
   bool ws = false;     // warp-specialized TMA kernel (fused_kernel_ws.cuh): tile names end "ws"
   bool persistent = false;  // its persistent variant (fused_kernel_wsp.cuh): tile names end "wsp"
+  bool tail_split = false;  // persistent: the walk may split its last round over the grid (WspCfg::TAIL)
 };
 
 template <class C, bool BF16>

@@ -38,10 +38,11 @@
 #include "fused_cta_times.cuh"  // cta_time_mark: a developer build's load-balance record
 #include "fused_kernel_ws.cuh"  // ws_pages_by_tma, producer_sync, regs_dec / regs_inc, encode_rows_map
 #include "core/query_block_order.hpp"  // persistent_step: the static work order
+#include "fused_tail_merge.cuh"        // TailMerge: the pieces of a split last round merged
 
 namespace ab::kernels::fused_detail {
 
-template <int D_, int BN_, int ST_, int CONSUMERS_, int QB_ = 2>
+template <int D_, int BN_, int ST_, int CONSUMERS_, int QB_ = 2, bool TAIL_ = false>
 struct WspCfg {
   static constexpr int D = D_, BN = BN_, STAGES = ST_, CONSUMERS = CONSUMERS_;
   static constexpr int THREADS = (CONSUMERS + 1) * 128;
@@ -57,7 +58,14 @@ struct WspCfg {
   static constexpr int TILE_BYTES = BN * D * 2;
   static constexpr int BARRIERS = 2 * Q_BUFFERS + 4 * STAGES;  // Q full/empty per buffer, K/V full/empty per stage
   // After the barriers: per Q buffer, the producer's note of its item (ItemNote).
-  static constexpr int NOTES_END = Q_BUFFERS * Q_BYTES + 2 * STAGES * TILE_BYTES + BARRIERS * 8 + Q_BUFFERS * 32;
+  // TAIL: the walk splits its last round (core/query_block_order.hpp: tail_split; launch_wsp launches this
+  // kernel only where it does, else NoTail's); the note of a piece then says where its partial goes
+  // (TailPiece, 16 bytes, after the ItemNotes). Its code in the consumers' epilogue costs 0.5-0.9 % where no
+  // block is split (H200, session 33), hence the two kernels.
+  static constexpr bool TAIL = TAIL_;
+  using NoTail = WspCfg<D_, BN_, ST_, CONSUMERS_, QB_, false>;
+  static constexpr int NOTE_BYTES = 32 + (TAIL ? 16 : 0);
+  static constexpr int NOTES_END = Q_BUFFERS * Q_BYTES + 2 * STAGES * TILE_BYTES + BARRIERS * 8 + Q_BUFFERS * NOTE_BYTES;
   // O leaves by TMA stores from a staging tile of its own (after the notes, 1024-byte aligned): each consumer
   // warp stages its 16 rows, its lane 0 stores them, and the warp reuses its rows an item later, once that
   // store has read them. On an H200 2-4 % faster on every head_dim-64 row than staging O in the Q buffer and
@@ -152,6 +160,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   auto full_v = [&](int s) { return bar_a + 8u * (2 * QB + 2 * ST + s); };
   auto empty_v = [&](int s) { return bar_a + 8u * (2 * QB + 3 * ST + s); };
   ItemNote* const notes = reinterpret_cast<ItemNote*>(smem + (bar_a - sQ_a0) + 8 * C::BARRIERS);  // per Q buffer
+  TailPiece* const piece_notes = reinterpret_cast<TailPiece*>(notes + QB);  // TAIL: per Q buffer
 
   const int tid = threadIdx.x;
   const int warp = __shfl_sync(0xffffffffu, tid >> 5, 0);
@@ -208,16 +217,41 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     const int ptid = tid;  // 0..127
     int tile_seq = 0;      // tiles this CTA has loaded over all its items: the ring position
     QSlot<QB> q;  // this item's Q buffer and its phase
+    // Key tiles per block where the walk splits its last round (launch_wsp checked that it does), else 0.
+    const int split_tiles = C::TAIL ? (p.seq_len + BN - 1) / BN : 0;
     for (int step = 0;; ++step) {
-      const PersistentStep st = persistent_step(step, cta, grid, p.m_blocks, bh_count, p.causal != 0);
+      const PersistentStep st =
+          persistent_step(step, cta, grid, p.m_blocks, bh_count, p.causal != 0, split_tiles, p.tail_min_gain);
       if (st.step == WalkStep::done) break;
       if (st.step == WalkStep::skip) continue;
       const Geom g = geom_of(st.block);
+      // The item's key tiles [t_begin, t_end): the block's, or a piece's. The consumers count them from 0: the
+      // note's key length, diagonal and first cp.async tile are moved by t_begin tiles.
+      int t_begin = 0, t_end = g.n_tiles;
+      if constexpr (C::TAIL) {
+        if (st.tail >= 0) {
+          t_begin = st.t_begin;
+          t_end = st.t_end;
+        }
+      }
       const std::int32_t* __restrict__ bt = p.block_table + static_cast<std::int64_t>(g.b) * p.pages;
       const int qb = q.buf();
       if (leader) {  // Q of this item, once the epilogue of the item q_bufs back has left the buffer
         mbar_wait(empty_q(qb), q.phase() ^ 1u);
-        notes[qb] = ItemNote{g.bh, g.q_row0, g.S, g.diag, g.n_tiles, g.first_copy, 1, 0};
+        const int shift = t_begin * BN;
+        notes[qb] = ItemNote{g.bh, g.q_row0, g.S - shift, g.diag - shift, t_end - t_begin,
+                             max(0, g.first_copy - t_begin), 1, 0};
+        if constexpr (C::TAIL) {
+          TailPiece tp{-1, 0, 0, 0};
+          if (st.tail >= 0) {
+            const TailSplit ts = tail_split(grid, p.m_blocks, bh_count, split_tiles, p.tail_min_gain);
+            const unsigned ug = static_cast<unsigned>(grid), i = static_cast<unsigned>(st.tail);
+            const unsigned first = ts.first_cta(i, ug);
+            tp = TailPiece{st.tail, 2 * cta + st.piece, static_cast<int>(ts.slot(i, first, ug)),
+                           static_cast<int>(ts.last_cta(i, ug) - first) + 1};
+          }
+          piece_notes[qb] = tp;
+        }
         mbar_expect_tx(full_q(qb), C::Q_BYTES);
         const std::uint32_t dq = sQ_a0 + qb * C::Q_BYTES;
 #pragma unroll
@@ -260,7 +294,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
         }
         mbar_track_cp_async(bar);
       };
-      for (int t = 0; t < g.n_tiles; ++t, ++tile_seq) {
+      for (int t = t_begin; t < t_end; ++t, ++tile_seq) {
         const int s = tile_seq % ST;
         const std::uint32_t free_parity = ((tile_seq / ST) & 1) ^ 1;  // round 0 of the ring passes at once
         const std::uint32_t dk = sK_a + s * C::TILE_BYTES, dv = sV_a + s * C::TILE_BYTES;
@@ -394,10 +428,22 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       // ---- epilogue: Q is no longer read (every S of the item has landed), so the buffer goes back at once
       // (O_IN_Q: at the next item's start). O / l goes to this warp's 16 rows of the staging tile once its
       // previous store has read them, then to O by a TMA store from lane 0 (rows past q_len are not written) ----
+      TailPiece tp{-1, 0, 0, 0};
+      if constexpr (C::TAIL) tp = piece_notes[qb];  // before the buffer (and its note) goes back
       if constexpr (!C::O_IN_Q) mbar_arrive(empty_q(qb));
       const std::uint32_t o_off = C::O_IN_Q ? qb * C::Q_BYTES : 0;
       const std::uint32_t sO_a = sO_a0 + o_off;
-      if (wg_tiles > 0) {
+      bool whole = true;  // not a piece of a split block: O goes out through the staging tile
+      if constexpr (C::TAIL) {
+        if (wg_tiles > 0 && tp.block >= 0) {  // a piece: its partial to the workspace, the last piece merges
+          const int row0 = g.q_row0 + cw * 16;
+          TailMerge<D, BM, BF16>::finish(p.tail_ws, tp, cw, lane, w.acc_o, row_max, row_sum, sl2,
+                                         p.o + (static_cast<std::int64_t>(g.bh) * p.q_len + row0) * D,
+                                         p.q_len - row0);
+          whole = false;
+        }
+      }
+      if (wg_tiles > 0 && whole) {
         if constexpr (!C::STORE_WAIT_AT_ITEM_START) {
           if (lane == 0) bulk_wait_read<0>();
           __syncwarp();
@@ -431,27 +477,57 @@ __global__ void __launch_bounds__(C::THREADS, 1)
 // fewer work units (persistent_units: causal pairs of blocks, else blocks); a developer override
 // (fused_dev_hooks.cuh) caps it, so a small problem walks many items.
 int wsp_grid_cap();
+// tail_split's min_gain: kTailMinGain, or a developer override (fused_dev_hooks.cuh) that lets small
+// problems split.
+int wsp_tail_min_gain();
 
+// Whether a launch of config C on `grid` CTAs splits its last round: C may (TAIL), the problem is
+// non-causal with every sequence seq_len long, the workspace has room for this grid's partials, and
+// tail_split finds the split worth it.
+template <class C>
+bool wsp_splits_tail(const KParams& kp, long long grid) {
+  if (!C::TAIL || !kp.tail_ws || kp.causal || kp.kv_lens || grid > fused_tail::kGridBound) return false;
+  const std::int64_t need = fused_tail::workspace_bytes(static_cast<int>(grid), C::BM, C::D);
+  if (need == 0 || kp.tail_ws_bytes < need) return false;
+  return tail_split(static_cast<int>(grid), kp.m_blocks, kp.batch * kp.heads, (kp.seq_len + C::BN - 1) / C::BN,
+                    kp.tail_min_gain)
+             .rem > 0;
+}
+
+template <class K, bool BF16>
+int launch_wsp_kernel(const KParams& kp, const CUtensorMap& mq, const CUtensorMap& mk, const CUtensorMap& mv,
+                      const CUtensorMap& mo, long long grid, void* stream) {
+  auto kern = fused_attention_fwd_wsp<K, BF16>;
+  const cudaError_t ce = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, K::SMEM);
+  if (ce != cudaSuccess) return static_cast<int>(ce);
+  kern<<<static_cast<unsigned>(grid), K::THREADS, K::SMEM, static_cast<cudaStream_t>(stream)>>>(kp, mq, mk, mv, mo);
+  return static_cast<int>(cudaGetLastError());
+}
+
+// C's kernel where its walk splits the last round, else C::NoTail's (the same kernel without the split's code).
 template <class C, bool BF16>
-int launch_wsp(const KParams& kp, void* stream) {
+int launch_wsp(const KParams& kp_in, void* stream) {
+  using Plain = typename C::NoTail;
+  KParams kp = kp_in;
+  kp.tail_min_gain = wsp_tail_min_gain() > 0 ? wsp_tail_min_gain() : kTailMinGain;
   CUtensorMap mq, mk, mv, mo;
   int e = encode_ws_maps<C::D, C::BM, C::BN, BF16>(kp, &mq, &mk, &mv);  // the ws kernel's maps
   if (e != 0) return e;
   const long long bh = static_cast<long long>(kp.batch) * kp.heads;
   e = encode_rows_map(&mo, kp.o, BF16, C::D, kp.q_len, bh, 16);  // a warp's 16 rows a box
   if (e != 0) return e;
-  auto kern = fused_attention_fwd_wsp<C, BF16>;
-  cudaError_t ce = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
-  if (ce != cudaSuccess) return static_cast<int>(ce);
-  // The CTAs that fit at once, per device (asked once per device: the occupancy query is not free).
+  // The CTAs that fit at once, per device (asked once per device: the occupancy query is not free). One per
+  // SM for both kernels (C's shared memory is NoTail's and a note per Q buffer).
   static int resident[64] = {};
   int dev = 0;
-  ce = cudaGetDevice(&dev);
+  cudaError_t ce = cudaGetDevice(&dev);
   if (ce != cudaSuccess) return static_cast<int>(ce);
   int fit = dev >= 0 && dev < 64 ? resident[dev] : 0;
   if (fit == 0) {
+    auto kern = fused_attention_fwd_wsp<C, BF16>;
     int sms = 0, per_sm = 0;
-    ce = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    ce = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
+    if (ce == cudaSuccess) ce = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     if (ce == cudaSuccess) ce = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, C::THREADS, C::SMEM);
     if (ce != cudaSuccess) return static_cast<int>(ce);
     if (per_sm < 1) return static_cast<int>(cudaErrorInvalidConfiguration);
@@ -461,9 +537,11 @@ int launch_wsp(const KParams& kp, void* stream) {
   const long long units = persistent_units(kp.m_blocks, static_cast<int>(bh), kp.causal != 0);
   long long grid = std::min<long long>(units, fit);
   if (wsp_grid_cap() > 0) grid = std::min<long long>(grid, wsp_grid_cap());
-  kern<<<static_cast<unsigned>(grid), C::THREADS, C::SMEM, static_cast<cudaStream_t>(stream)>>>(
-      kp, mq, mk, mv, mo);
-  return static_cast<int>(cudaGetLastError());
+  if constexpr (C::TAIL) {
+    if (wsp_splits_tail<C>(kp, grid)) return launch_wsp_kernel<C, BF16>(kp, mq, mk, mv, mo, grid, stream);
+  }
+  kp.tail_ws = nullptr;
+  return launch_wsp_kernel<Plain, BF16>(kp, mq, mk, mv, mo, grid, stream);
 }
 
 template <class C, bool BF16>
@@ -471,11 +549,12 @@ int attrs_wsp(cudaFuncAttributes* a) {
   return static_cast<int>(cudaFuncGetAttributes(a, fused_attention_fwd_wsp<C, BF16>));
 }
 
-template <int D, int BN, int ST, int CONSUMERS, bool BF16, int QB = 2>
+// TAIL: the tile may split its last round (its launches without a split run the NoTail kernel).
+template <int D, int BN, int ST, int CONSUMERS, bool BF16, int QB = 2, bool TAIL = false>
 constexpr Entry make_entry_wsp() {
-  using C = WspCfg<D, BN, ST, CONSUMERS, QB>;
+  using C = WspCfg<D, BN, ST, CONSUMERS, QB, TAIL>;
   return Entry{D, C::BM, BN, C::THREADS / 32, ST, BF16, C::SMEM, true, &launch_wsp<C, BF16>, &attrs_wsp<C, BF16>,
-               true, true, true};
+               true, true, true, C::TAIL};
 }
 
 }  // namespace ab::kernels::fused_detail

@@ -167,8 +167,10 @@ class AttentionKernels {
   // Empty string when `tile` can run `p`, else the reason it cannot.
   virtual std::string fused_can_implement(const Problem& p, const FusedTile& tile) const = 0;
   // `workspace`: device memory of fused_decode::workspace_bound bytes for a decode tile (its split
-  // partials), else unused (may be nullptr).
-  virtual void fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile, void* workspace) = 0;
+  // partials); for a persistent tile the tail split's partials (core/fused_tail_layout.hpp, counters zeroed),
+  // `workspace_bytes` of it, or nullptr (no split); else unused (may be nullptr).
+  virtual void fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile, void* workspace,
+                               std::int64_t workspace_bytes) = 0;
 
   // Test hook (ATTNBENCH_INJECT_FAULT): make the device fail the way a kernel bug would, with a sticky
   // error. cuda: a kernel writes to an invalid address; cpu: simulated, and Backend::recover() then fails.

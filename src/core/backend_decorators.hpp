@@ -86,8 +86,9 @@ class ForwardingKernels : public AttentionKernels {
   std::string fused_can_implement(const Problem& p, const FusedTile& tile) const override {
     return k_.fused_can_implement(p, tile);
   }
-  void fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile, void* workspace) override {
-    k_.fused_attention(p, io, tile, workspace);
+  void fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile, void* workspace,
+                       std::int64_t workspace_bytes) override {
+    k_.fused_attention(p, io, tile, workspace, workspace_bytes);
   }
   void inject_fault() override { k_.inject_fault(); }
   void inject_delay(double ms) override { k_.inject_delay(ms); }

@@ -22,6 +22,12 @@
 //     a multiple of m_blocks (132 SMs and 3 blocks of 192 rows at S=512) hands CTA c block c % m_blocks at
 //     every step, and where q_len is not a multiple of BLOCK_M the CTAs holding the short last block idle
 //     while the others run only full ones (9 full blocks against a balanced 8 at B=32 H=12 S=512).
+//   - The tail split (non-causal, every block with the same key tiles, a workspace for the partials): where
+//     the last round is partial, every block is the same work and the CTAs without a block of that round
+//     idle for one block's time (3.6-4 % of the span at D=128 on an H200, session 25). There the last round's
+//     key tiles go out over the whole grid instead, CTA c taking tiles [c U / G, (c+1) U / G) of the round's
+//     U: pieces of one or two blocks, whose partial results the last piece of a block to finish merges
+//     (kernels/fused_tail_merge.cuh).
 #pragma once
 
 #ifndef AB_HOST_DEVICE  // as core/key_mask.hpp
@@ -95,7 +101,62 @@ enum class WalkStep { run, skip, done };
 struct PersistentStep {
   WalkStep step;
   QueryBlock block;  // when step == run
+  // A piece of the tail split: key tiles [t_begin, t_end) of the block, which is block `tail` (0 .. rem-1) of
+  // the split round; `piece` is 0 or 1, the CTA's first or second piece. tail -1: the whole block.
+  int t_begin = 0, t_end = 0, tail = -1, piece = 0;
 };
+
+// The tail split of a non-causal persistent walk (rem 0: none). Split when the last round is partial and a
+// CTA's share of its key tiles is at least min_gain tiles under a whole block's n_tiles. The default,
+// kTailMinGain, from one H200 (session 33, 132 CTAs, 68 blocks in the last round, fp16, interleaved): at
+// S=2048 with 128-key tiles (16 a block, shares of 9) the split was 2.3 % slower, at S=8192 (64, shares of
+// 33) 1.7 % faster. Writing and merging the partials costs 7-10 us; a partial round runs faster per block
+// than a full one (a 16th block took 21.6 us against a mean of 27.1), so the idle it removes is worth less
+// than its share of the span.
+inline constexpr int kTailMinGain = 24;
+struct TailSplit {
+  unsigned rounds = 0;      // whole rounds: units / grid
+  unsigned rem = 0;         // blocks of the last round, which is split (0: no split)
+  unsigned n_tiles = 0;     // key tiles per block
+  unsigned tile_units = 0;  // rem * n_tiles: the key tiles shared out over the grid
+  // CTA c's range of the round's key tiles: [lo(c), lo(c + 1)).
+  AB_HOST_DEVICE unsigned lo(unsigned c, unsigned grid) const { return c * tile_units / grid; }
+  // The CTA whose range holds key tile x of the round.
+  AB_HOST_DEVICE unsigned cta_of(unsigned x, unsigned grid) const { return ((x + 1) * grid - 1) / tile_units; }
+  // The CTAs that run pieces of split block i: first_cta(i) .. last_cta(i).
+  AB_HOST_DEVICE unsigned first_cta(unsigned i, unsigned grid) const { return cta_of(i * n_tiles, grid); }
+  AB_HOST_DEVICE unsigned last_cta(unsigned i, unsigned grid) const { return cta_of((i + 1) * n_tiles - 1, grid); }
+  // The partials slot of CTA c's piece of split block i: two per CTA (a range spans at most two blocks: a
+  // CTA's share is under a block's tiles). The first CTA of a block may hold it as its second piece; every
+  // later one as its first: the slots of block i are slot(i, first), 2 (first + 1), ..., 2 last.
+  AB_HOST_DEVICE unsigned slot(unsigned i, unsigned c, unsigned grid) const {
+    return 2 * c + (i - lo(c, grid) / n_tiles);
+  }
+};
+
+// No split (rem 0) where n_tiles is under min_gain + 1, the last round is whole, the round has fewer key
+// tiles than the grid has CTAs, or the products c * tile_units would reach 2^31 (the divisions are 32-bit
+// ones: a 64-bit division is a call to a slow routine in device code, and the producer walks this at every
+// step).
+AB_HOST_DEVICE inline TailSplit tail_split(int grid, int m_blocks, int bh_count, int n_tiles,
+                                           int min_gain = kTailMinGain) {
+  TailSplit t;
+  if (min_gain < 1) min_gain = 1;
+  if (n_tiles < min_gain + 1 || grid < 2) return t;
+  const unsigned g = static_cast<unsigned>(grid);
+  const unsigned units = static_cast<unsigned>(m_blocks) * static_cast<unsigned>(bh_count);
+  const unsigned rounds = units / g, rem = units - rounds * g;
+  if (rem == 0) return t;
+  const long long tile_units = static_cast<long long>(rem) * n_tiles;
+  if (tile_units < grid || tile_units * (grid + 1) >= (1ll << 31)) return t;
+  const unsigned share = (static_cast<unsigned>(tile_units) + g - 1) / g;  // the most key tiles a CTA gets
+  if (static_cast<unsigned>(n_tiles) < share + static_cast<unsigned>(min_gain)) return t;
+  t.rounds = rounds;
+  t.rem = rem;
+  t.n_tiles = static_cast<unsigned>(n_tiles);
+  t.tile_units = static_cast<unsigned>(tile_units);
+  return t;
+}
 
 // The unit at position p of the causal walk when its last round is split into single blocks (below): that
 // round runs the innermost unit of each of the last `rem` groups (the group's last unit: the two heads' middle
@@ -117,13 +178,30 @@ AB_HOST_DEVICE inline unsigned causal_split_round_unit(unsigned p, unsigned unit
 // half of a lone middle block: go on to the next step), or `done` (no block in this or any later step).
 // CTA c takes unit c, c + grid, c + 2 grid, ... (not causal) or one unit of each round of grid units, moving
 // by one each round (causal: below); causal units in two steps, the longer block first (but for a short
-// last round: below).
+// last round: below). split_tiles: the key tiles per block where the walk may split its last round
+// (non-causal only; 0: no split; tail_split with min_gain decides), its pieces then coming after the CTA's
+// whole blocks, at most two.
 AB_HOST_DEVICE inline PersistentStep persistent_step(int step, int cta, int grid, int m_blocks, int bh_count,
-                                                     bool causal) {
+                                                     bool causal, int split_tiles = 0, int min_gain = kTailMinGain) {
   PersistentStep s{WalkStep::done, {0, 0}};
   const long long units = persistent_units(m_blocks, bh_count, causal);
   if (!causal) {
-    const long long u = static_cast<long long>(step) * grid + cta;
+    long long u = static_cast<long long>(step) * grid + cta;
+    const TailSplit t =
+        split_tiles > 0 ? tail_split(grid, m_blocks, bh_count, split_tiles, min_gain) : TailSplit{};
+    if (t.rem > 0 && static_cast<unsigned>(step) >= t.rounds) {
+      const unsigned piece = static_cast<unsigned>(step) - t.rounds, g = static_cast<unsigned>(grid);
+      const unsigned c = static_cast<unsigned>(cta);
+      const unsigned lo = t.lo(c, g), hi = t.lo(c + 1, g);
+      const unsigned i = lo / t.n_tiles + piece;
+      if (piece > 1 || lo == hi || i * t.n_tiles >= hi) return s;
+      const unsigned b0 = i * t.n_tiles;
+      s.t_begin = static_cast<int>((lo > b0 ? lo : b0) - b0);
+      s.t_end = static_cast<int>((hi < b0 + t.n_tiles ? hi : b0 + t.n_tiles) - b0);
+      s.tail = static_cast<int>(i);
+      s.piece = static_cast<int>(piece);
+      u = static_cast<long long>(t.rounds) * grid + i;
+    }
     if (u >= units) return s;
     s.step = WalkStep::run;
     s.block = grid_query_block(u, m_blocks, false);

@@ -1,16 +1,44 @@
 // `fused`: one FlashAttention-style kernel; scores never leave the chip. The tile is the user's choice, the
 // tuner's, or the backend's first compiled tile that can implement the problem. A decode tile (q_len <= 16)
 // is the split-KV kernel: its split count is resolved here (0 = the heuristic on the device's SM count), and
-// its split partials live in workspace allocated in setup (run() allocates nothing).
+// its split partials live in workspace allocated in setup (run() allocates nothing). A persistent tile on a
+// non-causal problem whose sequences all have seq_len keys may split its last round over the grid
+// (core/query_block_order.hpp: tail_split); its partials live in workspace allocated in setup too.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/fused_decode_plan.hpp"
+#include "core/fused_tail_layout.hpp"
+#include "core/sizes.hpp"
 #include "strategies/strategy_common.hpp"
 #include "strategies/strategies.hpp"
 
 namespace ab {
 
 namespace {
+
+// The tail split's workspace (core/fused_tail_layout.hpp) for tile `t` on `p` on a grid of at most
+// `grid_bound` CTAs: 0 where the tile's walk cannot split (not persistent, causal, ragged).
+std::int64_t tail_workspace_bytes(const Problem& p, const FusedTile& t, std::int64_t grid_bound) {
+  if (!t.persistent || t.decode || p.causal || p.ragged() || t.block_m < 1) return 0;
+  const std::int64_t units = size_mul((p.q_len + t.block_m - 1) / t.block_m, p.batch, p.heads);
+  const std::int64_t grid = std::min({units, grid_bound, static_cast<std::int64_t>(fused_tail::kGridBound)});
+  return fused_tail::workspace_bytes(static_cast<int>(std::max<std::int64_t>(grid, 0)), t.block_m,
+                                     static_cast<int>(std::min<std::int64_t>(p.head_dim, 1 << 20)));
+}
+
+// Before the tile is known (the default may be a persistent one of either block height).
+std::int64_t tail_workspace_bound_any_tile(const Problem& p) {
+  FusedTile t;
+  t.ws = t.persistent = true;
+  std::int64_t most = 0;
+  for (int bm : {128, 192}) {
+    t.block_m = bm;
+    most = std::max(most, tail_workspace_bytes(p, t, fused_tail::kGridBound));
+  }
+  return most;
+}
 
 class Fused : public Strategy {
  public:
@@ -29,10 +57,12 @@ class Fused : public Strategy {
     return why;
   }
   // Decode tiles (which any q_len <= 16 problem may get): the split partials at the bound on splits.
+  // Persistent tiles: the tail split's partials on the largest grid it runs on.
   std::int64_t workspace_bytes(const Problem& p, const StrategyOptions& opt) const override {
-    if (opt.fused_tile && !opt.fused_tile->decode) return 0;
-    if (!fused_decode::takes_q_len(p.q_len)) return 0;
-    return fused_decode::workspace_bound(p, opt.fused_tile ? opt.fused_tile->splits : 0);
+    if (opt.fused_tile && !opt.fused_tile->decode) return tail_workspace_bytes(p, *opt.fused_tile, fused_tail::kGridBound);
+    const std::int64_t tail = opt.fused_tile ? 0 : tail_workspace_bound_any_tile(p);
+    if (!fused_decode::takes_q_len(p.q_len)) return tail;
+    return std::max(tail, fused_decode::workspace_bound(p, opt.fused_tile ? opt.fused_tile->splits : 0));
   }
   void setup(Backend& be, const Problem& p, const AttentionIO& io, const StrategyOptions& opt) override {
     ws_.clear();
@@ -43,20 +73,27 @@ class Fused : public Strategy {
     tile_ = pick(p, be, opt, &why);
     source_ = opt.fused_tile ? "user" : "heuristic";
     workspace_ = nullptr;
+    workspace_bytes_ = 0;
     if (tile_.decode) {
       tile_.splits = static_cast<int>(fused_decode::resolve_splits(p, tile_.splits, be.device_info().sm_count));
       const std::int64_t bytes = fused_decode::partial_bytes(p.batch, p.heads, p.q_len, p.head_dim, tile_.splits);
       if (bytes > 0) workspace_ = ws_.add(be, bytes);
+      workspace_bytes_ = workspace_ ? bytes : 0;
+    } else if (const std::int64_t bytes = tail_workspace_bytes(p, tile_, be.device_info().sm_count); bytes > 0) {
+      workspace_ = ws_.add(be, bytes);
+      workspace_bytes_ = bytes;
+      be.memory().fill_bytes(workspace_, 0, static_cast<std::size_t>(fused_tail::kCounters * 4));  // the counters
     }
     set_up_ = true;
   }
   void run(Backend& be) override {
     ScopedRange r(be.profiler(), "fused kernel " + tile_.name());
-    be.kernels().fused_attention(p_, io_, tile_, workspace_);
+    be.kernels().fused_attention(p_, io_, tile_, workspace_, workspace_bytes_);
   }
   void teardown(Backend&) override {
     ws_.clear();
     workspace_ = nullptr;
+    workspace_bytes_ = 0;
     set_up_ = false;
   }
   StrategyConfig config() const override {
@@ -100,6 +137,7 @@ class Fused : public Strategy {
   std::string source_ = "heuristic";
   Workspace ws_;
   void* workspace_ = nullptr;
+  std::int64_t workspace_bytes_ = 0;
   bool set_up_ = false;
 };
 

@@ -108,7 +108,7 @@ class FakeBackend final : public DeviceMemory,
   void gather_pages(const GatherArgs&) override { unused(); }
   std::vector<FusedTile> fused_tiles() const override { return {}; }
   std::string fused_can_implement(const Problem&, const FusedTile&) const override { return "fake"; }
-  void fused_attention(const Problem&, const AttentionIO&, const FusedTile&, void*) override { unused(); }
+  void fused_attention(const Problem&, const AttentionIO&, const FusedTile&, void*, std::int64_t) override { unused(); }
   void reference_attention(const Problem&, const AttentionIO&, float*) override { unused(); }
   std::string reference_name() const override { return "fake"; }
   ErrorStats compare_to_reference(const Problem&, const void*, const float*) override { unused(); }

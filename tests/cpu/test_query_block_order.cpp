@@ -1,8 +1,9 @@
 // The order of the prefill fused kernels' work (core/query_block_order.hpp): every (head, query block) runs
 // exactly once for any grid, one-block-per-CTA or persistent; the CTAs running at one time share few heads'
 // K/V (the L2 working set); causal work, and non-causal work with a short last block, is balanced across the
-// persistent CTAs at the issue-20 shapes; causal blocks end at the last row; and the persistent tiles' names
-// and JSON ("...wsp", "persistent") round trip.
+// persistent CTAs at the issue-20 shapes; the non-causal tail split runs every key tile once, with the
+// partials' slots the kernel's merge reads; causal blocks end at the last row; and the persistent tiles'
+// names and JSON ("...wsp", "persistent") round trip.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -217,6 +218,103 @@ TEST(QueryBlockOrder, NonCausalShortLastBlocksAreSpreadOverTheCtas) {
         << "q_len " << c.q_len;
     EXPECT_GT(*std::min_element(full.begin(), full.end()), 0) << "q_len " << c.q_len;
   }
+}
+
+// The tail split (non-causal, every block n_tiles key tiles): every (block, key tile) runs exactly once for
+// any grid, each CTA has at most two pieces, after its whole blocks; the pieces of a block come from the
+// CTAs first_cta .. last_cta; each piece's slot is 2 cta + piece (the kernel's note), distinct, and the
+// sequence the merge reads (first_slot, then the next CTAs' first slots); the last round's tiles are shared
+// out evenly.
+TEST(QueryBlockOrder, TailSplitRunsEveryKeyTileOnce) {
+  struct Case {
+    int m_blocks, bh, n_tiles;
+  };
+  int split_walks = 0, most_pieces = 0;
+  for (const int min_gain : {2, kTailMinGain})
+    for (const Case c : {Case{16, 128, 16}, Case{64, 32, 64}, Case{8, 15, 8}, Case{3, 7, 5}, Case{1, 1, 9},
+                         Case{17, 2, 17}, Case{32, 2, 32}})
+      for (int grid : {2, 3, 7, 60, 132, 1000}) {
+        const long long units = static_cast<long long>(c.m_blocks) * c.bh;
+        if (grid > units) continue;
+        const TailSplit t = tail_split(grid, c.m_blocks, c.bh, c.n_tiles, min_gain);
+        split_walks += t.rem > 0;
+        std::vector<int> seen(static_cast<std::size_t>(units * c.n_tiles), 0);
+        std::vector<std::vector<unsigned>> piece_ctas(t.rem);
+        std::set<unsigned> slots;
+        std::vector<int> tail_tiles(static_cast<std::size_t>(grid), 0);
+        for (int cta = 0; cta < grid; ++cta) {
+          int pieces = 0;
+          for (int step = 0; step < units / grid + 4; ++step) {
+            const PersistentStep st = persistent_step(step, cta, grid, c.m_blocks, c.bh, false, c.n_tiles, min_gain);
+            if (st.step == WalkStep::done) continue;
+            ASSERT_EQ(st.step, WalkStep::run);
+            const int b = st.tail >= 0 ? st.t_begin : 0, e = st.tail >= 0 ? st.t_end : c.n_tiles;
+            ASSERT_LT(b, e);
+            for (int k = b; k < e; ++k)
+              ++seen[(static_cast<std::size_t>(st.block.bh) * c.m_blocks + st.block.m_block) * c.n_tiles + k];
+            if (st.tail < 0) {
+              EXPECT_EQ(pieces, 0) << "a whole block after a piece";
+              continue;
+            }
+            ASSERT_LT(static_cast<unsigned>(st.tail), t.rem);
+            EXPECT_EQ(st.piece, pieces);
+            ++pieces;
+            tail_tiles[static_cast<std::size_t>(cta)] += e - b;
+            piece_ctas[static_cast<std::size_t>(st.tail)].push_back(static_cast<unsigned>(cta));
+            const unsigned slot = t.slot(st.tail, cta, grid);
+            EXPECT_EQ(slot, 2u * cta + st.piece);
+            EXPECT_TRUE(slots.insert(slot).second) << "slot taken twice";
+            EXPECT_LT(slot, 2u * grid);
+          }
+          EXPECT_LE(pieces, 2);
+        }
+        for (int n : seen) ASSERT_EQ(n, 1) << "m_blocks " << c.m_blocks << " bh " << c.bh << " grid " << grid;
+        for (unsigned i = 0; i < t.rem; ++i) {
+          const auto& ctas = piece_ctas[i];
+          ASSERT_FALSE(ctas.empty());
+          const unsigned first = t.first_cta(i, grid), last = t.last_cta(i, grid);
+          EXPECT_EQ(*std::min_element(ctas.begin(), ctas.end()), first);
+          EXPECT_EQ(*std::max_element(ctas.begin(), ctas.end()), last);
+          EXPECT_EQ(ctas.size(), last - first + 1);
+          const unsigned first_slot = t.slot(i, first, grid);
+          for (unsigned k = 1; k < ctas.size(); ++k)  // the merge's sequence of slots
+            EXPECT_EQ(t.slot(i, first + k, grid), (first_slot & ~1u) + 2 * k);
+          most_pieces = std::max(most_pieces, static_cast<int>(ctas.size()));
+        }
+        if (t.rem > 0) {
+          const int most = *std::max_element(tail_tiles.begin(), tail_tiles.end());
+          EXPECT_EQ(most, static_cast<int>((t.tile_units + grid - 1) / grid));
+          EXPECT_LE(most, c.n_tiles - min_gain);
+        }
+      }
+  EXPECT_GE(split_walks, 12);
+  EXPECT_GE(most_pieces, 7);  // 7 CTAs on 120 blocks of 8 tiles: the last block in 7 pieces
+}
+
+// Where the default threshold splits: B=2 H=16 S=8192 D=128 (2048 blocks of 128 rows on 132 SMs, 68 in the
+// last round, 64 key tiles each, 33 per CTA when split); not B=8 H=16 S=2048 (16 key tiles, 9 a CTA: slower
+// on an H200), nor B=32 H=12 S=512 D=64, nor where the rounds are whole.
+TEST(QueryBlockOrder, TailSplitWhereTheLastRoundIsPartial) {
+  const TailSplit s8192 = tail_split(132, 64, 32, 64);
+  EXPECT_EQ(s8192.rem, 68u);
+  EXPECT_EQ(s8192.rounds, 15u);
+  EXPECT_EQ((s8192.tile_units + 131) / 132, 33u);
+  EXPECT_EQ(tail_split(132, 16, 128, 16).rem, 0u);
+  EXPECT_EQ(tail_split(132, 16, 128, 16, 2).rem, 68u);
+  EXPECT_EQ(tail_split(132, 3, 384, 4).rem, 0u);
+  EXPECT_EQ(tail_split(128, 64, 32, 64).rem, 0u);
+  EXPECT_EQ(tail_split(132, 64, 32, 0).rem, 0u);
+  // Without a split the walk is the plain one.
+  for (int step = 0; step < 17; ++step)
+    for (int cta : {0, 67, 68, 131}) {
+      const PersistentStep a = persistent_step(step, cta, 132, 16, 128, false, 16);
+      const PersistentStep b = persistent_step(step, cta, 132, 16, 128, false);
+      EXPECT_EQ(a.step, b.step);
+      EXPECT_EQ(a.tail, -1);
+      if (a.step == WalkStep::run) {
+        EXPECT_EQ(a.block.bh * 16 + a.block.m_block, b.block.bh * 16 + b.block.m_block);
+      }
+    }
 }
 
 TEST(QueryBlockOrder, CausalBlocksEndAtTheLastRow) {

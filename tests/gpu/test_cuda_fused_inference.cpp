@@ -15,6 +15,7 @@
 
 #include "backends/cuda/cuda_backend.hpp"
 #include "core/fused_decode_plan.hpp"
+#include "core/query_block_order.hpp"
 #include "core/strategy.hpp"
 #include "fused_dev_hooks.cuh"
 #include "run/problem_inputs.hpp"
@@ -373,6 +374,51 @@ TEST(CudaFusedInference, HopperPersistentFewCtas) {
   check_persistent({1, 1, 1, 777, 777, 64, 16, C, F16, true, {}}, 76, {1, 2});     // B=1 H=1, 5-7 items
 }
 
+// The tail split (core/query_block_order.hpp: tail_split; kernels/fused_tail_merge.cuh): non-causal problems on
+// grids capped so that the last round is partial, with the threshold lowered to 2 key tiles so that these
+// small problems split (the pieces of a block on up to 7 CTAs; contiguous, pages of 16 by TMA boxes, pages of
+// 7 by cp.async, grouped KV heads, q_len < S, S not a multiple of the key tile). Each setup runs twice: a
+// block counter left non-zero by the first run would leave the second run's rows unmerged (poisoned).
+void check_tail_split(const Shape& s, std::uint64_t seed, std::vector<int> caps) {
+  const Problem p = make(s);
+  Backend& be = *gpu();
+  if (!(be.device_info().cc_major == 9 && be.device_info().cc_minor == 0)) return;
+  ProblemInputs in(be, p, seed);
+  kernels::fused_set_tail_min_gain(2);
+  for (const FusedTile& t : persistent_tiles(p.head_dim))
+    for (int cap : caps) {
+      const int m_blocks = static_cast<int>((p.q_len + t.block_m - 1) / t.block_m);
+      const int n_tiles = static_cast<int>((p.seq_len + t.block_n - 1) / t.block_n);
+      const bool splits = tail_split(cap, m_blocks, static_cast<int>(p.batch * p.heads), n_tiles, 2).rem > 0;
+      auto st = fused();
+      StrategyOptions opt;
+      opt.fused_tile = t;
+      ASSERT_EQ(st->can_implement(p, be, opt), "") << p.label() << " " << t.name();
+      kernels::fused_set_persistent_grid_cap(cap);
+      st->setup(be, p, in.io(), opt);
+      for (int run = 0; run < 2; ++run) {
+        const std::string fail = in.check_forward([&] { st->run(be); });
+        std::printf("  %-64s %-12s on %d CTAs%s, run %d: %s\n", p.label().c_str(), t.name().c_str(), cap,
+                    splits ? " (split)" : "", run + 1, fail.empty() ? "ok" : fail.c_str());
+        EXPECT_EQ(fail, "") << p.label() << " " << t.name() << " on " << cap << " CTAs, run " << run + 1;
+      }
+      st->teardown(be);
+      kernels::fused_set_persistent_grid_cap(0);
+      if (t.block_m == 128 && t.block_n == 128 && p.head_dim == 128) {
+        EXPECT_TRUE(splits) << "the case does not exercise the split: " << p.label() << " on " << cap;
+      }
+    }
+  kernels::fused_set_tail_min_gain(0);
+}
+
+TEST(CudaFusedInference, HopperPersistentTailSplit) {
+  check_tail_split({1, 2, 2, 1000, 1000, 128, 16, C, F16, false, {}}, 90, {3, 7});   // 16 blocks, 8 tiles
+  check_tail_split({1, 2, 2, 1000, 1000, 128, 16, C, B16, false, {}}, 91, {3, 7});
+  check_tail_split({2, 4, 1, 1000, 333, 128, 16, P, F16, false, {}}, 92, {7, 11});   // MQA, q_len < S, TMA boxes
+  check_tail_split({2, 4, 2, 1000, 333, 128, 7, P, B16, false, {}}, 93, {7, 11});    // pages of 7: cp.async
+  check_tail_split({1, 3, 1, 2049, 300, 128, 64, P, F16, false, {}}, 94, {2, 4});    // a short last page
+}
+
 // More items than the grid's CTAs without a cap (B=4 H=16 S=1000: 512 blocks of 128 rows, 384 of 192).
 TEST(CudaFusedInference, HopperPersistentManyItems) {
   check_persistent({4, 16, 4, 1000, 1000, 128, 16, C, F16, true, {}}, 77, {0});
@@ -399,6 +445,13 @@ TEST(CudaFusedInference, PersistentSanitizerD128) {
   const FusedTile t = hopper_tile(128, 128, 12, 2, true, true);
   check_one_persistent({1, 1, 1, 200, 200, 128, 16, C, F16, true, {}}, 81, t, 1);
   check_one_persistent({2, 2, 1, 200, 61, 128, 16, P, B16, false, {200, 61}}, 82, t, 2);
+}
+
+// The tail split for compute-sanitizer: B=1 H=2 S=600 on 3 CTAs (10 blocks: one in the split round, in
+// 3 pieces), contiguous and on pages of 7 (cp.async).
+TEST(CudaFusedInference, PersistentSanitizerTailSplit) {
+  check_tail_split({1, 2, 2, 600, 600, 128, 16, C, B16, false, {}}, 95, {3});
+  check_tail_split({1, 2, 1, 600, 600, 128, 7, P, F16, false, {}}, 96, {3});
 }
 
 TEST(CudaFusedInference, PersistentSanitizerD64) {

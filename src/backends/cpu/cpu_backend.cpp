@@ -255,7 +255,7 @@ class CpuBackend final : public DeviceMemory,
       if (t == tile) return "";
     return fmt::format("tile {} is not one of this backend's tiles (see attnbench list)", tile.name());
   }
-  void fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile, void*) override {
+  void fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile, void*, std::int64_t) override {
     other_kernels_++;
     cpu_fused_attention(p, io, tile.block_m, tile.block_n);
   }

@@ -61,7 +61,8 @@ class CudaBackend final : public ab::DeviceMemory,
   void gather_pages(const GatherArgs& a) override;
   std::vector<FusedTile> fused_tiles() const override;
   std::string fused_can_implement(const Problem& p, const FusedTile& tile) const override;
-  void fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile, void* workspace) override;
+  void fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile, void* workspace,
+                       std::int64_t workspace_bytes) override;
   void reference_attention(const Problem& p, const AttentionIO& io, float* out) override;
   std::string reference_name() const override { return "cuda-fp32"; }
   ErrorStats compare_to_reference(const Problem& p, const void* out, const float* ref) override;
