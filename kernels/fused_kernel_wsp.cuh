@@ -437,7 +437,18 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       if constexpr (C::TAIL) {
         if (wg_tiles > 0 && tp.block >= 0) {  // a piece: its partial to the workspace, the last piece merges
           const int row0 = g.q_row0 + cw * 16;
-          TailMerge<D, BM, BF16>::finish(p.tail_ws, tp, cw, lane, w.acc_o, row_max, row_sum, sl2,
+          // The merge is out of line (TailMerge::finish says why): it gets copies of the registers.
+          float o_copy[D / 8][4], m_copy[2], l_copy[2];
+#pragma unroll
+          for (int dt = 0; dt < D / 8; ++dt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) o_copy[dt][e] = w.acc_o[dt][e];
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            m_copy[h] = row_max[h];
+            l_copy[h] = row_sum[h];
+          }
+          TailMerge<D, BM, BF16>::finish(p.tail_ws, tp, cw, lane, o_copy, m_copy, l_copy, sl2,
                                          p.o + (static_cast<std::int64_t>(g.bh) * p.q_len + row0) * D,
                                          p.q_len - row0);
           whole = false;
