@@ -30,6 +30,10 @@
 //     warpgroups with no rows are in the first block, the one with the fewest key tiles.
 //   - At head_dim 64 with 128-key tiles (TURNS) the consumer warpgroups take turns to issue their MMAs
 //     (fused_wg_step.cuh: WgTurns), n_tiles + 1 turns each per item, those of the tiles they skip included.
+//   - A TAIL config (m128n128w12s2wsp) shares a partial last round out over the grid by key tiles where the
+//     walk finds it worth it (long non-causal blocks; core/query_block_order.hpp: tail_split): an item is then
+//     key tiles [t_begin, t_end) of its block, noted relative to t_begin so the consumers' tile loop is the
+//     same code, and each consumer warp ends it through TailMerge (fused_tail_merge.cuh) instead of the store.
 // Loads (TMA boxes or cp.async by the producer warpgroup), masks, softmax and epilogue are the ws kernel's.
 #pragma once
 #include <algorithm>
