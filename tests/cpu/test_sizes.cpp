@@ -5,6 +5,7 @@
 #include "backends/cpu/cpu_backend.hpp"
 #include "core/axis.hpp"
 #include "core/errors.hpp"
+#include "core/fused_tail_layout.hpp"
 #include "core/problem.hpp"
 #include "core/reference.hpp"
 #include "core/sizes.hpp"
@@ -58,6 +59,43 @@ TEST(Sizes, workspace_of_huge_score_matrices_saturates) {
   EXPECT_TRUE(!workspace_refusal(11, 20, 30).empty());
   // A used count above the limit leaves 0 left, never a negative size.
   EXPECT_TRUE(workspace_refusal(50, 1, 30).find("0.00 B of 30.00 B") != std::string::npos);
+}
+
+// The fused strategy's estimate covers the persistent tiles' tail split: its partials on the largest grid the
+// split runs on (fewer CTAs where the problem has fewer blocks), nothing where the walk cannot split (causal,
+// ragged lengths, a tile that is not persistent).
+TEST(Sizes, fused_workspace_covers_the_tail_split) {
+  const auto strategies = make_strategies("fused");
+  const auto& fused = strategies.front();
+  FusedTile wsp;
+  wsp.block_m = wsp.block_n = 128;
+  wsp.warps = 12;
+  wsp.ws = wsp.persistent = true;
+  StrategyOptions so;
+  so.fused_tile = wsp;
+  const Problem long_rows = make_problem(2, 16, 8192, 128, 1, 0, KvLayout::contiguous, DType::fp16, false);
+  const std::int64_t on_256 = fused_tail::workspace_bytes(fused_tail::kGridBound, 128, 128);
+  EXPECT_EQ(fused->workspace_bytes(long_rows, so), on_256);
+  EXPECT_GT(on_256, 2 * 132 * std::int64_t(128) * 128 * 4);  // two fp32 slots of O per CTA on 132 SMs, at least
+  const Problem few_blocks = make_problem(1, 1, 300, 128, 1, 0, KvLayout::contiguous, DType::bf16, false);
+  EXPECT_EQ(fused->workspace_bytes(few_blocks, so), fused_tail::workspace_bytes(3, 128, 128));
+  const Problem causal = make_problem(2, 16, 8192, 128, 1, 0, KvLayout::contiguous, DType::fp16, true);
+  EXPECT_EQ(fused->workspace_bytes(causal, so), 0);
+  ProblemSpec ragged_spec;
+  ragged_spec.batch = 2;
+  ragged_spec.heads = 4;
+  ragged_spec.seq_len = 1000;
+  ragged_spec.head_dim = 128;
+  ragged_spec.pages = 1;
+  ragged_spec.q_len = 300;
+  ragged_spec.kv_lens = {1000, 333};
+  EXPECT_EQ(fused->workspace_bytes(make_problem(ragged_spec), so), 0);
+  FusedTile plain = wsp;
+  plain.persistent = false;
+  so.fused_tile = plain;
+  EXPECT_EQ(fused->workspace_bytes(long_rows, so), 0);
+  // The default tile is not known before setup: the larger of the two persistent block heights.
+  EXPECT_EQ(fused->workspace_bytes(long_rows, StrategyOptions{}), fused_tail::workspace_bytes(fused_tail::kGridBound, 192, 128));
 }
 
 TEST(Sizes, input_estimate_counts_what_the_cpu_backend_stages) {
