@@ -81,15 +81,9 @@ TEST(Sizes, fused_workspace_covers_the_tail_split) {
   EXPECT_EQ(fused->workspace_bytes(few_blocks, so), fused_tail::workspace_bytes(3, 128, 128));
   const Problem causal = make_problem(2, 16, 8192, 128, 1, 0, KvLayout::contiguous, DType::fp16, true);
   EXPECT_EQ(fused->workspace_bytes(causal, so), 0);
-  ProblemSpec ragged_spec;
-  ragged_spec.batch = 2;
-  ragged_spec.heads = 4;
-  ragged_spec.seq_len = 1000;
-  ragged_spec.head_dim = 128;
-  ragged_spec.pages = 1;
-  ragged_spec.q_len = 300;
-  ragged_spec.kv_lens = {1000, 333};
-  EXPECT_EQ(fused->workspace_bytes(make_problem(ragged_spec), so), 0);
+  // B=2 H=4 S=1000 (KV lengths 1000 and 333) q_len=300 D=128, one page.
+  const ProblemSpec ragged{2, 4, 0, 1000, 300, 128, 1, 0, KvLayout::contiguous, DType::fp16, false, {1000, 333}, ""};
+  EXPECT_EQ(fused->workspace_bytes(make_problem(ragged), so), 0);
   FusedTile plain = wsp;
   plain.persistent = false;
   so.fused_tile = plain;
