@@ -47,7 +47,7 @@ struct KParams {
   std::int64_t pool_slots;      // paged: slots of the pool [slots][KVH][page_size][D] (the ws tiles' TMA map)
   float* tail_ws;               // persistent tiles: the tail split's workspace (core/fused_tail_layout.hpp), or null
   std::int64_t tail_ws_bytes;
-  int tail_min_gain;            // tail_split's min_gain (0: kTailMinGain; a developer override lowers it)
+  TailSplit tail;               // the walk's tail split, decided by launch_wsp for its grid (rem 0: none)
 };
 
 // ---- PTX wrappers ------------------------------------------------------------------------------------

@@ -221,11 +221,8 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     const int ptid = tid;  // 0..127
     int tile_seq = 0;      // tiles this CTA has loaded over all its items: the ring position
     QSlot<QB> q;  // this item's Q buffer and its phase
-    // Key tiles per block where the walk splits its last round (launch_wsp checked that it does), else 0.
-    const int split_tiles = C::TAIL ? (p.seq_len + BN - 1) / BN : 0;
-    for (int step = 0;; ++step) {
-      const PersistentStep st =
-          persistent_step(step, cta, grid, p.m_blocks, bh_count, p.causal != 0, split_tiles, p.tail_min_gain);
+    for (int step = 0;; ++step) {  // p.tail: the split launch_wsp decided (only a TAIL kernel gets one)
+      const PersistentStep st = persistent_step(step, cta, grid, p.m_blocks, bh_count, p.causal != 0, p.tail);
       if (st.step == WalkStep::done) break;
       if (st.step == WalkStep::skip) continue;
       const Geom g = geom_of(st.block);
@@ -248,11 +245,10 @@ __global__ void __launch_bounds__(C::THREADS, 1)
         if constexpr (C::TAIL) {
           TailPiece tp{-1, 0, 0, 0};
           if (st.tail >= 0) {
-            const TailSplit ts = tail_split(grid, p.m_blocks, bh_count, split_tiles, p.tail_min_gain);
             const unsigned ug = static_cast<unsigned>(grid), i = static_cast<unsigned>(st.tail);
-            const unsigned first = ts.first_cta(i, ug);
-            tp = TailPiece{st.tail, 2 * cta + st.piece, static_cast<int>(ts.slot(i, first, ug)),
-                           static_cast<int>(ts.last_cta(i, ug) - first) + 1};
+            const unsigned first = p.tail.first_cta(i, ug);
+            tp = TailPiece{st.tail, 2 * cta + st.piece, static_cast<int>(p.tail.slot(i, first, ug)),
+                           static_cast<int>(p.tail.last_cta(i, ug) - first) + 1};
           }
           piece_notes[qb] = tp;
         }
@@ -496,17 +492,17 @@ int wsp_grid_cap();
 // problems split.
 int wsp_tail_min_gain();
 
-// Whether a launch of config C on `grid` CTAs splits its last round: C may (TAIL), the problem is
+// The tail split of a launch of config C on `grid` CTAs (rem 0: none): C may split (TAIL), the problem is
 // non-causal with every sequence seq_len long, the workspace has room for this grid's partials, and
-// tail_split finds the split worth it.
+// tail_split, at kTailMinGain or the developer override, finds the split worth it.
 template <class C>
-bool wsp_splits_tail(const KParams& kp, long long grid) {
-  if (!C::TAIL || !kp.tail_ws || kp.causal || kp.kv_lens || grid > fused_tail::kGridBound) return false;
+TailSplit wsp_tail_split(const KParams& kp, long long grid) {
+  if (!C::TAIL || !kp.tail_ws || kp.causal || kp.kv_lens || grid > fused_tail::kGridBound) return {};
   const std::int64_t need = fused_tail::workspace_bytes(static_cast<int>(grid), C::BM, C::D);
-  if (need == 0 || kp.tail_ws_bytes < need) return false;
+  if (need == 0 || kp.tail_ws_bytes < need) return {};
+  const int min_gain = wsp_tail_min_gain() > 0 ? wsp_tail_min_gain() : kTailMinGain;
   return tail_split(static_cast<int>(grid), kp.m_blocks, kp.batch * kp.heads, (kp.seq_len + C::BN - 1) / C::BN,
-                    kp.tail_min_gain)
-             .rem > 0;
+                    min_gain);
 }
 
 template <class K, bool BF16>
@@ -524,7 +520,6 @@ template <class C, bool BF16>
 int launch_wsp(const KParams& kp_in, void* stream) {
   using Plain = typename C::NoTail;
   KParams kp = kp_in;
-  kp.tail_min_gain = wsp_tail_min_gain() > 0 ? wsp_tail_min_gain() : kTailMinGain;
   CUtensorMap mq, mk, mv, mo;
   int e = encode_ws_maps<C::D, C::BM, C::BN, BF16>(kp, &mq, &mk, &mv);  // the ws kernel's maps
   if (e != 0) return e;
@@ -552,9 +547,11 @@ int launch_wsp(const KParams& kp_in, void* stream) {
   const long long units = persistent_units(kp.m_blocks, static_cast<int>(bh), kp.causal != 0);
   long long grid = std::min<long long>(units, fit);
   if (wsp_grid_cap() > 0) grid = std::min<long long>(grid, wsp_grid_cap());
+  kp.tail = wsp_tail_split<C>(kp, grid);
   if constexpr (C::TAIL) {
-    if (wsp_splits_tail<C>(kp, grid)) return launch_wsp_kernel<C, BF16>(kp, mq, mk, mv, mo, grid, stream);
+    if (kp.tail.rem > 0) return launch_wsp_kernel<C, BF16>(kp, mq, mk, mv, mo, grid, stream);
   }
+  kp.tail = TailSplit{};
   kp.tail_ws = nullptr;
   return launch_wsp_kernel<Plain, BF16>(kp, mq, mk, mv, mo, grid, stream);
 }

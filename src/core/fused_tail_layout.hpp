@@ -32,4 +32,10 @@ AB_HOST_DEVICE constexpr std::int64_t workspace_bytes(int grid, int block_m, int
              : kCounters * 4 + 2 * static_cast<std::int64_t>(grid) * slot_floats(block_m, head_dim) * 4;
 }
 
+// Enough for any persistent tile at `head_dim` on any grid the split runs on (the tallest block, 192 rows): the
+// developer tools' workspace, allocated before a tile is picked.
+AB_HOST_DEVICE constexpr std::int64_t any_tile_workspace_bytes(int head_dim) {
+  return workspace_bytes(kGridBound, 192, head_dim);
+}
+
 }  // namespace ab::fused_tail

@@ -178,17 +178,14 @@ AB_HOST_DEVICE inline unsigned causal_split_round_unit(unsigned p, unsigned unit
 // half of a lone middle block: go on to the next step), or `done` (no block in this or any later step).
 // CTA c takes unit c, c + grid, c + 2 grid, ... (not causal) or one unit of each round of grid units, moving
 // by one each round (causal: below); causal units in two steps, the longer block first (but for a short
-// last round: below). split_tiles: the key tiles per block where the walk may split its last round
-// (non-causal only; 0: no split; tail_split with min_gain decides), its pieces then coming after the CTA's
-// whole blocks, at most two.
+// last round: below). t: the tail split of this walk (tail_split for the grid; non-causal only; rem 0: no
+// split), its pieces then coming after the CTA's whole blocks, at most two.
 AB_HOST_DEVICE inline PersistentStep persistent_step(int step, int cta, int grid, int m_blocks, int bh_count,
-                                                     bool causal, int split_tiles = 0, int min_gain = kTailMinGain) {
+                                                     bool causal, const TailSplit& t = TailSplit{}) {
   PersistentStep s{WalkStep::done, {0, 0}};
   const long long units = persistent_units(m_blocks, bh_count, causal);
   if (!causal) {
     long long u = static_cast<long long>(step) * grid + cta;
-    const TailSplit t =
-        split_tiles > 0 ? tail_split(grid, m_blocks, bh_count, split_tiles, min_gain) : TailSplit{};
     if (t.rem > 0 && static_cast<unsigned>(step) >= t.rounds) {
       const unsigned piece = static_cast<unsigned>(step) - t.rounds, g = static_cast<unsigned>(grid);
       const unsigned c = static_cast<unsigned>(cta);

@@ -245,7 +245,7 @@ TEST(QueryBlockOrder, TailSplitRunsEveryKeyTileOnce) {
         for (int cta = 0; cta < grid; ++cta) {
           int pieces = 0;
           for (int step = 0; step < units / grid + 4; ++step) {
-            const PersistentStep st = persistent_step(step, cta, grid, c.m_blocks, c.bh, false, c.n_tiles, min_gain);
+            const PersistentStep st = persistent_step(step, cta, grid, c.m_blocks, c.bh, false, t);
             if (st.step == WalkStep::done) continue;
             ASSERT_EQ(st.step, WalkStep::run);
             const int b = st.tail >= 0 ? st.t_begin : 0, e = st.tail >= 0 ? st.t_end : c.n_tiles;
@@ -307,7 +307,7 @@ TEST(QueryBlockOrder, TailSplitWhereTheLastRoundIsPartial) {
   // Without a split the walk is the plain one.
   for (int step = 0; step < 17; ++step)
     for (int cta : {0, 67, 68, 131}) {
-      const PersistentStep a = persistent_step(step, cta, 132, 16, 128, false, 16);
+      const PersistentStep a = persistent_step(step, cta, 132, 16, 128, false, tail_split(132, 16, 128, 16));
       const PersistentStep b = persistent_step(step, cta, 132, 16, 128, false);
       EXPECT_EQ(a.step, b.step);
       EXPECT_EQ(a.tail, -1);

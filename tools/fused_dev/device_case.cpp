@@ -32,7 +32,7 @@ DeviceCase::DeviceCase(const Problem& p, const HostTensors& t) : o_elements_(p.q
       workspace_bytes_ = fused_decode::partial_bytes(p.batch, p.heads, p.q_len, p.head_dim, fused_decode::kMaxSplits);
       workspace_ = mem_.alloc(static_cast<std::size_t>(workspace_bytes_));
     } else {  // persistent tiles: the tail split's partials on the largest grid it runs on, counters zeroed
-      workspace_bytes_ = fused_tail::workspace_bytes(fused_tail::kGridBound, 192, static_cast<int>(p.head_dim));
+      workspace_bytes_ = fused_tail::any_tile_workspace_bytes(static_cast<int>(p.head_dim));
       if (workspace_bytes_ > 0) {
         workspace_ = mem_.alloc(static_cast<std::size_t>(workspace_bytes_));
         cuda::fill(workspace_, 0, static_cast<std::size_t>(workspace_bytes_), kDefaultStream);

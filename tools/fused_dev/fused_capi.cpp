@@ -30,7 +30,7 @@ struct TailWorkspace {
 };
 TailWorkspace tail_workspace(int head_dim, void* stream) {
   static TailWorkspace ws;
-  const std::int64_t need = ab::fused_tail::workspace_bytes(ab::fused_tail::kGridBound, 192, head_dim);
+  const std::int64_t need = ab::fused_tail::any_tile_workspace_bytes(head_dim);
   if (need > ws.bytes) {
     if (ws.p && cudaStreamSynchronize(static_cast<cudaStream_t>(stream)) == cudaSuccess) cudaFree(ws.p);
     ws = TailWorkspace{};
