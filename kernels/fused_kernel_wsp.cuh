@@ -97,6 +97,11 @@ struct WspCfg {
   // tiles) it lets one warpgroup's softmax run under another's MMAs (H200, session 23: 1-6 % faster at
   // S=512). At D=128 (session 20) and with 64-key tiles it was slower.
   static constexpr bool TURNS = D == 64 && BN == 128;
+  // The softmax on a speculative base with 128-key tiles at head_dim 128 (fused_wg_step.cuh: WgStep's SPEC_BASE;
+  // H200, session 34: 1.7-2.6 % faster on every head_dim-128 row). Its rare path reads K rows from global memory
+  // (the consumers' k_row below). With 160-key tiles ptxas spills 69 registers for it, so those keep the exact
+  // softmax.
+  static constexpr bool SPEC_BASE = D == 128 && BN == 128;
 
   static_assert(CONSUMERS == 2 || CONSUMERS == 3, "wsp kernel: two or three consumer warpgroups");
   static_assert(128 * PRODUCER_REGS + CONSUMERS * 128 * CONSUMER_REGS <= THREADS * ENTRY_REGS,
@@ -136,7 +141,8 @@ struct QSlot<2> {
 // load's arrive releases it, the consumers' wait on the buffer acquires it), so that the consumers do not walk
 // the order themselves: its divisions sat on their path between items. run 0: no more items.
 struct ItemNote {
-  int bh, q_row0, kv_len, diag, n_tiles, first_copy, run, unused;
+  int bh, q_row0, kv_len, diag, n_tiles, first_copy, run;
+  int key0;  // the item's first key (a piece's t_begin * BN): kv_len, diag and first_copy count from it
 };
 static_assert(sizeof(ItemNote) == 32, "wsp kernel: one 32-byte note per Q buffer");
 
@@ -241,7 +247,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
         mbar_wait(empty_q(qb), q.phase() ^ 1u);
         const int shift = t_begin * BN;
         notes[qb] = ItemNote{g.bh, g.q_row0, g.S - shift, g.diag - shift, t_end - t_begin,
-                             max(0, g.first_copy - t_begin), 1, 0};
+                             max(0, g.first_copy - t_begin), 1, shift};
         if constexpr (C::TAIL) {
           TailPiece tp{-1, 0, 0, 0};
           if (st.tail >= 0) {
@@ -335,7 +341,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     const std::uint64_t dk = sw128_desc(sK_a, 16, 1024);
     const std::uint64_t dv = sw128_desc(sV_a, BN * 128, 1024);
 
-    WgStep<BN, D, BF16> w;  // fused_wg_step.cuh
+    WgStep<BN, D, BF16, C::SPEC_BASE> w;  // fused_wg_step.cuh
     using Turns = std::conditional_t<C::TURNS, WgTurns, NoTurns>;
     const Turns turns(wg, C::CONSUMERS);
     if (wg == C::CONSUMERS) turns.pass();  // the first consumer warpgroup has the first turn
@@ -394,7 +400,19 @@ __global__ void __launch_bounds__(C::THREADS, 1)
               [&] {
                 if (has_pv) mbar_arrive(empty_v(sp));  // V_{j-1} read
               },
-              turns);
+              turns, [&](int key_rel) -> const std::uint16_t* {  // K rows for the speculative base's rare path
+                if (key_rel >= g.kv_len) return nullptr;
+                const int b = g.bh / p.heads, kvh = (g.bh - b * p.heads) / p.group, key = g.key0 + key_rel;
+                std::int64_t row;
+                if (paged) {
+                  const int page = key / ps;
+                  row = (static_cast<std::int64_t>(__ldg(p.block_table + static_cast<std::int64_t>(b) * p.pages + page)) *
+                             p.kv_heads + kvh) * ps + (key - page * ps);
+                } else {
+                  row = (static_cast<std::int64_t>(b) * p.kv_heads + kvh) * p.seq_len + key;
+                }
+                return p.k + row * D;
+              });
         } while (++j < wg_tiles);
         // ---- the last tile's P V ----
         {

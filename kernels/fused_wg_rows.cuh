@@ -58,31 +58,7 @@ struct WgRows {
   static __device__ __forceinline__ void softmax_exp(float (&acc_s)[NT][4], float (&row_max)[2],
                                                      float (&row_sum)[2], float (&alpha)[2], int n0,
                                                      const WgRowGeom& r, float sl2) {
-    if (tile_needs_mask(n0, BN, r.warp_row0, r.kv_len, r.diag, r.causal)) {
-      // key_masked(col, row) as one bound per row: keys from min(kv_len, row + diag + 1) on are masked
-      // (causal), from kv_len on otherwise; counted from this thread's first column, so each element is one
-      // comparison with a constant.
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int row = r.warp_row0 + r.g + h * 8;
-        const int end = r.causal ? min(r.kv_len, row + r.diag + 1) : r.kv_len;
-        const int lim = end - (n0 + r.tq * 2);
-        if (MASK_BITS && r.causal) {
-          const MaskBits m = masked_bits(lim);
-#pragma unroll
-          for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-            for (int e = 0; e < 2; ++e)
-              if ((m >> (2 * nt + e)) & 1u) acc_s[nt][2 * h + e] = -INFINITY;
-        } else {
-#pragma unroll
-          for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-            for (int e = 0; e < 2; ++e)
-              if (nt * 8 + e >= lim) acc_s[nt][2 * h + e] = -INFINITY;
-        }
-      }
-    }
+    mask_tile(acc_s, n0, r);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       // Four independent partial maxima / sums per row: short dependency chains (two warps per
@@ -107,6 +83,93 @@ struct WgRows {
           s4[nt & 3] += pv;
         }
       row_sum[h] = row_sum[h] * alpha[h] + ((s4[0] + s4[1]) + (s4[2] + s4[3]));
+    }
+  }
+  // Masks S (keys n0 ..) where needed: key_masked(col, row) as one bound per row (keys from min(kv_len, row + diag
+  // + 1) on are masked when causal, from kv_len on otherwise), counted from this thread's first column, so each
+  // element is one comparison with a constant (at head_dim 64 causal, a select on a bit of masked_bits).
+  static __device__ __forceinline__ void mask_tile(float (&acc_s)[NT][4], int n0, const WgRowGeom& r) {
+    if (tile_needs_mask(n0, BN, r.warp_row0, r.kv_len, r.diag, r.causal)) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = r.warp_row0 + r.g + h * 8;
+        const int end = r.causal ? min(r.kv_len, row + r.diag + 1) : r.kv_len;
+        const int lim = end - (n0 + r.tq * 2);
+        if (MASK_BITS && r.causal) {
+          const MaskBits m = masked_bits(lim);
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+            for (int e = 0; e < 2; ++e)
+              if ((m >> (2 * nt + e)) & 1u) acc_s[nt][2 * h + e] = -INFINITY;
+        } else {
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+            for (int e = 0; e < 2; ++e)
+              if (nt * 8 + e >= lim) acc_s[nt][2 * h + e] = -INFINITY;
+        }
+      }
+    }
+  }
+  // The speculative base (fused_wg_step.cuh: SPEC_BASE): the exponentials on the rows' base so far (row_max: the
+  // maximum they were last rebased to; finite after a block's first tile for every row that sees a key, since
+  // that tile holds its first key), so that they do not wait for this tile's maximum. Returns whether the warp
+  // must rebase (a row's maximum rose by more than 2^8 in p); mx: each row's maximum in this tile, sum: the sum
+  // of its p on the old base.
+  static __device__ __forceinline__ float base_of(float m, float sl2) { return m == -INFINITY ? 0.f : m * sl2; }
+  static __device__ __forceinline__ bool softmax_exp_spec(float (&acc_s)[NT][4], const float (&row_max)[2],
+                                                          float (&mx)[2], float (&sum)[2], int n0,
+                                                          const WgRowGeom& r, float sl2) {
+    mask_tile(acc_s, n0, r);
+    float mb_old[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      mb_old[h] = base_of(row_max[h], sl2);  // a row with no key so far: its p are 0
+      float m4[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) m4[nt & 3] = fmaxf(m4[nt & 3], fmaxf(acc_s[nt][2 * h], acc_s[nt][2 * h + 1]));
+      float s4[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const float pv = ex2(fmaf(acc_s[nt][2 * h + e], sl2, -mb_old[h]));
+          acc_s[nt][2 * h + e] = pv;
+          s4[nt & 3] += pv;
+        }
+      float m = fmaxf(fmaxf(m4[0], m4[1]), fmaxf(m4[2], m4[3]));
+      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
+      mx[h] = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+      sum[h] = (s4[0] + s4[1]) + (s4[2] + s4[3]);
+    }
+    return __any_sync(0xffffffffu, mx[0] * sl2 > mb_old[0] + 8.f || mx[1] * sl2 > mb_old[1] + 8.f);
+  }
+  // Whether a p of the speculative pass may have overflowed (2^128): a row's maximum rose by 2^120 or more.
+  static __device__ __forceinline__ bool base_overflowed(const float (&mx)[2], const float (&row_max)[2], float sl2) {
+    return __any_sync(0xffffffffu, mx[0] * sl2 - base_of(row_max[0], sl2) >= 120.f ||
+                                       mx[1] * sl2 - base_of(row_max[1], sl2) >= 120.f);
+  }
+  // The rebase: each row to its maximum so far; O, this tile's p and the sums scaled by the factor.
+  static __device__ __forceinline__ void rebase(float (&acc_o)[DT][4], float (&acc_s)[NT][4], float (&row_max)[2],
+                                                float (&row_sum)[2], const float (&mx)[2], const float (&sum)[2],
+                                                float sl2) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float m_new = fmaxf(mx[h], row_max[h]);
+      const float a = m_new == -INFINITY ? 1.f : ex2(base_of(row_max[h], sl2) - m_new * sl2);
+      row_max[h] = m_new;
+      row_sum[h] = (row_sum[h] + sum[h]) * a;
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+        acc_s[nt][2 * h] *= a;
+        acc_s[nt][2 * h + 1] *= a;
+      }
+#pragma unroll
+      for (int dt = 0; dt < DT; ++dt) {
+        acc_o[dt][2 * h] *= a;
+        acc_o[dt][2 * h + 1] *= a;
+      }
     }
   }
   // The probabilities in acc_s as the A fragments of a P V.

@@ -1,8 +1,8 @@
 // One consumer warpgroup of the Hopper (sm_90a) fused kernels (fused_kernel_wg.cuh, fused_kernel_ws.cuh,
 // fused_kernel_wsp.cuh): its MMA state and the key-tile step the three share, and the wgmma plumbing under it.
 //   WgStep::step()     S_j = Q K_j^T issued beside P_{j-1} V_{j-1} (when there is one); the softmax of S_j on
-//                      the CUDA cores while that P V still runs (at head_dim 128: see WAIT_AFTER_EXPS); then O
-//                      rescaled and P_j kept for the next step.
+//                      the CUDA cores while that P V still runs (at head_dim 128: see WAIT_AFTER_EXPS; in the wsp
+//                      kernel on a speculative base, SPEC_BASE); then O rescaled and P_j kept for the next step.
 //   WgStep::last_pv()  the last tile's P V, alone.
 //   WgTurns            consumer warpgroups taking turns to issue their MMAs (NoTurns: not).
 // The kernels own the loads, the barriers and the order of tiles; they pass the descriptor bases of the K and
@@ -87,7 +87,12 @@ struct WgTurns {
   __device__ __forceinline__ void pass() const { asm volatile("bar.arrive %0, 256;\n" ::"r"(next) : "memory"); }
 };
 
-template <int BN, int D, bool BF16>
+// No K rows from global memory (the kernels without the speculative base).
+struct NoKRow {
+  __device__ __forceinline__ const std::uint16_t* operator()(int) const { return nullptr; }
+};
+
+template <int BN, int D, bool BF16, bool SPEC_BASE = false>
 struct WgStep {
   using Rows = WgRows<BN, D, BF16>;
   static constexpr int NT = BN / 8, KN = BN / 16, DT = D / 8, KD = D / 16;
@@ -98,6 +103,16 @@ struct WgStep {
   // buffer, as FlashAttention-3 does): H200, session 31, with O by TMA stores, 1.4-2.4 % faster on every
   // head_dim-128 row. At head_dim 64 it was 0.4-1 % slower, so those instances keep the old order.
   static constexpr bool WAIT_AFTER_EXPS = D == 128;
+  // SPEC_BASE (the wsp kernel at head_dim 128): after a block's first key tile, which sets each row's base (its
+  // maximum, as before), the exponentials of a tile run on the base so far instead of waiting for the tile's
+  // own maximum (its FMNMX chain and two shuffles). The maximum is still found, beside them: where a row's rose
+  // by more than 2^8 in p (FlashAttention-4's threshold: p up to 256 is exact in fp16 and bf16 and far from
+  // their range) the warp rebases: O, the sums and this tile's p times 2^(old - new), rows to their new
+  // maximum. Random data then rebase on no tile after the first. Where a maximum rose by 2^120 or more a p of
+  // the pass may have overflowed, so the warp computes S_j again on the CUDA cores (Q from shared memory, K
+  // from global memory through the kernel's k_row: the K stage went back when S_j landed) and runs the
+  // exact softmax. On an H200 (session 34) 2.3 % faster at S=2048 D=128, 1.7 % causal, 2.3-2.6 % at S=8192.
+  static_assert(!SPEC_BASE || WAIT_AFTER_EXPS, "WgStep: the speculative base is written for head_dim 128");
 
   float acc_o[DT][4];
   float acc_s[NT][4];
@@ -144,10 +159,10 @@ struct WgStep {
   // running max and sum. s_landed() runs once S_j has landed, pv_done() once the P V has (both before the
   // softmax's result is folded into O). The key offset is computed here, after the MMAs went out: computed
   // by the caller, before them, it changes the whole loop's schedule.
-  template <class SLanded, class PvDone, class Turns = NoTurns>
+  template <class SLanded, class PvDone, class Turns = NoTurns, class KRow = NoKRow>
   __device__ __forceinline__ void step(bool has_pv, int j, const WgRowGeom& rg, float sl2, float (&row_max)[2],
                                        float (&row_sum)[2], SLanded&& s_landed, PvDone&& pv_done,
-                                       const Turns& turns = Turns{}) {
+                                       const Turns& turns = Turns{}, const KRow& k_row = KRow{}) {
     pin(acc_s);
     pin(acc_o);
     pin(pa_prev);
@@ -166,19 +181,48 @@ struct WgStep {
     s_landed();
     float alpha[2];
     if constexpr (WAIT_AFTER_EXPS) {
-      Rows::softmax_exp(acc_s, row_max, row_sum, alpha, j * BN, rg, sl2);
-      pin(acc_s);
-      // The wait for P_{j-1} V_{j-1} in both arms of the rescale's branch: a basic block ptxas does not hoist
-      // it out of, so the exponentials above run while that P V does.
-      if (Rows::o_needs_rescale(alpha)) {
-        wg_wait<0>();
-        pin(acc_o);
-        pin(pa_prev);
-        Rows::rescale(acc_o, alpha);
+      if constexpr (SPEC_BASE) {
+        float mx[2], sum[2] = {0.f, 0.f};
+        bool rb = false;
+        if (has_pv)
+          rb = Rows::softmax_exp_spec(acc_s, row_max, mx, sum, j * BN, rg, sl2);
+        else  // the block's first tile: its maximum is the rows' base
+          Rows::softmax_exp(acc_s, row_max, row_sum, alpha, j * BN, rg, sl2);
+        pin(acc_s);
+        // The wait for P_{j-1} V_{j-1} in both arms, as below.
+        if (rb) {
+          wg_wait<0>();
+          pin(acc_o);
+          pin(pa_prev);
+          if (Rows::base_overflowed(mx, row_max, sl2)) {
+            recompute_s(j, rg, k_row);
+            Rows::softmax_exp(acc_s, row_max, row_sum, alpha, j * BN, rg, sl2);
+            Rows::rescale(acc_o, alpha);
+          } else {
+            Rows::rebase(acc_o, acc_s, row_max, row_sum, mx, sum, sl2);
+          }
+        } else {
+          wg_wait<0>();
+          pin(acc_o);
+          pin(pa_prev);
+          row_sum[0] += sum[0];
+          row_sum[1] += sum[1];
+        }
       } else {
-        wg_wait<0>();
-        pin(acc_o);
-        pin(pa_prev);
+        Rows::softmax_exp(acc_s, row_max, row_sum, alpha, j * BN, rg, sl2);
+        pin(acc_s);
+        // The wait for P_{j-1} V_{j-1} in both arms of the rescale's branch: a basic block ptxas does not hoist
+        // it out of, so the exponentials above run while that P V does.
+        if (Rows::o_needs_rescale(alpha)) {
+          wg_wait<0>();
+          pin(acc_o);
+          pin(pa_prev);
+          Rows::rescale(acc_o, alpha);
+        } else {
+          wg_wait<0>();
+          pin(acc_o);
+          pin(pa_prev);
+        }
       }
       pv_done();
       Rows::pack(acc_s, pa_prev);  // P_j into the one P buffer, now that P_{j-1} V_{j-1} has read it
@@ -206,6 +250,61 @@ struct WgStep {
   }
 
  private:
+  // S_j again on the CUDA cores: Q from this warpgroup's rows in shared memory (its descriptors name them), K
+  // from global memory (k_row(key): the row of the item's key, nullptr past its length; the stage may be gone).
+  // Head_dim 128 (two 64-column blocks of Q); the rare path of the speculative base (a p overflowed).
+  __device__ __forceinline__ static float2 to_float2(std::uint32_t v) {
+    if constexpr (BF16)
+      return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&v));
+    else
+      return __half22float2(*reinterpret_cast<const __half2*>(&v));
+  }
+  __device__ __forceinline__ static uint4 lds128(std::uint32_t addr) {
+    uint4 v;
+    asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
+    return v;
+  }
+  template <class KRow>
+  __device__ __forceinline__ void recompute_s(int j, const WgRowGeom& rg, const KRow& k_row) {
+    static_assert(D == 128, "recompute_s: head_dim 128");
+    const std::uint32_t qa = static_cast<std::uint32_t>(desc_a[0] & 0x3FFFu) << 4;  // this warpgroup's Q rows
+    const std::uint32_t q_blk = static_cast<std::uint32_t>((desc_a[4] - desc_a[0]) & 0x3FFFu) << 4;  // BM * 128
+    const int wr = static_cast<int>((threadIdx.x >> 5) & 3);
+#pragma unroll 1
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll 1
+      for (int e = 0; e < 2; ++e) {
+        const std::uint16_t* krow = k_row(j * BN + nt * 8 + rg.tq * 2 + e);
+        float d0 = 0.f, d1 = 0.f;
+        if (krow != nullptr) {
+#pragma unroll 1
+          for (int c = 0; c < D / 8; ++c) {  // 16-byte chunks (Q: 128-byte swizzle, chunk c ^ (row % 8))
+            const uint4 kv = __ldg(reinterpret_cast<const uint4*>(krow) + c);
+            const int r0 = wr * 16 + rg.g, r1 = r0 + 8;
+            const uint4 q0 = lds128(qa + (c >> 3) * q_blk + r0 * 128 + (((c & 7) ^ (r0 & 7)) << 4));
+            const uint4 q1 = lds128(qa + (c >> 3) * q_blk + r1 * 128 + (((c & 7) ^ (r1 & 7)) << 4));
+            const std::uint32_t kw[4] = {kv.x, kv.y, kv.z, kv.w}, w0[4] = {q0.x, q0.y, q0.z, q0.w},
+                                w1[4] = {q1.x, q1.y, q1.z, q1.w};
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+              const float2 k = to_float2(kw[i]), a = to_float2(w0[i]), b = to_float2(w1[i]);
+              d0 = fmaf(a.x, k.x, fmaf(a.y, k.y, d0));
+              d1 = fmaf(b.x, k.x, fmaf(b.y, k.y, d1));
+            }
+          }
+        }
+        // acc_s[nt][e] (row g) and [nt][2 + e] (row g + 8), written through a select chain so that the
+        // indices stay compile-time constants for every other use of acc_s
+#pragma unroll
+        for (int t = 0; t < NT; ++t)
+#pragma unroll
+          for (int f = 0; f < 2; ++f)
+            if (t == nt && f == e) {
+              acc_s[t][f] = d0;
+              acc_s[t][2 + f] = d1;
+            }
+      }
+  }
   __device__ __forceinline__ void issue_s() {
 #pragma unroll
     for (int kk = 0; kk < KD; ++kk) Wgmma<BN, BF16>::ss(acc_s, desc_a[kk], desc_b[kk]);

@@ -8,13 +8,16 @@
 // wgmma w8/w12) named as --tile would name them run the same inference shapes on a compute capability 9.0
 // device and refuse with a reason elsewhere; the persistent ones ("wsp") also on grids capped at a few CTAs
 // (each CTA walking many items), on more items than SMs, and in one tiny case each for compute-sanitizer.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "backends/cuda/cuda_backend.hpp"
+#include "core/dtype.hpp"
 #include "core/fused_decode_plan.hpp"
+#include "core/reference.hpp"
 #include "core/query_block_order.hpp"
 #include "core/strategy.hpp"
 #include "fused_dev_hooks.cuh"
@@ -417,6 +420,42 @@ TEST(CudaFusedInference, HopperPersistentTailSplit) {
   check_tail_split({2, 4, 1, 1000, 333, 128, 16, P, F16, false, {}}, 92, {7, 11});   // MQA, q_len < S, TMA boxes
   check_tail_split({2, 4, 2, 1000, 333, 128, 7, P, B16, false, {}}, 93, {7, 11});    // pages of 7: cp.async
   check_tail_split({1, 3, 1, 2049, 300, 128, 64, P, F16, false, {}}, 94, {2, 4});    // a short last page
+}
+
+// The speculative base of m128n128w12s2wsp (kernels/fused_wg_step.cuh: SPEC_BASE): after a block's first
+// key tile, the exponentials run on each row's maximum so far; a warp rebases where a row's maximum rose by
+// more than 2^8 in p, and computes S again where a p may have overflowed (a rise of 2^120). Random inputs
+// never raise a maximum that far after the first tile, so these multiply the K rows of `keys` keys from
+// key0 (a later tile) by k_scale: 16 raises the maxima of most rows by 2^5 to 2^25 (the rebase), 128 by up
+// to 2^200 (the recompute, with K from global memory; rows that rose less in the same warps rebase). On an H200
+// (session 34) a build without the recompute failed every case at 128 (NaN/Inf outputs), and one that never
+// rebases failed the fp16 cases at 16.
+void check_speculative_base(const Shape& s, std::uint64_t seed, float k_scale, std::int64_t key0, std::int64_t keys) {
+  const Problem p = make(s);
+  Backend& be = *gpu();
+  if (!(be.device_info().cc_major == 9 && be.device_info().cc_minor == 0)) return;
+  HostTensors t = make_random_inputs(p, seed);
+  const bool bf16 = p.dtype == DType::bf16;
+  for (std::int64_t b = 0; b < p.batch; ++b)
+    for (std::int64_t kvh = 0; kvh < p.kv_heads; ++kvh)
+      for (std::int64_t key = key0; key < std::min(key0 + keys, p.kv_len(b)); ++key)
+        for (std::int64_t d = 0; d < p.head_dim; ++d) {
+          std::uint16_t& x = t.k[static_cast<std::size_t>(kv_index(p, t.block_table.data(), b, kvh, key, d))];
+          x = bf16 ? float_to_bf16_bits(bf16_bits_to_float(x) * k_scale) : float_to_half_bits(half_bits_to_float(x) * k_scale);
+        }
+  ProblemInputs in(be, p, t);
+  const FusedTile tile = hopper_tile(128, 128, 12, 2, true, true);
+  const FusedTile ran = run_checked(p, in, tile);
+  EXPECT_TRUE(ran == tile) << ran.name() << " ran for " << tile.name();
+}
+
+TEST(CudaFusedInference, HopperSpeculativeBase) {
+  for (const float scale : {16.f, 128.f}) {
+    check_speculative_base({1, 2, 2, 1000, 1000, 128, 16, C, F16, false, {}}, 100, scale, 300, 16);
+    check_speculative_base({1, 2, 2, 1000, 1000, 128, 16, C, B16, false, {}}, 101, scale, 300, 16);
+    check_speculative_base({2, 4, 1, 1000, 333, 128, 16, P, F16, true, {1000, 777}}, 102, scale, 500, 24);  // MQA, ragged, TMA boxes
+    check_speculative_base({2, 2, 2, 700, 700, 128, 7, P, B16, true, {}}, 103, scale, 200, 9);  // pages of 7: cp.async
+  }
 }
 
 // More items than the grid's CTAs without a cap (B=4 H=16 S=1000: 512 blocks of 128 rows, 384 of 192).
