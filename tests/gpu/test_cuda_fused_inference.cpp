@@ -430,7 +430,8 @@ TEST(CudaFusedInference, HopperPersistentTailSplit) {
 // to 2^200 (the recompute, with K from global memory; rows that rose less in the same warps rebase). On an H200
 // (session 34) a build without the recompute failed every case at 128 (NaN/Inf outputs), and one that never
 // rebases failed the fp16 cases at 16.
-void check_speculative_base(const Shape& s, std::uint64_t seed, float k_scale, std::int64_t key0, std::int64_t keys) {
+void check_speculative_base(const Shape& s, std::uint64_t seed, float k_scale, std::int64_t key0, std::int64_t keys,
+                            int cap = 0) {
   const Problem p = make(s);
   Backend& be = *gpu();
   if (!(be.device_info().cc_major == 9 && be.device_info().cc_minor == 0)) return;
@@ -445,7 +446,13 @@ void check_speculative_base(const Shape& s, std::uint64_t seed, float k_scale, s
         }
   ProblemInputs in(be, p, t);
   const FusedTile tile = hopper_tile(128, 128, 12, 2, true, true);
+  if (cap > 0) {  // the tail split's pieces, whose first key (ItemNote::key0) is past the block's
+    kernels::fused_set_tail_min_gain(2);
+    kernels::fused_set_persistent_grid_cap(cap);
+  }
   const FusedTile ran = run_checked(p, in, tile);
+  kernels::fused_set_persistent_grid_cap(0);
+  kernels::fused_set_tail_min_gain(0);
   EXPECT_TRUE(ran == tile) << ran.name() << " ran for " << tile.name();
 }
 
@@ -455,6 +462,10 @@ TEST(CudaFusedInference, HopperSpeculativeBase) {
     check_speculative_base({1, 2, 2, 1000, 1000, 128, 16, C, B16, false, {}}, 101, scale, 300, 16);
     check_speculative_base({2, 4, 1, 1000, 333, 128, 16, P, F16, true, {1000, 777}}, 102, scale, 500, 24);  // MQA, ragged, TMA boxes
     check_speculative_base({2, 2, 2, 700, 700, 128, 7, P, B16, true, {}}, 103, scale, 200, 9);  // pages of 7: cp.async
+    // 16 blocks of 8 tiles on 3 CTAs: the last block in pieces of tiles [0,2), [2,5), [5,8) (tail_split), the
+    // scaled keys in the third tile of the second and third
+    check_speculative_base({1, 2, 2, 1000, 1000, 128, 16, C, F16, false, {}}, 104, scale, 520, 16, 3);
+    check_speculative_base({1, 2, 2, 1000, 1000, 128, 16, P, B16, false, {}}, 105, scale, 900, 16, 3);
   }
 }
 
