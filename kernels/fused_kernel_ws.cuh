@@ -70,6 +70,17 @@ __device__ __forceinline__ int ws_first_copy_tile(bool paged, bool pages_by_tma,
   if (paged && !pages_by_tma) return 0;
   return !paged && S == seq_len ? n_tiles : S / bn;
 }
+// Row of key `key` (below its sequence's length) of batch b's KV head kvh in K or V: contiguous [B, KVH, seq_len, D]
+// (b_kvh = b * kv_heads + kvh) or the paged pool [slots][KVH][page_size][D] through bt, batch b's row of the
+// block table (paged: p.paged != 0, ps: p.page_size).
+__device__ __forceinline__ std::int64_t ws_kv_row(const KParams& p, bool paged, int ps, const std::int32_t* bt,
+                                                  std::int64_t b_kvh, int kvh, int key) {
+  if (paged) {
+    const int page = key / ps;
+    return (static_cast<std::int64_t>(__ldg(bt + page)) * p.kv_heads + kvh) * ps + (key - page * ps);
+  }
+  return b_kvh * p.seq_len + key;
+}
 // Barrier 1 over the producer warpgroup only (the consumers never wait on it). Its warps may come from
 // divergent code (the leader's copies): reconverge first, bar.sync is warp-aligned.
 __device__ __forceinline__ void producer_sync() {
@@ -175,14 +186,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
         const int key = t * BN + r;
         const bool valid = key < S;
         std::int64_t row = 0;
-        if (valid) {
-          if (paged) {
-            const int page = key / ps;
-            row = (static_cast<std::int64_t>(__ldg(bt + page)) * p.kv_heads + kvh) * ps + (key - page * ps);
-          } else {
-            row = static_cast<std::int64_t>(b_kvh) * p.seq_len + key;
-          }
-        }
+        if (valid) row = ws_kv_row(p, paged, ps, bt, b_kvh, kvh, key);
         cp_async16(dst + sw_off(BN, r, ch), src + row * D + ch * 8, valid);
       }
       mbar_track_cp_async(bar);

@@ -288,14 +288,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
           const int key = t * BN + r;
           const bool valid = key < g.S;
           std::int64_t row = 0;
-          if (valid) {
-            if (paged) {
-              const int page = key / ps;
-              row = (static_cast<std::int64_t>(__ldg(bt + page)) * p.kv_heads + g.kvh) * ps + (key - page * ps);
-            } else {
-              row = static_cast<std::int64_t>(g.b_kvh) * p.seq_len + key;
-            }
-          }
+          if (valid) row = ws_kv_row(p, paged, ps, bt, g.b_kvh, g.kvh, key);
           cp_async16(dst + sw_off(BN, r, ch), src + row * D + ch * 8, valid);
         }
         mbar_track_cp_async(bar);
@@ -402,6 +395,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
               },
               turns, [&](int key_rel) -> const std::uint16_t* {  // K rows for the speculative base's rare path
                 if (key_rel >= g.kv_len) return nullptr;
+                // ws_kv_row's row, written out: through that function ptxas schedules the key-tile loop differently.
                 const int b = g.bh / p.heads, kvh = (g.bh - b * p.heads) / p.group, key = g.key0 + key_rel;
                 std::int64_t row;
                 if (paged) {

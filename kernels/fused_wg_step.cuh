@@ -191,9 +191,7 @@ struct WgStep {
         pin(acc_s);
         // The wait for P_{j-1} V_{j-1} in both arms, as below.
         if (rb) {
-          wg_wait<0>();
-          pin(acc_o);
-          pin(pa_prev);
+          pv_landed();
           if (Rows::base_overflowed(mx, row_max, sl2)) {
             recompute_s(j, rg, k_row);
             Rows::softmax_exp(acc_s, row_max, row_sum, alpha, j * BN, rg, sl2);
@@ -202,9 +200,7 @@ struct WgStep {
             Rows::rebase(acc_o, acc_s, row_max, row_sum, mx, sum, sl2);
           }
         } else {
-          wg_wait<0>();
-          pin(acc_o);
-          pin(pa_prev);
+          pv_landed();
           row_sum[0] += sum[0];
           row_sum[1] += sum[1];
         }
@@ -214,23 +210,17 @@ struct WgStep {
         // The wait for P_{j-1} V_{j-1} in both arms of the rescale's branch: a basic block ptxas does not hoist
         // it out of, so the exponentials above run while that P V does.
         if (Rows::o_needs_rescale(alpha)) {
-          wg_wait<0>();
-          pin(acc_o);
-          pin(pa_prev);
+          pv_landed();
           Rows::rescale(acc_o, alpha);
         } else {
-          wg_wait<0>();
-          pin(acc_o);
-          pin(pa_prev);
+          pv_landed();
         }
       }
       pv_done();
       Rows::pack(acc_s, pa_prev);  // P_j into the one P buffer, now that P_{j-1} V_{j-1} has read it
     } else {
       Rows::softmax(acc_s, pa_cur, row_max, row_sum, alpha, j * BN, rg, sl2);
-      wg_wait<0>();
-      pin(acc_o);
-      pin(pa_prev);  // P_{j-1} stays in its registers until its MMA is done
+      pv_landed();  // P_{j-1} stays in its registers until its MMA is done
       pv_done();
       Rows::rescale_and_shift(acc_o, alpha, pa_prev, pa_cur);
     }
@@ -244,12 +234,16 @@ struct WgStep {
     wg_fence();
     issue_pv();
     turns.pass();
+    pv_landed();
+  }
+
+ private:
+  // Every MMA of this warpgroup done (the P V's last): O and the P it read pinned from here on.
+  __device__ __forceinline__ void pv_landed() {
     wg_wait<0>();
     pin(acc_o);
     pin(pa_prev);
   }
-
- private:
   // S_j again on the CUDA cores: Q from this warpgroup's rows in shared memory (its descriptors name them), K
   // from global memory (k_row(key): the row of the item's key, nullptr past its length; the stage may be gone).
   // Head_dim 128 (two 64-column blocks of Q); the rare path of the speculative base (a p overflowed).
