@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 #include "core/errors.hpp"
 #include "core/json_file.hpp"
 #include "core/problem_axes.hpp"
+#include "core/text_excerpt.hpp"
 
 namespace ab {
 
@@ -121,11 +123,19 @@ std::vector<Problem> suite_from_json(const nlohmann::json& j, const std::string&
   };
   if (!j.is_object() || !j.contains("grids") || !j["grids"].is_array() || j["grids"].empty())
     throw UsageError(fmt::format("config '{}': expected an object with a non-empty 'grids' list", path));
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it.key() != "name" && it.key() != "description" && it.key() != "comment" && it.key() != "grids" &&
+        it.key() != "plugins")
+      throw UsageError(fmt::format("config '{}': unknown top-level key '{}' (a suite has name, description, comment, "
+                                   "plugins and grids)", path, excerpt(it.key())));
   if (j.contains("name") && !j["name"].is_string())
     throw UsageError(fmt::format("config '{}': 'name' must be a string", path));
   if (suite_name) *suite_name = j.value("name", std::filesystem::path(path).stem().string());
   std::vector<Problem> out;
+  std::map<std::string, std::size_t> grid_of;  // a problem's JSON -> the grid (from 1) that first gave it
+  std::size_t grid_no = 0;
   for (const auto& g : j["grids"]) {
+    ++grid_no;
     if (!g.is_object()) throw UsageError(fmt::format("config '{}': each grid must be an object", path));
     GridSpec spec;
     for (auto it = g.begin(); it != g.end(); ++it) {
@@ -135,6 +145,12 @@ std::vector<Problem> suite_from_json(const nlohmann::json& j, const std::string&
     }
     try {
       auto part = expand_grid(spec);
+      for (const Problem& p : part) {
+        auto [at, fresh] = grid_of.emplace(problem_to_json(p).dump(), grid_no);
+        if (!fresh)
+          throw UsageError(fmt::format("grids {} and {} both hold {} (a suite runs each problem once)", at->second,
+                                       grid_no, p.label()));
+      }
       out.insert(out.end(), part.begin(), part.end());
       if (out.size() > 100000) throw UsageError(fmt::format("the suite has over 100000 problems; the limit is 100000"));
     } catch (const UsageError& e) {

@@ -1,15 +1,12 @@
 // Bounded, strict JSON file reading.
 #include "core/json_file.hpp"
 
-#include <cerrno>
 #include <cstring>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/input_file.hpp"
 
 namespace ab {
 
@@ -56,36 +53,8 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& origi
   }
 }
 
-nlohmann::json read_json_file(const std::string& path) { return parse_json_text(read_text_file(path), fmt::format("'{}'", path)); }
+nlohmann::json read_json_file(const std::string& path) { return parse_json_text(read_text_file(path), quoted_path(path)); }
 
-std::string read_text_file(const std::string& path) {
-  std::string origin = fmt::format("'{}'", path);
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw UsageError(fmt::format("{}: cannot open file ({})", origin, std::strerror(errno)));
-  struct stat st{};
-  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    throw UsageError(fmt::format("{}: is a directory, not a file", origin));
-  }
-  std::string text;
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      throw UsageError(fmt::format("{}: cannot read file ({})", origin, std::strerror(err)));
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (static_cast<std::int64_t>(text.size()) > kMaxJsonFileBytes) {
-      ::close(fd);
-      throw UsageError(fmt::format("{}: larger than {} MiB; refused", origin, kMaxJsonFileBytes >> 20));
-    }
-  }
-  ::close(fd);
-  return text;
-}
+std::string read_text_file(const std::string& path) { return read_input_file(path, kMaxJsonFileBytes); }
 
 }  // namespace ab

@@ -1,12 +1,14 @@
 // Parsing and expansion of ragged-batch length specs.
 #include "core/kv_lengths.hpp"
 
-#include <fstream>
 #include <random>
 
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/fnv_hash.hpp"
+#include "core/input_file.hpp"
+#include "core/text_excerpt.hpp"
 #include "core/text_split.hpp"
 
 namespace ab {
@@ -14,6 +16,8 @@ namespace ab {
 namespace {
 
 constexpr std::int64_t kMaxLength = std::int64_t(1) << 40;
+// A lengths file holds one short number a line: 16 MiB is over a million sequences.
+constexpr std::int64_t kMaxLengthsFileBytes = std::int64_t(16) << 20;
 
 std::int64_t parse_length(const std::string& word, const std::string& where) {
   std::size_t used = 0;
@@ -24,7 +28,7 @@ std::int64_t parse_length(const std::string& word, const std::string& where) {
     used = 0;
   }
   if (word.empty() || used != word.size())
-    throw UsageError(fmt::format("--kv_lens: '{}' in {} is not a whole number", word, where));
+    throw UsageError(fmt::format("--kv_lens: '{}' in {} is not a whole number", excerpt(word), where));
   if (v <= 0) throw UsageError(fmt::format("--kv_lens: length {} in {} is not positive", v, where));
   if (v > kMaxLength) throw UsageError(fmt::format("--kv_lens: length {} in {} is too large", v, where));
   return v;
@@ -38,7 +42,7 @@ KvLengthsSpec parse_kv_lengths_spec(const std::string& text) {
   const std::size_t colon = text.find(':');
   const std::string kind = text.substr(0, colon);
   const std::string rest = colon == std::string::npos ? std::string() : text.substr(colon + 1);
-  const std::string where = "'" + text + "'";
+  const std::string where = "'" + excerpt(text, 80) + "'";
   if (kind == "list") {
     s.kind = KvLengthsSpec::Kind::list;
     if (rest.empty()) throw UsageError(fmt::format("--kv_lens: {} lists no lengths (list:812,4096,77)", where));
@@ -56,7 +60,7 @@ KvLengthsSpec parse_kv_lengths_spec(const std::string& text) {
     if (parts.size() == 3) {
       const std::string& w = parts[2];
       if (w.empty() || w.find_first_not_of("0123456789") != std::string::npos || w.size() > 18)
-        throw UsageError(fmt::format("--kv_lens: seed '{}' in {} is not a whole number", w, where));
+        throw UsageError(fmt::format("--kv_lens: seed '{}' in {} is not a whole number", excerpt(w), where));
       s.seed = std::stoull(w);
     }
     return s;
@@ -64,17 +68,20 @@ KvLengthsSpec parse_kv_lengths_spec(const std::string& text) {
   if (kind == "file") {
     s.kind = KvLengthsSpec::Kind::file;
     if (rest.empty()) throw UsageError(fmt::format("--kv_lens: {} names no file (file:PATH)", where));
-    std::ifstream f(rest);
-    if (!f) throw UsageError(fmt::format("--kv_lens: cannot read the lengths file '{}'", rest));
-    std::string line;
+    std::string file;
+    try {
+      file = read_input_file(rest, kMaxLengthsFileBytes);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("--kv_lens: the lengths file {}", e.what()));
+    }
     int line_no = 0;
-    while (std::getline(f, line)) {
+    for (const std::string& line : split_text(file, '\n')) {
       ++line_no;
       std::string t = trim_text(line.substr(0, line.find('#')));
       if (t.empty()) continue;
-      s.values.push_back(parse_length(t, fmt::format("'{}' line {}", rest, line_no)));
+      s.values.push_back(parse_length(t, fmt::format("{} line {}", quoted_path(rest), line_no)));
     }
-    if (s.values.empty()) throw UsageError(fmt::format("--kv_lens: the lengths file '{}' holds no lengths", rest));
+    if (s.values.empty()) throw UsageError(fmt::format("--kv_lens: the lengths file {} holds no lengths", quoted_path(rest)));
     return s;
   }
   throw UsageError(fmt::format("--kv_lens: {} is not list:L1,L2,..., uniform:LO:HI[:SEED] or file:PATH", where));
@@ -103,12 +110,9 @@ std::vector<std::int64_t> kv_lengths_for(const KvLengthsSpec& s, std::int64_t ba
 }
 
 std::string kv_lengths_digest(const std::vector<std::int64_t>& lengths) {
-  std::uint64_t h = 1469598103934665603ull;
+  std::uint64_t h = kFnvBasis;
   for (std::int64_t v : lengths)
-    for (int i = 0; i < 8; ++i) {
-      h ^= static_cast<std::uint64_t>(v >> (8 * i)) & 0xff;
-      h *= 1099511628211ull;
-    }
+    for (int i = 0; i < 8; ++i) h = fnv1a_byte(h, static_cast<unsigned char>(static_cast<std::uint64_t>(v) >> (8 * i)));
   return fmt::format("{:08x}", static_cast<std::uint32_t>(h ^ (h >> 32)));
 }
 

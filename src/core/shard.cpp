@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/text_excerpt.hpp"
 
 namespace ab {
 
@@ -36,8 +37,9 @@ Shard parse_shard(const std::string& text) {
   auto slash = text.find('/');
   long long i = slash == std::string::npos ? -1 : parse_count(text.substr(0, slash));
   long long n = slash == std::string::npos ? -1 : parse_count(text.substr(slash + 1));
-  if (i < 0 || n < 0) throw UsageError(fmt::format("--shard: '{}' is not INDEX/COUNT (e.g. 0/4; the index counts from 0)", text));
-  return make_shard(i, n, fmt::format("--shard={}", text));
+  if (i < 0 || n < 0)
+    throw UsageError(fmt::format("--shard: '{}' is not INDEX/COUNT (e.g. 0/4; the index counts from 0)", excerpt(text)));
+  return make_shard(i, n, fmt::format("--shard={}", excerpt(text)));
 }
 
 double estimated_cost(const Problem& p) {

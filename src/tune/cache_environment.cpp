@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/fnv_hash.hpp"
 
 namespace ab {
 
@@ -22,15 +23,8 @@ CacheEnvironment CacheEnvironment::from_device(const DeviceInfo& d) {
 
 std::string CacheEnvironment::id() const {
   // FNV-1a over the fields, separated by a byte that cannot appear in them.
-  std::uint64_t h = 1469598103934665603ull;
-  for (const std::string* s : {&backend, &gpu, &cc, &driver, &cuda_runtime, &cublaslt}) {
-    for (unsigned char c : *s) {
-      h ^= c;
-      h *= 1099511628211ull;
-    }
-    h ^= 0x1f;
-    h *= 1099511628211ull;
-  }
+  std::uint64_t h = kFnvBasis;
+  for (const std::string* s : {&backend, &gpu, &cc, &driver, &cuda_runtime, &cublaslt}) h = fnv1a_byte(fnv1a(*s, h), 0x1f);
   return fmt::format("env-{:012x}", h & 0xffffffffffffull);
 }
 
