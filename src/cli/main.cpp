@@ -1,7 +1,9 @@
 // attnbench entry point: CLI11 front end with the subcommands run (the default), list, tune, compare, grid and
 // report, merge. Exit codes (README "Exit codes"): 0 ok; 1 a regression, an incorrect or failed row, or a
 // tune without a winner; 2 bad input (one line on stderr); 3 a device error or an internal error (one line);
-// 128 + the signal (130, 143) when SIGINT or SIGTERM stopped a run or tune (cli/stop_signals.hpp).
+// 128 + the signal (130, 143) when SIGINT or SIGTERM stopped a run or tune (cli/stop_signals.hpp). Every
+// error is one line (core/text_excerpt.hpp's one_line), and output lost on a failing standard output is one
+// more error (cli/standard_output.hpp).
 #include <cstdio>
 #include <new>
 #include <string>
@@ -12,11 +14,20 @@
 #include "cli/commands.hpp"
 #include "cli/list_command.hpp"
 #include "cli/run_command.hpp"
+#include "cli/standard_output.hpp"
 #include "core/errors.hpp"
+#include "core/text_excerpt.hpp"
 #include "git_info.hpp"  // ATTNBENCH_GIT, generated at build time
 
+namespace {
 
-int main(int argc, char** argv) {
+// One line on stderr, "attnbench: KIND: WHAT", whatever WHAT holds; returns `code`.
+int say(const char* kind, const char* what, int code) {
+  std::fprintf(stderr, "attnbench: %s: %s\n", kind, ab::one_line(what).c_str());
+  return code;
+}
+
+int dispatch(int argc, char** argv) {
   CLI::App app{"attnbench: benchmark and autotune the GEMMs of multi-head attention on NVIDIA GPUs"};
   app.set_version_flag("--version", std::string("attnbench ") + ATTNBENCH_VERSION + " (" + ATTNBENCH_GIT + ")");
   app.require_subcommand(0, 1);
@@ -42,11 +53,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "attnbench: error: %s\n", e.what());
-    return 2;
+    return say("error", e.what(), 2);
   } catch (const std::exception& e) {  // a flag's own conversion or check failing outside CLI11's errors
-    std::fprintf(stderr, "attnbench: error: %s\n", e.what());
-    return 2;
+    return say("error", e.what(), 2);
   }
 
   std::vector<std::string> args(argv, argv + argc);
@@ -59,19 +68,25 @@ int main(int argc, char** argv) {
     if (merge.app && *merge.app) return merge.run();
     return ab::run_command(*run ? run_flags : top_flags, args);
   } catch (const ab::UsageError& e) {
-    std::fprintf(stderr, "attnbench: error: %s\n", e.what());
-    return 2;
+    return say("error", e.what(), 2);
   } catch (const ab::BackendError& e) {
-    std::fprintf(stderr, "attnbench: device error: %s\n", e.what());
-    return 3;
+    return say("device error", e.what(), 3);
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "attnbench: error: out of host memory\n");
-    return 3;
+    return say("error", "out of host memory", 3);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "attnbench: internal error: %s\n", e.what());
-    return 3;
+    return say("internal error", e.what(), 3);
   } catch (...) {
-    std::fprintf(stderr, "attnbench: internal error: unknown exception\n");
-    return 3;
+    return say("internal error", "unknown exception", 3);
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ab::reserve_standard_descriptors();
+  int rc = dispatch(argc, argv);
+  std::string lost = ab::standard_output_failure();
+  if (lost.empty()) return rc;
+  say("error", lost.c_str(), 2);
+  return rc == 0 ? 2 : rc;
 }

@@ -10,6 +10,7 @@
 #include "cli/fresh_process.hpp"
 #include "cli/merge.hpp"
 #include "core/errors.hpp"
+#include "core/file_identity.hpp"
 #include "core/file_writer.hpp"
 #include "core/json_document.hpp"
 #include "core/json_file.hpp"
@@ -26,12 +27,6 @@ struct MergeArgs {
   std::string on_conflict = "refuse";
   bool quiet = false;
 };
-
-bool same_file(const std::string& a, const std::string& b) {
-  std::error_code ec;
-  if (std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec)) return std::filesystem::equivalent(a, b, ec);
-  return std::filesystem::weakly_canonical(a, ec) == std::filesystem::weakly_canonical(b, ec);
-}
 
 // OUT must be new or an earlier merge result: never one of the inputs, never a shard's own report.
 void check_output(const MergeArgs& a) {

@@ -1,11 +1,13 @@
 // Text output for the compare and report subcommands: stdout, or a file through core/file_writer.
 #include "cli/output_file.hpp"
 
+#include <cerrno>
 #include <cstdio>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "cli/standard_output.hpp"
 #include "core/errors.hpp"
 #include "core/file_writer.hpp"
 
@@ -13,8 +15,9 @@ namespace ab {
 
 void emit_text(const std::string& path, const std::string& text) {
   if (path.empty()) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
+    errno = 0;
+    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
+      note_standard_output_error(errno);  // main() says so and exits non-zero
     return;
   }
   write_file_atomic(path, text);

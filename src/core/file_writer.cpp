@@ -1,11 +1,14 @@
-// Atomic, private, durable file writes.
+// Atomic, private, durable file writes: an anonymous temporary file (O_TMPFILE) named only once written,
+// and the named leftovers of writers that died cleaned up by the next write.
 #include "core/file_writer.hpp"
 
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -67,16 +70,40 @@ bool write_all(int fd, const std::string& text) {
   return true;
 }
 
-// A private temporary file beside `target`; returns its fd and sets *name.
-int make_temp(const std::string& path, const std::string& target, std::string* name) {
-  std::string pattern = target + ".tmp.XXXXXX";
-  std::vector<char> buf(pattern.begin(), pattern.end());
-  buf.push_back('\0');
-  int fd = ::mkstemp(buf.data());
-  if (fd < 0) refuse(path, fmt::format("directory '{}' missing or not writable ({})", dir_of(target), std::strerror(errno)));
-  *name = buf.data();
-  return fd;
+// The prefix of every temporary file beside `target` that this host writes: TARGET.tmp.HOST.PID. (the PID
+// tells a later writer whether its owner is still alive).
+std::string temp_prefix(const std::string& target) {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0 || !host[0]) std::strcpy(host, "host");
+  for (char* c = host; *c; ++c)
+    if (*c == '.' || *c == '/') *c = '-';
+  return fmt::format("{}.tmp.{}.", target, host);
 }
+
+// An anonymous temporary file in `target`'s directory (O_TMPFILE: nothing to leave behind if the process
+// dies while writing), or -1 where the file system has none.
+int make_anonymous_temp(const std::string& target) {
+#ifdef O_TMPFILE
+  return ::open(dir_of(target).c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+#else
+  (void)target;
+  return -1;
+#endif
+}
+
+// Gives the anonymous file `fd` a name beside `target` (a fresh TARGET.tmp.HOST.PID.N); false when it
+// cannot (no /proc), errno set.
+bool name_anonymous(int fd, const std::string& target, std::string* name) {
+  const std::string proc = fmt::format("/proc/self/fd/{}", fd);
+  for (unsigned attempt = 0; attempt < 100; ++attempt) {
+    *name = temp_prefix(target) + fmt::format("{}.{}", ::getpid(), attempt);
+    if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name->c_str(), AT_SYMLINK_FOLLOW) == 0) return true;
+    if (errno != EEXIST) return false;
+  }
+  return false;
+}
+
+bool process_alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
 
 mode_t default_mode() {
   mode_t mask = ::umask(0);
@@ -86,12 +113,40 @@ mode_t default_mode() {
 
 }  // namespace
 
+int create_temp_beside(const std::string& path, const std::string& target, std::string* name) {
+  std::string pattern = temp_prefix(target) + fmt::format("{}.XXXXXX", ::getpid());
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back('\0');
+  int fd = ::mkstemp(buf.data());
+  if (fd < 0) refuse(path, fmt::format("directory '{}' missing or not writable ({})", dir_of(target), std::strerror(errno)));
+  *name = buf.data();
+  return fd;
+}
+
+// A SIGKILL before O_TMPFILE's link, or on a file system without O_TMPFILE, leaves such files.
+void remove_stale_temps(const std::string& target) {
+  const std::string prefix = temp_prefix(target);
+  const std::string dir = dir_of(target);
+  const std::string base = prefix.substr(prefix.rfind('/') == std::string::npos ? 0 : prefix.rfind('/') + 1);
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string entry = e->d_name;
+    if (entry.compare(0, base.size(), base) != 0) continue;
+    char* end = nullptr;
+    long pid = std::strtol(entry.c_str() + base.size(), &end, 10);
+    if (end == entry.c_str() + base.size() || *end != '.' || process_alive(pid)) continue;
+    ::unlinkat(::dirfd(d), entry.c_str(), 0);
+  }
+  ::closedir(d);
+}
+
 void check_writable(const std::string& path) {
   std::string real;
   mode_t mode = 0;
   if (classify(path, &real, &mode) == Target::special) return;
   std::string tmp;
-  int fd = make_temp(path, real, &tmp);
+  int fd = create_temp_beside(path, real, &tmp);
   ::close(fd);
   ::unlink(tmp.c_str());
 }
@@ -109,17 +164,27 @@ void write_file_atomic(const std::string& path, const std::string& text) {
     if (!ok) refuse(path, fmt::format("write failed ({})", std::strerror(err)));
     return;
   }
+  remove_stale_temps(real);
   std::string tmp;
-  int fd = make_temp(path, real, &tmp);
+  int fd = make_anonymous_temp(real);
+  const bool anonymous = fd >= 0;
+  if (!anonymous) fd = create_temp_beside(path, real, &tmp);
   bool ok = ::fchmod(fd, mode) == 0 && write_all(fd, text) && ::fsync(fd) == 0;
   int err = errno;
+  if (ok && anonymous && !name_anonymous(fd, real, &tmp)) {
+    // No /proc to link through: write it again under a name.
+    ::close(fd);
+    fd = create_temp_beside(path, real, &tmp);
+    ok = ::fchmod(fd, mode) == 0 && write_all(fd, text) && ::fsync(fd) == 0;
+    err = errno;
+  }
   ok = ::close(fd) == 0 && ok;
   if (ok && ::rename(tmp.c_str(), real.c_str()) != 0) {
     ok = false;
     err = errno;
   }
   if (!ok) {
-    ::unlink(tmp.c_str());
+    if (!tmp.empty()) ::unlink(tmp.c_str());
     refuse(path, fmt::format("write failed ({})", std::strerror(err)));
   }
   int dfd = ::open(dir_of(real).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

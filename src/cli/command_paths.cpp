@@ -1,0 +1,37 @@
+// The input and output files of run and tune, by the flag that named them.
+#include "cli/command_paths.hpp"
+
+#include <filesystem>
+
+#include "cli/plugin_flags.hpp"
+#include "core/grid.hpp"
+#include "core/journal_file.hpp"
+#include "core/text_split.hpp"
+
+namespace ab {
+
+std::vector<RolePath> grid_input_paths(const SharedFlags& f) {
+  std::vector<RolePath> in;
+  if (!f.config.empty()) {
+    std::error_code ec;
+    std::string suite = std::filesystem::exists(f.config, ec) ? f.config : resolve_suite_path(f.config);
+    in.push_back({"the suite file of --config", suite});
+  }
+  for (const std::string& p : plugin_paths(f)) in.push_back({"--plugin", p});
+  auto kv = f.text.find("kv_lens");
+  if (kv != f.text.end())
+    for (const std::string& spec : split_text(kv->second, ';')) {
+      std::string t = trim_text(spec);
+      if (t.rfind("file:", 0) == 0) in.push_back({"the lengths file of --kv_lens", t.substr(5)});
+    }
+  return in;
+}
+
+std::vector<RolePath> report_output_paths(const ReportOutputs& out, bool json_journal) {
+  std::vector<RolePath> paths = {{"--json", out.json}, {"--md", out.md}, {"--csv", out.csv}};
+  if (json_journal && !out.json.empty() && out.json != "-")
+    paths.push_back({"the journal of --json", journal_path_for(out.json)});
+  return paths;
+}
+
+}  // namespace ab

@@ -1,0 +1,47 @@
+// Checked standard output.
+#include "cli/standard_output.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+namespace ab {
+
+namespace {
+
+bool g_stdout_closed = false;
+int g_stdout_errno = 0;
+
+}  // namespace
+
+void reserve_standard_descriptors() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    // open() returns the lowest free descriptor: this one, as the lower ones are open by now.
+    int got = ::open("/dev/null", (fd == STDERR_FILENO ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+    if (got >= 0 && got != fd) {
+      ::dup2(got, fd);
+      ::close(got);
+    }
+    if (fd == STDOUT_FILENO) g_stdout_closed = true;
+  }
+}
+
+void note_standard_output_error(int err) {
+  if (g_stdout_errno == 0) g_stdout_errno = err;
+}
+
+std::string standard_output_failure() {
+  errno = 0;
+  if (std::fflush(stdout) != 0) note_standard_output_error(errno);
+  if (!std::ferror(stdout) && g_stdout_errno == 0) return "";
+  if (g_stdout_closed) return "standard output is closed: what attnbench printed there was lost";
+  return fmt::format("cannot write to standard output ({}): what attnbench printed there was lost",
+                     g_stdout_errno ? std::strerror(g_stdout_errno) : "a write failed");
+}
+
+}  // namespace ab
