@@ -1,24 +1,52 @@
 // Finished rows: journal entries {"problem": i, "rows": [row JSON]} in, grid-ordered rows out.
 #include "cli/finished_rows.hpp"
 
+#include <algorithm>
+#include <set>
+
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/input_file.hpp"
+#include "core/text_excerpt.hpp"
 
 namespace ab {
 
-FinishedRows::FinishedRows(const std::vector<Problem>& grid, GridJournal& journal) : grid_(grid), journal_(journal) {
-  for (const auto& [problem, entry] : journal.resumed()) {
-    const std::string origin = fmt::format("'{}'", journal.path());
-    auto it = entry.find("rows");
-    if (it == entry.end() || !it->is_array())
-      throw UsageError(fmt::format("{}: the entry of problem {} has no rows", origin, problem));
-    std::vector<ResultRow>& rows = rows_[problem];
+namespace {
+
+// Why the rows of a journal entry are not those of `problem` under `strategies` ("" when they are).
+std::string rows_fault(const nlohmann::json& entry, const Problem& problem, const std::vector<std::string>& strategies,
+                       const std::string& origin, std::size_t index, std::vector<ResultRow>* rows) {
+  auto it = entry.find("rows");
+  if (it == entry.end() || !it->is_array()) return "it has no rows";
+  try {
     for (std::size_t i = 0; i < it->size(); ++i)
-      rows.push_back(result_row_from_json((*it)[i], origin, fmt::format("problem {} rows[{}].", problem, i)));
-    for (const ResultRow& r : rows)
-      if (!(r.problem == grid_[problem]))
-        throw UsageError(fmt::format("{}: problem {} holds rows of another problem ({})", origin, problem, r.problem.label()));
+      rows->push_back(result_row_from_json((*it)[i], origin, fmt::format("problem {} rows[{}].", index, i)));
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  std::set<std::string> seen;
+  for (const ResultRow& r : *rows) {
+    if (!(r.problem == problem)) return fmt::format("it holds a row of another problem ({})", r.problem.label());
+    if (std::find(strategies.begin(), strategies.end(), r.strategy) == strategies.end())
+      return fmt::format("it holds a row of strategy '{}', which this run does not run", excerpt(r.strategy));
+    if (!seen.insert(r.strategy).second) return fmt::format("it holds strategy {}'s row twice", r.strategy);
+  }
+  if (rows->size() != strategies.size())
+    return fmt::format("it holds {} row(s) where this run has {} strategies", rows->size(), strategies.size());
+  return "";
+}
+
+}  // namespace
+
+FinishedRows::FinishedRows(const std::vector<Problem>& grid, GridJournal& journal, const std::vector<std::string>& strategies)
+    : grid_(grid), journal_(journal) {
+  const std::map<std::size_t, nlohmann::json> resumed = journal.resumed();  // a copy: drop() changes it
+  for (const auto& [problem, entry] : resumed) {
+    std::vector<ResultRow> rows;
+    std::string why = rows_fault(entry, grid_[problem], strategies, quoted_path(journal.path()), problem, &rows);
+    if (why.empty()) rows_[problem] = std::move(rows);
+    else journal.drop(problem, why);
   }
   resumed_ = rows_.size();
 }

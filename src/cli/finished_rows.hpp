@@ -14,8 +14,10 @@ namespace ab {
 
 class FinishedRows {
  public:
-  // Reads the rows of the problems `journal` resumed (UsageError naming the journal for a malformed row).
-  FinishedRows(const std::vector<Problem>& grid, GridJournal& journal);
+  // Reads the rows of the problems `journal` resumed. An entry that is not exactly one row of the problem
+  // per name in `strategies` (a malformed row, another problem's row, an unknown or repeated strategy, a
+  // missing one) is dropped from the journal (said on stderr) and its problem runs again.
+  FinishedRows(const std::vector<Problem>& grid, GridJournal& journal, const std::vector<std::string>& strategies);
   // A problem finished by this process: kept and journaled.
   void add(std::size_t problem, const std::vector<ResultRow>& rows);
   // Rows without a grid index (after a lost device context: this process's rows of the problem it handed

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cli/backend_factory.hpp"
+#include "cli/command_paths.hpp"
 #include "cli/flag_values.hpp"
 #include "cli/finished_rows.hpp"
 #include "cli/fresh_process.hpp"
@@ -241,6 +242,9 @@ void check_run_flags(const RunFlags& f, CheckedRun& run) {
   if (f.device < 0) throw UsageError("--device must be >= 0");
   if (!f.max_memory.empty()) opt.max_memory = parse_bytes("max_memory", f.max_memory);
   check_report_outputs(f.outputs);
+  std::vector<RolePath> inputs = grid_input_paths(f);
+  if (!f.cache.empty()) inputs.push_back({"--cache", f.cache});
+  check_outputs_distinct(report_output_paths(f.outputs, /*json_journal=*/true), inputs);
   const std::string& json_file = f.outputs.json == "-" ? std::string() : f.outputs.json;
   if (f.resume && json_file.empty()) throw UsageError("--resume: needs --json=PATH (the journal is PATH.journal)");
   run.shard = choose_shard(f.shard);
@@ -344,7 +348,7 @@ nlohmann::json journal_header(const RunFlags& f, const CheckedRun& run, const De
 // The journal beside --json (none for a pipe or device, or in a fresh-process child, whose parent keeps it).
 GridJournal open_journal(const RunFlags& f, const CheckedRun& run, const DeviceInfo& dev) {
   if (f.outputs.json.empty() || f.outputs.json == "-" || !f.resume_at.empty()) return GridJournal();
-  return GridJournal(journal_path_for(f.outputs.json), journal_header(f, run, dev), f.resume, f.quiet);
+  return GridJournal(journal_path_for(f.outputs.json), journal_header(f, run, dev), f.resume, f.quiet, run.shard_problems);
 }
 
 // The warning an interrupted report carries.
@@ -352,6 +356,13 @@ std::string interruption_warning(const CheckedRun& run, const FinishedRows& done
   std::string resume = journal.active() ? fmt::format("; `--resume` continues from '{}'", journal.path()) : "";
   return fmt::format("interrupted by {}: {} of {} problem(s){} finished{}", signal_name(stop_signal()), done.problems(),
                      run.shard_problems.size(), run.shard.whole() ? "" : " of shard " + run.shard.text(), resume);
+}
+
+// The names of the strategies a problem's rows come from, in order.
+std::vector<std::string> strategy_names_of(const std::string& list) {
+  std::vector<std::string> names;
+  for (const auto& s : make_strategies(list)) names.push_back(s->name());
+  return names;
 }
 
 // Every warning on stderr (unless --quiet), but the CPU backend's, which the table states.
@@ -374,6 +385,8 @@ void emit_run_report(const RunFlags& f, const Report& report, const std::vector<
 }
 
 int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
+  // From the first moment: a signal while the run starts still ends in a report (of no rows) and a journal.
+  install_stop_signals();
   std::string command_line = join_arguments(argv);
   // Everything the user typed is checked before any device work.
   CheckedRun run;
@@ -409,12 +422,11 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   }
 
   GridJournal journal = open_journal(f, run, dev);
-  FinishedRows done(opt.problems, journal);
+  FinishedRows done(opt.problems, journal, strategy_names_of(opt.strategies));
   std::vector<bool> mine(opt.problems.size(), false);
   for (std::size_t pi : run.shard_problems) mine[pi] = true;
   opt.include = [&](std::size_t pi) { return mine[pi] && !journal.done(pi); };
   opt.problem_done = [&](std::size_t pi, const std::vector<ResultRow>& rows) { done.add(pi, rows); };
-  install_stop_signals();
 
   ResumePoint resume;
   Report report;
@@ -427,8 +439,17 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
     done.add_unindexed(fresh);
   }
   report.rows = done.in_grid_order();
-  report.shard = shard_record(run.shard, opt.problems.size(), run.shard_problems);
-  if (stop_requested()) {
+  report.shard = shard_record(run.shard, opt.problems, run.shard_problems);
+  const bool complete = done.problems() == run.shard_problems.size();
+  if (journal.resumed().size() > 0 || journal.dropped() > 0)
+    report.journal = {{"path", journal.path()}, {"resumed_problems", journal.resumed().size()},
+                      {"dropped_lines", journal.dropped()}, {"complete", complete}};
+  // A signal that came once every problem had finished interrupted nothing: the report is complete.
+  const bool interrupted = stop_requested() && !complete;
+  if (stop_requested() && complete)  // said even with --quiet, as the resume notes are
+    std::fprintf(stderr, "attnbench: note: %s came after the last problem finished; the report is complete\n",
+                 signal_name(stop_signal()).c_str());
+  if (interrupted) {
     report.interrupted = signal_name(stop_signal());
     warnings.push_back(interruption_warning(run, done, journal));
   }
@@ -447,7 +468,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   report.warnings = warnings;
 
   emit_run_report(f, report, warnings);
-  if (stop_requested()) return interrupted_exit_code();
+  if (interrupted) return interrupted_exit_code();
   return count_errors(report.rows) ? 1 : 0;
 }
 

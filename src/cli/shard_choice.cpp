@@ -1,6 +1,8 @@
 // Shard selection from --shard or the job scheduler's environment.
 #include "cli/shard_choice.hpp"
 
+#include "cli/grid_journal.hpp"
+
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -63,9 +65,10 @@ Shard choose_shard(const std::string& flag, const EnvReader& reader, std::string
   return Shard{};
 }
 
-nlohmann::json shard_record(const Shard& s, std::size_t grid_size, const std::vector<std::size_t>& problems) {
+nlohmann::json shard_record(const Shard& s, const std::vector<Problem>& grid, const std::vector<std::size_t>& problems) {
   if (s.whole()) return nullptr;
-  return {{"index", s.index}, {"count", s.count}, {"grid_size", grid_size}, {"problems", problems}};
+  return {{"index", s.index},       {"count", s.count},   {"grid_size", grid.size()},
+          {"grid", grid_fingerprint(grid)}, {"problems", problems}};
 }
 
 }  // namespace ab

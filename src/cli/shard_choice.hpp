@@ -22,7 +22,8 @@ using EnvReader = std::function<const char*(const char*)>;
 // `source` (optional) says where it came from ("--shard", "SLURM_ARRAY_TASK_ID", ...).
 Shard choose_shard(const std::string& flag, const EnvReader& env = nullptr, std::string* source = nullptr);
 
-// The report header's record of a shard: {"index", "count", "grid_size", "problems"}; null for the whole grid.
-nlohmann::json shard_record(const Shard& s, std::size_t grid_size, const std::vector<std::size_t>& problems);
+// The report header's record of a shard: {"index", "count", "grid_size", "grid" (the grid's fingerprint,
+// cli/grid_journal.hpp), "problems"}; null for the whole grid.
+nlohmann::json shard_record(const Shard& s, const std::vector<Problem>& grid, const std::vector<std::size_t>& problems);
 
 }  // namespace ab

@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
 #include "cli/grid_flags.hpp"
+#include "cli/command_paths.hpp"
 #include "cli/grid_journal.hpp"
 #include "cli/report_outputs.hpp"
 #include "cli/plugin_flags.hpp"
@@ -208,6 +209,8 @@ int finish_interrupted(const TuneOptions& opt, const GridJournal& journal, std::
 }
 
 int tune_main(const TuneFlags& f) {
+  // From the first moment: a signal while the tune starts still leaves a cache and a journal of what finished.
+  install_stop_signals();
   // Everything the user typed is checked before any device work.
   TuneOptions opt;
   const double max_time = check_tune_flags(f, opt);
@@ -216,6 +219,12 @@ int tune_main(const TuneFlags& f) {
   const std::vector<std::size_t> shard_indices = shard_problems(opt.problems, shard);
   HeuristicCache existing = check_cache_flag(f);
   check_report_outputs(f.outputs);
+  std::vector<RolePath> outputs = report_output_paths(f.outputs, /*json_journal=*/false);
+  if (!f.cache.empty()) {
+    outputs.push_back({"--cache", f.cache});
+    outputs.push_back({"the journal of --cache", journal_path_for(f.cache)});
+  }
+  check_outputs_distinct(outputs, grid_input_paths(f));
   if (!f.devices.empty() && f.worker_dir.empty()) {
     if (!shard.whole() || f.resume)  // the worker pool hands out the whole grid
       throw UsageError(fmt::format("--devices: not combined with a shard ({}) or --resume yet; tune each shard on one device",
@@ -241,7 +250,7 @@ int tune_main(const TuneFlags& f) {
 
   GridJournal journal = f.dry_run ? GridJournal()
                                   : GridJournal(journal_path_for(path), tune_journal_header(f, opt, shard, backend->device_info()),
-                                                f.resume, f.quiet);
+                                                f.resume, f.quiet, shard_indices, /*shared_output=*/true);
   std::vector<bool> mine(opt.problems.size(), false);
   for (std::size_t pi : shard_indices) mine[pi] = true;
   std::size_t finished = journal.resumed().size();
@@ -253,11 +262,12 @@ int tune_main(const TuneFlags& f) {
   if (!f.quiet && !shard.whole())
     std::fprintf(stderr, "attnbench tune: shard %s: %zu of %zu problem(s)\n", shard.text().c_str(), shard_indices.size(),
                  opt.problems.size());
-  install_stop_signals();
 
   if (!f.quiet) print_tune_header(f, opt, *backend, cpu);
   TuneOutcome out = tune_grid(*backend, opt);
-  if (stop_requested()) return finish_interrupted(opt, journal, finished, shard_indices.size(), path);
+  // A signal that came once every problem had finished interrupted nothing.
+  if (stop_requested() && finished < shard_indices.size())
+    return finish_interrupted(opt, journal, finished, shard_indices.size(), path);
   // The summary files first, then stdout: the one '-' output, else the text summary.
   write_report_outputs(f.outputs, [&out](const std::string& format) { return render_tune_summary(out, format); });
   if (!f.outputs.to_stdout()) std::fputs(format_tune_summary(out).c_str(), stdout);

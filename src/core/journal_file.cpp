@@ -1,17 +1,25 @@
-// Journal lines: O_APPEND writes of whole lines, fsync after each; reading tolerates a torn last line.
+// Journal lines: a new journal written beside the old and renamed into place under an exclusive lock,
+// O_APPEND writes of whole checksummed lines with an fsync after each; reading tolerates a torn last line
+// and marks lines that do not check.
 #include "core/journal_file.hpp"
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <random>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/file_writer.hpp"
+#include "core/fnv_hash.hpp"
+#include "core/input_file.hpp"
 #include "core/json_file.hpp"
 
 namespace ab {
@@ -19,38 +27,165 @@ namespace ab {
 namespace {
 
 [[noreturn]] void fail(const std::string& path, const std::string& why) {
-  throw UsageError(fmt::format("cannot write journal '{}': {}", path, why));
+  throw UsageError(fmt::format("cannot write journal {}: {}", quoted_path(path), why));
 }
 
-// Bytes of `path` up to and including its last newline (a torn last line cut off).
+std::string dumped(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+
+// The checksum of an entry: FNV-1a of the run id and the entry's text (keys sorted, so the same entry always
+// gives the same text).
+std::string entry_check(const std::string& run_id, const nlohmann::json& entry) {
+  return fmt::format("{:016x}", fnv1a(dumped(entry), fnv1a(run_id + "\n")));
+}
+
+std::string new_run_id() {
+  std::random_device rd;
+  std::uint64_t seed = (std::uint64_t(rd()) << 32) ^ rd() ^
+                       static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  return fmt::format("{:016x}", std::mt19937_64(seed ^ static_cast<std::uint64_t>(::getpid()))());
+}
+
+// Bytes of `text` up to and including its last newline (a torn last line cut off).
 off_t whole_lines_size(const std::string& text) {
   auto nl = text.rfind('\n');
   return nl == std::string::npos ? 0 : static_cast<off_t>(nl + 1);
+}
+
+// Parses one line of at most kMaxJsonDepth levels; a discarded value when it is not JSON or too deep.
+nlohmann::json parse_line(const std::string& line, std::string* fault) {
+  if (json_nesting_depth(line, kMaxJsonDepth) > kMaxJsonDepth) {
+    *fault = fmt::format("it is nested more than {} levels deep", kMaxJsonDepth);
+    return nlohmann::json(nlohmann::json::value_t::discarded);
+  }
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded()) *fault = "it is not JSON";
+  return j;
+}
+
+// Takes the exclusive lock of an open journal, or refuses: another process writes it.
+void lock_or_fail(int fd, const std::string& path) {
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EINTR) continue;
+    int err = errno;
+    ::close(fd);
+    if (err == EWOULDBLOCK)
+      throw JournalBusy(fmt::format("cannot write journal {}: another attnbench process is writing it (two runs with "
+                                    "the same output at once); wait for it to finish or choose another output",
+                                    quoted_path(path)));
+    fail(path, fmt::format("cannot lock it ({})", std::strerror(err)));
+  }
+}
+
+// What is at `path` may be written: nothing, or a regular, writable file that is not a link.
+bool check_target(const std::string& path) {
+  struct stat st{};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return false;
+    fail(path, std::strerror(errno));
+  }
+  if (S_ISLNK(st.st_mode))
+    fail(path, "it is a symbolic link; attnbench writes a journal only as a file of its own (remove the link)");
+  if (!S_ISREG(st.st_mode)) fail(path, "it is not a regular file");
+  if (::access(path.c_str(), W_OK) != 0 || (st.st_mode & 0222) == 0) fail(path, "the journal is read-only");
+  return true;
+}
+
+// Opens and locks the file at `path` (flags as for open), making sure the lock is on the file that is there
+// now (not one a concurrent writer replaced meanwhile); -1 when there is none.
+int open_locked(const std::string& path, int flags) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    if (!check_target(path)) return -1;
+    int fd = ::open(path.c_str(), flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno == ENOENT) continue;
+      fail(path, std::strerror(errno));
+    }
+    lock_or_fail(fd, path);
+    struct stat held{}, now{};
+    if (::fstat(fd, &held) == 0 && ::lstat(path.c_str(), &now) == 0 && held.st_ino == now.st_ino && held.st_dev == now.st_dev)
+      return fd;
+    ::close(fd);  // replaced while we locked it: look again
+  }
+  fail(path, "it keeps being replaced by another process");
+}
+
+// Refuses to replace a file attnbench did not write: the file at `path` must start with a journal header,
+// or be an empty or cut-short start of one.
+void check_ours(const std::string& path) {
+  std::string text = read_input_file(path, kMaxJournalBytes);
+  auto nl = text.find('\n');
+  if (nl == std::string::npos) {
+    if (text.empty() || text[0] == '{') return;
+  } else {
+    std::string fault;
+    nlohmann::json h = parse_line(text.substr(0, nl), &fault);
+    if (h.is_object() && h.value("schema", "") == kJournalSchema) return;
+  }
+  fail(path, "it is not an attnbench journal, and attnbench does not replace a file it did not write (remove it, or "
+             "choose another output)");
+}
+
+mode_t journal_mode() {
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  return 0644 & ~mask;
 }
 
 }  // namespace
 
 JournalWriter::JournalWriter(const std::string& path, const nlohmann::json& header, bool fresh) : path_(path) {
   if (!fresh) {
-    std::string text = read_text_file(path);
-    fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (fd_ < 0) fail(path, std::strerror(errno));
+    run_id_ = header.value("run_id", "");
+    fd_ = open_locked(path, O_RDWR | O_APPEND);
+    if (fd_ < 0) fail(path, "it disappeared");
+    std::string text = read_input_file(path, kMaxJournalBytes);
     if (::ftruncate(fd_, whole_lines_size(text)) != 0) fail(path, std::strerror(errno));
     return;
   }
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0) fail(path, std::strerror(errno));
   nlohmann::json h = header;
   h["schema"] = kJournalSchema;
-  write_line(h.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  h["run_id"] = run_id_ = new_run_id();
+  remove_stale_temps(path);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    int old = open_locked(path, O_RDONLY);  // held until the new journal has replaced it
+    if (old >= 0) check_ours(path);
+    std::string tmp;
+    fd_ = create_temp_beside(path, path, &tmp);
+    if (::fchmod(fd_, journal_mode()) != 0 || ::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      int err = errno;
+      ::unlink(tmp.c_str());
+      fail(path, std::strerror(err));
+    }
+    try {
+      write_line(dumped(h));
+    } catch (...) {
+      ::unlink(tmp.c_str());
+      throw;
+    }
+    // Where there was no journal, link() (not rename) so that a journal another run created meanwhile is
+    // never replaced: that run holds it, and the next look finds it locked.
+    const bool placed = old >= 0 ? ::rename(tmp.c_str(), path.c_str()) == 0 : ::link(tmp.c_str(), path.c_str()) == 0;
+    const int err = errno;
+    if (old < 0 || !placed) ::unlink(tmp.c_str());
+    if (old >= 0) ::close(old);
+    if (placed) return;
+    ::close(fd_);
+    fd_ = -1;
+    if (err != EEXIST) fail(path, std::strerror(err));
+  }
+  fail(path, "it keeps being replaced by another process");
 }
 
 JournalWriter::~JournalWriter() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0) ::close(fd_);  // closing releases the lock
 }
 
 void JournalWriter::append(const nlohmann::json& entry) {
-  write_line(entry.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  nlohmann::json line = entry;
+  line.erase("check");
+  const std::string check = entry_check(run_id_, line);
+  line["check"] = check;
+  write_line(dumped(line));
 }
 
 void JournalWriter::write_line(const std::string& line) {
@@ -66,26 +201,47 @@ void JournalWriter::write_line(const std::string& line) {
 }
 
 JournalContents read_journal(const std::string& path) {
-  std::string text = read_text_file(path);
+  struct stat st{};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+    throw UsageError(fmt::format("{}: a symbolic link; attnbench reads and writes a journal only as a file of its own "
+                                 "(remove the link)", quoted_path(path)));
+  const std::string text = read_input_file(path, kMaxJournalBytes);
   JournalContents c;
   std::size_t pos = 0, line_no = 0;
+  std::string run_id;
   while (pos < text.size()) {
     auto nl = text.find('\n', pos);
     if (nl == std::string::npos) {  // no newline: a write cut short
       c.torn_tail = true;
       break;
     }
-    std::string line = text.substr(pos, nl - pos);
+    const std::string line = text.substr(pos, nl - pos);
     pos = nl + 1;
     ++line_no;
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object())
-      throw UsageError(fmt::format("'{}': line {} is not a journal entry", path, line_no));
-    if (line_no == 1) c.header = std::move(j);
-    else c.entries.push_back(std::move(j));
+    JournalEntry e;
+    e.line = line_no;
+    nlohmann::json j = parse_line(line, &e.fault);
+    if (line_no == 1) {
+      if (!j.is_object() || j.value("schema", "") != kJournalSchema)
+        throw UsageError(fmt::format("{}: not an attnbench journal (no '{}' header line)", quoted_path(path), kJournalSchema));
+      c.header = std::move(j);
+      run_id = c.header.value("run_id", "");
+      continue;
+    }
+    if (e.fault.empty() && !j.is_object()) e.fault = "it is not a JSON object";
+    if (e.fault.empty()) {
+      auto check = j.find("check");
+      if (check == j.end() || !check->is_string()) {
+        e.fault = "it has no checksum";
+      } else {
+        std::string want = check->get<std::string>();
+        j.erase("check");
+        if (want != entry_check(run_id, j)) e.fault = "its checksum does not match (changed after it was written)";
+      }
+    }
+    if (e.fault.empty()) e.value = std::move(j);
+    c.entries.push_back(std::move(e));
   }
-  if (!c.header.is_object() || c.header.value("schema", "") != kJournalSchema)
-    throw UsageError(fmt::format("'{}': not an attnbench journal (no '{}' header line)", path, kJournalSchema));
   return c;
 }
 
@@ -99,15 +255,15 @@ std::string journal_path_for(const std::string& output_path) {
 
 void check_journal_header(const std::string& path, const nlohmann::json& found, const nlohmann::json& expected) {
   for (const auto& [key, want] : expected.items()) {
-    if (key == "created" || key == "schema") continue;
+    if (key == "created" || key == "schema" || key == "run_id") continue;
     nlohmann::json was = found.contains(key) ? found[key] : nlohmann::json();
     if (was == want) continue;
     auto brief = [](const nlohmann::json& j) {
       std::string s = j.is_string() ? j.get<std::string>() : j.dump();
       return s.size() > 80 ? s.substr(0, 77) + "..." : s;
     };
-    throw UsageError(fmt::format("--resume: '{}' belongs to another run: its {} differs (was {}, now {})", path, key,
-                                 brief(was), brief(want)));
+    throw UsageError(fmt::format("--resume: {} belongs to another run: its {} differs (was {}, now {})", quoted_path(path),
+                                 key, brief(was), brief(want)));
   }
 }
 

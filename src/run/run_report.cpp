@@ -26,6 +26,7 @@ nlohmann::json to_json(const Report& r) {
   j["warnings"] = r.warnings;
   if (!r.shard.is_null()) j["shard"] = r.shard;
   if (!r.interrupted.empty()) j["interrupted"] = r.interrupted;
+  if (!r.journal.is_null()) j["journal"] = r.journal;
   j["results"] = nlohmann::json::array();
   for (const ResultRow& row : r.rows) j["results"].push_back(to_json(row));
   return j;
@@ -111,6 +112,11 @@ Report report_from_json(const nlohmann::json& doc, const std::string& origin) {
                              {"max_noise", V::number_float}});
   r.devices = devices_field(doc, origin);
   r.interrupted = string_field(doc, "interrupted", origin);
+  if (doc.contains("journal")) {
+    r.journal = doc["journal"];
+    if (!r.journal.is_object() || !r.journal.value("complete", nlohmann::json()).is_boolean())
+      throw UsageError(fmt::format("{}: journal must be an object with a true or false complete", origin));
+  }
   if (doc.contains("shard")) {
     r.shard = doc["shard"];
     if (!r.shard.is_object() || !r.shard.value("index", nlohmann::json()).is_number_integer() ||

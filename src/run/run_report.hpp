@@ -33,6 +33,9 @@ struct Report {
   // Set when SIGINT or SIGTERM stopped the run: the signal's name ("SIGTERM"); the rows are the problems
   // that finished. "" for a complete run.
   std::string interrupted;
+  // Set when the run resumed a journal: {"path", "resumed_problems", "dropped_lines" (lines that did not check
+  // and ran again), "complete" (every problem of the grid or shard is in the report)}; null otherwise.
+  nlohmann::json journal;
 };
 
 // This build's name, version and commit.

@@ -4,6 +4,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
+
+#include <sys/stat.h>
+#include <unistd.h>
 #include <map>
 #include <random>
 #include <set>
@@ -154,6 +158,7 @@ TEST(Shard, environment_defaults) {
 
 TEST(Journal, lines_survive_and_a_torn_tail_is_dropped) {
   const std::string path = "test_shard_journal.jsonl";
+  std::remove(path.c_str());
   {
     JournalWriter w(path, {{"command", "run"}, {"grid", 3}}, true);
     w.append({{"problem", 0}});
@@ -166,8 +171,10 @@ TEST(Journal, lines_survive_and_a_torn_tail_is_dropped) {
   JournalContents c = read_journal(path);
   EXPECT_TRUE(c.torn_tail);
   ASSERT_EQ(c.entries.size(), 2u);
-  EXPECT_EQ(c.entries[1]["problem"], 2);
+  EXPECT_EQ(c.entries[1].value["problem"], 2);
+  EXPECT_TRUE(c.entries[1].fault.empty()) << c.entries[1].fault;
   EXPECT_EQ(c.header["command"], "run");
+  EXPECT_EQ(c.header["run_id"].get<std::string>().size(), 16u);
   // Appending again cuts the torn line off first.
   {
     JournalWriter w(path, c.header, false);
@@ -176,16 +183,66 @@ TEST(Journal, lines_survive_and_a_torn_tail_is_dropped) {
   c = read_journal(path);
   EXPECT_FALSE(c.torn_tail);
   ASSERT_EQ(c.entries.size(), 3u);
-  EXPECT_EQ(c.entries[2]["problem"], 1);
+  EXPECT_EQ(c.entries[2].value["problem"], 1);
   // Another run's header is refused, naming the field.
   std::string why = usage_error_of([&] { check_journal_header(path, c.header, {{"command", "tune"}, {"grid", 3}}); });
   EXPECT_NE(why.find("command differs (was run, now tune)"), std::string::npos) << why;
   EXPECT_TRUE(usage_error_of([&] { check_journal_header(path, c.header, {{"command", "run"}, {"grid", 3}}); }).empty());
-  // A damaged line before the last is an error, not silently skipped.
+  // Lines are checked, not trusted: not JSON, edited after it was written, no checksum, too deep.
   {
+    std::ifstream in(path);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string edited = text.substr(text.find('\n') + 1);
+    edited = edited.substr(0, edited.find('\n'));
+    edited.replace(edited.find("\"problem\":0"), 11, "\"problem\":7");
     std::ofstream f(path, std::ios::app);
-    f << "not json\n{\"problem\": 0}\n";
+    f << "not json\n" << edited << "\n{\"problem\": 0}\n" << std::string(100, '[') << std::string(100, ']') << "\n";
   }
-  EXPECT_NE(usage_error_of([&] { read_journal(path); }).find("line 5"), std::string::npos);
+  c = read_journal(path);
+  ASSERT_EQ(c.entries.size(), 7u);
+  EXPECT_EQ(c.entries[3].line, 5u);
+  EXPECT_NE(c.entries[3].fault.find("not JSON"), std::string::npos) << c.entries[3].fault;
+  EXPECT_NE(c.entries[4].fault.find("checksum does not match"), std::string::npos) << c.entries[4].fault;
+  EXPECT_NE(c.entries[5].fault.find("no checksum"), std::string::npos) << c.entries[5].fault;
+  EXPECT_NE(c.entries[6].fault.find("nested more than"), std::string::npos) << c.entries[6].fault;
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_TRUE(c.entries[i].fault.empty()) << i;
   std::remove(path.c_str());
+}
+
+TEST(Journal, is_written_only_as_a_file_of_its_own_and_by_one_process) {
+  const std::string path = "test_journal_own.jsonl", victim = "test_journal_victim.txt";
+  std::remove(path.c_str());
+  { std::ofstream(victim) << "precious\n"; }
+  // A planted link is refused, and the file it points to is untouched.
+  ASSERT_EQ(::symlink(victim.c_str(), path.c_str()), 0);
+  std::string why = usage_error_of([&] { JournalWriter w(path, {{"command", "run"}}, true); });
+  EXPECT_NE(why.find("symbolic link"), std::string::npos) << why;
+  EXPECT_NE(usage_error_of([&] { read_journal(path); }).find("symbolic link"), std::string::npos);
+  std::remove(path.c_str());
+  // A file that is not a journal is not replaced.
+  { std::ofstream(path) << "precious\n"; }
+  why = usage_error_of([&] { JournalWriter w(path, {{"command", "run"}}, true); });
+  EXPECT_NE(why.find("not an attnbench journal"), std::string::npos) << why;
+  // A read-only journal is refused.
+  std::remove(path.c_str());
+  { JournalWriter w(path, {{"command", "run"}}, true); }
+  ::chmod(path.c_str(), 0444);
+  why = usage_error_of([&] { JournalWriter w(path, {{"command", "run"}}, true); });
+  EXPECT_NE(why.find("read-only"), std::string::npos) << why;
+  ::chmod(path.c_str(), 0644);
+  // While one writer holds the journal, a second (fresh or continuing) is refused.
+  {
+    JournalWriter held(path, {{"command", "run"}}, true);
+    why = usage_error_of([&] { JournalWriter w(path, {{"command", "run"}}, true); });
+    EXPECT_NE(why.find("another attnbench process is writing it"), std::string::npos) << why;
+    why = usage_error_of([&] { JournalWriter w(path, read_journal(path).header, false); });
+    EXPECT_NE(why.find("another attnbench process is writing it"), std::string::npos) << why;
+  }
+  EXPECT_TRUE(usage_error_of([&] { JournalWriter w(path, {{"command", "run"}}, true); }).empty());
+  std::ifstream in(victim);
+  std::string kept;
+  std::getline(in, kept);
+  EXPECT_EQ(kept, "precious");
+  std::remove(path.c_str());
+  std::remove(victim.c_str());
 }
