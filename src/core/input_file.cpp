@@ -36,7 +36,7 @@ std::string too_large(std::int64_t max_bytes) {
                      max_bytes >= (1 << 20) ? fmt::format("{} MiB", max_bytes >> 20) : fmt::format("{} bytes", max_bytes));
 }
 
-[[noreturn]] void refuse(const std::string& path, const std::string& why) {
+[[noreturn]] void refuse_input(const std::string& path, const std::string& why) {
   throw UsageError(fmt::format("{}: {}", quoted_path(path), why));
 }
 
@@ -48,28 +48,28 @@ int open_checked(const std::string& path, std::int64_t max_bytes, std::int64_t* 
     return STDIN_FILENO;
   }
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) refuse(path, fmt::format("cannot open file ({})", std::strerror(errno)));
+  if (fd < 0) refuse_input(path, fmt::format("cannot open file ({})", std::strerror(errno)));
   struct stat st{};
   if (::fstat(fd, &st) != 0) {
     int err = errno;
     ::close(fd);
-    refuse(path, fmt::format("cannot open file ({})", std::strerror(err)));
+    refuse_input(path, fmt::format("cannot open file ({})", std::strerror(err)));
   }
   if (S_ISDIR(st.st_mode)) {
     ::close(fd);
-    refuse(path, "is a directory, not a file");
+    refuse_input(path, "is a directory, not a file");
   }
   if (S_ISREG(st.st_mode)) {
     if (st.st_size > max_bytes) {
       ::close(fd);
-      refuse(path, too_large(max_bytes));
+      refuse_input(path, too_large(max_bytes));
     }
     *size = st.st_size;
   } else if (names_stream(path)) {
     *size = -1;
   } else {
     ::close(fd);
-    refuse(path, fmt::format("{}, not a regular file; attnbench reads regular files, or a stream named as - or "
+    refuse_input(path, fmt::format("{}, not a regular file; attnbench reads regular files, or a stream named as - or "
                              "/dev/stdin", kind_of(st.st_mode)));
   }
   // The user named a stream: wait for its writer from here on, as they asked.
@@ -106,12 +106,12 @@ std::string read_input_file(const std::string& path, std::int64_t max_bytes) {
     if (n < 0) {
       int err = errno;
       done();
-      refuse(path, fmt::format("cannot read file ({})", std::strerror(err)));
+      refuse_input(path, fmt::format("cannot read file ({})", std::strerror(err)));
     }
     if (n == 0) break;
     if (static_cast<std::int64_t>(text.size()) + n > max_bytes) {
       done();
-      refuse(path, too_large(max_bytes));
+      refuse_input(path, too_large(max_bytes));
     }
     text.append(buf, static_cast<std::size_t>(n));
   }
