@@ -5,6 +5,8 @@
 // error is one line (core/text_excerpt.hpp's one_line), and output lost on a failing standard output is one
 // more error (cli/standard_output.hpp).
 #include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <new>
 #include <string>
 #include <vector>
@@ -80,11 +82,34 @@ int dispatch(int argc, char** argv) {
   }
 }
 
+// The last net: an exception that reaches std::terminate (thrown where nothing may throw: building the command
+// line's parser, a destructor, a noexcept function) is still one line and exit 3, never an abort.
+[[noreturn]] void on_terminate() {
+  const char* what = "internal error: terminated";
+  if (std::exception_ptr e = std::current_exception()) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::bad_alloc&) {
+      what = "error: out of host memory";
+    } catch (...) {
+    }
+  }
+  std::fprintf(stderr, "attnbench: %s\n", what);
+  std::fflush(stderr);
+  std::_Exit(3);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::set_terminate(on_terminate);
   ab::reserve_standard_descriptors();
-  int rc = dispatch(argc, argv);
+  int rc = 3;
+  try {
+    rc = dispatch(argc, argv);
+  } catch (const std::bad_alloc&) {  // thrown before dispatch's own handlers (the parser's construction)
+    return say("error", "out of host memory", 3);
+  }
   std::string lost = ab::standard_output_failure();
   if (lost.empty()) return rc;
   say("error", lost.c_str(), 2);
