@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/describe_plugin_command.hpp"
 #include "cli/list_command.hpp"
 #include "cli/run_command.hpp"
 #include "core/errors.hpp"
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   ab::Command report = ab::add_report_command(app);
   ab::Command grid = ab::add_grid_command(app);
   ab::Command merge = ab::add_merge_command(app);
+  ab::Command describe_plugin = ab::add_describe_plugin_command(app);  // hidden: a plugin's loader process
 
   try {
     app.parse(argc, argv);
@@ -57,6 +59,7 @@ int main(int argc, char** argv) {
     if (report.app && *report.app) return report.run();
     if (grid.app && *grid.app) return grid.run();
     if (merge.app && *merge.app) return merge.run();
+    if (describe_plugin.app && *describe_plugin.app) return describe_plugin.run();
     return ab::run_command(*run ? run_flags : top_flags, args);
   } catch (const ab::UsageError& e) {
     std::fprintf(stderr, "attnbench: error: %s\n", e.what());
