@@ -158,6 +158,15 @@ rm -f lr.json
 expect_exit 2 "libbroken_ctor_abort.so: loading it crashed" "$bin" --backend=cpu --plugin="$cpu_plugin" \
   --plugin="$plugins/libbroken_ctor_abort.so" --batch=1 --heads=1 --seq_len=8 --head_dim=16 --json=lr.json
 [[ ! -e lr.json ]] && ok || bad "a report was written beside a broken plugin"
+# A suite's "plugins" are loaded the same way.
+mkdir -p bsuite && cp "$plugins/libbroken_entry_crash.so" bsuite/crash.so
+cat >bsuite/s.json <<'JSON'
+{"name": "broken-suite", "plugins": ["crash.so"], "grids": [{"batch": 1, "heads": 2, "seq_len": 20, "head_dim": 16}]}
+JSON
+rm -f lr.json
+expect_exit 2 "bsuite/crash.so: loading it crashed: its loader process was killed by signal 11 (SIGSEGV)" \
+  "$bin" --backend=cpu --config=bsuite/s.json --json=lr.json
+[[ ! -e lr.json ]] && ok || bad "a report was written for a suite with a broken plugin"
 if [[ -n "$saved_asan" ]]; then export ASAN_OPTIONS=$saved_asan; else unset ASAN_OPTIONS; fi
 
 # compare matches plugin rows by (problem, strategy) like any other row.
