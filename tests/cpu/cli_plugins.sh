@@ -131,10 +131,11 @@ expect_exit 2 "--plugin_config=keys16: no plugin is selected" "$bin" --backend=c
 
 # 6. Loading happens in a loader process (cli/plugin_loader.hpp): a library broken while it loads costs one line
 # and exit code 2, never attnbench itself; no row runs and no report or cache is written. The crashing loaders
-# must die by their signal under AddressSanitizer too (handle_segv=0, as in 2.). `timeout` only keeps a
-# regression (a hanging load) from hanging the test.
+# must die by their signal under AddressSanitizer too (handle_segv=0, as in 2.), and the one that calls exit(0)
+# must exit with 0 (detect_leaks=0: no leak report at that exit). `timeout` only keeps a regression (a hanging
+# load) from hanging the test.
 saved_asan=${ASAN_OPTIONS-}
-export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}handle_segv=0:handle_abort=0"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}handle_segv=0:handle_abort=0:detect_leaks=0"
 loading_refused() {  # MODE NEEDLE: run, tune and list each refuse libbroken_MODE.so with NEEDLE
   local lib=$plugins/libbroken_$1.so
   rm -f lr.json lc.json
