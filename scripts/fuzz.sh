@@ -4,13 +4,13 @@
 # are cores (FUZZ_JOBS; a fuzzer is one single-threaded process, so each still has a core to itself). New inputs go to
 # build-sanitize/corpus/<target>/ (the repo's corpus is left as it is); a crash leaves crash-* files in
 # build-sanitize/findings/ and fails the script. Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (scripts/fuzz.sh 3600: a long run)
-# Targets: axis, suite, report, cache, cli, journal, merge. Needs clang and libclang-rt (Debian: apt-get install clang libclang-rt-14-dev).
+# Targets: axis, suite, report, cache, cli, journal, merge, plugin. Needs clang and libclang-rt (Debian: apt-get install clang libclang-rt-14-dev).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-15}
 shift || true
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(axis suite report cache cli journal merge)
+[[ ${#targets[@]} -gt 0 ]] || targets=(axis suite report cache cli journal merge plugin)
 build=${SANITIZE_BUILD_DIR:-build-sanitize}
 root=$PWD
 scripts/sanitized-build.sh $(printf 'fuzz_%s ' "${targets[@]}")

@@ -5,6 +5,10 @@
  * returns a pointer to a static ab_plugin table. attnbench refuses (one line, exit code 2) a table whose
  * abi_version is not ATTNBENCH_PLUGIN_ABI_VERSION: rebuild the plugin against this header.
  *
+ * attnbench never loads the library into its own process: a loader process reads the table (and is the only
+ * one a crash, abort, exit or hang while the library loads can take down), and every row's child process
+ * loads it again to run it, so the library's constructors run once in each.
+ *
  * Life of a plugin row (attnbench runs every plugin row in a child process of its own, with a time limit):
  *   can_implement(problem, backend, config)  -> 0, or nonzero with a reason: the row is `unsupported`
  *   setup(problem, tensors, config, &state)   -> allocate workspace; not timed
@@ -93,6 +97,8 @@ typedef struct ab_tensors {
 } ab_tensors;
 
 /* The table a plugin exports. Strings and the configs array are static (they outlive the library's use).
+ * Every string is one line of UTF-8 (no control characters): the version at most 256 bytes, the description
+ * 1024, each configuration name 256 (non-empty, each listed once); a table breaking this is refused.
  * Functions write at most err_size bytes (NUL-terminated) into their message buffer. */
 typedef struct ab_plugin {
   uint32_t abi_version;        /* ATTNBENCH_PLUGIN_ABI_VERSION the plugin was built against */
@@ -100,7 +106,7 @@ typedef struct ab_plugin {
   const char* name;            /* short name [A-Za-z0-9_.-]+; the strategy shows as "plugin:<name>" */
   const char* version;         /* the plugin's own version, free text (e.g. "1.2.0") */
   const char* description;     /* one line */
-  int32_t num_configs;         /* >= 1: tunable configurations (tiles, algorithms...) */
+  int32_t num_configs;         /* 1..4096: tunable configurations (tiles, algorithms...) */
   const char* const* configs;  /* num_configs names; configs[0] is the default; `attnbench tune` tries each
                                   and caches the fastest verified one per problem */
 

@@ -29,7 +29,7 @@ std::string rows_fault(const nlohmann::json& entry, const Problem& problem, cons
   for (const ResultRow& r : *rows) {
     if (!(r.problem == problem)) return fmt::format("it holds a row of another problem ({})", r.problem.label());
     if (std::find(strategies.begin(), strategies.end(), r.strategy) == strategies.end())
-      return fmt::format("it holds a row of strategy '{}', which this run does not run", excerpt(r.strategy));
+      return fmt::format("it holds a row of strategy {}, which this run does not run", quoted_excerpt(r.strategy));
     if (!seen.insert(r.strategy).second) return fmt::format("it holds strategy {}'s row twice", r.strategy);
   }
   if (rows->size() != strategies.size())

@@ -2,7 +2,7 @@
 // report, merge. Exit codes (README "Exit codes"): 0 ok; 1 a regression, an incorrect or failed row, or a
 // tune without a winner; 2 bad input (one line on stderr); 3 a device error or an internal error (one line);
 // 128 + the signal (130, 143) when SIGINT or SIGTERM stopped a run or tune (cli/stop_signals.hpp). Every
-// error is one line (core/text_excerpt.hpp's one_line), and output lost on a failing standard output is one
+// error is one line of at most 1 KiB (core/text_excerpt.hpp's escaped_text), and output lost on a failing standard output is one
 // more error (cli/standard_output.hpp).
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/describe_plugin_command.hpp"
 #include "cli/list_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/standard_output.hpp"
@@ -25,7 +26,7 @@ namespace {
 
 // One line on stderr, "attnbench: KIND: WHAT", whatever WHAT holds; returns `code`.
 int say(const char* kind, const char* what, int code) {
-  std::fprintf(stderr, "attnbench: %s: %s\n", kind, ab::one_line(what).c_str());
+  std::fprintf(stderr, "attnbench: %s: %s\n", kind, ab::escaped_text(what, 1024).c_str());
   return code;
 }
 
@@ -45,6 +46,7 @@ int dispatch(int argc, char** argv) {
   ab::Command report = ab::add_report_command(app);
   ab::Command grid = ab::add_grid_command(app);
   ab::Command merge = ab::add_merge_command(app);
+  ab::Command describe_plugin = ab::add_describe_plugin_command(app);  // hidden: a plugin's loader process
 
   try {
     app.parse(argc, argv);
@@ -68,6 +70,7 @@ int dispatch(int argc, char** argv) {
     if (report.app && *report.app) return report.run();
     if (grid.app && *grid.app) return grid.run();
     if (merge.app && *merge.app) return merge.run();
+    if (describe_plugin.app && *describe_plugin.app) return describe_plugin.run();
     return ab::run_command(*run ? run_flags : top_flags, args);
   } catch (const ab::UsageError& e) {
     return say("error", e.what(), 2);

@@ -1,4 +1,4 @@
-// --plugin and a suite's "plugins": the paths, loading them, and their listing.
+// --plugin and a suite's "plugins": the paths, and loading them here or in loader processes.
 #include "cli/plugin_flags.hpp"
 
 #include <filesystem>
@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cli/plugin_loader.hpp"
 #include "core/errors.hpp"
 #include "core/grid.hpp"
 #include "core/json_file.hpp"
@@ -42,6 +43,11 @@ std::vector<std::string> plugin_paths(const SharedFlags& f) {
   return paths;
 }
 
-void load_flag_plugins(const SharedFlags& f) { load_plugins(plugin_paths(f)); }
+void load_flag_plugins(const SharedFlags& f, PluginCode where) {
+  const std::vector<std::string> paths = plugin_paths(f);
+  if (paths.empty()) return;
+  if (where == PluginCode::here) load_plugins(paths);
+  else load_plugins_in_children(paths, plugin_load_timeout(f.plugin_timeout));
+}
 
 }  // namespace ab

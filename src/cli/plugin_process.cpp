@@ -1,21 +1,16 @@
-// A plugin row's child process: its arguments, spawning it, waiting with a deadline (SIGKILL past it), and
+// A plugin row's child process: its arguments, running it with a deadline (cli/child_process.hpp), and
 // reading its row back from a report in a private directory.
 #include "cli/plugin_process.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <csignal>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <spawn.h>
 #include <sys/wait.h>
-#include <thread>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
+#include "cli/child_process.hpp"
 #include "core/json_document.hpp"
 #include "core/problem_axes.hpp"
 #include "report/report_io.hpp"
@@ -52,37 +47,6 @@ std::vector<std::string> child_arguments(const std::vector<std::string>& argv, s
   args.push_back("--no_table");
   args.push_back("--quiet");
   return args;
-}
-
-std::string signal_text(int sig) {
-  const char* name = sigabbrev_np(sig);
-  return name ? fmt::format("signal {} (SIG{})", sig, name) : fmt::format("signal {}", sig);
-}
-
-// How the child ended: "" when it exited by itself with a report expected, else why its row failed.
-struct ChildEnd {
-  bool timed_out = false;
-  int status = 0;
-};
-
-ChildEnd wait_with_deadline(pid_t pid, double timeout_s) {
-  ChildEnd end;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  auto pause = std::chrono::milliseconds(1);
-  for (;;) {
-    pid_t r = waitpid(pid, &end.status, WNOHANG);
-    if (r == pid) return end;
-    if (r < 0 && errno != EINTR) return end;
-    if (std::chrono::steady_clock::now() >= deadline) {
-      kill(pid, SIGKILL);
-      while (waitpid(pid, &end.status, 0) < 0 && errno == EINTR) {
-      }
-      end.timed_out = true;
-      return end;
-    }
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::milliseconds(20));
-  }
 }
 
 ResultRow failed_row(const Problem& p, const Strategy& st, const std::string& why) {
@@ -122,22 +86,15 @@ std::vector<std::string> child_environment(double copy_gbps) {
 }
 
 // Runs the child `args` (its report at `report_path`) with a deadline; its rows, or one failed row.
-std::vector<ResultRow> rows_from_child(std::vector<std::string>& args, const std::string& report_path, const Problem& p,
+std::vector<ResultRow> rows_from_child(const std::vector<std::string>& args, const std::string& report_path, const Problem& p,
                                        const Strategy& st, double timeout_s, double copy_gbps,
                                        std::vector<std::string>* warnings) {
-  std::vector<char*> cargv;
-  for (auto& a : args) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  std::vector<std::string> env_text = child_environment(copy_gbps);
-  std::vector<char*> envp;
-  for (auto& e : env_text) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  pid_t pid = 0;
+  const std::vector<std::string> env = child_environment(copy_gbps);
+  std::string start_error;
+  const pid_t pid = spawn_self(args, &env, nullptr, &start_error);
   std::vector<ResultRow> rows;
-  if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, cargv.data(), envp.data()) != 0) {
-    rows.push_back(failed_row(p, st, fmt::format("could not start its process: {}", std::strerror(errno))));
+  if (pid < 0) {
+    rows.push_back(failed_row(p, st, fmt::format("could not start its process: {}", start_error)));
   } else {
     ChildEnd end = wait_with_deadline(pid, timeout_s);
     if (end.timed_out) {

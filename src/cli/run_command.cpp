@@ -227,10 +227,15 @@ double check_measure_flags(const RunFlags& f, MeasureSettings& measure) {
   return parse_max_time(f.max_time, 1.0);
 }
 
+// A plugin row's child process (cli/plugin_process.hpp): it runs its one plugin on its one problem itself.
+static bool plugin_row_child(const RunFlags& f) { return f.isolated_point >= 0 || !f.isolated_problem.empty(); }
+
 // Everything the user typed, in the order it is checked; throws UsageError on the first bad flag.
 void check_run_flags(const RunFlags& f, CheckedRun& run) {
   RunOptions& opt = run.opt;
-  load_flag_plugins(f);  // before --strategies, which may name them
+  // Before --strategies, which may name them. Only a process that runs plugin rows itself (a row's child, a
+  // --devices worker) loads their code; the others learn them from loader processes.
+  load_flag_plugins(f, plugin_row_child(f) || !f.worker_dir.empty() ? PluginCode::here : PluginCode::in_loaders);
   check_strategy_flags(f, opt);
   if (f.isolated_point >= 0) {
     if (static_cast<std::size_t>(f.isolated_point) >= opt.problems.size())
@@ -403,8 +408,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   check_flags_for_backend(f, *backend);
   apply_backend_defaults(f, *backend, run.max_time, opt.measure);
   DeviceInfo dev = backend->device_info();
-  // A plugin row's child process (cli/plugin_process.hpp) runs its one plugin on its one problem itself.
-  const bool plugin_child = f.isolated_point >= 0 || !f.isolated_problem.empty();
+  const bool plugin_child = plugin_row_child(f);
   if (!plugin_child) refuse_grid_no_strategy_runs(opt, *backend);
   // Refused before anything is allocated (run_grid_rows checks again for its other callers).
   check_memory_or_throw(*backend, opt.problems, opt.verify, memory_limit(dev, opt.max_memory));

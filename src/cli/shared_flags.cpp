@@ -64,7 +64,8 @@ void add_shared_flags(CLI::App& app, SharedFlags& f, const SharedFlagText& text)
   app.add_option("--plugin", f.plugins, "load an attention plugin (include/attnbench/plugin.h); repeatable; docs/plugins.md")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--plugin_timeout,--plugin-timeout", f.plugin_timeout,
-                 "seconds a plugin's child process may take for one problem before it is killed (default 300)")
+                 "seconds a plugin's child process may take for one problem before it is killed (default 300); loading a "
+                 "plugin may take this long, at most 30")
       ->check(CLI::Range(0.1, 86400.0));
   app.add_option("--seed", f.seed, "random input seed")->capture_default_str()->check(non_negative_integer());
   app.add_option("--scores", f.scores, "score matrix precision: input (the input dtype, as PyTorch) | fp32")

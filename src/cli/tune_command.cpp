@@ -107,7 +107,8 @@ HeuristicCache check_cache_flag(const TuneFlags& f) {
 // Everything the user typed, in the order it is checked; throws UsageError on the first bad flag. Returns
 // --max_time in seconds.
 double check_tune_flags(const TuneFlags& f, TuneOptions& opt) {
-  load_flag_plugins(f);  // before --strategies, which may name them
+  // Before --strategies, which may name them; their code is loaded only in the trials' child processes.
+  load_flag_plugins(f, PluginCode::in_loaders);
   opt.problems = problems_from_flags(f);
   opt.strategies = f.strategies;
   (void)make_strategies(f.strategies);  // unknown names fail here

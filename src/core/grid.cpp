@@ -126,8 +126,8 @@ std::vector<Problem> suite_from_json(const nlohmann::json& j, const std::string&
   for (auto it = j.begin(); it != j.end(); ++it)
     if (it.key() != "name" && it.key() != "description" && it.key() != "comment" && it.key() != "grids" &&
         it.key() != "plugins")
-      throw UsageError(fmt::format("config '{}': unknown top-level key '{}' (a suite has name, description, comment, "
-                                   "plugins and grids)", path, excerpt(it.key())));
+      throw UsageError(fmt::format("config '{}': unknown top-level key {} (a suite has name, description, comment, "
+                                   "plugins and grids)", path, quoted_excerpt(it.key())));
   if (j.contains("name") && !j["name"].is_string())
     throw UsageError(fmt::format("config '{}': 'name' must be a string", path));
   if (suite_name) *suite_name = j.value("name", std::filesystem::path(path).stem().string());

@@ -16,8 +16,8 @@ std::string quoted_path(const std::string& path);
 // The whole file, at most `max_bytes` bytes. Throws UsageError "'PATH': why" (cannot open, a directory, not
 // a regular file, larger than the limit, a read error).
 std::string read_input_file(const std::string& path, std::int64_t max_bytes);
-// For a file another library opens (dlopen): it must exist and be a regular file (links followed). Throws
-// UsageError "WHAT 'PATH': why".
+// For a file another library opens (dlopen): where it exists, it must be a regular file (links followed), so
+// that the opener never waits on a FIFO. Throws UsageError "WHAT 'PATH': why".
 void check_regular_input(const std::string& path, const std::string& what);
 
 }  // namespace ab

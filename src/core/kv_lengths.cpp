@@ -28,7 +28,7 @@ std::int64_t parse_length(const std::string& word, const std::string& where) {
     used = 0;
   }
   if (word.empty() || used != word.size())
-    throw UsageError(fmt::format("--kv_lens: '{}' in {} is not a whole number", excerpt(word), where));
+    throw UsageError(fmt::format("--kv_lens: {} in {} is not a whole number", quoted_excerpt(word), where));
   if (v <= 0) throw UsageError(fmt::format("--kv_lens: length {} in {} is not positive", v, where));
   if (v > kMaxLength) throw UsageError(fmt::format("--kv_lens: length {} in {} is too large", v, where));
   return v;
@@ -42,7 +42,7 @@ KvLengthsSpec parse_kv_lengths_spec(const std::string& text) {
   const std::size_t colon = text.find(':');
   const std::string kind = text.substr(0, colon);
   const std::string rest = colon == std::string::npos ? std::string() : text.substr(colon + 1);
-  const std::string where = "'" + excerpt(text, 80) + "'";
+  const std::string where = "'" + escaped_text(text, 80) + "'";
   if (kind == "list") {
     s.kind = KvLengthsSpec::Kind::list;
     if (rest.empty()) throw UsageError(fmt::format("--kv_lens: {} lists no lengths (list:812,4096,77)", where));
@@ -60,7 +60,7 @@ KvLengthsSpec parse_kv_lengths_spec(const std::string& text) {
     if (parts.size() == 3) {
       const std::string& w = parts[2];
       if (w.empty() || w.find_first_not_of("0123456789") != std::string::npos || w.size() > 18)
-        throw UsageError(fmt::format("--kv_lens: seed '{}' in {} is not a whole number", excerpt(w), where));
+        throw UsageError(fmt::format("--kv_lens: seed {} in {} is not a whole number", quoted_excerpt(w), where));
       s.seed = std::stoull(w);
     }
     return s;

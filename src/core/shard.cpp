@@ -38,8 +38,8 @@ Shard parse_shard(const std::string& text) {
   long long i = slash == std::string::npos ? -1 : parse_count(text.substr(0, slash));
   long long n = slash == std::string::npos ? -1 : parse_count(text.substr(slash + 1));
   if (i < 0 || n < 0)
-    throw UsageError(fmt::format("--shard: '{}' is not INDEX/COUNT (e.g. 0/4; the index counts from 0)", excerpt(text)));
-  return make_shard(i, n, fmt::format("--shard={}", excerpt(text)));
+    throw UsageError(fmt::format("--shard: {} is not INDEX/COUNT (e.g. 0/4; the index counts from 0)", quoted_excerpt(text)));
+  return make_shard(i, n, fmt::format("--shard={}", escaped_text(text, 40)));
 }
 
 double estimated_cost(const Problem& p) {

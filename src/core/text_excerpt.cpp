@@ -1,5 +1,7 @@
-// Escaping and cutting untrusted text for messages.
+// Escaping outside text for one-line messages (core/text_excerpt.hpp).
 #include "core/text_excerpt.hpp"
+
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -7,45 +9,62 @@ namespace ab {
 
 namespace {
 
-// How byte `c` prints: itself, or an escape. `ascii_only`: bytes >= 0x80 are escaped too.
-std::string printed(unsigned char c, bool ascii_only) {
-  switch (c) {
-    case '\n': return "\\n";
-    case '\t': return "\\t";
-    case '\r': return "\\r";
-    default: break;
+// The length of the well-formed UTF-8 sequence at s[i] and its code point, or 0 when the byte there starts
+// none (a stray continuation byte, an overlong form, a surrogate, past U+10FFFF or cut short).
+std::size_t utf8_sequence(std::string_view s, std::size_t i, std::uint32_t* cp) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  const unsigned char c = b(0);
+  std::size_t n = 0;
+  std::uint32_t v = 0, min = 0;
+  if (c < 0x80) { *cp = c; return 1; }
+  if (c >= 0xC2 && c <= 0xDF) { n = 2; v = c & 0x1Fu; min = 0x80; }
+  else if (c >= 0xE0 && c <= 0xEF) { n = 3; v = c & 0x0Fu; min = 0x800; }
+  else if (c >= 0xF0 && c <= 0xF4) { n = 4; v = c & 0x07u; min = 0x10000; }
+  else return 0;
+  if (i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((b(k) & 0xC0u) != 0x80u) return 0;
+    v = (v << 6) | (b(k) & 0x3Fu);
   }
-  if (c < 0x20 || c == 0x7f || (ascii_only && c >= 0x80)) return fmt::format("\\x{:02x}", c);
-  return std::string(1, static_cast<char>(c));
+  if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+  *cp = v;
+  return n;
 }
+
+bool is_control(std::uint32_t cp) { return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F); }
 
 }  // namespace
 
-std::string excerpt(std::string_view text, std::size_t max_chars) {
+std::string escaped_text(std::string_view s, std::size_t max_bytes) {
   std::string out;
-  std::size_t shown = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    std::string p = printed(static_cast<unsigned char>(text[i]), true);
-    if (shown + p.size() > max_chars) return out + "...";
-    out += p;
-    shown += p.size();
+  for (std::size_t i = 0; i < s.size();) {
+    std::uint32_t cp = 0;
+    std::size_t n = utf8_sequence(s, i, &cp);
+    std::string piece;
+    if (n == 0) piece = fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i]));
+    else if (cp == '\n') piece = "\\n";
+    else if (cp == '\t') piece = "\\t";
+    else if (cp == '\r') piece = "\\r";
+    else if (is_control(cp)) {
+      for (std::size_t k = 0; k < n; ++k) piece += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i + k]));
+    } else piece = std::string(s.substr(i, n));
+    if (out.size() + piece.size() > max_bytes) return out + "...";
+    out += piece;
+    i += n == 0 ? 1 : n;
   }
   return out;
 }
 
-std::string one_line(std::string_view message, std::size_t max_bytes) {
-  std::string out;
-  for (unsigned char c : message) {
-    std::string p = printed(c, false);
-    if (out.size() + p.size() > max_bytes) {
-      // Never end inside a UTF-8 character: drop continuation bytes and the lead byte they follow.
-      while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xc0) == 0x80) out.pop_back();
-      if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xc0) out.pop_back();
-      return out + "...";
-    }
-    out += p;
+std::string quoted_excerpt(std::string_view s) { return "'" + escaped_text(s, 40) + "'"; }
+
+bool is_one_line_text(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    std::uint32_t cp = 0;
+    std::size_t n = utf8_sequence(s, i, &cp);
+    if (n == 0 || is_control(cp)) return false;
+    i += n;
   }
-  return out;
+  return true;
 }
 
 }  // namespace ab

@@ -1,6 +1,5 @@
-// Untrusted text in one-line messages: a short excerpt with every byte that is not printable ASCII escaped
-// (\n, \t, \r, \xNN), and the last guard of the one-line rule for a whole message (control characters
-// escaped, length capped), so that no input can make an error span lines or megabytes.
+// Text that came from outside attnbench (a plugin's strings, a child process's message) made safe for a
+// one-line message: control characters and bytes that are not UTF-8 escaped, the length bounded.
 #pragma once
 #include <cstddef>
 #include <string>
@@ -8,10 +7,14 @@
 
 namespace ab {
 
-// At most `max_chars` characters of `text` (escapes count as what they print), "..." appended when cut.
-std::string excerpt(std::string_view text, std::size_t max_chars = 48);
-// `message` on one line: control characters escaped as in excerpt (other bytes kept, so UTF-8 names stay
-// readable), cut to at most `max_bytes` bytes (not inside a UTF-8 character) with "..." when longer.
-std::string one_line(std::string_view message, std::size_t max_bytes = 1024);
+// `s` with every control character (C0, DEL, C1) written as \n, \t, \r or \xNN, every byte that is not part
+// of a well-formed UTF-8 sequence as \xNN (a backslash stays as it is: escaped text escapes to itself),
+// cut (at a character) once the result would pass `max_bytes`, which then ends in "...". Never contains a
+// line break.
+std::string escaped_text(std::string_view s, std::size_t max_bytes);
+// A short quoted excerpt for a message: '<escaped_text(s, 40)>'.
+std::string quoted_excerpt(std::string_view s);
+// True when `s` is well-formed UTF-8 without control characters (C0, DEL, C1): text that fits in one line.
+bool is_one_line_text(std::string_view s);
 
 }  // namespace ab

@@ -1,8 +1,10 @@
-// Loading plugins: dlopen, the entry symbol, the ABI version and the table checked before anything runs.
+// Loading a plugin's library into this process: dlopen, the entry symbol, the ABI version, and the table
+// read with bounds before anything trusts it; and the process's list of plugins.
 #include "strategies/plugin_library.hpp"
 
 #include <dlfcn.h>
 
+#include <cstring>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -19,59 +21,75 @@ std::vector<LoadedPlugin>& registry() {
   return plugins;
 }
 
-bool valid_name(const std::string& n) {
-  if (n.empty() || n.size() > 64) return false;
-  for (char c : n)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) return false;
-  return true;
+// The string at `s` (null: empty), read no further than `max` + 1 bytes; UsageError when it is longer.
+// A pointer to nowhere crashes this process: a loader process (cli/plugin_loader.hpp), whose parent says so.
+std::string bounded_string(const char* s, std::size_t max, const std::string& what, const std::string& path) {
+  if (!s) return "";
+  const std::size_t n = strnlen(s, max + 1);
+  if (n > max) throw UsageError(plugin_error(path, fmt::format("its {} is longer than {} bytes", what, max)));
+  return std::string(s, n);
 }
 
-// The table's fields, checked; throws UsageError naming `path`.
+// The table's fields, read with bounds and checked; throws UsageError naming `path`.
 PluginInfo read_table(const ab_plugin* t, const std::string& path) {
-  auto bad = [&](const std::string& why) { return UsageError(fmt::format("--plugin={}: {}", path, why)); };
+  auto bad = [&](const std::string& why) { return UsageError(plugin_error(path, why)); };
   if (!t) throw bad("attnbench_plugin() returned NULL");
   if (t->abi_version != ATTNBENCH_PLUGIN_ABI_VERSION)
     throw bad(fmt::format("built for plugin ABI version {}, this attnbench takes version {} (rebuild it against "
                           "include/attnbench/plugin.h)", t->abi_version, ATTNBENCH_PLUGIN_ABI_VERSION));
   if (t->struct_size < sizeof(ab_plugin)) throw bad(fmt::format("its table is {} bytes, expected {}", t->struct_size, sizeof(ab_plugin)));
-  if (!t->name || !valid_name(t->name)) throw bad("its name must be 1-64 characters of [A-Za-z0-9_.-]");
-  if (t->num_configs < 1 || t->num_configs > 4096 || !t->configs)
-    throw bad("it must list between 1 and 4096 configurations");
+  if (!t->name) throw bad("its name is NULL");
+  if (t->num_configs < 1 || t->num_configs > kMaxPluginConfigs || !t->configs)
+    throw bad(fmt::format("it must list between 1 and {} configurations (it says {})", kMaxPluginConfigs, t->num_configs));
   if (!t->can_implement || !t->kernels_per_forward || !t->setup || !t->forward || !t->teardown)
     throw bad("a function of its table is NULL");
   PluginInfo info;
-  info.name = t->name;
-  info.version = t->version ? t->version : "";
-  info.description = t->description ? t->description : "";
+  info.name = bounded_string(t->name, kMaxPluginName, "name", path);
+  info.version = bounded_string(t->version, kMaxPluginVersion, "version", path);
+  info.description = bounded_string(t->description, kMaxPluginDescription, "description", path);
   info.path = path;
   for (int i = 0; i < t->num_configs; ++i) {
-    if (!t->configs[i] || !*t->configs[i]) throw bad(fmt::format("configuration {} has no name", i));
-    info.configs.emplace_back(t->configs[i]);
+    if (!t->configs[i]) throw bad(fmt::format("configuration {} has no name", i));
+    info.configs.push_back(bounded_string(t->configs[i], kMaxPluginConfigName, fmt::format("configuration {}", i), path));
   }
+  check_plugin_info(info, path);
   return info;
 }
 
 }  // namespace
 
-void load_plugins(const std::vector<std::string>& paths) {
-  for (const std::string& path : paths) {
-    bool seen = false;
-    for (const LoadedPlugin& p : registry()) seen = seen || p.info.path == path;
-    if (seen) continue;
-    if (!std::filesystem::exists(path)) throw UsageError(fmt::format("--plugin={}: no such file", path));
-    // A path without a slash would make dlopen search the library path instead of this file.
-    std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
-    void* handle = dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) throw UsageError(fmt::format("--plugin={}: cannot load it: {}", path, dlerror()));
-    auto entry = reinterpret_cast<ab_plugin_entry_fn>(dlsym(handle, ATTNBENCH_PLUGIN_ENTRY));
-    if (!entry) throw UsageError(fmt::format("--plugin={}: it does not export {}()", path, ATTNBENCH_PLUGIN_ENTRY));
-    const ab_plugin* table = entry();
-    PluginInfo info = read_table(table, path);
-    for (const LoadedPlugin& p : registry())
-      if (p.info.name == info.name)
-        throw UsageError(fmt::format("--plugin={}: a plugin named '{}' is already loaded from {}", path, info.name, p.info.path));
-    registry().push_back({std::move(info), table});
+LoadedPlugin open_plugin_library(const std::string& path) {
+  if (!std::filesystem::exists(path)) throw UsageError(plugin_error(path, "no such file"));
+  // A path without a slash would make dlopen search the library path instead of this file.
+  std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
+  void* handle = dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* why = dlerror();
+    throw UsageError(plugin_error(path, fmt::format("cannot load it: {}", why ? why : "dlopen failed")));
   }
+  auto entry = reinterpret_cast<ab_plugin_entry_fn>(dlsym(handle, ATTNBENCH_PLUGIN_ENTRY));
+  if (!entry) throw UsageError(plugin_error(path, fmt::format("it does not export {}()", ATTNBENCH_PLUGIN_ENTRY)));
+  const ab_plugin* table = entry();
+  return {read_table(table, path), table};
+}
+
+void load_plugins(const std::vector<std::string>& paths) {
+  for (const std::string& path : paths)
+    if (!plugin_loaded_from(path)) add_loaded_plugin(open_plugin_library(path));
+}
+
+bool plugin_loaded_from(const std::string& path) {
+  for (const LoadedPlugin& p : registry())
+    if (p.info.path == path) return true;
+  return false;
+}
+
+void add_loaded_plugin(LoadedPlugin plugin) {
+  for (const LoadedPlugin& p : registry())
+    if (p.info.name == plugin.info.name)
+      throw UsageError(plugin_error(plugin.info.path, fmt::format("a plugin named '{}' is already loaded from {}",
+                                                                 plugin.info.name, p.info.path)));
+  registry().push_back(std::move(plugin));
 }
 
 const std::vector<LoadedPlugin>& loaded_plugins() { return registry(); }

@@ -1,35 +1,36 @@
-// Plugins: shared libraries implementing include/attnbench/plugin.h, loaded with dlopen, their ABI version
-// checked, kept for the life of the process, and made into strategies named "plugin:<name>".
+// Plugins: shared libraries implementing include/attnbench/plugin.h, made into strategies named
+// "plugin:<name>". A plugin's code is loaded (dlopen, its ABI version and table checked) only in a process
+// that runs it: a plugin row's child or a loader process (cli/plugin_loader.hpp); the process that starts them
+// knows a plugin by its description alone (strategies/plugin_description.hpp) and holds no table.
 #pragma once
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/strategy.hpp"
+#include "strategies/plugin_description.hpp"
 
 struct ab_plugin;
 
 namespace ab {
 
-// What `attnbench list` shows about a loaded plugin.
-struct PluginInfo {
-  std::string name;         // the plugin's own name; the strategy is "plugin:" + name
-  std::string version;      // the plugin's version text
-  std::string description;
-  std::string path;         // as given to --plugin (or a suite)
-  std::vector<std::string> configs;  // its tunable configurations, the default first
-};
-
-// One loaded library (never unloaded: its code may still be referenced by strategies).
+// One plugin of this process. Its library, when loaded here, is never unloaded (strategies refer to it).
 struct LoadedPlugin {
   PluginInfo info;
-  const ab_plugin* table = nullptr;
+  const ab_plugin* table = nullptr;  // null where the plugin's code was loaded in another process
 };
 
-// Loads every path (dlopen, the entry symbol, the ABI version, the table's fields) into the process's list;
-// a path already loaded is skipped. Throws UsageError (one line) for a missing file, a library without the
-// entry symbol, another ABI version, a malformed table, or two plugins with the same name.
+// Loads the library at `path` into this process: dlopen, the entry symbol, the ABI version, and the table's
+// fields read with bounds (at most kMaxPluginConfigs configurations, each string at most its bound) and
+// checked (check_plugin_info). Runs the library's code here. Throws UsageError (one line) for a missing file,
+// a library that cannot be loaded or lacks the entry symbol, another ABI version or a malformed table.
+LoadedPlugin open_plugin_library(const std::string& path);
+// open_plugin_library for every path not loaded yet, each added to the process's list (add_loaded_plugin).
 void load_plugins(const std::vector<std::string>& paths);
+// Whether a plugin was loaded from `path` (as given) already.
+bool plugin_loaded_from(const std::string& path);
+// Adds `plugin` to the process's list; throws UsageError when a plugin of the same name is loaded already.
+void add_loaded_plugin(LoadedPlugin plugin);
 // The plugins loaded so far, in load order.
 const std::vector<LoadedPlugin>& loaded_plugins();
 // Their descriptions, for `attnbench list` and reports.

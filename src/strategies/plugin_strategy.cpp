@@ -1,8 +1,9 @@
 // A plugin as a strategy: "plugin:<name>". It translates attnbench's problem and tensors into the C ABI
 // (include/attnbench/plugin.h), calls the plugin's functions, turns their error returns into exceptions (a
 // `failed` row), and after the forwards checks the guard regions around every tensor it handed out. The
-// plugin's code runs only where plugins run in-process (the child process of cli/plugin_process.cpp); the
-// parent asks nothing of it and leaves can_implement and the launch contract to the child's row.
+// plugin's code runs only where plugins run in-process (the child process of cli/plugin_process.cpp) and its
+// library is loaded; the parent, which holds its description alone (no table), asks nothing of it and leaves
+// can_implement and the launch contract to the child's row.
 #include <cstring>
 
 #include <fmt/format.h>
@@ -45,7 +46,7 @@ std::string message(const char* buf) { return std::string(buf, strnlen(buf, kMes
 
 class PluginStrategy : public Strategy {
  public:
-  explicit PluginStrategy(const LoadedPlugin& p) : plugin_(p), t_(*p.table) {}
+  explicit PluginStrategy(const LoadedPlugin& p) : plugin_(p), t_(p.table) {}
   std::string name() const override { return kPluginPrefix + plugin_.info.name; }
   std::string description() const override {
     return fmt::format("plugin {} {} ({}): {}", plugin_.info.name, plugin_.info.version, plugin_.info.path,
@@ -56,19 +57,18 @@ class PluginStrategy : public Strategy {
 
   LaunchContract contract(const Problem& p, const StrategyOptions& opt) const override {
     int index = 0;
-    if (!plugins_run_in_process() || !config_index(opt, &index).empty())
-      return {0, 0, "as the plugin declares"};
+    if (!code_here() || !config_index(opt, &index).empty()) return {0, 0, "as the plugin declares"};
     ab_problem ap = to_abi(p);
-    std::int64_t k = t_.kernels_per_forward(&ap, index);
+    std::int64_t k = t_->kernels_per_forward(&ap, index);
     return {0, k, fmt::format("{} kernel{} (declared by the plugin)", k, k == 1 ? "" : "s")};
   }
   std::string can_implement(const Problem& p, const Backend& be, const StrategyOptions& opt) const override {
     int index = 0;
     if (std::string why = config_index(opt, &index); !why.empty()) return why;
-    if (!plugins_run_in_process()) return "";  // the child process asks the plugin
+    if (!code_here()) return "";  // the child process asks the plugin
     ab_problem ap = to_abi(p);
     char reason[kMessageBytes] = {};
-    if (t_.can_implement(&ap, abi_backend(be), index, reason, sizeof reason) == 0) return "";
+    if (t_->can_implement(&ap, abi_backend(be), index, reason, sizeof reason) == 0) return "";
     std::string why = message(reason);
     return why.empty() ? "the plugin declines this problem (no reason given)" : why;
   }
@@ -94,20 +94,20 @@ class PluginStrategy : public Strategy {
     be.memory().synchronize();  // inputs uploaded on attnbench's stream are ready before the plugin reads them
     char err[kMessageBytes] = {};
     state_ = nullptr;
-    if (t_.setup(&problem_, &tensors_, config_, &state_, err, sizeof err) != 0)
+    if (table().setup(&problem_, &tensors_, config_, &state_, err, sizeof err) != 0)
       throw BackendError(fmt::format("plugin setup failed: {}", message(err)), false);
     set_up_ = true;
   }
   void run(Backend&) override {
     char err[kMessageBytes] = {};
-    if (t_.forward(state_, err, sizeof err) != 0)
+    if (table().forward(state_, err, sizeof err) != 0)
       throw BackendError(fmt::format("plugin forward failed: {}", message(err)), false);
   }
   void teardown(Backend& be) override {
     if (!set_up_) return;
     set_up_ = false;
     be.memory().synchronize();  // the forwards have finished before the guards are read
-    t_.teardown(state_);
+    table().teardown(state_);
     state_ = nullptr;
     if (guards_)
       if (std::string why = guards_->check(); !why.empty()) throw BackendError(why, false);
@@ -131,8 +131,16 @@ class PluginStrategy : public Strategy {
     return fmt::format("the plugin has no configuration '{}'", opt.plugin_config);
   }
 
+  // Whether the plugin's code may be called here: its library is loaded in this process, which runs plugins.
+  bool code_here() const { return t_ && plugins_run_in_process(); }
+  // Its table; BackendError (a failed row) where its library is not loaded in this process.
+  const ab_plugin& table() const {
+    if (!t_) throw BackendError(fmt::format("{}: its library is not loaded in this process", name()), false);
+    return *t_;
+  }
+
   const LoadedPlugin& plugin_;
-  const ab_plugin& t_;
+  const ab_plugin* t_;
   ab_problem problem_{};
   ab_tensors tensors_{};
   const GuardRegions* guards_ = nullptr;

@@ -5,7 +5,9 @@
 # says failed with the reason (crash, error return, out-of-bounds write, hang) or incorrect (wrong answer),
 # while the built-in strategies are still verified; a plugin built for another ABI is refused with one line;
 # a suite's "plugins" are loaded; tune searches the plugin's configurations into the cache and a run with
-# the cache uses it. Usage: cli_plugins.sh ATTNBENCH SRC
+# the cache uses it; a library broken while it is loaded (a crash in attnbench_plugin(), abort(), exit(0) or a
+# hang in its constructor, num_configs past its array, a configuration name with a line break) is one line and
+# exit code 2 for run, tune and list, with nothing run or written. Usage: cli_plugins.sh ATTNBENCH SRC
 set -u
 bin=$1
 plugins=$(cd "$(dirname "$bin")" && pwd)/plugins
@@ -126,6 +128,47 @@ import json; x = [r for r in json.load(open('n.json'))['results'] if r['strategy
 assert x['status'] == 'ok' and x['config']['plugin_config'] == 'keys256', x" && ok || bad "--plugin_config=keys256"
 expect_exit 2 "no selected plugin has that configuration" "$bin" --backend=cpu --plugin="$cpu_plugin" --plugin_config=nope
 expect_exit 2 "--plugin_config=keys16: no plugin is selected" "$bin" --backend=cpu --plugin_config=keys16
+
+# 6. Loading happens in a loader process (cli/plugin_loader.hpp): a library broken while it loads costs one line
+# and exit code 2, never attnbench itself; no row runs and no report or cache is written. The crashing loaders
+# must die by their signal under AddressSanitizer too (handle_segv=0, as in 2.), and the one that calls exit(0)
+# must exit with 0 (detect_leaks=0: no leak report at that exit). `timeout` only keeps a regression (a hanging
+# load) from hanging the test.
+saved_asan=${ASAN_OPTIONS-}
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}handle_segv=0:handle_abort=0:detect_leaks=0"
+loading_refused() {  # MODE NEEDLE: run, tune and list each refuse libbroken_MODE.so with NEEDLE
+  local lib=$plugins/libbroken_$1.so
+  rm -f lr.json lc.json
+  expect_exit 2 "--plugin=$lib: $2" timeout 60 "$bin" --backend=cpu --plugin="$lib" --plugin_timeout=2 --batch=1 \
+    --heads=1 --seq_len=8 --head_dim=16 --min_samples=1 --warmup=0 --max_time=0.01 --json=lr.json
+  [[ ! -e lr.json && ! -s stdout.txt ]] && ok || bad "run --plugin=$1: a report or a table was written"
+  expect_exit 2 "--plugin=$lib: $2" timeout 60 "$bin" tune --backend=cpu --plugin="$lib" --plugin_timeout=2 --batch=1 \
+    --heads=1 --seq_len=8 --head_dim=16 --cache=lc.json
+  [[ ! -e lc.json && ! -s stdout.txt ]] && ok || bad "tune --plugin=$1: a cache or a summary was written"
+  expect_exit 2 "--plugin=$lib: $2" timeout 60 "$bin" list --plugin="$lib" --plugin_timeout=2
+  [[ ! -s stdout.txt ]] && ok || bad "list --plugin=$1: a listing was printed"
+}
+loading_refused entry_crash "loading it crashed: its loader process was killed by signal 11 (SIGSEGV)"
+loading_refused ctor_abort "loading it crashed: its loader process was killed by signal 6 (SIGABRT)"
+loading_refused ctor_exit0 "its loader process exited with status 0 before describing it"
+loading_refused ctor_hang "loading it took longer than 2 s"
+loading_refused too_many_configs "loading it crashed: its loader process was killed by signal 11 (SIGSEGV)"
+loading_refused ctl_config "its configuration 1 'two\\nlines\\x1b[31m red' must be one line of text of at most 256 bytes"
+# The good plugin beside a broken one: still refused, and nothing of the good one runs.
+rm -f lr.json
+expect_exit 2 "libbroken_ctor_abort.so: loading it crashed" "$bin" --backend=cpu --plugin="$cpu_plugin" \
+  --plugin="$plugins/libbroken_ctor_abort.so" --batch=1 --heads=1 --seq_len=8 --head_dim=16 --json=lr.json
+[[ ! -e lr.json ]] && ok || bad "a report was written beside a broken plugin"
+# A suite's "plugins" are loaded the same way.
+mkdir -p bsuite && cp "$plugins/libbroken_entry_crash.so" bsuite/crash.so
+cat >bsuite/s.json <<'JSON'
+{"name": "broken-suite", "plugins": ["crash.so"], "grids": [{"batch": 1, "heads": 2, "seq_len": 20, "head_dim": 16}]}
+JSON
+rm -f lr.json
+expect_exit 2 "bsuite/crash.so: loading it crashed: its loader process was killed by signal 11 (SIGSEGV)" \
+  "$bin" --backend=cpu --config=bsuite/s.json --json=lr.json
+[[ ! -e lr.json ]] && ok || bad "a report was written for a suite with a broken plugin"
+if [[ -n "$saved_asan" ]]; then export ASAN_OPTIONS=$saved_asan; else unset ASAN_OPTIONS; fi
 
 # compare matches plugin rows by (problem, strategy) like any other row.
 for n in c1 c2; do

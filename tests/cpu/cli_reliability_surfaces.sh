@@ -162,6 +162,8 @@ expect_exit 2 "a FIFO or pipe" timeout 20 "${A[@]}" --json=d/f.json --resume
 expect_exit 2 "not a regular file" timeout 20 "${A[@]}" --json=d/f.json
 expect_exit 2 "a FIFO or pipe, not a regular file" timeout 20 "$bin" report fifo
 expect_exit 2 "is a directory" "${K[@]}" --kv_lens=file:d
+expect_exit 2 "--plugin 'fifo': a FIFO or pipe, not a regular file" timeout 20 "${A[@]}" --plugin=fifo
+expect_exit 2 "--plugin 'fifo': a FIFO or pipe, not a regular file" timeout 20 "$bin" list --plugin=fifo
 # A stream the user names explicitly is still read.
 "$bin" report /dev/stdin <c.json >/dev/null 2>&1; [[ $? -eq 2 ]] && ok || bad "report /dev/stdin"  # a cache, not a report: read, then refused
 "$bin" report /dev/stdin <closed.json >/dev/null && ok || bad "a report on /dev/stdin is not read"

@@ -28,19 +28,15 @@ std::string usage_error_of(const std::function<void()>& f) {
 
 }  // namespace
 
-TEST(Excerpt, escapes_every_byte_that_is_not_printable_ascii_and_cuts) {
-  EXPECT_EQ(excerpt("0/2\n"), "0/2\\n");
-  EXPECT_EQ(excerpt(std::string("a\0b\t\xff", 5)), "a\\x00b\\t\\xff");
-  EXPECT_EQ(excerpt(std::string(100, '7'), 10), "7777777777...");
-  EXPECT_EQ(excerpt("\n\n\n\n", 5), "\\n\\n...");  // an escape is never cut in half
-  EXPECT_EQ(excerpt(""), "");
-}
-
-TEST(OneLine, keeps_utf8_escapes_control_characters_and_caps_the_length) {
-  EXPECT_EQ(one_line("config 'caf\xc3\xa9': bad\nsecond line\r"), "config 'caf\xc3\xa9': bad\\nsecond line\\r");
-  std::string cut = one_line(std::string(10, 'a') + "\xc3\xa9" + std::string(10, 'b'), 11);
+TEST(EscapedText, cuts_at_a_whole_escape_or_character_and_bounds_whole_messages) {
+  EXPECT_EQ(escaped_text("0/2\n", 40), "0/2\\n");
+  EXPECT_EQ(escaped_text(std::string("a\0b\t\xff", 5), 40), "a\\x00b\\t\\xff");
+  EXPECT_EQ(escaped_text(std::string(100, '7'), 10), "7777777777...");
+  EXPECT_EQ(escaped_text("\n\n\n\n", 5), "\\n\\n...");  // an escape is never cut in half
+  EXPECT_EQ(escaped_text("config 'caf\xc3\xa9': bad\nsecond line\r", 1024), "config 'caf\xc3\xa9': bad\\nsecond line\\r");
+  std::string cut = escaped_text(std::string(10, 'a') + "\xc3\xa9" + std::string(10, 'b'), 11);
   EXPECT_EQ(cut, std::string(10, 'a') + "...");  // not inside the two-byte character
-  EXPECT_EQ(one_line(std::string(5000000, 'x')).size(), 1027u);
+  EXPECT_EQ(escaped_text(std::string(5000000, 'x'), 1024).size(), 1027u);  // main()'s bound on an error line
 }
 
 TEST(InputFile, names_of_streams) {

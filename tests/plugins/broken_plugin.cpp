@@ -1,11 +1,16 @@
 // A deliberately broken attnbench plugin for the isolation tests, built once per failure (BROKEN_MODE):
 // crash (SIGSEGV in forward), error (forward returns an error), oob (writes past the end of O), hang (never
-// returns from forward), wrong (a finite but wrong output: `incorrect`), abi (built for another ABI version).
+// returns from forward), wrong (a finite but wrong output: `incorrect`), abi (built for another ABI version);
+// and broken while it is loaded: entry_crash (SIGSEGV in attnbench_plugin()), ctor_abort, ctor_exit0 and
+// ctor_hang (abort(), exit(0) or a hang in the library's constructor), too_many_configs (num_configs past the
+// end of its configs array, where bad pointers follow), ctl_config (a configuration name with a line break and
+// an escape sequence in it).
 #include <attnbench/plugin.h>
 
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -18,10 +23,34 @@
 #define BROKEN_HANG 4
 #define BROKEN_WRONG 5
 #define BROKEN_ABI 6
+#define BROKEN_ENTRY_CRASH 7
+#define BROKEN_CTOR_ABORT 8
+#define BROKEN_CTOR_EXIT0 9
+#define BROKEN_CTOR_HANG 10
+#define BROKEN_TOO_MANY_CONFIGS 11
+#define BROKEN_CTL_CONFIG 12
 
 namespace {
 
+#if BROKEN_MODE == BROKEN_CTL_CONFIG
+const char* const kConfigs[] = {"only", "two\nlines\x1b[31m red"};
+#else
 const char* const kConfigs[] = {"only"};
+#endif
+// too_many_configs: the table says 3 configurations; the one array entry is followed by pointers to nowhere.
+struct Overrun {
+  const char* configs[1];
+  const char* past[2];
+};
+const Overrun kOverrun = {{"only"}, {reinterpret_cast<const char*>(16), reinterpret_cast<const char*>(16)}};
+
+#if BROKEN_MODE == BROKEN_CTOR_ABORT || BROKEN_MODE == BROKEN_CTOR_EXIT0 || BROKEN_MODE == BROKEN_CTOR_HANG
+__attribute__((constructor)) void on_load() {
+  if (BROKEN_MODE == BROKEN_CTOR_ABORT) std::abort();
+  if (BROKEN_MODE == BROKEN_CTOR_EXIT0) std::exit(0);
+  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+}
+#endif
 
 struct State {
   ab_problem p;
@@ -75,8 +104,8 @@ const ab_plugin kTable = {
     BROKEN_NAME,
     "0.0.1",
     "deliberately broken (tests/plugins)",
-    1,
-    kConfigs,
+    BROKEN_MODE == BROKEN_TOO_MANY_CONFIGS ? 3 : static_cast<int32_t>(sizeof kConfigs / sizeof kConfigs[0]),
+    BROKEN_MODE == BROKEN_TOO_MANY_CONFIGS ? kOverrun.configs : kConfigs,
     can_implement,
     kernels_per_forward,
     setup,
@@ -86,4 +115,7 @@ const ab_plugin kTable = {
 
 }  // namespace
 
-extern "C" ATTNBENCH_PLUGIN_EXPORT const ab_plugin* attnbench_plugin(void) { return &kTable; }
+extern "C" ATTNBENCH_PLUGIN_EXPORT const ab_plugin* attnbench_plugin(void) {
+  if (BROKEN_MODE == BROKEN_ENTRY_CRASH) *g_nowhere = 1;  // SIGSEGV
+  return &kTable;
+}

@@ -1,0 +1,45 @@
+// A plugin's description: what attnbench knows of a plugin outside the process that loaded it (its name,
+// version, description and configurations), the rules every such description obeys, and its JSON form, which
+// a loader process (cli/plugin_loader.hpp) prints for the parent. The parent parses it as untrusted input.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ab {
+
+// What `attnbench list` shows about a loaded plugin.
+struct PluginInfo {
+  std::string name;         // the plugin's own name; the strategy is "plugin:" + name
+  std::string version;      // the plugin's version text
+  std::string description;
+  std::string path;         // as given to --plugin (or a suite)
+  std::vector<std::string> configs;  // its tunable configurations, the default first
+};
+
+// The bounds of a plugin's table (plugin.h): the name is 1-64 characters of [A-Za-z0-9_.-]; the version,
+// description and each configuration name are one line of text of at most these many bytes.
+inline constexpr std::size_t kMaxPluginName = 64;
+inline constexpr std::size_t kMaxPluginVersion = 256;
+inline constexpr std::size_t kMaxPluginDescription = 1024;
+inline constexpr std::size_t kMaxPluginConfigName = 256;
+inline constexpr int kMaxPluginConfigs = 4096;
+// The most bytes a description's JSON can take (every field at its bound, every byte escaped as \u00XX).
+inline constexpr std::size_t kMaxPluginDescriptionJson = std::size_t(8) << 20;
+
+// "--plugin=PATH: " + why, the one way a plugin's refusal begins.
+std::string plugin_error(const std::string& path, const std::string& why);
+// Checks `info` against the rules above; throws UsageError naming `path` with a short escaped excerpt of
+// the offending text.
+void check_plugin_info(const PluginInfo& info, const std::string& path);
+
+// The loader process's answer: the description of a plugin it loaded, or why it could not load it.
+std::string plugin_description_json(const PluginInfo& info);
+std::string plugin_refusal_json(const std::string& message);
+// Parses a loader's answer for the plugin at `path` (which fills info.path): its description, checked; or
+// throws UsageError (one line, at most a few hundred bytes) with the loader's refusal or what is wrong with
+// the text. Any bytes may come in.
+PluginInfo plugin_info_from_description(std::string_view text, const std::string& path);
+
+}  // namespace ab
