@@ -9,23 +9,13 @@
 #include <string>
 
 #include "core/errors.hpp"
+#include "core/fd_write.hpp"
 #include "strategies/plugin_description.hpp"
 #include "strategies/plugin_library.hpp"
 
 namespace ab {
 
 namespace {
-
-bool write_all(int fd, const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
-}
 
 // The answer goes to what stdout is now; whatever the library prints while it loads goes to /dev/null.
 int answer_channel() {
@@ -46,7 +36,7 @@ int describe(const std::string& path) {
   } catch (const UsageError& e) {
     doc = plugin_refusal_json(e.what());
   }
-  const bool written = write_all(answer, doc) && ::close(answer) == 0;
+  const bool written = write_fully(answer, doc) && ::close(answer) == 0;
   // _exit: the library stays loaded, and its static destructors (its code) do not run at exit.
   _exit(written ? 0 : 3);
 }

@@ -12,6 +12,7 @@
 #include "core/fnv_hash.hpp"
 #include "core/input_file.hpp"
 #include "core/problem_axes.hpp"
+#include "core/text_excerpt.hpp"
 
 namespace ab {
 
@@ -96,7 +97,7 @@ void GridJournal::drop(std::size_t problem, const std::string& why) {
   auto it = done_.find(problem);
   if (it == done_.end()) return;
   std::fprintf(stderr, "attnbench: --resume: line %zu of %s dropped (%s); problem %zu runs again\n", line_of_[problem],
-               quoted_path(path_).c_str(), why.c_str(), problem);
+               quoted_path(path_).c_str(), escaped_text(why, 300).c_str(), problem);
   done_.erase(it);
   ++dropped_;
 }

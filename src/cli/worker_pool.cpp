@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/fd_write.hpp"
 
 extern char** environ;
 
@@ -74,16 +75,6 @@ std::vector<char*> c_strings(std::vector<std::string>& v) {
   for (auto& s : v) out.push_back(s.data());
   out.push_back(nullptr);
   return out;
-}
-
-void write_all(int fd, const std::string& text) {
-  std::size_t off = 0;
-  while (off < text.size()) {
-    ssize_t n = write(fd, text.data() + off, text.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // the worker is gone: its end of file says so
-    off += static_cast<std::size_t>(n);
-  }
 }
 
 }  // namespace
@@ -285,7 +276,7 @@ void WorkerPool::run(std::size_t count, const std::function<void(const TaskOutco
       std::tie(k.item, k.start) = queue.front();
       queue.pop_front();
       k.busy = true;
-      write_all(k.to, fmt::format("{} {}\n", k.item, k.start));
+      (void)write_fully(k.to, fmt::format("{} {}\n", k.item, k.start));  // a worker gone: its end of file says so
     }
     if (queue.empty() && !busy()) break;
     if (!any_worker()) {  // every device's worker failed to start again: the rest cannot run

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/fd_write.hpp"
 
 namespace ab {
 
@@ -55,19 +56,6 @@ Target classify(const std::string& path, std::string* real, mode_t* mode) {
   *real = buf;
   *mode = st.st_mode & 07777;
   return Target::regular;
-}
-
-bool write_all(int fd, const std::string& text) {
-  const char* p = text.data();
-  std::size_t left = text.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  return true;
 }
 
 // The prefix of every temporary file beside `target` that this host writes: TARGET.tmp.HOST.PID. (the PID
@@ -158,7 +146,7 @@ void write_file_atomic(const std::string& path, const std::string& text) {
   if (kind == Target::special) {
     int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) refuse(path, std::strerror(errno));
-    bool ok = write_all(fd, text);
+    bool ok = write_fully(fd, text);
     int err = errno;
     ::close(fd);
     if (!ok) refuse(path, fmt::format("write failed ({})", std::strerror(err)));
@@ -169,13 +157,13 @@ void write_file_atomic(const std::string& path, const std::string& text) {
   int fd = make_anonymous_temp(real);
   const bool anonymous = fd >= 0;
   if (!anonymous) fd = create_temp_beside(path, real, &tmp);
-  bool ok = ::fchmod(fd, mode) == 0 && write_all(fd, text) && ::fsync(fd) == 0;
+  bool ok = ::fchmod(fd, mode) == 0 && write_fully(fd, text) && ::fsync(fd) == 0;
   int err = errno;
   if (ok && anonymous && !name_anonymous(fd, real, &tmp)) {
     // No /proc to link through: write it again under a name.
     ::close(fd);
     fd = create_temp_beside(path, real, &tmp);
-    ok = ::fchmod(fd, mode) == 0 && write_all(fd, text) && ::fsync(fd) == 0;
+    ok = ::fchmod(fd, mode) == 0 && write_fully(fd, text) && ::fsync(fd) == 0;
     err = errno;
   }
   ok = ::close(fd) == 0 && ok;

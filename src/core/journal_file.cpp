@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/fd_write.hpp"
 #include "core/file_writer.hpp"
 #include "core/fnv_hash.hpp"
 #include "core/input_file.hpp"
@@ -148,7 +149,14 @@ JournalWriter::JournalWriter(const std::string& path, const nlohmann::json& head
   remove_stale_temps(path);
   for (int attempt = 0; attempt < 100; ++attempt) {
     int old = open_locked(path, O_RDONLY);  // held until the new journal has replaced it
-    if (old >= 0) check_ours(path);
+    if (old >= 0) {
+      try {
+        check_ours(path);
+      } catch (...) {
+        ::close(old);
+        throw;
+      }
+    }
     std::string tmp;
     fd_ = create_temp_beside(path, path, &tmp);
     if (::fchmod(fd_, journal_mode()) != 0 || ::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
@@ -189,15 +197,7 @@ void JournalWriter::append(const nlohmann::json& entry) {
 }
 
 void JournalWriter::write_line(const std::string& line) {
-  std::string text = line + "\n";
-  std::size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail(path_, std::strerror(errno));
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd_) != 0) fail(path_, std::strerror(errno));
+  if (!write_fully(fd_, line + "\n") || ::fsync(fd_) != 0) fail(path_, std::strerror(errno));
 }
 
 JournalContents read_journal(const std::string& path) {
