@@ -14,9 +14,14 @@ namespace ab {
 
 namespace {
 
+// "VERSION (GIT)" of a cache's tool, "?" for a part it does not say (any document: the reader checks the rest).
 std::string tool_of(const nlohmann::json& doc) {
-  const nlohmann::json t = doc.value("tool", nlohmann::json::object());
-  return fmt::format("{} ({})", t.value("version", std::string("?")), t.value("git", std::string("?")));
+  auto part = [&doc](const char* key) {
+    if (!doc.is_object() || !doc.contains("tool") || !doc["tool"].is_object()) return std::string("?");
+    const nlohmann::json& t = doc["tool"];
+    return t.contains(key) && t[key].is_string() ? t[key].get<std::string>() : std::string("?");
+  };
+  return fmt::format("{} ({})", part("version"), part("git"));
 }
 
 // One kind of entry (GEMM or fused) from every input: `choice` names what an entry chose.
