@@ -56,7 +56,7 @@ CapturedChild run_self_capturing_stdout(const std::vector<std::string>& args, do
     return c;
   }
   pid_t pid = -1;
-  if (arrange_streams(&fa, fds[1])) pid = spawn_self(args, nullptr, &fa, &c.start_error);
+  if (arrange_streams(&fa, fds[1])) pid = spawn_self(args, nullptr, &fa, &c.start_error, /*shield_stop_signals=*/true);
   else c.start_error = "could not arrange its standard streams";
   posix_spawn_file_actions_destroy(&fa);
   ::close(fds[1]);

@@ -17,7 +17,7 @@
 namespace ab {
 
 pid_t spawn_self(const std::vector<std::string>& args, const std::vector<std::string>* env,
-                 const posix_spawn_file_actions_t* actions, std::string* error) {
+                 const posix_spawn_file_actions_t* actions, std::string* error, bool shield_stop_signals) {
   std::vector<std::string> arg_text = args, env_text = env ? *env : std::vector<std::string>();
   std::vector<char*> cargv, envp;
   for (auto& a : arg_text) cargv.push_back(a.data());
@@ -26,8 +26,19 @@ pid_t spawn_self(const std::vector<std::string>& args, const std::vector<std::st
   envp.push_back(nullptr);
   std::fflush(stdout);  // nothing buffered here is written twice
   std::fflush(stderr);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  if (shield_stop_signals) {
+    sigset_t blocked;
+    sigemptyset(&blocked);
+    sigaddset(&blocked, SIGINT);
+    sigaddset(&blocked, SIGTERM);
+    posix_spawnattr_setsigmask(&attr, &blocked);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  }
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, "/proc/self/exe", actions, nullptr, cargv.data(), env ? envp.data() : environ);
+  const int rc = posix_spawn(&pid, "/proc/self/exe", actions, &attr, cargv.data(), env ? envp.data() : environ);
+  posix_spawnattr_destroy(&attr);
   if (rc != 0) {
     *error = std::strerror(rc);
     return -1;

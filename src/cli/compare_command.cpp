@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/output_file.hpp"
+#include "core/file_identity.hpp"
 #include "core/errors.hpp"
 #include "report/compare.hpp"
 #include "report/report_io.hpp"
@@ -65,6 +66,7 @@ Command add_compare_command(CLI::App& parent) {
   c.app = app;
   c.run = [a]() {
     check_format(a->format, "console|md|csv|json");
+    check_outputs_distinct({{"--output", a->output}}, {{"the base report", a->base}, {"the new report", a->next}});
     CompareOptions opt;
     if (!a->threshold.empty()) opt.threshold = parse_threshold(a->threshold);
     if (!(a->noise_k >= 0) || !std::isfinite(a->noise_k))

@@ -3,6 +3,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/output_file.hpp"
+#include "core/file_identity.hpp"
 #include "report/printers.hpp"
 #include "report/report_io.hpp"
 
@@ -25,6 +26,7 @@ Command add_report_command(CLI::App& parent) {
   c.app = app;
   c.run = [args]() {
     check_format(args->format, "console|md|csv|json");
+    check_outputs_distinct({{"--output", args->output}}, {{"the report", args->file}});
     Report report = read_report(args->file);
     emit_text(args->output, render_report(report, args->format));
     return 0;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/text_excerpt.hpp"
 
 namespace ab {
 
@@ -19,7 +20,7 @@ long long env_integer(const EnvReader& env, const char* name) {
   if (!v) return -1;
   std::string s = v;
   if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos)
-    throw UsageError(fmt::format("{}='{}' is not a non-negative integer", name, s));
+    throw UsageError(fmt::format("{}={} is not a non-negative integer", name, quoted_excerpt(s)));
   return std::stoll(s);
 }
 

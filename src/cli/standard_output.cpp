@@ -2,6 +2,7 @@
 #include "cli/standard_output.hpp"
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -19,10 +20,14 @@ int g_stdout_errno = 0;
 }  // namespace
 
 void reserve_standard_descriptors() {
+  // A reader that went away (| head) is a write error to report, not a silent death by SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
   for (int fd = 0; fd <= 2; ++fd) {
     if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
-    // open() returns the lowest free descriptor: this one, as the lower ones are open by now.
-    int got = ::open("/dev/null", (fd == STDERR_FILENO ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+    // open() returns the lowest free descriptor: this one, as the lower ones are open by now. Stdout is held by
+    // a directory: writes to it fail (EBADF), and so does reopening it by name (/dev/stdout: EISDIR).
+    int got = fd == STDOUT_FILENO ? ::open("/", O_RDONLY | O_DIRECTORY)
+                                  : ::open("/dev/null", fd == STDERR_FILENO ? O_WRONLY : O_RDONLY);
     if (got >= 0 && got != fd) {
       ::dup2(got, fd);
       ::close(got);

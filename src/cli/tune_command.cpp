@@ -21,6 +21,7 @@
 #include "cli/tune_devices.hpp"
 #include "cli/run_command.hpp"
 #include "core/errors.hpp"
+#include "core/input_file.hpp"
 #include "core/grid.hpp"
 #include "core/stop_request.hpp"
 #include "run/run_report.hpp"
@@ -203,9 +204,9 @@ nlohmann::json tune_journal_header(const TuneFlags& f, const TuneOptions& opt, c
 // Stopped by SIGINT/SIGTERM: the cache file holds every problem checkpointed before the signal.
 int finish_interrupted(const TuneOptions& opt, const GridJournal& journal, std::size_t finished, std::size_t total,
                        const std::string& path) {
-  std::fprintf(stderr, "attnbench tune: interrupted by %s: %zu of %zu problem(s) tuned%s; '%s' holds what finished%s\n",
-               signal_name(stop_signal()).c_str(), finished, total, opt.dry_run ? " (dry run)" : "", path.c_str(),
-               journal.active() ? fmt::format("; `--resume` continues from '{}'", journal.path()).c_str() : "");
+  std::fprintf(stderr, "attnbench tune: interrupted by %s: %zu of %zu problem(s) tuned%s; %s holds what finished%s\n",
+               signal_name(stop_signal()).c_str(), finished, total, opt.dry_run ? " (dry run)" : "", quoted_path(path).c_str(),
+               journal.active() ? fmt::format("; `--resume` continues from {}", quoted_path(journal.path())).c_str() : "");
   return interrupted_exit_code();
 }
 

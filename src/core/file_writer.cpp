@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,13 +19,14 @@
 
 #include "core/errors.hpp"
 #include "core/fd_write.hpp"
+#include "core/input_file.hpp"
 
 namespace ab {
 
 namespace {
 
 [[noreturn]] void refuse(const std::string& path, const std::string& why) {
-  throw UsageError(fmt::format("cannot write '{}': {}", path, why));
+  throw UsageError(fmt::format("cannot write {}: {}", quoted_path(path), why));
 }
 
 std::string dir_of(const std::string& path) {
@@ -105,7 +107,7 @@ int create_temp_beside(const std::string& path, const std::string& target, std::
   std::string pattern = temp_prefix(target) + fmt::format("{}.XXXXXX", ::getpid());
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
-  int fd = ::mkstemp(buf.data());
+  int fd = ::mkostemp(buf.data(), O_CLOEXEC);  // never inherited by a child (a plugin row)
   if (fd < 0) refuse(path, fmt::format("directory '{}' missing or not writable ({})", dir_of(target), std::strerror(errno)));
   *name = buf.data();
   return fd;
@@ -124,7 +126,12 @@ void remove_stale_temps(const std::string& target) {
     char* end = nullptr;
     long pid = std::strtol(entry.c_str() + base.size(), &end, 10);
     if (end == entry.c_str() + base.size() || *end != '.' || process_alive(pid)) continue;
-    ::unlinkat(::dirfd(d), entry.c_str(), 0);
+    // Its writer holds an flock while it writes: a lock we can take means nobody does (a PID seen dead may
+    // still be a live writer's in another PID namespace of this host name).
+    int fd = ::openat(::dirfd(d), entry.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) continue;
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) ::unlinkat(::dirfd(d), entry.c_str(), 0);
+    ::close(fd);
   }
   ::closedir(d);
 }
@@ -157,12 +164,14 @@ void write_file_atomic(const std::string& path, const std::string& text) {
   int fd = make_anonymous_temp(real);
   const bool anonymous = fd >= 0;
   if (!anonymous) fd = create_temp_beside(path, real, &tmp);
+  (void)::flock(fd, LOCK_EX | LOCK_NB);  // held while it is written (remove_stale_temps leaves it); a failure only weakens that
   bool ok = ::fchmod(fd, mode) == 0 && write_fully(fd, text) && ::fsync(fd) == 0;
   int err = errno;
   if (ok && anonymous && !name_anonymous(fd, real, &tmp)) {
     // No /proc to link through: write it again under a name.
     ::close(fd);
     fd = create_temp_beside(path, real, &tmp);
+    (void)::flock(fd, LOCK_EX | LOCK_NB);
     ok = ::fchmod(fd, mode) == 0 && write_fully(fd, text) && ::fsync(fd) == 0;
     err = errno;
   }

@@ -132,7 +132,7 @@ std::vector<Problem> suite_from_json(const nlohmann::json& j, const std::string&
     throw UsageError(fmt::format("config '{}': 'name' must be a string", path));
   if (suite_name) *suite_name = j.value("name", std::filesystem::path(path).stem().string());
   std::vector<Problem> out;
-  std::map<std::string, std::size_t> grid_of;  // a problem's JSON -> the grid (from 1) that first gave it
+  std::map<std::string, std::size_t> grid_of;  // a problem's label (as expand_grid keys it) -> its first grid, from 1
   std::size_t grid_no = 0;
   for (const auto& g : j["grids"]) {
     ++grid_no;
@@ -146,7 +146,7 @@ std::vector<Problem> suite_from_json(const nlohmann::json& j, const std::string&
     try {
       auto part = expand_grid(spec);
       for (const Problem& p : part) {
-        auto [at, fresh] = grid_of.emplace(problem_to_json(p).dump(), grid_no);
+        auto [at, fresh] = grid_of.emplace(p.label(), grid_no);
         if (!fresh)
           throw UsageError(fmt::format("grids {} and {} both hold {} (a suite runs each problem once)", at->second,
                                        grid_no, p.label()));

@@ -3,6 +3,7 @@
 // and marks lines that do not check.
 #include "core/journal_file.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -50,6 +51,15 @@ std::string new_run_id() {
 off_t whole_lines_size(const std::string& text) {
   auto nl = text.rfind('\n');
   return nl == std::string::npos ? 0 : static_cast<off_t>(nl + 1);
+}
+
+// Whether `j` is a journal header: an object whose "schema" is kJournalSchema and whose "run_id", if any, is a
+// string.
+bool is_header(const nlohmann::json& j) {
+  if (!j.is_object()) return false;
+  auto schema = j.find("schema"), run_id = j.find("run_id");
+  return schema != j.end() && schema->is_string() && *schema == kJournalSchema &&
+         (run_id == j.end() || run_id->is_string());
 }
 
 // Parses one line of at most kMaxJsonDepth levels; a discarded value when it is not JSON or too deep.
@@ -112,15 +122,18 @@ int open_locked(const std::string& path, int flags) {
 
 // Refuses to replace a file attnbench did not write: the file at `path` must start with a journal header,
 // or be an empty or cut-short start of one.
-void check_ours(const std::string& path) {
-  std::string text = read_input_file(path, kMaxJournalBytes);
+void check_ours(int fd, const std::string& path) {
+  char buf[1 << 16];
+  ssize_t n = ::pread(fd, buf, sizeof buf, 0);
+  const std::string text(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
   auto nl = text.find('\n');
   if (nl == std::string::npos) {
-    if (text.empty() || text[0] == '{') return;
+    // Empty, or a header cut short as it was written (its keys sorted, it starts with "command").
+    const std::string start = "{\"command\":";
+    if (text.empty() || text.compare(0, start.size(), start, 0, std::min(text.size(), start.size())) == 0) return;
   } else {
     std::string fault;
-    nlohmann::json h = parse_line(text.substr(0, nl), &fault);
-    if (h.is_object() && h.value("schema", "") == kJournalSchema) return;
+    if (is_header(parse_line(text.substr(0, nl), &fault))) return;
   }
   fail(path, "it is not an attnbench journal, and attnbench does not replace a file it did not write (remove it, or "
              "choose another output)");
@@ -132,15 +145,27 @@ mode_t journal_mode() {
   return 0644 & ~mask;
 }
 
+// Closes a descriptor when a constructor that opened it throws.
+struct FdGuard {
+  int* fd;
+  ~FdGuard() {
+    if (fd && *fd >= 0) ::close(*fd);
+  }
+  void release() { fd = nullptr; }
+};
+
 }  // namespace
 
 JournalWriter::JournalWriter(const std::string& path, const nlohmann::json& header, bool fresh) : path_(path) {
+  FdGuard guard{&fd_};
   if (!fresh) {
-    run_id_ = header.value("run_id", "");
+    auto id = header.find("run_id");
+    run_id_ = id != header.end() && id->is_string() ? id->get<std::string>() : "";
     fd_ = open_locked(path, O_RDWR | O_APPEND);
     if (fd_ < 0) fail(path, "it disappeared");
     std::string text = read_input_file(path, kMaxJournalBytes);
     if (::ftruncate(fd_, whole_lines_size(text)) != 0) fail(path, std::strerror(errno));
+    guard.release();
     return;
   }
   nlohmann::json h = header;
@@ -149,17 +174,13 @@ JournalWriter::JournalWriter(const std::string& path, const nlohmann::json& head
   remove_stale_temps(path);
   for (int attempt = 0; attempt < 100; ++attempt) {
     int old = open_locked(path, O_RDONLY);  // held until the new journal has replaced it
-    if (old >= 0) {
-      try {
-        check_ours(path);
-      } catch (...) {
-        ::close(old);
-        throw;
-      }
-    }
+    FdGuard old_guard{&old};
+    if (old >= 0) check_ours(old, path);
     std::string tmp;
     fd_ = create_temp_beside(path, path, &tmp);
-    if (::fchmod(fd_, journal_mode()) != 0 || ::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int flags = ::fcntl(fd_, F_GETFL);
+    if (::fchmod(fd_, journal_mode()) != 0 || ::flock(fd_, LOCK_EX | LOCK_NB) != 0 || flags < 0 ||
+        ::fcntl(fd_, F_SETFL, flags | O_APPEND) != 0) {
       int err = errno;
       ::unlink(tmp.c_str());
       fail(path, std::strerror(err));
@@ -175,8 +196,10 @@ JournalWriter::JournalWriter(const std::string& path, const nlohmann::json& head
     const bool placed = old >= 0 ? ::rename(tmp.c_str(), path.c_str()) == 0 : ::link(tmp.c_str(), path.c_str()) == 0;
     const int err = errno;
     if (old < 0 || !placed) ::unlink(tmp.c_str());
-    if (old >= 0) ::close(old);
-    if (placed) return;
+    if (placed) {
+      guard.release();
+      return;
+    }
     ::close(fd_);
     fd_ = -1;
     if (err != EEXIST) fail(path, std::strerror(err));
@@ -222,10 +245,10 @@ JournalContents read_journal(const std::string& path) {
     e.line = line_no;
     nlohmann::json j = parse_line(line, &e.fault);
     if (line_no == 1) {
-      if (!j.is_object() || j.value("schema", "") != kJournalSchema)
+      if (!is_header(j))
         throw UsageError(fmt::format("{}: not an attnbench journal (no '{}' header line)", quoted_path(path), kJournalSchema));
       c.header = std::move(j);
-      run_id = c.header.value("run_id", "");
+      run_id = c.header.contains("run_id") ? c.header["run_id"].get<std::string>() : "";
       continue;
     }
     if (e.fault.empty() && !j.is_object()) e.fault = "it is not a JSON object";

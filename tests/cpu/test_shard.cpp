@@ -5,18 +5,21 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
-
-#include <sys/stat.h>
-#include <unistd.h>
 #include <map>
 #include <random>
 #include <set>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/finished_rows.hpp"
+#include "cli/grid_journal.hpp"
 #include "cli/shard_choice.hpp"
 #include "core/errors.hpp"
 #include "core/grid.hpp"
 #include "core/journal_file.hpp"
 #include "core/shard.hpp"
+#include "run/result_row.hpp"
 #include "testing.hpp"
 
 using namespace ab;
@@ -245,4 +248,56 @@ TEST(Journal, is_written_only_as_a_file_of_its_own_and_by_one_process) {
   EXPECT_EQ(kept, "precious");
   std::remove(path.c_str());
   std::remove(victim.c_str());
+}
+
+// --resume takes an entry only when it holds exactly one row of its problem per strategy of the run: entries
+// with valid checksums but an unknown, repeated or missing strategy, or another problem's row, are dropped and
+// their problems run again; a problem journaled twice keeps its last line.
+TEST(Journal, resumed_rows_are_one_per_strategy_of_their_problem) {
+  const std::string path = "test_resumed_rows.journal";
+  std::remove(path.c_str());
+  std::vector<Problem> grid;
+  for (std::int64_t s : {9, 21, 37, 50, 64, 80})
+    grid.push_back(make_problem(1, 2, s, 16, 1, 0, KvLayout::contiguous, DType::fp16, false));
+  const std::vector<std::string> strategies = {"fused", "head_batched"};
+  auto row = [&](std::size_t problem, const std::string& strategy) {
+    ResultRow r;
+    r.problem = grid[problem];
+    r.strategy = strategy;
+    r.disposition = Disposition::unsupported;
+    r.reason = "a test row";
+    return to_json(r);
+  };
+  auto entry = [](std::vector<nlohmann::json> rows) { return nlohmann::json{{"rows", rows}}; };
+  const nlohmann::json header = {{"command", "run"}, {"grid", grid_fingerprint(grid)}};
+  {
+    JournalWriter w(path, header, true);
+    auto put = [&](std::size_t p, nlohmann::json e) {
+      e["problem"] = p;
+      w.append(e);
+    };
+    put(0, entry({row(0, "fused"), row(0, "head_batched")}));  // good
+    put(1, entry({row(1, "fused"), row(1, "bogus")}));         // a strategy the run does not run
+    put(2, entry({row(2, "fused")}));                          // a row missing
+    put(3, entry({row(3, "fused"), row(3, "fused")}));         // a strategy twice
+    put(4, entry({row(4, "fused"), row(0, "head_batched")}));  // another problem's row
+    put(5, entry({row(5, "fused")}));                          // first line of problem 5: missing a row...
+    put(5, entry({row(5, "fused"), row(5, "head_batched")}));  // ...its last line is good and kept
+  }
+  {
+    std::vector<std::size_t> all = {0, 1, 2, 3, 4, 5};
+    GridJournal journal(path, header, /*resume=*/true, /*quiet=*/true, all);
+    FinishedRows done(grid, journal, strategies);
+    EXPECT_TRUE(journal.done(0));
+    EXPECT_TRUE(journal.done(5));
+    for (std::size_t p : {1, 2, 3, 4}) EXPECT_FALSE(journal.done(p)) << p;
+    EXPECT_EQ(done.resumed(), 2u);
+    EXPECT_EQ(journal.dropped(), 5u);  // problem 5's first line, and problems 1 to 4
+    EXPECT_EQ(done.in_grid_order().size(), 4u);
+  }
+  // A shard's journal takes no line of a problem outside the shard.
+  GridJournal shard_journal(path, header, true, true, {0, 1, 2});
+  EXPECT_TRUE(shard_journal.done(0));
+  EXPECT_FALSE(shard_journal.done(5));
+  std::remove(path.c_str());
 }
