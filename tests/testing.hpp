@@ -4,15 +4,28 @@
 #pragma once
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "core/errors.hpp"
 
 namespace attnbench_testing {
 
 [[noreturn]] inline void skip_test_program(const std::string& reason) {
   std::printf("SKIPPED: %s\n", reason.c_str());
   std::exit(77);
+}
+
+// The message of the UsageError that `f` throws, "" when it throws none.
+inline std::string usage_error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ab::UsageError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 inline int run_all_tests(int argc, char** argv) {

@@ -1,7 +1,6 @@
 // The one rule for every file attnbench reads (core/input_file.hpp), the one-line rule for messages that
 // quote input (core/text_excerpt.hpp) and the outputs-are-not-inputs rule (core/file_identity.hpp).
 #include <fstream>
-#include <functional>
 #include <string>
 
 #include <sys/stat.h>
@@ -14,19 +13,7 @@
 #include "testing.hpp"
 
 using namespace ab;
-
-namespace {
-
-std::string usage_error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-}  // namespace
+using attnbench_testing::usage_error_of;
 
 TEST(EscapedText, cuts_at_a_whole_escape_or_character_and_bounds_whole_messages) {
   EXPECT_EQ(escaped_text("0/2\n", 40), "0/2\\n");

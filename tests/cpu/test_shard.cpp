@@ -23,6 +23,7 @@
 #include "testing.hpp"
 
 using namespace ab;
+using attnbench_testing::usage_error_of;
 
 namespace {
 
@@ -54,14 +55,6 @@ EnvReader env_of(std::map<std::string, std::string> vars) {
   };
 }
 
-std::string usage_error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 }  // namespace
 
