@@ -2,15 +2,15 @@
 #include "cli/command_paths.hpp"
 
 #include <filesystem>
+#include <set>
 
 #include "cli/plugin_flags.hpp"
 #include "core/grid.hpp"
 #include "core/journal_file.hpp"
-#include "core/text_split.hpp"
 
 namespace ab {
 
-std::vector<RolePath> grid_input_paths(const SharedFlags& f) {
+std::vector<RolePath> grid_input_paths(const SharedFlags& f, const std::vector<Problem>& problems) {
   std::vector<RolePath> in;
   if (!f.config.empty()) {
     std::error_code ec;
@@ -18,12 +18,10 @@ std::vector<RolePath> grid_input_paths(const SharedFlags& f) {
     in.push_back({"the suite file of --config", suite});
   }
   for (const std::string& p : plugin_paths(f)) in.push_back({"--plugin", p});
-  auto kv = f.text.find("kv_lens");
-  if (kv != f.text.end())
-    for (const std::string& spec : split_text(kv->second, ';')) {
-      std::string t = trim_text(spec);
-      if (t.rfind("file:", 0) == 0) in.push_back({"the lengths file of --kv_lens", t.substr(5)});
-    }
+  std::set<std::string> files;
+  for (const Problem& p : problems)
+    if (p.kv_lens_spec.rfind("file:", 0) == 0 && files.insert(p.kv_lens_spec.substr(5)).second)
+      in.push_back({"a lengths file (--kv_lens)", p.kv_lens_spec.substr(5)});
   return in;
 }
 

@@ -247,7 +247,7 @@ void check_run_flags(const RunFlags& f, CheckedRun& run) {
   if (f.device < 0) throw UsageError("--device must be >= 0");
   if (!f.max_memory.empty()) opt.max_memory = parse_bytes("max_memory", f.max_memory);
   check_report_outputs(f.outputs);
-  std::vector<RolePath> inputs = grid_input_paths(f);
+  std::vector<RolePath> inputs = grid_input_paths(f, opt.problems);
   if (!f.cache.empty()) inputs.push_back({"--cache", f.cache});
   check_outputs_distinct(report_output_paths(f.outputs, /*json_journal=*/true), inputs);
   const std::string& json_file = f.outputs.json == "-" ? std::string() : f.outputs.json;

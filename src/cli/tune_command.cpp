@@ -226,7 +226,7 @@ int tune_main(const TuneFlags& f) {
     outputs.push_back({"--cache", f.cache});
     outputs.push_back({"the journal of --cache", journal_path_for(f.cache)});
   }
-  check_outputs_distinct(outputs, grid_input_paths(f));
+  check_outputs_distinct(outputs, grid_input_paths(f, opt.problems));
   if (!f.devices.empty() && f.worker_dir.empty()) {
     if (!shard.whole() || f.resume)  // the worker pool hands out the whole grid
       throw UsageError(fmt::format("--devices: not combined with a shard ({}) or --resume yet; tune each shard on one device",

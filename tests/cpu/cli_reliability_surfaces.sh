@@ -88,6 +88,11 @@ expect_exit 2 "--cache 'c.json' is also --json" "$bin" tune --backend=cpu -q --b
 [[ $(md5sum <c.json) == "$before" ]] && ok || bad "the cache was replaced"
 printf '{"grids": [{"batch": 1, "heads": 2, "seq_len": 64, "head_dim": 32}]}' >suite.json
 expect_exit 2 "is also the suite file of --config" "$bin" --backend=cpu -q --config=suite.json --json=suite.json
+printf '5\n9\n' >lens.txt
+printf '{"grids": [{"batch": 2, "heads": 2, "head_dim": 16, "q_len": 1, "kv_lens": "file:lens.txt"}]}' >ragged.json
+expect_exit 2 "is also a lengths file (--kv_lens)" "$bin" --backend=cpu -q --config=ragged.json --md=lens.txt
+expect_exit 2 "is also a lengths file (--kv_lens)" "${K[@]}" --batch=2 --q_len=1 --kv_lens=file:lens.txt --csv=./lens.txt
+[[ $(cat lens.txt) == $'5\n9' ]] && ok || bad "the lengths file was replaced"
 
 # 4. A failing standard output is one line and a non-zero exit; the journal never receives the table.
 expect_exit 2 "cannot write to standard output" sh -c 'exec "$@" --json=- >/dev/full' _ "${A[@]}"
