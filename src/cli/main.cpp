@@ -2,8 +2,8 @@
 // report, merge. Exit codes (README "Exit codes"): 0 ok; 1 a regression, an incorrect or failed row, or a
 // tune without a winner; 2 bad input (one line on stderr); 3 a device error or an internal error (one line);
 // 128 + the signal (130, 143) when SIGINT or SIGTERM stopped a run or tune (cli/stop_signals.hpp). Every
-// error is one line of at most 1 KiB (core/text_excerpt.hpp's escaped_text), and output lost on a failing standard output is one
-// more error (cli/standard_output.hpp).
+// error is one line of at most 1 KiB (core/text_excerpt.hpp's escaped_text), and output lost on a failing
+// standard output is one more error (cli/standard_output.hpp).
 #include <cstdio>
 #include <cstdlib>
 #include <exception>

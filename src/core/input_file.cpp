@@ -72,7 +72,7 @@ int open_checked(const std::string& path, std::int64_t max_bytes, std::int64_t* 
     refuse_input(path, fmt::format("{}, not a regular file; attnbench reads regular files, or a stream named as - or "
                              "/dev/stdin", kind_of(st.st_mode)));
   }
-  // The user named a stream: wait for its writer from here on, as they asked.
+  // Blocking reads from here on: a regular file never waits, and a stream the user named is waited on, as asked.
   int flags = ::fcntl(fd, F_GETFL);
   if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   return fd;

@@ -47,10 +47,22 @@ std::string new_run_id() {
   return fmt::format("{:016x}", std::mt19937_64(seed ^ static_cast<std::uint64_t>(::getpid()))());
 }
 
-// Bytes of `text` up to and including its last newline (a torn last line cut off).
-off_t whole_lines_size(const std::string& text) {
-  auto nl = text.rfind('\n');
-  return nl == std::string::npos ? 0 : static_cast<off_t>(nl + 1);
+// Bytes of the file open at `fd` up to and including its last newline (a torn last line cut off), read
+// backwards from its end a block at a time: the journal --resume has just read is not read again. -1 on a
+// read error.
+off_t whole_lines_size(int fd) {
+  struct stat st{};
+  if (::fstat(fd, &st) != 0) return -1;
+  char buf[1 << 16];
+  for (off_t end = st.st_size; end > 0;) {
+    const off_t start = std::max<off_t>(0, end - static_cast<off_t>(sizeof buf));
+    const ssize_t n = ::pread(fd, buf, static_cast<std::size_t>(end - start), start);
+    if (n != end - start) return -1;
+    for (ssize_t i = n - 1; i >= 0; --i)
+      if (buf[i] == '\n') return start + i + 1;
+    end = start;
+  }
+  return 0;
 }
 
 // Whether `j` is a journal header: an object whose "schema" is kJournalSchema and whose "run_id", if any, is a
@@ -163,8 +175,8 @@ JournalWriter::JournalWriter(const std::string& path, const nlohmann::json& head
     run_id_ = id != header.end() && id->is_string() ? id->get<std::string>() : "";
     fd_ = open_locked(path, O_RDWR | O_APPEND);
     if (fd_ < 0) fail(path, "it disappeared");
-    std::string text = read_input_file(path, kMaxJournalBytes);
-    if (::ftruncate(fd_, whole_lines_size(text)) != 0) fail(path, std::strerror(errno));
+    const off_t whole = whole_lines_size(fd_);
+    if (whole < 0 || ::ftruncate(fd_, whole) != 0) fail(path, std::strerror(errno));
     guard.release();
     return;
   }
