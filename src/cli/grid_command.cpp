@@ -22,6 +22,8 @@ int grid_main(const GridArgs& a) {
     for (const Problem& p : problems) {
       nlohmann::json j = problem_to_json(p);
       j["label"] = problem_label(p);
+      j["flops"] = p.flops();  // the FLOPs and bytes every row's TFLOP/s and GB/s divide (core/problem.hpp)
+      j["bytes"] = p.bytes();
       j["key"] = problem_key(p);
       out.push_back(j);
     }
@@ -38,7 +40,7 @@ Command add_grid_command(CLI::App& parent) {
   auto a = std::make_shared<GridArgs>();
   CLI::App* app = parent.add_subcommand(
       "grid", "print the problems a set of size flags or a --config suite expands to (text: one label a line; json: "
-              "an array of problem objects with label and key)");
+              "an array of problem objects with label, key, flops and bytes)");
   add_grid_flags(*app, *a);
   app->add_option("--format", a->format, "text | json")->capture_default_str()->check(CLI::IsMember({"text", "json"}));
   return Command{app, [a]() { return grid_main(*a); }};
