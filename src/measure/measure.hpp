@@ -44,8 +44,8 @@ struct Stats {
   double median = 0, mean = 0, min = 0, max = 0, stdev = 0;
   // Relative noise: sample stdev / mean of the series (the coefficient of variation; nvbench's "Noise"
   // column). A dispersion of the samples, not a standard error: it does not shrink as samples are added,
-  // so a genuinely noisy forward never meets max_noise and runs to max_time. 0 with fewer than 2 samples
-  // or a zero mean.
+  // so a genuinely noisy forward never meets max_noise and runs to max_time. NaN (null in JSON: unknown)
+  // with fewer than 2 samples, so one sample never meets the noise target; 0 for a zero mean.
   double noise = 0;
   std::int64_t samples = 0;
   nlohmann::json to_json() const;

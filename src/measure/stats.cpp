@@ -10,6 +10,8 @@ namespace ab {
 
 namespace {
 double relative(double stdev, double mean) { return mean != 0 ? stdev / std::fabs(mean) : 0.0; }
+// One sample has no spread to measure: its noise is unknown (NaN; null in JSON), never 0.
+double noise_of(std::int64_t n, double stdev, double mean) { return n < 2 ? NAN : relative(stdev, mean); }
 }  // namespace
 
 void RunningStats::add(double x) {
@@ -23,7 +25,7 @@ double RunningStats::stdev() const {
   return n_ < 2 ? 0.0 : std::sqrt(std::max(0.0, m2_) / static_cast<double>(n_ - 1));
 }
 
-double RunningStats::noise() const { return relative(stdev(), mean_); }
+double RunningStats::noise() const { return noise_of(n_, stdev(), mean_); }
 
 Stats compute_stats(const std::vector<double>& xs) {
   Stats s;
@@ -43,13 +45,14 @@ Stats compute_stats(const std::vector<double>& xs) {
     for (double x : v) ss += (x - s.mean) * (x - s.mean);
     s.stdev = std::sqrt(ss / static_cast<double>(n - 1));
   }
-  s.noise = relative(s.stdev, s.mean);
+  s.noise = noise_of(s.samples, s.stdev, s.mean);
   return s;
 }
 
 nlohmann::json Stats::to_json() const {
   return {{"median", median}, {"mean", mean}, {"min", min},         {"max", max},
-          {"stdev", stdev},   {"noise", noise}, {"samples", samples}};
+          {"stdev", stdev},   {"noise", std::isnan(noise) ? nlohmann::json() : nlohmann::json(noise)},
+          {"samples", samples}};
 }
 
 }  // namespace ab

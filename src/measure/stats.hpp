@@ -11,7 +11,7 @@ class RunningStats {
   std::int64_t count() const { return n_; }
   double mean() const { return mean_; }
   double stdev() const;  // sample (n-1); 0 for n < 2
-  double noise() const;  // stdev / mean; 0 for n < 2 or mean == 0
+  double noise() const;  // stdev / mean; NaN (unknown) for n < 2, 0 for mean == 0
 
  private:
   std::int64_t n_ = 0;

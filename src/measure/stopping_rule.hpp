@@ -15,7 +15,8 @@ struct StopDecision {
 
 // Called after each sample. `samples` taken so far (>= 1), their relative noise (Stats::noise, stdev/mean
 // over all of them), `elapsed_s` of wall time since warm-up ended. In order of precedence:
-//   1. samples >= min_samples and noise <= max_noise  -> "noise" (converged; wins when limits hit together)
+//   1. samples >= max(min_samples, 2) and noise <= max_noise -> "noise" (converged; wins when limits hit
+//                                                        together; one sample has no noise to claim)
 //   2. samples >= max_samples                         -> "max_samples"
 //   3. elapsed_s >= max_time_s                        -> "max_time" (even below min_samples: a slow forward
 //                                                        gets at least one sample, then the budget rules)

@@ -43,12 +43,13 @@ TEST(MeasureStats, stats_empty_and_single) {
   Stats e = compute_stats({});
   EXPECT_EQ(e.samples, 0);
   EXPECT_EQ(e.median, 0.0);
-  EXPECT_EQ(e.noise, 0.0);
+  EXPECT_EQ(e.noise, 0.0);  // no series at all: the zero Stats
   Stats one = compute_stats({0.7});
   EXPECT_EQ(one.samples, 1);
   EXPECT_NEAR(one.median, 0.7, 1e-12);
   EXPECT_EQ(one.stdev, 0.0);
-  EXPECT_EQ(one.noise, 0.0);
+  EXPECT_TRUE(std::isnan(one.noise));  // one sample has no spread: unknown, not 0
+  EXPECT_TRUE(Stats(one).to_json()["noise"].is_null());
 }
 
 TEST(MeasureStats, running_stats_match_compute_stats) {
@@ -234,3 +235,13 @@ TEST(MeasureStats, clock_monitor_schedule_and_median) {
   EXPECT_EQ(empty.observed_mhz(), 0);
 }
 
+TEST(MeasureStats, one_sample_never_meets_the_noise_target) {
+  // --min_samples=1 used to stop after one sample with "noise" and claim 0% noise.
+  StopDecision d = decide_stop({0.5}, 0.0, rule(1, 0.02, 10.0));
+  EXPECT_TRUE(!d.stop);
+  d = decide_stop({0.5}, 0.0, rule(1, 0.02, 10.0, 1));
+  EXPECT_TRUE(d.stop);
+  EXPECT_EQ(d.reason, std::string("max_samples"));
+  EXPECT_EQ(decide_stop(1, 0.0, 0.0, rule(1, 0.02, 10.0)).stop, false);
+  EXPECT_EQ(decide_stop({0.5, 0.5}, 0.0, rule(1, 0.02, 10.0)).reason, std::string("noise"));
+}
