@@ -102,6 +102,12 @@ void GridJournal::drop(std::size_t problem, const std::string& why) {
   ++dropped_;
 }
 
+void GridJournal::finish() {
+  if (!writer_) return;
+  writer_->remove_file();
+  writer_.reset();
+}
+
 void GridJournal::record(std::size_t problem, nlohmann::json entry) {
   if (!writer_) return;
   entry["problem"] = problem;

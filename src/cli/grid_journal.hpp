@@ -44,6 +44,9 @@ class GridJournal {
   std::size_t dropped() const { return dropped_; }
   // Appends the entry of a finished problem ("problem": its index is added), fsync'd.
   void record(std::size_t problem, nlohmann::json entry);
+  // Every problem finished and its output is written: the journal is removed (a successful run leaves only
+  // the files its user asked for; run and tune keep it under --resume). No journal: nothing to do.
+  void finish();
   const std::string& path() const { return path_; }
 
  private:

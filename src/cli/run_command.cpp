@@ -473,6 +473,9 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
 
   emit_run_report(f, report, warnings);
   if (interrupted) return interrupted_exit_code();
+  // Finished and written: the journal goes, unless --resume asked for one that lasts (a requeued job whose
+  // work is done must find it done, not start again).
+  if (complete && !f.resume) journal.finish();
   return count_errors(report.rows) ? 1 : 0;
 }
 

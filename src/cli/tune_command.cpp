@@ -274,7 +274,9 @@ int tune_main(const TuneFlags& f) {
   write_report_outputs(f.outputs, [&out](const std::string& format) { return render_tune_summary(out, format); });
   if (!f.outputs.to_stdout()) std::fputs(format_tune_summary(out).c_str(), stdout);
   if (opt.dry_run) return out.failed_strategies ? 1 : 0;
-  return save_and_finish(out, path, f.outputs.to_stdout() ? stderr : stdout);
+  const int code = save_and_finish(out, path, f.outputs.to_stdout() ? stderr : stdout);
+  if (!f.resume) journal.finish();  // the cache holds every problem now (--resume keeps it, as run does)
+  return code;
 }
 
 }  // namespace

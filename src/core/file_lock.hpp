@@ -1,6 +1,7 @@
 // An exclusive advisory lock (flock) on PATH.lock, held for the lifetime of the object: writers that
 // re-read, merge and rewrite a shared file (the heuristic cache) take it so that concurrent processes
-// merge instead of losing each other's entries. The lock file stays in place (removing it would race).
+// merge instead of losing each other's entries. The holder removes the lock file on release; a process
+// that waited on the removed file sees that once it holds the lock, and locks the file now at the path.
 #pragma once
 #include <string>
 
@@ -15,6 +16,7 @@ class FileLock {
   FileLock& operator=(const FileLock&) = delete;
 
  private:
+  std::string lock_;
   int fd_ = -1;
 };
 

@@ -223,6 +223,13 @@ JournalWriter::~JournalWriter() {
   if (fd_ >= 0) ::close(fd_);  // closing releases the lock
 }
 
+void JournalWriter::remove_file() {
+  if (fd_ < 0) return;
+  ::unlink(path_.c_str());  // best effort: a journal left behind only offers a --resume of finished work
+  ::close(fd_);
+  fd_ = -1;
+}
+
 void JournalWriter::append(const nlohmann::json& entry) {
   nlohmann::json line = entry;
   line.erase("check");

@@ -51,6 +51,9 @@ class JournalWriter {
   JournalWriter& operator=(const JournalWriter&) = delete;
   // One line with its checksum, written whole and fsync'd before returning; throws UsageError when it cannot.
   void append(const nlohmann::json& entry);
+  // The work it recorded is written elsewhere for good (the report, the cache): removes the journal file,
+  // still holding its lock, then closes it. Nothing is appended afterwards.
+  void remove_file();
   const std::string& path() const { return path_; }
 
  private:
