@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The PyTorch SDPA peer benchmark: a thin wrapper kept so that existing commands (device scripts, CI) keep working. The code is
-attnbench.peer_torch in python/ (installed, it is the `attnbench-peer-torch` console command); see its --help."""
+attnbench.peer_torch in python/ (installed, it is the `attnbench-peer` console command); see its --help."""
 import os
 import sys
 

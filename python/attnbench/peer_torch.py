@@ -16,7 +16,8 @@ Run it on the GPU machine with that machine's PyTorch (Python 3.12; only torch a
   python3 scripts/peer_torch.py --dry-run --config=llama3.1-8b-decode   # no torch needed: the planned calls
 
 Sizes take a value, a list (1,8,32) or a range (128:4096:*2 geometric, 64:256:+64 arithmetic), as the CLI:
-the grid is expanded by `attnbench grid` ($ATTNBENCH, else the build tree's or the install's binary, else the PATH).
+the grid is expanded by `attnbench grid` ($ATTNBENCH, else the build tree's or the install's binary, else the PATH),
+which also gives every problem's FLOPs and bytes (what TFLOP/s and GB/s divide, for --merge shapes too).
 Timing: CUDA events around one forward, a spin kernel queued first so host-side dispatch is not timed,
 L2 flushed before every sample unless --hot, warm-up, then samples until the relative noise (stdev / mean)
 is at or under --max-noise (after --min-samples) or --max-time runs out; the median is reported.
@@ -24,8 +25,8 @@ Inputs are random normal (never zeros). Peers use contiguous K/V, pages=1, page_
 problem runs contiguous (the report says so). Inference shapes (docs/inference-shapes.md): GQA/MQA through
 enable_gqa=True (PyTorch >= 2.5; an older one, or a backend refusing it, is an unsupported row with its
 reason); q_len != seq_len causal through an explicit boolean bottom-right mask (PyTorch's is_causal is
-top-left there); ragged batches padded to the longest sequence with a key-padding mask (FLOPs and bytes count
-the real lengths, as attnbench does). Every SDPA backend runs every problem or says why not.
+top-left there); ragged batches padded to the longest sequence with a key-padding mask (FLOPs and bytes are
+the binary's, counting the real lengths). Every SDPA backend runs every problem or says why not.
 Exit codes: 0 ok, 1 some row failed or failed verification, 2 bad arguments or an unusable --merge file.
 """
 import argparse
@@ -36,6 +37,7 @@ import os
 import shlex
 import statistics
 import sys
+import tempfile
 import time
 import warnings
 
@@ -51,7 +53,7 @@ SDPA_ENUM = {"flash": "FLASH_ATTENTION", "cudnn": "CUDNN_ATTENTION", "efficient"
              "math": "MATH"}
 DECODE_MAX_Q = 16
 TOLERANCE = {"fp16": 5e-3, "bf16": 2e-2}  # relative L2 error, as attnbench's reference check
-ELEMENT_BYTES = {"fp16": 2, "bf16": 2}
+ELEMENT_BYTES = {"fp16": 2, "bf16": 2}  # of an input element: the memory the unfused peers' score matrices need
 
 
 class UsageError(Exception):
@@ -143,23 +145,42 @@ def ragged(p):
     return "kv_lens_values" in p
 
 
-def pairs(p):
-    """(query, key) pairs computed, as attnbench counts them: bottom-right causal, real lengths, query heads."""
-    q, total = p["q_len"], 0.0
-    for L in kv_lens(p):
-        total += q * (L - q + 1) + q * (q - 1) / 2 if p["causal"] else q * L
-    return total * p["heads"]
+def suite_grid(p):
+    """A peer problem as one grid of an attnbench suite (its only problem)."""
+    g = {k: p[k] for k in ("batch", "heads", "kv_heads", "q_len", "head_dim", "dtype", "causal")}
+    g.update(pages=1, kv_layout="contiguous")
+    if ragged(p):
+        g["kv_lens"] = "list:" + ",".join(str(n) for n in p["kv_lens_values"])
+    else:
+        g["seq_len"] = p["seq_len"]
+    return g
 
 
-def flops(p):
-    return 4.0 * pairs(p) * p["head_dim"]
+def work_key(p):
+    """What FLOPs and bytes depend on: every field but the paging."""
+    fields = ("batch", "heads", "kv_heads", "seq_len", "q_len", "head_dim", "dtype", "causal")
+    return tuple(p.get(k) for k in fields) + (tuple(p.get("kv_lens_values") or ()),)
 
 
-def bytes_moved(p):
-    """Q read and O written for every query head; K and V read once per KV head and real token."""
-    qo = 2.0 * p["batch"] * p["heads"] * p["q_len"] * p["head_dim"]
-    kv = 2.0 * p["kv_heads"] * sum(kv_lens(p)) * p["head_dim"]
-    return (qo + kv) * ELEMENT_BYTES[p["dtype"]]
+def ask_work(problems):
+    """{problem_key(p): (flops, bytes)} of every peer problem, as the binary counts them (`attnbench grid`: the
+    numbers every attnbench row's TFLOP/s and GB/s divide; bottom-right causal, real ragged lengths, K and V once
+    per KV head), asked once for all of them through a suite of one grid per problem."""
+    if not problems:
+        return {}
+    with tempfile.TemporaryDirectory(prefix="peer_torch.") as tmp:
+        suite = os.path.join(tmp, "peer-problems.json")
+        with open(suite, "w") as f:
+            json.dump({"name": "peer-problems", "description": "the problems peer_torch runs",
+                       "grids": [suite_grid(p) for p, _ in problems]}, f)
+        grid = ask_grid([f"--config={suite}"])
+    counted = {work_key(g): (float(g["flops"]), float(g["bytes"])) for g in grid}
+    work = {}
+    for p, _ in problems:
+        if work_key(p) not in counted:
+            raise UsageError(f"attnbench grid did not return the problem {label(p)}")
+        work[problem_key(p)] = counted[work_key(p)]
+    return work
 
 
 # ---- the plan of one (problem, backend): what is called, with which mask and GQA handling ---------------
@@ -391,7 +412,8 @@ class Gpu:
             kwargs["attn_mask"] = mask
         return (lambda: F.scaled_dot_product_attention(q, k, v, **kwargs)), getattr(SDPBackend, enum_name)
 
-    def run_row(self, backend, p, planned):
+    def run_row(self, backend, p, planned, work):
+        """One timed row; `work` is the problem's (flops, bytes) as the binary counts them (ask_work)."""
         t = self.torch
         row = {"problem": p, "strategy": "peer:torch-" + backend, "status": "ok", "reason": ""}
         try:
@@ -422,7 +444,7 @@ class Gpu:
             return row
         st = stats(times)
         row.update(time_ms=st, timer="events", stop_reason=stop,
-                   tflops=flops(p) / (st["median"] * 1e-3) / 1e12, gbps=bytes_moved(p) / (st["median"] * 1e-3) / 1e9,
+                   tflops=work[0] / (st["median"] * 1e-3) / 1e12, gbps=work[1] / (st["median"] * 1e-3) / 1e9,
                    config={"source": "peer", "torch": t.__version__, "sdpa_backend": SDPA_ENUM.get(backend, "none"),
                            "mask": planned["mask"], "notes": "; ".join(planned["notes"])})
         if launches:
@@ -613,6 +635,7 @@ def main(argv):
     a = parse_args(argv)
     merge_doc = read_report(a.merge) if a.merge else None
     problems = build_grid(a, merge_doc)
+    work = ask_work(problems)  # FLOPs and bytes of every problem, from the binary (never re-derived here)
     report = {"schema": SCHEMA, "tool": {"name": "peer_torch", "version": "unknown", "git": ""},
               "command": " ".join(shlex.quote(x) for x in [sys.argv[0]] + argv), "created": now(),
               "device": {"backend": "none", "name": "no CUDA device"}, "settings": settings_of(a),
@@ -651,7 +674,7 @@ def main(argv):
             if gpu is None:
                 row = unsupported_row(p, backend, why_not)
             else:
-                row = gpu.run_row(backend, p, planned)
+                row = gpu.run_row(backend, p, planned, work[problem_key(p)])
             report["results"].append(row)
             if not a.quiet and gpu is not None:
                 t = row.get("time_ms", {}).get("median")

@@ -15,8 +15,8 @@ device and recorded in the report are drawn where they apply: the copy bandwidth
 on the bandwidth plot, a peak TFLOP/s (device.peak_tflops) on the throughput plot when the report has one.
 Reports from the CPU reference backend say so in every title (their times are CPU times).
 
-Reads the reports through the binary (`attnbench report FILE --format=json`: the typed rows, flat, with the
-binary's labels and keys), found as --attnbench, $ATTNBENCH, build/attnbench or on the PATH.
+Reads the reports with no binary (attnbench.reports: the rows flattened exactly as `attnbench report FILE
+--format=json` does, with the binary's labels and keys).
 Needs matplotlib:  pip install matplotlib
 Usage:
   python3 scripts/plot_report.py out.json                                  # -> plots/out_*.png, .svg
@@ -33,7 +33,7 @@ import os
 import sys
 
 from .atomic_file import WriteError, write_atomic
-from .rows import RowsError, find_binary, flat_document
+from .reports import ReportError, read_flat
 
 ORDER = ["nested", "head_batched", "fully_batched", "ptr_array", "fused",
          "peer:torch-flash", "peer:torch-cudnn", "peer:torch-efficient", "peer:torch-unfused"]
@@ -49,15 +49,15 @@ class UsageError(Exception):
 
 # ---- data ---------------------------------------------------------------------------------------------
 
-def load(paths, binary):
-    """The rows of every report as the binary reads them (attnbench report --format=json: typed rows, flat,
+def load(paths):
+    """The rows of every report as the binary reads them (the flat rows of `attnbench report --format=json`,
     with the binary's own label and key), each with 'series' (strategy, or 'strategy (file)' when reports
     overlap) and 'report' (the file's name). Returns ([(path, flat document)], rows)."""
     docs = []
     for path in paths:
         try:
-            docs.append((path, flat_document(binary, path)))
-        except RowsError as e:
+            docs.append((path, read_flat(path)))
+        except ReportError as e:
             raise UsageError(str(e)) from None
     for _, doc in docs:
         for r in doc["rows"]:
@@ -531,7 +531,7 @@ def main(argv):
     ap.add_argument("--prefix", help="file name prefix (default: the first report's name)")
     ap.add_argument("--shape", help='shape of plots 2 and 3, e.g. "B=32 H=12 S=512 D=64" (default: the first)')
     ap.add_argument("--formats", default="png,svg", help="comma list of image formats (default png,svg)")
-    ap.add_argument("--attnbench", help="the binary that reads the reports (default: $ATTNBENCH, build/attnbench, PATH)")
+    ap.add_argument("--attnbench", help=argparse.SUPPRESS)  # older command lines: reports are read without it
     a = ap.parse_args(argv)
     try:
         import matplotlib
@@ -539,11 +539,7 @@ def main(argv):
         import matplotlib.pyplot as plt
     except ImportError:
         raise UsageError("matplotlib is missing: pip install matplotlib") from None
-    try:
-        binary = find_binary(a.attnbench)
-    except RowsError as e:
-        raise UsageError(str(e)) from None
-    docs, rows = load(a.reports, binary)
+    docs, rows = load(a.reports)
     if not rows:
         raise UsageError("the reports have no rows")
     problems = chosen_problems(rows, a.shape)

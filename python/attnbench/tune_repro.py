@@ -22,7 +22,7 @@ import math
 import statistics
 import sys
 
-from .rows import RowsError, find_binary, flat_rows
+from .reports import ReportError, flat_rows
 
 
 def load(path, schema):
@@ -61,10 +61,9 @@ def main(argv):
         tuned[(e["key"], "fused")] = (e["best_ms"], e.get("best_noise", 0.0), 1)
 
     reruns = {}  # (problem key, strategy) -> [(median, noise, timer)], one per report
-    try:
-        binary = find_binary()
-        cache_keys = [[f["cache_key"] for f in flat_rows(binary, a)] for a in args[1:]]
-    except RowsError as e:
+    try:  # the binary's cache key of every row, read with no binary (attnbench.reports)
+        cache_keys = [[f["cache_key"] for f in flat_rows(a)] for a in args[1:]]
+    except ReportError as e:
         print(f"tune_repro: {e}", file=sys.stderr)
         sys.exit(2)
     for report, keys in zip(reports, cache_keys):
