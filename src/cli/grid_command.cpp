@@ -16,7 +16,7 @@ struct GridArgs : GridFlags {
 };
 
 int grid_main(const GridArgs& a) {
-  std::vector<Problem> problems = problems_from_flags(a);
+  std::vector<Problem> problems = problems_from_flags(a, false);
   if (a.format == "json") {
     nlohmann::json out = nlohmann::json::array();
     for (const Problem& p : problems) {

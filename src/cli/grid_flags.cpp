@@ -1,32 +1,47 @@
 // The size flags from the axis table, and the grid they describe.
 #include "cli/grid_flags.hpp"
 
+#include <cstdio>
+
 #include "core/grid.hpp"
 #include "core/problem_axes.hpp"
+#include "core/problem_filter.hpp"
 
 namespace ab {
 
 void add_grid_flags(CLI::App& app, GridFlags& f) {
-  CLI::Option* config =
-      app.add_option("--config", f.config, "a suite from configs/ (name or path) instead of the size flags");
+  app.add_option("--config", f.config,
+                 "a suite from configs/ (name or path); a size flag given beside it replaces that axis in every grid "
+                 "of the suite");
+  app.add_option("--where", f.where,
+                 "keep only the problems where AXIS=VALUE (also !=, <, <=, >, >=; repeatable, all must hold), "
+                 "e.g. --where=batch<=8 --where=kv_layout=paged")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   for (const ProblemAxis& a : problem_axes()) {
     std::string& target = f.text[a.name];
     CLI::Option* o = a.cli_flag ? app.add_flag(std::string(a.cli) + "{true}", target, a.help)
                                 : app.add_option(a.cli, target, a.help);
     if (*a.default_text) o->default_str(a.default_text);
-    o->excludes(config);
     f.options[a.name] = o;
   }
   for (const ProblemAxis& a : problem_axes())
     if (*a.replaces) f.options[a.name]->excludes(f.options[a.replaces]);
 }
 
-std::vector<Problem> problems_from_flags(const GridFlags& f) {
-  if (!f.config.empty()) return load_suite(f.config);
-  GridSpec g;
+std::vector<Problem> problems_from_flags(const GridFlags& f, bool quiet) {
+  std::vector<ProblemFilter> filters;
+  for (const std::string& w : f.where) filters.push_back(parse_problem_filter(w));
+  GridSpec given;
   for (const auto& [name, option] : f.options)
-    if (option->count() > 0) g.text[name] = f.text.at(name);
-  return expand_grid(g);
+    if (option->count() > 0) given.text[name] = f.text.at(name);
+  std::vector<std::string> notes;
+  std::vector<Problem> problems =
+      f.config.empty() ? expand_grid(given, &notes) : load_suite(f.config, nullptr, &given, &notes);
+  problems = filter_problems(problems, filters);
+  if (!quiet)
+    for (const std::string& n : notes) std::fprintf(stderr, "attnbench: note: %s\n", n.c_str());
+  return problems;
 }
 
 }  // namespace ab

@@ -15,12 +15,15 @@ struct GridFlags {
   std::map<std::string, std::string> text;      // axis name → the text given (read only when given)
   std::map<std::string, CLI::Option*> options;  // axis name → its option (count() > 0: given)
   std::string config;
+  std::vector<std::string> where;               // --where filters, as given
 };
 
-// One option per axis (its spellings, help and default from the table) and --config, which excludes
-// every size flag; --page_size excludes --pages.
+// One option per axis (its spellings, help and default from the table), --config and --where; --page_size
+// excludes --pages.
 void add_grid_flags(CLI::App& app, GridFlags& f);
-// The suite of --config, else the product of the given axes (defaults for the others). Throws UsageError.
-std::vector<Problem> problems_from_flags(const GridFlags& f);
+// The suite of --config with the given axes replacing the suite's in every grid, else the product of the
+// given axes (defaults for the others); then only the problems every --where keeps. The choices made for the
+// user (a batch taken from the lengths, merged problems) are said on stderr unless `quiet`. Throws UsageError.
+std::vector<Problem> problems_from_flags(const GridFlags& f, bool quiet);
 
 }  // namespace ab

@@ -23,7 +23,7 @@ GridSpec& GridSpec::set(const std::string& axis, const std::string& value) {
   return *this;
 }
 
-std::vector<Problem> expand_grid(const GridSpec& spec) {
+std::vector<Problem> expand_grid(const GridSpec& spec, std::vector<std::string>* notes) {
   const std::vector<ProblemAxis>& axes = problem_axes();
   // Each axis's values, parsed in table order (so the first malformed axis is the one reported).
   struct Active {
@@ -50,6 +50,8 @@ std::vector<Problem> expand_grid(const GridSpec& spec) {
   std::vector<std::size_t> at(active.size(), 0);
   for (;;) {
     ProblemDraft d;
+    d.batch_from_lengths = !spec.text.count("batch") && spec.text.count("kv_lens");
+    d.notes = notes;
     for (std::size_t i = 0; i < active.size(); ++i) active[i].axis->apply(d, active[i].codes[at[i]]);
     out.push_back(d.make());
     std::size_t i = active.size();
@@ -90,7 +92,8 @@ std::string resolve_suite_path(const std::string& name_or_path) {
   return name_or_path;
 }
 
-std::vector<Problem> load_suite(const std::string& path_in, std::string* suite_name) {
+std::vector<Problem> load_suite(const std::string& path_in, std::string* suite_name, const GridSpec* overrides,
+                                std::vector<std::string>* notes) {
   std::string path = resolve_suite_path(path_in);
   nlohmann::json j;
   try {
@@ -98,10 +101,23 @@ std::vector<Problem> load_suite(const std::string& path_in, std::string* suite_n
   } catch (const UsageError& e) {
     throw UsageError(fmt::format("config {}", e.what()));
   }
-  return suite_from_json(j, path, suite_name);
+  return suite_from_json(j, path, suite_name, overrides, notes);
 }
 
-std::vector<Problem> suite_from_json(const nlohmann::json& j, const std::string& path, std::string* suite_name) {
+namespace {
+// The command line's axes replace the suite grid's; an axis of the grid that stands in for a replaced one
+// (page_size for pages, kv_lens for seq_len) gives way to it.
+void apply_overrides(GridSpec& spec, const GridSpec& overrides) {
+  for (const auto& [axis, text] : overrides.text) {
+    spec.text[axis] = text;
+    for (const ProblemAxis& b : problem_axes())
+      if (b.replaces == axis && !overrides.text.count(b.name)) spec.text.erase(b.name);
+  }
+}
+}  // namespace
+
+std::vector<Problem> suite_from_json(const nlohmann::json& j, const std::string& path, std::string* suite_name,
+                                     const GridSpec* overrides, std::vector<std::string>* notes) {
   auto text_of = [&](const nlohmann::json& v, const char* key) -> std::string {
     if (v.is_string()) return v.get<std::string>();
     if (v.is_number_integer()) return std::to_string(v.get<long long>());
@@ -133,7 +149,7 @@ std::vector<Problem> suite_from_json(const nlohmann::json& j, const std::string&
   if (suite_name) *suite_name = j.value("name", std::filesystem::path(path).stem().string());
   std::vector<Problem> out;
   std::map<std::string, std::size_t> grid_of;  // a problem's label (as expand_grid keys it) -> its first grid, from 1
-  std::size_t grid_no = 0;
+  std::size_t grid_no = 0, merged = 0;
   for (const auto& g : j["grids"]) {
     ++grid_no;
     if (!g.is_object()) throw UsageError(fmt::format("config '{}': each grid must be an object", path));
@@ -143,20 +159,28 @@ std::vector<Problem> suite_from_json(const nlohmann::json& j, const std::string&
       if (!find_problem_axis(it.key())) throw UsageError(fmt::format("config '{}': unknown key '{}'", path, it.key()));
       spec.text[it.key()] = text_of(it.value(), it.key().c_str());
     }
+    const bool overridden = overrides && !overrides->text.empty();
+    if (overridden) apply_overrides(spec, *overrides);
     try {
-      auto part = expand_grid(spec);
-      for (const Problem& p : part) {
+      for (Problem& p : expand_grid(spec, notes)) {
         auto [at, fresh] = grid_of.emplace(p.label(), grid_no);
-        if (!fresh)
+        if (fresh) {
+          out.push_back(std::move(p));
+        } else if (overridden) {
+          ++merged;  // the overrides made two of the suite's problems one
+        } else {
           throw UsageError(fmt::format("grids {} and {} both hold {} (a suite runs each problem once)", at->second,
                                        grid_no, p.label()));
+        }
       }
-      out.insert(out.end(), part.begin(), part.end());
       if (out.size() > 100000) throw UsageError(fmt::format("the suite has over 100000 problems; the limit is 100000"));
     } catch (const UsageError& e) {
       throw UsageError(fmt::format("config '{}': {}", path, e.what()));
     }
   }
+  if (merged && notes)
+    notes->push_back(fmt::format("{} of the suite's problems became identical under the command line's axes and run once",
+                                 merged));
   return out;
 }
 

@@ -18,14 +18,20 @@ struct GridSpec {
   GridSpec& set(const std::string& axis, const std::string& value);  // throws UsageError for an unknown axis
 };
 
-// Expands a spec into problems; throws UsageError on any malformed axis or invalid problem.
-std::vector<Problem> expand_grid(const GridSpec& spec);
+// Expands a spec into problems; throws UsageError on any malformed axis or invalid problem. Without a batch
+// axis, a list or file of --kv_lens lengths sets the batch. `notes` (when given) receives, once each, the
+// choices made for the user: that batch, a lengths file longer than the batch.
+std::vector<Problem> expand_grid(const GridSpec& spec, std::vector<std::string>* notes = nullptr);
 
 // Loads a suite file (attnbench.suite/1 JSON: {"name", "description", "grids": [GridSpec-like objects]}).
-// Throws UsageError for a missing or malformed file, naming the file and the problem.
-std::vector<Problem> load_suite(const std::string& path, std::string* suite_name = nullptr);
+// Throws UsageError for a missing or malformed file, naming the file and the problem. `overrides`: axes that
+// replace the suite's own in every grid (the size flags given beside --config); problems they make identical
+// run once, said in `notes`.
+std::vector<Problem> load_suite(const std::string& path, std::string* suite_name = nullptr,
+                                const GridSpec* overrides = nullptr, std::vector<std::string>* notes = nullptr);
 // The same from a parsed document; `path` names it in errors.
-std::vector<Problem> suite_from_json(const nlohmann::json& j, const std::string& path, std::string* suite_name = nullptr);
+std::vector<Problem> suite_from_json(const nlohmann::json& j, const std::string& path, std::string* suite_name = nullptr,
+                                     const GridSpec* overrides = nullptr, std::vector<std::string>* notes = nullptr);
 
 // Where suites are looked up by name, in order: <binary>/../share/attnbench/configs (an installed binary), the
 // source tree's configs/ (a build tree), then ./configs. The one definition of that search.

@@ -130,7 +130,11 @@ Problem make_problem(const ProblemSpec& s) {
     throw UsageError(fmt::format("seq_len={} is more than the 2^31-1 keys a sequence may hold", p.seq_len));
   p.q_len = s.q_len > 0 ? s.q_len : p.seq_len;
   if (p.q_len > p.min_kv_len())
-    throw UsageError(p.ragged() ? fmt::format("q_len={} is more than the shortest KV length {}", p.q_len, p.min_kv_len())
+    throw UsageError(p.ragged() ? s.q_len > 0
+                                      ? fmt::format("q_len={} is more than the shortest KV length {}", p.q_len, p.min_kv_len())
+                                      : fmt::format("a ragged batch needs --q_len (at most its shortest KV length {}; "
+                                                    "1 for decode): q_len defaults to seq_len, the longest, {}",
+                                                    p.min_kv_len(), p.seq_len)
                                 : fmt::format("q_len={} is more than seq_len={}", p.q_len, p.seq_len));
   if (s.pages > 0) {
     if (s.pages > p.seq_len)

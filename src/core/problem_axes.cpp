@@ -1,6 +1,8 @@
 // The table of problem axes and every fact derived from it: label, keys, problem JSON, CSV cells.
 #include "core/problem_axes.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <memory>
@@ -9,6 +11,7 @@
 #include "core/axis.hpp"
 #include "core/errors.hpp"
 #include "core/kv_lengths.hpp"
+#include "core/text_excerpt.hpp"
 
 namespace ab {
 
@@ -257,7 +260,18 @@ Problem ProblemDraft::make() const {
   if (kv_lens_code < 0) return make_problem(static_cast<const ProblemSpec&>(*this));
   const KvLengthsSpec& spec = spec_at(kv_lens_code);
   ProblemSpec s = *this;
-  s.kv_lens = kv_lengths_for(spec, batch);
+  auto note = [this](std::string text) {
+    if (notes && std::find(notes->begin(), notes->end(), text) == notes->end()) notes->push_back(std::move(text));
+  };
+  if (batch_from_lengths && spec.kind != KvLengthsSpec::Kind::uniform) {
+    s.batch = static_cast<std::int64_t>(spec.values.size());
+    note(fmt::format("--batch not given: batch {} is the number of lengths in --kv_lens '{}'", s.batch,
+                     escaped_text(spec.text, 80)));
+  } else if (spec.kind == KvLengthsSpec::Kind::file && static_cast<std::int64_t>(spec.values.size()) > s.batch) {
+    note(fmt::format("--kv_lens: '{}' holds {} lengths; batch {} takes the first {}", escaped_text(spec.text, 80),
+                     spec.values.size(), s.batch, s.batch));
+  }
+  s.kv_lens = kv_lengths_for(spec, s.batch);
   s.kv_lens_spec = spec.text;
   return make_problem(s);
 }

@@ -21,6 +21,11 @@ enum class AxisType { integer, word, boolean };
 // carried as the code its axis's parser gave it (kv_lens_code, -1: none) and expanded for the batch in make().
 struct ProblemDraft : ProblemSpec {
   std::int64_t kv_lens_code = -1;
+  // --batch was not given: a list or file of lengths sets the batch (one sequence per length).
+  bool batch_from_lengths = false;
+  // Where the choices made for the user are said (the batch taken from the lengths, a lengths file cut
+  // short); each note once. nullptr: not said.
+  std::vector<std::string>* notes = nullptr;
   Problem make() const;  // make_problem: throws UsageError on an invalid problem
 };
 

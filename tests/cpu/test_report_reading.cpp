@@ -1,4 +1,4 @@
-// The one typed reader on every committed report (docs/results: reports of earlier versions, peer rows
+// The one typed reader on every committed report (docs/results and docs/perf-log/data: reports of earlier versions, peer rows
 // of scripts/peer_torch.py) and on sparse rows: what each row reads as, and one line for a wrong type.
 #include <cmath>
 #include <filesystem>
@@ -12,33 +12,38 @@
 using nlohmann::json;
 using namespace ab;
 
-// docs/results of this source tree (this file is tests/cpu/test_report_reading.cpp).
-static std::filesystem::path results_dir() {
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "docs" / "results";
+// The committed reports of this source tree (this file is tests/cpu/test_report_reading.cpp): the current
+// ones (docs/results) and the dated ones of earlier versions (docs/perf-log/data).
+static std::vector<std::filesystem::path> committed_reports() {
+  const auto docs = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "docs";
+  std::vector<std::filesystem::path> out;
+  for (const auto& dir : {docs / "results", docs / "perf-log" / "data"})
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+      if (e.path().extension() == ".json") out.push_back(e.path());
+  return out;
 }
 
 TEST(ReportReading, every_committed_report_reads_and_renders) {
   int reports = 0;
-  for (const auto& e : std::filesystem::directory_iterator(results_dir())) {
-    if (e.path().extension() != ".json") continue;
-    json doc = read_json_file(e.path().string());
+  for (const std::filesystem::path& path : committed_reports()) {
+    json doc = read_json_file(path.string());
     if (doc.value("schema", "") != kReportSchema) continue;
-    Report r = read_report(e.path().string());
+    Report r = read_report(path.string());
     ++reports;
-    ASSERT_FALSE(r.rows.empty()) << e.path();
+    ASSERT_FALSE(r.rows.empty()) << path;
     int peers = 0;
     for (const ResultRow& row : r.rows) {
-      EXPECT_TRUE(row.timing.has_value()) << e.path();   // every committed row is timed
+      EXPECT_TRUE(row.timing.has_value()) << path;   // every committed row is timed
       // noise_met: in this binary's rows of a report as new as the copy bandwidth (h100-default.json), never
       // in older reports or in peer rows.
       const bool new_writer = doc["device"].contains("copy_bandwidth_gbps") && !row.peer();
-      EXPECT_EQ(row.timing->noise_met.has_value(), new_writer) << e.path() << " " << row.strategy;
+      EXPECT_EQ(row.timing->noise_met.has_value(), new_writer) << path << " " << row.strategy;
       if (row.peer()) {
         ++peers;
         EXPECT_FALSE(row.launches.has_contract);
       }
     }
-    if (doc.contains("peers")) EXPECT_GT(peers, 0) << e.path();
+    if (doc.contains("peers")) EXPECT_GT(peers, 0) << path;
     for (const char* f : {"console", "md", "csv", "json"}) EXPECT_FALSE(render_report(r, f).empty());
   }
   EXPECT_GE(reports, 7);
