@@ -15,7 +15,9 @@
 
 #include "cli/commands.hpp"
 #include "cli/describe_plugin_command.hpp"
+#include "cli/help_format.hpp"
 #include "cli/list_command.hpp"
+#include "cli/parse_errors.hpp"
 #include "cli/run_command.hpp"
 #include "cli/standard_output.hpp"
 #include "core/errors.hpp"
@@ -32,9 +34,10 @@ int say(const char* kind, const char* what, int code) {
 
 int dispatch(int argc, char** argv) {
   CLI::App app{"attnbench: benchmark and autotune the GEMMs of multi-head attention on NVIDIA GPUs"};
+  app.formatter(ab::help_formatter());  // before the subcommands, which inherit it
   app.set_version_flag("--version", std::string("attnbench ") + ATTNBENCH_VERSION + " (" + ATTNBENCH_GIT + ")");
   app.require_subcommand(0, 1);
-  // A flag given twice takes its last value (scripts append overrides), as most CLIs do.
+  // A flag given twice takes its last value (scripts append overrides), as most CLIs do; noted after the parse.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   ab::RunFlags top_flags, run_flags;
   ab::add_run_flags(app, top_flags);
@@ -57,10 +60,12 @@ int dispatch(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return say("error", e.what(), 2);
+    return say("error", ab::parse_error_line(app, e).c_str(), 2);
   } catch (const std::exception& e) {  // a flag's own conversion or check failing outside CLI11's errors
     return say("error", e.what(), 2);
   }
+  // A flag given twice keeps its last value (scripts append overrides), and says so.
+  for (const std::string& note : ab::repeated_flag_notes(app)) say("note", note.c_str(), 0);
 
   std::vector<std::string> args(argv, argv + argc);
   try {
