@@ -72,7 +72,7 @@ name = sys.argv[1]
 m = re.search(r"\b(G?[A-Z]{1,2}\d{2,4}[A-Z]?)\b", name.replace("NVIDIA", ""))
 print(m.group(1).lower() if m else (re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_") or "unknown"))' "$1"
 }
-device=$("$bin" list --format=json | python3 -c 'import json, sys; d = json.load(sys.stdin)["devices"]; print(d[0]["name"] if d else "")')
+device=$("$bin" list --json=- | python3 -c 'import json, sys; d = json.load(sys.stdin)["devices"]; print(d[0]["name"] if d else "")')
 if [[ -z $device ]]; then
   [[ $smoke == 1 ]] || { echo "doc-results: attnbench sees no CUDA device (a GPU machine and a CUDA build are needed)" >&2; exit 2; }
   device=$("$bin" --backend=cpu --batch=1 --heads=1 --seq_len=8 --strategies=fused --max_time=0.01 --json=- -q 2>/dev/null |

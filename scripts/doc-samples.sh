@@ -92,7 +92,7 @@ def flat(path):
     """The binary's flat rows of a report (labels, tiles, ratios as the binary defines them)."""
     load(path)
     if path not in _flat:
-        _flat[path] = json.loads(run(["report", path, "--format=json"]))
+        _flat[path] = json.loads(run(["report", path, "--json=-"]))
     return _flat[path]
 
 

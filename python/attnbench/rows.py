@@ -44,7 +44,7 @@ def _run(binary, args, what):
 def ask_grid(binary, args):
     """The problems `attnbench grid ARGS --format=json` expands to (the binary owns the axis grammar and suites):
     each problem's fields plus its `label`, `key`, `flops` and `bytes` (what a row's TFLOP/s and GB/s divide)."""
-    return _run(binary, ["grid", *args, "--format=json"], "grid")
+    return _run(binary, ["grid", *args, "--json=-"], "grid")
 
 
 def _path_of(binary_or_path, path):

@@ -11,6 +11,7 @@
 
 #include "cli/list_catalog.hpp"
 #include "cli/output_file.hpp"
+#include "cli/report_outputs.hpp"
 #include "cli/plugin_loader.hpp"
 
 namespace ab {
@@ -75,21 +76,25 @@ std::string render_text(const json& c) {
 }  // namespace
 
 Command add_list_command(CLI::App& parent) {
-  auto format = std::make_shared<std::string>("text");
+  auto outputs = std::make_shared<ReportOutputs>();
+  auto legacy = std::make_shared<LegacyOutput>();
   auto plugins = std::make_shared<std::vector<std::string>>();
   auto timeout = std::make_shared<double>(kPluginLoadTimeoutS);
   CLI::App* app = parent.add_subcommand(
       "list", "list strategies, backends, devices, timers, fused tiles, suites and plugins");
-  app->add_option("--format", *format, "text (default) or json (attnbench.list/1, for scripts)");
+  add_json_output_flag(*app, *outputs, "write the catalogue (attnbench.list/1, for scripts)");
+  add_legacy_output_flags(*app, *legacy);
   app->add_option("--plugin", *plugins, "load a plugin library (repeatable) to list it (docs/plugins.md)");
   app->add_option("--plugin_timeout,--plugin-timeout", *timeout,
                   "seconds a plugin's loader process may take before it is killed (default and at most 30)")
       ->check(CLI::Range(0.1, kPluginLoadTimeoutS));
-  return Command{app, [format, plugins, timeout]() {
-                   check_format(*format, "text|json");
+  return Command{app, [outputs, legacy, plugins, timeout]() {
+                   const ConsoleTarget console = apply_legacy_output(*legacy, *outputs, "json", "list");
+                   check_report_outputs(*outputs);
                    load_plugins_in_children(*plugins, plugin_load_timeout(*timeout));  // never loaded here
                    json c = list_catalog();
-                   emit_text("", *format == "json" ? c.dump(2) + "\n" : render_text(c));
+                   write_report_outputs(*outputs, [&c](const std::string&) { return c.dump(2) + "\n"; });
+                   emit_console(console, *outputs, render_text(c));
                    return 0;
                  }};
 }

@@ -22,8 +22,8 @@ namespace ab {
 namespace {
 
 struct MergeArgs {
-  std::string output;
-  std::vector<std::string> inputs;
+  std::string output;               // --json=OUT
+  std::vector<std::string> inputs;  // the positional paths (the old spelling: OUT first, when --json is not given)
   std::string on_conflict = "refuse";
   bool quiet = false;
 };
@@ -32,15 +32,14 @@ struct MergeArgs {
 void check_output(const MergeArgs& a) {
   for (const std::string& in : a.inputs)
     if (same_file(a.output, in))
-      throw UsageError(fmt::format("merge: the output '{}' is also an input (the first path is the output)", a.output));
+      throw UsageError(fmt::format("merge: the output '{}' is also an input", a.output));
   check_writable(a.output);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(a.output, ec)) return;
   try {
     nlohmann::json doc = read_json_file(a.output);
     if (doc.is_object() && doc.contains("shard"))
-      throw UsageError(fmt::format("merge: the output '{}' is a shard's report; name a new file first (the first path is "
-                                   "the output)", a.output));
+      throw UsageError(fmt::format("merge: the output '{}' is a shard's report; name a new file for --json", a.output));
   } catch (const UsageError& e) {
     if (std::string(e.what()).rfind("merge:", 0) == 0) throw;
   }
@@ -82,17 +81,25 @@ int merge_main(const MergeArgs& a, const std::string& command) {
 Command add_merge_command(CLI::App& parent) {
   auto a = std::make_shared<MergeArgs>();
   CLI::App* app = parent.add_subcommand(
-      "merge", "merge shard reports into one report, or tune caches into one cache: merge OUT.json IN.json...");
-  app->add_option("output", a->output, "the merged file to write (atomically)")->required();
+      "merge", "merge shard reports into one report, or tune caches into one cache: merge IN.json... --json=OUT.json");
   app->add_option("inputs", a->inputs, "reports (attnbench.report/1) or caches (attnbench.cache/1)")->required();
+  app->add_option("--json", a->output, "the merged report or cache to write (atomically) to FILE");
   app->add_option("--on_conflict,--on-conflict", a->on_conflict,
                   "caches: an entry tuned differently in two inputs is refused, or the faster kept (fastest)")
       ->capture_default_str()
       ->check(CLI::IsMember({"refuse", "fastest"}));
   app->add_flag("--quiet,-q", a->quiet, "no summary line");
   return Command{app, [a]() {
-                   std::vector<std::string> words = {"attnbench", "merge", a->output};
+                   if (a->output.empty()) {  // the old spelling: merge OUT IN...
+                     if (a->inputs.size() < 2)
+                       throw UsageError("merge: name the output with --json=OUT (merge IN.json... --json=OUT.json)");
+                     a->output = a->inputs.front();
+                     a->inputs.erase(a->inputs.begin());
+                     std::fprintf(stderr, "attnbench: note: merge OUT IN... is the old spelling of merge IN... --json=OUT\n");
+                   }
+                   std::vector<std::string> words = {"attnbench", "merge"};
                    words.insert(words.end(), a->inputs.begin(), a->inputs.end());
+                   words.push_back("--json=" + a->output);
                    if (a->on_conflict != "refuse") words.push_back("--on_conflict=" + a->on_conflict);
                    return merge_main(*a, join_arguments(words));
                  }};

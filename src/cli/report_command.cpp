@@ -1,8 +1,10 @@
-// `attnbench report FILE.json [--format=console|md|csv] [--output=FILE]`: render a stored report.
+// `attnbench report FILE.json [--json=F] [--md=F] [--csv=F]`: render a stored report (the console table to
+// stdout; each other form to its file, or to stdout for '-'). The old --format=F [-o FILE] still reads.
 #include <memory>
 
 #include "cli/commands.hpp"
 #include "cli/output_file.hpp"
+#include "cli/report_outputs.hpp"
 #include "core/file_identity.hpp"
 #include "report/printers.hpp"
 #include "report/report_io.hpp"
@@ -11,24 +13,31 @@ namespace ab {
 
 namespace {
 struct ReportArgs {
-  std::string file, format = "console", output;
+  std::string file;
+  ReportOutputs outputs;
+  LegacyOutput legacy;
 };
 }  // namespace
 
 Command add_report_command(CLI::App& parent) {
   auto args = std::make_shared<ReportArgs>();
-  CLI::App* app = parent.add_subcommand("report", "render a stored report as a console table, markdown or CSV");
+  CLI::App* app = parent.add_subcommand("report", "render a stored report as a console table, markdown, CSV or flat JSON");
   app->add_option("file", args->file, "report JSON written by attnbench --json (or scripts/peer_torch.py)")
       ->required();
-  app->add_option("--format", args->format, "console (default), md (markdown for a PR or wiki), csv, or json (flat rows for scripts)");
-  app->add_option("--output,-o", args->output, "write to FILE (atomically) instead of stdout");
+  add_report_output_flags(*app, args->outputs, "the report",
+                          "write the report's flat rows (attnbench.rows/1: label, key, cache key and every column)");
+  add_legacy_output_flags(*app, args->legacy);
   Command c;
   c.app = app;
   c.run = [args]() {
-    check_format(args->format, "console|md|csv|json");
-    check_outputs_distinct({{"--output", args->output}}, {{"the report", args->file}});
+    ReportOutputs& out = args->outputs;
+    const ConsoleTarget console = apply_legacy_output(args->legacy, out, "json|md|csv", "report");
+    check_report_outputs(out);
+    check_outputs_distinct({{"--json", out.json}, {"--md", out.md}, {"--csv", out.csv}, {"--output", console.file}},
+                           {{"the report", args->file}});
     Report report = read_report(args->file);
-    emit_text(args->output, render_report(report, args->format));
+    write_report_outputs(out, [&report](const std::string& format) { return render_report(report, format); });
+    emit_console(console, out, render_report(report, "console"));
     return 0;
   };
   return c;

@@ -3,6 +3,7 @@ installed here (scripts/install-deps.sh installs python3-pytest). Usage:
     python3 run_pytest.py tests/cli/test_smoke.py --attnbench=BIN --source-dir=SRC [pytest args...]"""
 import sys
 
+sys.dont_write_bytecode = True  # the source tree stays clean: no __pycache__ beside the tests
 try:
     import pytest
 except ImportError:

@@ -64,7 +64,7 @@ def test_named_pipe_is_written_through(attnbench, in_module_work):
 
 
 def test_report_output_to_dev_null(attnbench, in_module_work):
-    r = run(attnbench, "report", "good.json", "--format=md", "--output=/dev/null")
+    r = run(attnbench, "report", "good.json", "--md=/dev/null")
     assert r.returncode == 0 and stat.S_ISCHR(os.stat("/dev/null").st_mode), f"report --output=/dev/null: {r.stderr}"
 
 
@@ -107,8 +107,7 @@ def test_read_only_cache_refused(attnbench, in_module_work):
 
 
 def test_read_only_report_output_refused(attnbench, in_module_work):
-    expect_exit(2, "cannot write 'ro.md': the file is read-only", attnbench, "report", "good.json", "--format=md",
-                "--output=ro.md")
+    expect_exit(2, "cannot write 'ro.md': the file is read-only", attnbench, "report", "good.json", "--md=ro.md")
 
 
 def test_read_only_compare_output_refused(attnbench, in_module_work):
@@ -134,7 +133,7 @@ def test_existing_file_keeps_its_mode(attnbench, in_module_work):
 
 
 def test_report_output_new_file_mode(attnbench, in_module_work):
-    r = run(attnbench, "report", "good.json", "--format=csv", "--output=out.csv")
+    r = run(attnbench, "report", "good.json", "--csv=out.csv")
     assert r.returncode == 0 and mode("out.csv") == "644", f"report --output (rc={r.returncode}): {r.stderr}"
 
 

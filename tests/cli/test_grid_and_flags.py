@@ -27,7 +27,7 @@ def test_grid_text(attnbench, work):
 
 def test_grid_json(attnbench, work):
     r = run(attnbench, "grid", "--batch=1", "--heads=2", "--seq_len=100", "--head_dim=8", "--page_size=16",
-            "--kv_layout=paged", "--dtype=fp16,bf16", "--causal=false,true", "--format=json")
+            "--kv_layout=paged", "--dtype=fp16,bf16", "--causal=false,true", "--json=-")
     assert r.returncode == 0, f"grid json failed: {r.stderr}"
     g = json.loads(r.stdout)
     assert len(g) == 4, len(g)
@@ -40,7 +40,7 @@ def test_grid_json(attnbench, work):
 
 def test_grid_of_a_suite_is_what_a_run_measures(attnbench, src, work):
     # The grid of a suite is exactly the problems a run of it measures.
-    r = run(attnbench, "grid", f"--config={src}/tests/data/tiny-suite.json", "--format=json")
+    r = run(attnbench, "grid", f"--config={src}/tests/data/tiny-suite.json", "--json=-")
     assert r.returncode == 0, f"grid --config failed: {r.stderr}"
     g = json.loads(r.stdout)
     r = run(attnbench, "--backend=cpu", "--quiet", f"--config={src}/tests/data/tiny-suite.json", "--strategies=fused",

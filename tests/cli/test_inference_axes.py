@@ -76,7 +76,7 @@ def uniform_lens(attnbench):
     """Good input: a seeded uniform spec shows its lengths; the fields of two invocations."""
     def grid_lens():
         r = run(attnbench, "grid", "--batch=4", "--heads=8", "--kv_heads=2", "--head_dim=64", "--q_len=1",
-                "--kv_lens=uniform:512:8192:7", "--format=json")
+                "--kv_lens=uniform:512:8192:7", "--json=-")
         assert r.returncode == 0, f"grid --kv_lens=uniform:512:8192:7: {r.stderr}"
         p = json.loads(r.stdout)
         assert len(p) == 1, p
@@ -145,12 +145,12 @@ def test_report_has_copy_bandwidth_and_fractions(decode_run, in_module_work):
 
 
 def test_markdown_shows_copy_fraction(attnbench, decode_run, in_module_work):
-    r = run(attnbench, "report", "bw.json", "--format=md")
+    r = run(attnbench, "report", "bw.json", "--md=-")
     assert r.returncode == 0 and "| %copy |" in r.stdout + r.stderr, "markdown lacks %copy"
 
 
 def test_csv_has_copy_fraction(attnbench, decode_run, in_module_work):
-    r = run(attnbench, "report", "bw.json", "--format=csv")
+    r = run(attnbench, "report", "bw.json", "--csv=-")
     out = r.stdout + r.stderr
     assert r.returncode == 0 and ",gbps,copy_fraction," in out.split("\n")[0], "csv lacks copy_fraction"
 
@@ -169,12 +169,12 @@ def test_older_report_still_prints(attnbench, decode_run, in_module_work):
 
 def test_shipped_suite_expands(attnbench, work, suite_file):
     # Every shipped suite expands through the binary; the model suites carry their GQA head counts.
-    r = run(attnbench, "grid", f"--config={suite_file}", "--format=json")
+    r = run(attnbench, "grid", f"--config={suite_file}", "--json=-")
     assert r.returncode == 0, f"grid --config={suite_file}: {r.stderr}"
 
 
 def test_llama_decode_suite_heads(attnbench, work):
-    r = run(attnbench, "grid", "--config=llama3.1-8b-decode", "--format=json")
+    r = run(attnbench, "grid", "--config=llama3.1-8b-decode", "--json=-")
     p = json.loads(r.stdout)
     assert all(x["heads"] == 32 and x["kv_heads"] == 8 and x["q_len"] == 1 for x in p), "llama3.1-8b-decode"
 

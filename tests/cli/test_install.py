@@ -77,14 +77,14 @@ def test_suite_by_name_rows(inst):
 
 
 def test_installed_ci_suite(inst):
-    r = run(inst, "grid", "--config=ci", "--format=json")
+    r = run(inst, "grid", "--config=ci", "--json=-")
     with open("ci-installed.json", "w") as f:
         f.write(r.stdout + r.stderr)
     assert r.returncode == 0, "grid --config=ci from the install"
 
 
 def test_installed_ci_suite_is_the_source_trees(attnbench, src, inst):
-    r = run(attnbench, "grid", f"--config={src}/configs/ci.json", "--format=json")
+    r = run(attnbench, "grid", f"--config={src}/configs/ci.json", "--json=-")
     assert open("ci-installed.json").read() == r.stdout + r.stderr, \
         "the installed ci suite differs from the source tree's"
 

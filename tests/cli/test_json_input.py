@@ -144,8 +144,8 @@ REFUSED = [
     ("causal_yes.json': results[0].problem.causal must be true or false", ["report", "causal_yes.json"]),
     ("causal_yes.json': results[0].problem.causal must be true or false", ["compare", "good.json", "causal_yes.json"]),
     ("results[0].time_ms.median must be a number or null", ["compare", "median_text.json", "good.json"]),
-    ("warnings[0] must be a string", ["report", "warnings_number.json", "--format=md"]),
-    ("results must be a list", ["report", "results_object.json", "--format=csv"]),
+    ("warnings[0] must be a string", ["report", "warnings_number.json", "--md=-"]),
+    ("results must be a list", ["report", "results_object.json", "--csv=-"]),
     ("field 'tuned_at' must be a string", [*SMALL, "--cache=cache_top.json"]),
     # A directory given as a file.
     ("adir': is a directory", ["report", "adir"]),

@@ -80,14 +80,14 @@ def test_report_written_before_the_table(attnbench, in_module_work):
 
 def test_report_formats(attnbench, in_module_work):
     # report --format=json|md|csv over the stored report; the CSV equals the run's own.
-    r = subprocess.run([attnbench, "report", "out.json", "--format=csv"], capture_output=True)  # bytes, as cmp
+    r = subprocess.run([attnbench, "report", "out.json", "--csv=-"], capture_output=True)  # bytes, as cmp
     assert r.returncode == 0, f"report --format=csv: {r.stderr!r}"
     assert r.stdout == open("r.csv", "rb").read(), "report --format=csv differs from run --csv"
-    d = json.loads(run(attnbench, "report", "out.json", "--format=json").stdout)
+    d = json.loads(run(attnbench, "report", "out.json", "--json=-").stdout)
     row = [x for x in d["rows"] if x["strategy"] == "fused"][0]
     assert row["tile"] and row["timer"] == "events" and row["host_median_ms"] > 0 and row["stop_reason"], (
         "report --format=json lacks the extra columns", row)
-    assert re.search(r"^\| problem", run(attnbench, "report", "out.json", "--format=md").stdout, re.M), \
+    assert re.search(r"^\| problem", run(attnbench, "report", "out.json", "--md=-").stdout, re.M), \
         "report --format=md"
 
 
@@ -117,7 +117,7 @@ def test_list_text_and_json(attnbench, src, in_module_work):
               "suites (--config=NAME):", "plugins (--plugin=PATH):"):
         assert s in r.stdout, f"list lacks {s!r}"
     assert re.search(r"^  ci  *", r.stdout, re.M), "list lacks the ci suite"
-    d = json.loads(run(attnbench, "list", "--format=json").stdout)
+    d = json.loads(run(attnbench, "list", "--json=-").stdout)
     assert d["schema"] == "attnbench.list/1"
     assert {s["name"] for s in d["strategies"]} == {"nested", "head_batched", "fully_batched", "ptr_array", "fused"}
     assert [t["name"] for t in d["timers"]] == ["events", "graph", "cupti"]
@@ -135,7 +135,7 @@ def test_list_text_and_json(attnbench, src, in_module_work):
 def test_every_listed_prefill_tile_runs(attnbench, in_module_work):
     # Every prefill tile list shows runs at a head_dim list gives it, on the backend list names.
     tiles = [(t["backend"], t["name"], t["head_dims_fp16"][-1])
-             for t in json.loads(run(attnbench, "list", "--format=json").stdout)["fused_tiles"] if t["kind"] == "prefill"]
+             for t in json.loads(run(attnbench, "list", "--json=-").stdout)["fused_tiles"] if t["kind"] == "prefill"]
     assert tiles, "list shows no prefill tile"
     for backend, tile, d in tiles:
         r = run(attnbench, f"--backend={backend}", "--batch=1", "--heads=1", "--seq_len=70", f"--head_dim={d}",

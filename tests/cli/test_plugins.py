@@ -45,7 +45,7 @@ def test_list_shows_the_plugin(attnbench, plugins, work):
     # `list --plugin` shows the loaded plugin with its strategy name and configurations, as text and JSON.
     cpu_plugin = plugins / "libcpu_example_plugin.so"
     text = run(attnbench, "list", f"--plugin={cpu_plugin}")
-    js = run(attnbench, "list", "--format=json", f"--plugin={cpu_plugin}")
+    js = run(attnbench, "list", "--json=-", f"--plugin={cpu_plugin}")
     assert text.returncode == 0 and js.returncode == 0, f"list --plugin: {text.stderr}{js.stderr}"
     assert re.search(r"plugin:cpu-example .*libcpu_example_plugin.so .*configs: keys64", text.stdout), text.stdout
     p = json.loads(js.stdout)["plugins"]

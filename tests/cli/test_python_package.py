@@ -126,7 +126,7 @@ def test_flat_rows_agree_with_the_binary(attnbench, src, reports, package):
     # `attnbench report FILE --format=json` and the package's reading, row by row and value by value.
     paths = committed_reports(src) + [str(p) for k, p in reports.items()]
     for path in paths:
-        r = run(attnbench, "report", path, "--format=json")
+        r = run(attnbench, "report", path, "--json=-")
         assert r.returncode == 0, f"{path}: {r.stderr}"
         mine = package.reports.read_flat(path)
         assert not same(mine, json.loads(r.stdout)), f"{path}: {same(mine, json.loads(r.stdout))}"
@@ -155,14 +155,14 @@ def test_peer_torch_takes_flops_and_bytes_from_the_binary(attnbench, package, mo
     problems = [x for f in flags for x in pt.grid_from_flags(pt.parse_args(f))]
     # A report's shapes (--merge): a paged problem, run by the peer with contiguous K/V in one page.
     paged = json.loads(run(attnbench, "grid", "--batch=1", "--heads=2", "--seq_len=300", "--head_dim=64", "--pages=3",
-                           "--kv_layout=paged", "--format=json").stdout)
+                           "--kv_layout=paged", "--json=-").stdout)
     problems += pt.grid_from_report({"results": [{"problem": p} for p in paged]})
     flags.append(["--batch=1", "--heads=2", "--seq_len=300", "--head_dim=64"])
     problems = pt.unique(problems)
     work = pt.ask_work(problems)
     assert len(problems) == len(flags) == len(work)
     for (p, _), f in zip(problems, flags):  # the binary's own count of the problem the peer runs
-        grid = json.loads(run(attnbench, "grid", *f, "--format=json").stdout)
+        grid = json.loads(run(attnbench, "grid", *f, "--json=-").stdout)
         assert len(grid) == 1 and p["seq_len"] == grid[0]["seq_len"]
         assert work[pt.problem_key(p)] == (grid[0]["flops"], grid[0]["bytes"]), (f, work, grid[0])
 

@@ -231,9 +231,9 @@ def test_merge_of_impossible_shards(attnbench, G, in_module_work):
                             ("32,64,128,256", "1/2", "s1ok.json")):
         r = run(*G, f"--seq_len={seq}", f"--shard={shard}", f"--json={out}")
         assert r.returncode == 0, f"shard {out}: {r.stderr}"
-    r = run(attnbench, "merge", "-q", "m.json", "s0.json", "s1ok.json")
+    r = run(attnbench, "merge", "-q", "--json=m.json", "s0.json", "s1ok.json")
     assert r.returncode == 0, f"merge of the right shards: {r.stderr}"
-    expect_exit(2, "another grid of that size", attnbench, "merge", "m2.json", "s0.json", "s1.json")
+    expect_exit(2, "another grid of that size", attnbench, "merge", "--json=m2.json", "s0.json", "s1.json")
     d = json.load(open("s0.json"))
     d["shard"]["index"] = 5
     json.dump(d, open("s5.json", "w"))
@@ -244,10 +244,10 @@ def test_merge_of_impossible_shards(attnbench, G, in_module_work):
     n = len(d["shard"]["problems"])
     d["shard"]["problems"] = json.load(open("s1ok.json"))["shard"]["problems"][:n]
     json.dump(d, open("swrong.json", "w"))
-    expect_exit(2, "shard 5 of 2", attnbench, "merge", "m3.json", "s5.json", "s1ok.json")
-    expect_exit(2, "increasing grid indices below its grid size 4", attnbench, "merge", "m4.json", "s99.json",
+    expect_exit(2, "shard 5 of 2", attnbench, "merge", "--json=m3.json", "s5.json", "s1ok.json")
+    expect_exit(2, "increasing grid indices below its grid size 4", attnbench, "merge", "--json=m4.json", "s99.json",
                 "s1ok.json")
-    expect_exit(2, "both ran problem", attnbench, "merge", "m5.json", "swrong.json", "s1ok.json")
+    expect_exit(2, "both ran problem", attnbench, "merge", "--json=m5.json", "swrong.json", "s1ok.json")
     assert not any(os.path.exists(f) for f in ("m2.json", "m3.json", "m4.json", "m5.json")), \
         "a refused merge wrote its output"
 

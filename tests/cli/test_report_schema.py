@@ -90,7 +90,7 @@ def fresh(attnbench, src, plugins, tmp_path_factory):
     for i in (0, 1):
         made.append(produce(attnbench, d, f"s{i}.json", *CPU, "--batch=1,2", "--heads=2", "--seq_len=16,24",
                             "--head_dim=16", f"--shard={i}/2", f"--json=s{i}.json"))
-    made.append(produce(attnbench, d, "merged.json", "merge", "merged.json", "s0.json", "s1.json"))
+    made.append(produce(attnbench, d, "merged.json", "merge", "--json=merged.json", "s0.json", "s1.json"))
     caches = [produce(attnbench, d, "cache.json", "tune", *CPU, *SMALL, "--strategies=head_batched,fused",
                       "--cache=cache.json", "--json=tune-summary.json"),
               produce(attnbench, d, "decode-cache.json", "tune", *CPU, "--batch=1", "--heads=4", "--kv_heads=1",
@@ -105,7 +105,7 @@ def fresh(attnbench, src, plugins, tmp_path_factory):
         caches.append(produce(attnbench, d, "plugin-cache.json", "tune", *CPU, *SMALL, f"--plugin={example}",
                               "--strategies=plugin:cpu-example", "--cache=plugin-cache.json"))
     made += caches
-    made.append(produce(attnbench, d, "merged-cache.json", "merge", "merged-cache.json", *caches))
+    made.append(produce(attnbench, d, "merged-cache.json", "merge", "--json=merged-cache.json", *caches))
     made.append(produce(attnbench, d, "cached.json", *CPU, *SMALL, "--strategies=head_batched,fused",
                         "--cache=merged-cache.json", "--json=cached.json"))
     made += interrupted_and_resumed(attnbench, d)

@@ -58,7 +58,7 @@ def test_peer_dry_run(attnbench, peer, in_module_work):
     out = expect_rc(0, attnbench, "report", w / "p.json")
     assert "peer:torch-cudnn" in out, "output lacks 'peer:torch-cudnn'"
     assert "no CUDA device" in out, "output lacks 'no CUDA device'"
-    out = expect_rc(0, attnbench, "report", w / "p.json", "--format=csv")
+    out = expect_rc(0, attnbench, "report", w / "p.json", "--csv=-")
     assert sum(",unsupported," in line for line in out.splitlines()) == 30, "csv of the dry run"
 
 

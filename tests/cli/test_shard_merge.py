@@ -32,7 +32,7 @@ def rows(*paths, ordered=False):
 
 
 def test_grid_size(attnbench, in_module_work):
-    n = len(json.loads(run(attnbench, "grid", *AXES, "--format=json").stdout))
+    n = len(json.loads(run(attnbench, "grid", *AXES, "--json=-").stdout))
     assert n == 32, f"grid size {n}, wanted 32"
 
 
@@ -63,14 +63,14 @@ def test_shards_split_the_grid(attnbench, in_module_work):
 
 def test_merge_equals_the_unsharded_run(attnbench, in_module_work):
     # merge: the same rows as the unsharded run, in the same (grid) order, from the shards in any order.
-    r = run(attnbench, "merge", "merged.json", "s2.json", "s0.json", "s1.json")
+    r = run(attnbench, "merge", "--json=merged.json", "s2.json", "s0.json", "s1.json")
     assert r.returncode == 0, f"merge failed: {r.stderr}"
     assert f"merged {len(rows('whole.json'))} rows from 3 report(s)" in r.stdout, f"merge summary: {r.stdout}"
     assert rows("whole.json", ordered=True) == rows("merged.json", ordered=True), \
         "merged rows differ from the unsharded run's"
     d = json.load(open("merged.json"))
     assert "shard" not in d and len(d["merged_from"]) == 3, "merged header"
-    r = run(attnbench, "report", "merged.json", "--format=csv")
+    r = run(attnbench, "report", "merged.json", "--csv=-")
     assert r.returncode == 0, f"the merged report does not read back: {r.stderr}"
     r = run(attnbench, "compare", "whole.json", "merged.json", "--threshold=1000%")
     assert r.returncode != 2, f"compare refuses the merged report: {r.stderr}"
@@ -118,33 +118,33 @@ def test_merge_inputs_that_do_not_belong_together(attnbench, in_module_work):
     assert r.returncode == 0, f"seeded shard: {r.stderr}"
     r = run(attnbench, *GRID, "--shard=0/2", "--json=h0.json")
     assert r.returncode == 0, f"shard 0/2: {r.stderr}"
-    expect_exit(2, "different settings (seed", attnbench, "merge", "out.json", "s0_seed7.json", "s1.json", "s2.json")
-    expect_exit(2, "both have the row", attnbench, "merge", "out.json", "whole.json", "whole.json")
-    expect_exit(2, "are both shard 1/3", attnbench, "merge", "out.json", "s1.json", "s1.json")
-    expect_exit(2, "shard 0/2 of a 32-problem grid", attnbench, "merge", "out.json", "s1.json", "h0.json")
-    expect_exit(2, "is not a shard report", attnbench, "merge", "out.json", "whole.json", "s1.json")
-    expect_exit(2, "also an input", attnbench, "merge", "s0.json", "s0.json", "s1.json")
-    expect_exit(2, "is a shard's report; name a new file", attnbench, "merge", "s0.json", "s1.json", "s2.json")
-    expect_exit(2, "reports and caches do not merge", attnbench, "merge", "out.json", "s0.json", "k8s_cache.json")
+    expect_exit(2, "different settings (seed", attnbench, "merge", "--json=out.json", "s0_seed7.json", "s1.json", "s2.json")
+    expect_exit(2, "both have the row", attnbench, "merge", "--json=out.json", "whole.json", "whole.json")
+    expect_exit(2, "are both shard 1/3", attnbench, "merge", "--json=out.json", "s1.json", "s1.json")
+    expect_exit(2, "shard 0/2 of a 32-problem grid", attnbench, "merge", "--json=out.json", "s1.json", "h0.json")
+    expect_exit(2, "is not a shard report", attnbench, "merge", "--json=out.json", "whole.json", "s1.json")
+    expect_exit(2, "also an input", attnbench, "merge", "--json=s0.json", "s0.json", "s1.json")
+    expect_exit(2, "is a shard's report; name a new file", attnbench, "merge", "--json=s0.json", "s1.json", "s2.json")
+    expect_exit(2, "reports and caches do not merge", attnbench, "merge", "--json=out.json", "s0.json", "k8s_cache.json")
     d = json.load(open("s2.json"))
     d["tool"]["version"] = "0.0.1"
     json.dump(d, open("old.json", "w"))
-    expect_exit(2, "different tool versions", attnbench, "merge", "out.json", "s0.json", "s1.json", "old.json")
+    expect_exit(2, "different tool versions", attnbench, "merge", "--json=out.json", "s0.json", "s1.json", "old.json")
     d = json.load(open("s2.json"))
     d["interrupted"] = "SIGTERM"
     json.dump(d, open("cut.json", "w"))
-    expect_exit(2, "is an interrupted run (SIGTERM)", attnbench, "merge", "out.json", "s0.json", "s1.json", "cut.json")
+    expect_exit(2, "is an interrupted run (SIGTERM)", attnbench, "merge", "--json=out.json", "s0.json", "s1.json", "cut.json")
     d = json.load(open("s2.json"))
     d["device"]["name"] = "Other GPU"
     json.dump(d, open("other.json", "w"))
-    expect_exit(2, "numbers of different devices do not compare", attnbench, "merge", "out.json", "s0.json", "s1.json",
+    expect_exit(2, "numbers of different devices do not compare", attnbench, "merge", "--json=out.json", "s0.json", "s1.json",
                 "other.json")
     assert not os.path.exists("out.json"), "a refused merge left out.json"
 
 
 def test_a_missing_shard_merges_and_says_so(attnbench, in_module_work):
     # A missing shard merges, and says so in the report and on stderr.
-    r = run(attnbench, "merge", "part.json", "s0.json", "s2.json")
+    r = run(attnbench, "merge", "--json=part.json", "s0.json", "s2.json")
     assert r.returncode == 0 and "shard(s) 1/3 missing" in r.stderr and \
         "shard(s) 1/3 missing" in open("part.json").read(), f"a missing shard is not reported: {r.stderr}"
 
@@ -156,7 +156,7 @@ def test_tune_caches_of_shards_merge(attnbench, in_module_work):
     for i in range(2):
         r = run(attnbench, "tune", *TGRID, f"--shard={i}/2", f"--cache=tune_s{i}.json")
         assert r.returncode == 0, f"tune shard {i}: {r.stderr}"
-    r = run(attnbench, "merge", "tune_merged.json", "tune_s0.json", "tune_s1.json", "--on_conflict=fastest")
+    r = run(attnbench, "merge", "--json=tune_merged.json", "tune_s0.json", "tune_s1.json", "--on_conflict=fastest")
     assert r.returncode == 0, f"cache merge: {r.stderr}"
 
     def keys(path):
@@ -169,5 +169,5 @@ def test_tune_caches_of_shards_merge(attnbench, in_module_work):
     d = json.load(open("tune_s1.json"))
     d["tool"]["version"] = "0.0.1"
     json.dump(d, open("tune_old.json", "w"))
-    expect_exit(2, "caches of different tool versions", attnbench, "merge", "tune_out.json", "tune_s0.json",
+    expect_exit(2, "caches of different tool versions", attnbench, "merge", "--json=tune_out.json", "tune_s0.json",
                 "tune_old.json")
