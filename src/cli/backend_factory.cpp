@@ -29,6 +29,8 @@ int visible_cuda_devices() {
 #endif
 }
 
+bool runs_on_cpu(const std::string& kind) { return kind == "cpu" || (kind == "auto" && visible_cuda_devices() == 0); }
+
 std::unique_ptr<Backend> make_backend(const std::string& kind, int device) {
   if (kind != "auto" && kind != "cuda" && kind != "cpu")
     throw UsageError(fmt::format("--backend: unknown backend '{}' (auto, cuda, cpu)", kind));

@@ -10,6 +10,8 @@ namespace ab {
 // Whether this binary was built with the CUDA backend, and how many devices it sees.
 bool cuda_backend_built();
 int visible_cuda_devices();
+// Whether --backend=KIND runs on the CPU reference backend here: cpu, or auto without a visible CUDA device.
+bool runs_on_cpu(const std::string& kind);
 
 // Throws UsageError for an unknown kind or --backend=cuda without a device. With "auto" and no device, the
 // CPU reference backend.

@@ -197,7 +197,7 @@ struct CheckedRun {
 
 // The grid, the strategies and how they run: --scores, --tile, --timer.
 void check_strategy_flags(const RunFlags& f, RunOptions& opt) {
-  opt.problems = problems_from_flags(f, f.quiet);
+  opt.problems = problems_from_flags(f, f.quiet, runs_on_cpu(f.backend));
   opt.strategies = f.strategies;
   (void)make_strategies(f.strategies);  // unknown names fail here
   refuse_flags_without_effect(f);

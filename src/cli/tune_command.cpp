@@ -110,7 +110,7 @@ HeuristicCache check_cache_flag(const TuneFlags& f) {
 double check_tune_flags(const TuneFlags& f, TuneOptions& opt) {
   // Before --strategies, which may name them; their code is loaded only in the trials' child processes.
   load_flag_plugins(f, PluginCode::in_loaders);
-  opt.problems = problems_from_flags(f, f.quiet);
+  opt.problems = problems_from_flags(f, f.quiet, runs_on_cpu(f.backend));
   opt.strategies = f.strategies;
   (void)make_strategies(f.strategies);  // unknown names fail here
   check_search_flags(f, opt);

@@ -18,5 +18,11 @@ struct BackendError : std::runtime_error {
   bool sticky = false;
   BackendError(const std::string& what, bool sticky_error) : std::runtime_error(what), sticky(sticky_error) {}
 };
+// A stop request (SIGINT/SIGTERM, core/stop_request.hpp) cut long host work short (the CPU backend's and the
+// references' loops): a failed call like any other, so every caller that survives a failed call survives it,
+// and the runner, seeing the request, keeps nothing of the unfinished problem.
+struct StopRequestedError : BackendError {
+  StopRequestedError() : BackendError("stopped by a signal", false) {}
+};
 
 }  // namespace ab

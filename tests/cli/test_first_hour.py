@@ -95,3 +95,29 @@ def test_no_silent_choice(attnbench, work):
     assert r.returncode == 0 and r.stdout.startswith("B=2 ") and "holds 3 lengths; batch 2 takes the first 2" in r.stderr
     r = run(attnbench, "grid", "--kv_lens=list:5,6,7", "--q_len=1")
     assert r.returncode == 0 and r.stdout.startswith("B=3 "), r.stderr
+
+
+def test_without_a_gpu_the_default_problem_shrinks(attnbench, work):
+    if "cuda:" in run(attnbench, "list").stdout:
+        return  # a GPU is here: the GPU default runs
+    r = run(attnbench, "grid")
+    assert r.stdout == "B=4 H=12 S=256 D=64 P=1 contiguous fp16\n", r.stdout
+    assert "no GPU: the CPU reference backend runs a smaller default problem" in r.stderr
+    assert run(attnbench, "grid", "--batch=32").stdout.startswith("B=32 H=12 S=512 ")  # a size flag: as given
+
+
+def test_ctrl_c_stops_the_cpu_backend_within_a_second(attnbench, work):
+    # The fp64 reference of the GPU-sized problem takes about 40 s on 2 cores: Ctrl-C used to wait for it.
+    import signal
+    import subprocess
+    import time
+    p = subprocess.Popen([attnbench, "--backend=cpu", "--batch=32", "--verify", "--json=r.json"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.5)
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    took = time.monotonic() - t0
+    # 1 s is the aim; the bound leaves room for a loaded or sanitized build (it was 40 s).
+    assert p.returncode == 130 and took < 5, f"exit {p.returncode} after {took:.1f} s: {err[-300:]}"
+    assert json.load(open("r.json"))["interrupted"] == "SIGINT"
