@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cli/backend_factory.hpp"
+#include "cli/run_dry_run.hpp"
 #include "cli/command_paths.hpp"
 #include "cli/flag_values.hpp"
 #include "cli/finished_rows.hpp"
@@ -49,6 +50,8 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                     "stop once relative noise is at or under this (2% or 0.02)", "events | graph | cupti",
                     "no progress line", {"events", "graph", "cupti"}, 1.0});
   app.add_flag("--verify", f.verify, "check every strategy against the reference");
+  app.add_flag("--dry_run,--dry-run", f.dry_run,
+               "print the problems, their strategies and launches and an estimated time; measure and write nothing");
   add_report_output_flags(app, f.outputs, "the report's table", "write the report (attnbench.report/1)");
   app.add_flag("--profile", f.profile,
                "profiling mode: per row one warm-up and one forward inside an NVTX range named after the row, no "
@@ -397,6 +400,8 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   CheckedRun run;
   check_run_flags(f, run);
   RunOptions& opt = run.opt;
+  if (f.dry_run && (!f.devices.empty() || f.resume || f.profile))
+    throw UsageError("--dry_run estimates one plain run on one device: leave --devices, --resume and --profile out");
   if (!f.devices.empty() && f.worker_dir.empty()) {
     if (!run.shard.whole() || f.resume)  // the worker pool hands out the whole grid
       throw UsageError(fmt::format("--devices: not combined with a shard ({}) or --resume yet; run each shard on one device",
@@ -413,6 +418,10 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   // Refused before anything is allocated (run_grid_rows checks again for its other callers).
   check_memory_or_throw(*backend, opt.problems, opt.verify, memory_limit(dev, opt.max_memory));
   announce_cpu_fallback(f.backend, *backend, f.quiet);
+  if (f.dry_run) {
+    print_dry_run(*backend, opt, stdout);
+    return 0;
+  }
   std::vector<std::string> warnings = warnings_before_running(run, *backend, dev);
   if (!f.worker_dir.empty()) return serve_run_tasks(f, *backend, opt, warnings, run_settings(f, run));
 

@@ -15,6 +15,7 @@ namespace ab {
 struct RunFlags : SharedFlags {
   RunFlags() { timer = "events"; }
   bool verify = false;
+  bool dry_run = false;   // --dry_run: the grid and an estimated time; nothing measured or written
   ReportOutputs outputs;  // --json (the report), --md, --csv: files or '-' for stdout
   bool profile = false;   // --profile: one warm-up and one forward per row, no timing loop (Nsight Compute)
   int max_samples = 100000;

@@ -121,3 +121,16 @@ def test_ctrl_c_stops_the_cpu_backend_within_a_second(attnbench, work):
     # 1 s is the aim; the bound leaves room for a loaded or sanitized build (it was 40 s).
     assert p.returncode == 130 and took < 5, f"exit {p.returncode} after {took:.1f} s: {err[-300:]}"
     assert json.load(open("r.json"))["interrupted"] == "SIGINT"
+
+
+def test_dry_run_prints_the_grid_with_an_estimate(attnbench, work):
+    r = run(attnbench, "--backend=cpu", "--config=llama3.1-8b-decode", "--where=batch<=8", "--dry_run", "--verify",
+            "--json=r.json")
+    assert r.returncode == 0, r.stderr
+    labels = run(attnbench, "grid", "--config=llama3.1-8b-decode", "--where=batch<=8").stdout.split("\n")[:-1]
+    for label in labels:
+        assert label in r.stdout
+    last = r.stdout.strip().splitlines()[-1]
+    assert f"{len(labels)} problem(s)" in last and "estimated" in last, last
+    assert os.listdir() == [], os.listdir()  # nothing measured, nothing written
+    expect_exit(2, "--dry_run estimates one plain run", attnbench, "--backend=cpu", "--dry_run", "--devices=0,1")
