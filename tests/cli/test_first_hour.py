@@ -133,4 +133,5 @@ def test_dry_run_prints_the_grid_with_an_estimate(attnbench, work):
     last = r.stdout.strip().splitlines()[-1]
     assert f"{len(labels)} problem(s)" in last and "estimated" in last, last
     assert os.listdir() == [], os.listdir()  # nothing measured, nothing written
-    expect_exit(2, "--dry_run estimates one plain run", attnbench, "--backend=cpu", "--dry_run", "--devices=0,1")
+    expect_exit(2, "--dry_run estimates one plain run", attnbench, "--backend=cpu", "--batch=1", "--dry_run",
+                "--devices=0,1")
