@@ -1,5 +1,5 @@
 // What `attnbench list` knows: strategies, backends, devices, timers, fused tiles, suites and plugins, as one
-// document (the --format=json output; the text output is rendered from the same document).
+// document (the --json output; the text output is rendered from the same document).
 #pragma once
 #include <nlohmann/json.hpp>
 

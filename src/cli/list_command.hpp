@@ -1,4 +1,4 @@
-// `attnbench list [--format=text|json]`.
+// `attnbench list [--json=FILE|-]`.
 #pragma once
 #include "cli/commands.hpp"
 
