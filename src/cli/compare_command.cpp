@@ -1,4 +1,7 @@
 // `attnbench compare BASE.json NEW.json`: the CI perf gate (exit 0 no regression, 1 regression, 2 unusable input).
+// The exit code is CompareResult::exit_code(): 1 when a row is slower or worse (or missing, with
+// --fail_on_missing); ambiguous rows, the one-round ones included (report/compare.hpp, kOneRoundAllowance),
+// never fail.
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -9,6 +12,7 @@
 #include "cli/output_file.hpp"
 #include "core/file_identity.hpp"
 #include "core/errors.hpp"
+#include "measure/rounds.hpp"
 #include "report/compare.hpp"
 #include "report/report_io.hpp"
 
@@ -46,8 +50,10 @@ Command add_compare_command(CLI::App& parent) {
   auto a = std::make_shared<CompareArgs>();
   CLI::App* app = parent.add_subcommand(
       "compare",
-      "compare two reports row by row (problem, strategy); exit 0: no regression, 1: a row got slower or its "
-      "status got worse, 2: unusable input");
+      fmt::format("compare two reports row by row (problem, strategy); exit 0: no regression (ambiguous rows never "
+                  "fail; a row with one round on a side is slower/faster only beyond {:g}x, run both with --rounds>={} "
+                  "to judge smaller changes), 1: a row got slower or its status got worse, 2: unusable input",
+                  kOneRoundAllowance, kMinRoundsForSpread));
   app->add_option("base", a->base, "baseline report JSON")->required();
   app->add_option("new", a->next, "new report JSON")->required();
   app->add_option("--threshold", a->threshold,

@@ -3,6 +3,7 @@
 // same document (cli/list_catalog.hpp) for scripts.
 #include "cli/list_command.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "cli/output_file.hpp"
 #include "cli/report_outputs.hpp"
 #include "cli/plugin_loader.hpp"
+#include "core/text_table.hpp"
 
 namespace ab {
 
@@ -20,56 +22,85 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string dims(const json& a) {
-  std::string s;
-  for (const auto& d : a) s += (s.empty() ? "" : ",") + std::to_string(d.get<int>());
-  return s.empty() ? "-" : s;
-}
-
+// The text of `list`: each section one aligned table (core/text_table.hpp: a column as wide as its widest
+// cell), indented by two spaces.
 std::string render_text(const json& c) {
+  auto str = [](const json& j, const char* key) { return j[key].get<std::string>(); };
+  auto left = [](std::size_t gap) { return TableColumn{"", Align::left, 0, true, gap}; };
+  auto right = [](std::size_t gap) { return TableColumn{"", Align::right, 0, true, gap}; };
   std::string s = "strategies (launches per forward; example B=32 H=12 P=8):\n";
-  for (const auto& st : c["strategies"])
-    s += fmt::format("  {:<14} {:<58} {} -> {} launches\n", st["name"].get<std::string>(),
-                     st["description"].get<std::string>(), st["launch_formula"].get<std::string>(),
-                     st["example_launches"].get<long long>());
+  // name, what, formula, ->, N, launch(es). The formulas hold "·" (two bytes, one column): the widths are
+  // counted in characters here, as fmt pads, not in bytes as TextTable's fit would.
+  std::vector<TableColumn> columns = {left(0), left(2), left(2), left(2), right(1), left(1)};
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& st : c["strategies"]) {
+    long long n = st["example_launches"].get<long long>();
+    rows.push_back({"  " + str(st, "name"), str(st, "description"), str(st, "launch_formula"), "->", std::to_string(n),
+                    n == 1 ? "launch" : "launches"});
+  }
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    columns[i].fit = false;
+    for (const auto& row : rows) {
+      std::size_t chars = 0;
+      for (unsigned char ch : row[i]) chars += (ch & 0xC0) != 0x80;  // UTF-8: count all but continuation bytes
+      columns[i].width = std::max(columns[i].width, chars);
+    }
+  }
+  TextTable strategies(columns);
+  for (auto& row : rows) strategies.add_row(std::move(row));
+  s += strategies.body();
   s += "backends:\n";
-  for (const auto& b : c["backends"])
-    s += fmt::format("  {:<14} {}\n", b["name"].get<std::string>(), b["description"].get<std::string>());
+  TextTable backends({left(0), left(2)});
+  for (const auto& b : c["backends"]) backends.add_row({"  " + str(b, "name"), str(b, "description")});
+  s += backends.body();
   s += "devices:\n";
   if (c["devices"].empty()) s += "  none (no CUDA device visible; runs use the CPU backend)\n";
+  TextTable devices({left(0), left(2), left(2), right(2), right(2)});
   for (const auto& d : c["devices"]) {
-    if (d.contains("unavailable"))
-      s += fmt::format("  cuda:{}  unavailable: {}\n", d["index"].get<int>(), d["unavailable"].get<std::string>());
+    std::string index = fmt::format("  cuda:{}", d["index"].get<int>());
+    if (d.contains("unavailable")) devices.add_row({index}, "unavailable: " + str(d, "unavailable"));
     else
-      s += fmt::format("  cuda:{}  {}  cc {}  {} SMs  {:.1f} GiB\n", d["index"].get<int>(), d["name"].get<std::string>(),
-                       d["cc"].get<std::string>(), d["sms"].get<int>(), d["memory_gib"].get<double>());
+      devices.add_row({index, str(d, "name"), "cc " + str(d, "cc"), fmt::format("{} SMs", d["sms"].get<int>()),
+                       fmt::format("{:.1f} GiB", d["memory_gib"].get<double>())});
   }
+  s += devices.body();
   s += "timers (--timer):\n";
-  for (const auto& t : c["timers"])
-    s += fmt::format("  {:<14} {}\n", t["name"].get<std::string>(), t["description"].get<std::string>());
+  TextTable timers({left(0), left(2)});
+  for (const auto& t : c["timers"]) timers.add_row({"  " + str(t, "name"), str(t, "description")});
+  s += timers.body();
   const json& tiles = c["fused_tiles"];
   s += fmt::format("fused tiles (--tile; compiled for the {} backend, {}, head_dims each runs):\n",
-                   tiles.empty() ? "-" : tiles[0]["backend"].get<std::string>(),
-                   tiles.empty() ? "-" : tiles[0]["arch"].get<std::string>());
+                   tiles.empty() ? "-" : str(tiles[0], "backend"), tiles.empty() ? "-" : str(tiles[0], "arch"));
+  auto dims = [](const json& a) {
+    std::string d;
+    for (const auto& x : a) d += (d.empty() ? "" : ",") + std::to_string(x.get<int>());
+    return d.empty() ? std::string("-") : d;
+  };
+  TextTable tile_table({left(0), left(2), left(2), left(2)});
   for (const auto& t : tiles) {
     if (t.contains("unavailable"))
-      s += fmt::format("  {:<14} {:<8} not here: {}\n", t["name"].get<std::string>(), t["kind"].get<std::string>(),
-                       t["unavailable"].get<std::string>());
+      tile_table.add_row({"  " + str(t, "name"), str(t, "kind")}, "not here: " + str(t, "unavailable"));
     else
-      s += fmt::format("  {:<14} {:<8} fp16 D={}  bf16 D={}\n", t["name"].get<std::string>(),
-                       t["kind"].get<std::string>(), dims(t["head_dims_fp16"]), dims(t["head_dims_bf16"]));
+      tile_table.add_row({"  " + str(t, "name"), str(t, "kind"), "fp16 D=" + dims(t["head_dims_fp16"]),
+                          "bf16 D=" + dims(t["head_dims_bf16"])});
   }
+  s += tile_table.body();
   s += "suites (--config=NAME):\n";
   if (c["suites"].empty()) s += "  none found\n";
-  for (const auto& u : c["suites"])
-    s += fmt::format("  {:<30} {}\n", u["name"].get<std::string>(), u["description"].get<std::string>());
+  TextTable suites({left(0), left(2)});
+  for (const auto& u : c["suites"]) suites.add_row({"  " + str(u, "name"), str(u, "description")});
+  s += suites.body();
   s += "plugins (--plugin=PATH):\n";
   if (c["plugins"].empty()) s += "  none loaded\n";
-  for (const auto& p : c["plugins"])
-    s += fmt::format("  {:<24} {}  {}  configs: {}{}\n", p["strategy"].get<std::string>(),
-                     p["version"].get<std::string>().empty() ? "-" : p["version"].get<std::string>(),
-                     p["path"].get<std::string>(), fmt::join(p["configs"].get<std::vector<std::string>>(), ","),
-                     p["description"].get<std::string>().empty() ? "" : "  (" + p["description"].get<std::string>() + ")");
+  TextTable plugins({left(0), left(2), left(2), left(2)});
+  for (const auto& p : c["plugins"]) {
+    std::string version = str(p, "version").empty() ? "-" : str(p, "version");
+    std::string description = str(p, "description").empty() ? "" : "(" + str(p, "description") + ")";
+    plugins.add_row({"  " + str(p, "strategy"), version, str(p, "path"),
+                     fmt::format("configs: {}", fmt::join(p["configs"].get<std::vector<std::string>>(), ","))},
+                    description);
+  }
+  s += plugins.body();
   return s;
 }
 

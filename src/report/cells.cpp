@@ -79,16 +79,6 @@ std::string md_escape(const std::string& s) {
   return o;
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"') o += '"';
-    o += c;
-  }
-  return o + "\"";
-}
-
 std::string csv_num(double v) { return missing(v) ? "" : fmt::format("{}", v); }
 
 }  // namespace ab

@@ -1,8 +1,9 @@
 // Cell text shared by the printers and compare: times, percentages, rates, launch counts, errors ("-" when
-// a value is missing), plus markdown and CSV escaping.
+// a value is missing), plus markdown escaping; CSV fields are escaped by core/csv.hpp's csv_field.
 #pragma once
 #include <string>
 
+#include "core/csv.hpp"
 #include "report/report_view.hpp"
 
 namespace ab {
@@ -21,7 +22,6 @@ std::string cell_median(const RowView& r);   // "9.1e-04", "3.1e-01!" (failed ve
 // What a non-ok row shows instead of numbers: the reason, plus the verification error when present.
 std::string cell_reason(const RowView& r);
 std::string md_escape(const std::string& s);   // escapes '|' and newlines for a table cell
-std::string csv_field(const std::string& s);   // quotes when it holds a comma, quote or newline
 std::string csv_num(double v);                 // full precision, empty when missing
 
 }  // namespace ab

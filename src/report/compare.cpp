@@ -58,8 +58,31 @@ Verdict timing_verdict(double base_ms, double new_ms, double base_noise, double 
   return Verdict::ambiguous;
 }
 
+std::string one_round_note() {
+  return fmt::format("one round: between-process spread unknown; rerun with --rounds>={}", kMinRoundsForSpread);
+}
+
+// The one-round rule (compare.hpp, kOneRoundAllowance): with one round on a side, a change is slower or faster
+// only beyond the between-process allowance; within it the threshold-and-noise rule's slower/faster is
+// ambiguous. `same` and `ambiguous` stand, and so does every verdict with two or more rounds on both sides.
+Verdict one_round_verdict(Verdict v, double base_ms, double new_ms, std::int64_t base_rounds, std::int64_t new_rounds,
+                          const CompareOptions& opt, double* limit) {
+  if (!(opt.one_round_allowance > 1) || (base_rounds > 1 && new_rounds > 1)) return v;
+  double a = opt.one_round_allowance;
+  if (limit) *limit = std::max(*limit, new_ms >= base_ms ? a - 1 : 1 - 1 / a);  // |change| beyond the allowance
+  if (v != Verdict::slower && v != Verdict::faster) return v;
+  double ratio = new_ms >= base_ms ? new_ms / base_ms : base_ms / new_ms;
+  return ratio > a ? v : Verdict::ambiguous;
+}
+
 int CompareResult::count(Verdict v) const {
   return static_cast<int>(std::count_if(rows.begin(), rows.end(), [&](const CompareRow& r) { return r.verdict == v; }));
+}
+
+int CompareResult::one_round_ambiguous() const {
+  return static_cast<int>(std::count_if(rows.begin(), rows.end(), [](const CompareRow& r) {
+    return r.verdict == Verdict::ambiguous && !r.verdict_reason.empty();
+  }));
 }
 
 bool CompareResult::regressed() const {
@@ -212,8 +235,10 @@ CompareResult compare_reports(const Report& base, const Report& next, const Comp
       int rb = status_rank(b.status), rn = status_rank(n.status);
       row.verdict = rn < rb ? Verdict::worse : rn > rb ? Verdict::better : Verdict::changed;
     } else if (b.timed() && n.timed()) {
-      row.verdict = timing_verdict(b.median_ms, n.median_ms, row.base.uncertainty, row.next.uncertainty, opt,
-                                   &row.change, &row.noise, &row.limit);
+      Verdict v = timing_verdict(b.median_ms, n.median_ms, row.base.uncertainty, row.next.uncertainty, opt,
+                                 &row.change, &row.noise, &row.limit);
+      row.verdict = one_round_verdict(v, b.median_ms, n.median_ms, row.base.rounds, row.next.rounds, opt, &row.limit);
+      if (row.verdict != v) row.verdict_reason = one_round_note();
     }
     r.rows.push_back(std::move(row));
   }

@@ -3,9 +3,11 @@
 
 #include <fmt/format.h>
 
+#include "core/csv.hpp"
 #include "core/errors.hpp"
 #include "core/problem_axes.hpp"
 #include "core/text_table.hpp"
+#include "measure/rounds.hpp"
 #include "report/cells.hpp"
 #include "report/compare.hpp"
 #include "report/report_view.hpp"
@@ -33,12 +35,25 @@ std::string noise_cell(const CompareResult& c, const CompareRow& r) {
   return (std::isfinite(r.noise) ? "±" + cell_pct(c.options.noise_k * r.noise) : "-") + mark;
 }
 
+// The verdict column of the console and markdown tables: "*" after a verdict with a reason (the footnote).
+std::string verdict_cell(const CompareRow& r) {
+  return std::string(verdict_name(r.verdict)) + (r.verdict_reason.empty() ? "" : "*");
+}
+
+// The footnote of the rows marked "*": today only one-round rows.
+std::string one_round_footnote(const CompareResult& c) {
+  return fmt::format("* {} (a one-round change beyond {:g}x is still slower or faster)", one_round_note(),
+                     c.options.one_round_allowance);
+}
+
 std::string summary_line(const CompareResult& c) {
-  return fmt::format("{} rows matched: {} slower, {} faster, {} same, {} ambiguous; status {} worse, {} better, "
+  int one = c.one_round_ambiguous();
+  return fmt::format("{} rows matched: {} slower, {} faster, {} same, {} ambiguous{}; status {} worse, {} better, "
                      "{} changed; {} missing, {} new",
                      c.rows.size(), c.count(Verdict::slower), c.count(Verdict::faster), c.count(Verdict::same),
-                     c.count(Verdict::ambiguous), c.count(Verdict::worse), c.count(Verdict::better),
-                     c.count(Verdict::changed), c.missing.size(), c.added.size());
+                     c.count(Verdict::ambiguous), one ? fmt::format(" ({} of one round)", one) : "",
+                     c.count(Verdict::worse), c.count(Verdict::better), c.count(Verdict::changed), c.missing.size(),
+                     c.added.size());
 }
 
 std::string outcome_line(const CompareResult& c) {
@@ -46,9 +61,12 @@ std::string outcome_line(const CompareResult& c) {
 }
 
 std::string rule_line(const CompareResult& c) {
-  return fmt::format("threshold {}, noise factor k={:g}: slower/faster when |change| > max(threshold, k*u); same "
-                     "when |change| and k*u are both within the threshold; else ambiguous",
-                     cell_pct(c.options.threshold), c.options.noise_k);
+  std::string s = fmt::format("threshold {}, noise factor k={:g}: slower/faster when |change| > max(threshold, k*u); "
+                              "same when |change| and k*u are both within the threshold; else ambiguous",
+                              cell_pct(c.options.threshold), c.options.noise_k);
+  if (c.options.one_round_allowance > 1)
+    s += fmt::format("; a row with one round on a side is slower/faster only beyond {:g}x", c.options.one_round_allowance);
+  return s;
 }
 
 std::string side_line(const std::string& name, const Report& header) {
@@ -92,7 +110,7 @@ std::string render_console(const CompareResult& c) {
     if (!prev_label.empty() && r.label != prev_label) table.add_break();
     table.add_row({r.label == prev_label ? "" : r.label, (is_regression(r) ? "! " : "  ") + r.strategy, status_cell(r),
                    cell_ms(r.base.median_ms), cell_ms(r.next.median_ms), cell_signed_pct(r.change), noise_cell(c, r),
-                   verdict_name(r.verdict)});
+                   verdict_cell(r)});
     prev_label = r.label;
   }
   o += "\n" + table.render();
@@ -111,9 +129,10 @@ std::string render_console(const CompareResult& c) {
   if (!c.added.empty()) {
     o += fmt::format("\nnew in the new run ({}):\n", c.added.size()) + lone_list(c.added);
   }
-  o += "\n! marks a regression; change = (new - base) / base of the median time; noise = k*u, u = sqrt(u_base^2 + "
-       "u_new^2), each run's u the standard error of its median over rounds (>= 3 rounds) or its within-run noise; "
-       "~ a run missed its noise target\n";
+  o += fmt::format("\n! marks a regression; change = (new - base) / base of the median time; noise = k*u, u = "
+                   "sqrt(u_base^2 + u_new^2), each run's u the standard error of its median over rounds (>= {} rounds) "
+                   "or its within-run noise; ~ a run missed its noise target\n", kMinRoundsForSpread);
+  if (c.one_round_ambiguous() > 0) o += one_round_footnote(c) + "\n";
   o += summary_line(c) + "\n" + outcome_line(c) + "\n";
   return o;
 }
@@ -142,13 +161,14 @@ std::string render_markdown(const CompareResult& c) {
                      r.label == prev_label ? "" : md_escape(r.label), b(md_escape(r.strategy)),
                      md_escape(status_cell(r)), cell_ms(r.base.median_ms), cell_ms(r.next.median_ms),
                      b(cell_signed_pct(r.change)),
-                     noise_cell(c, r), b(verdict_name(r.verdict)));
+                     noise_cell(c, r), b(md_escape(verdict_cell(r))));
     prev_label = r.label;
   }
   for (const CompareRow& r : c.rows)
     if (r.base.status != r.next.status && !r.next.reason.empty())
       o += fmt::format("\n- {} {}: {} -> {}: {}", md_escape(r.label), md_escape(r.strategy), r.base.status,
                        r.next.status, md_escape(r.next.reason));
+  if (c.one_round_ambiguous() > 0) o += "\n\n\\" + md_escape(one_round_footnote(c));  // "\*": not a list item
   if (!c.missing.empty()) {
     o += fmt::format("\n\n**Missing from the new run ({}):**\n", c.missing.size()) + md_list(c.missing);
   }
@@ -156,20 +176,6 @@ std::string render_markdown(const CompareResult& c) {
     o += fmt::format("\n\n**New in the new run ({}):**\n", c.added.size()) + md_list(c.added);
   }
   return o + "\n";
-}
-
-// The problem's CSV cells (problem_csv_cells), comma-separated.
-std::string problem_csv(const Problem& p) {
-  std::string s;
-  for (const std::string& cell : problem_csv_cells(p)) s += (s.empty() ? "" : ",") + csv_field(cell);
-  return s;
-}
-
-// The header cells of the problem, comma-separated.
-std::string problem_csv_header() {
-  std::string s;
-  for (const std::string& c : problem_csv_columns()) s += c + ",";
-  return s;
 }
 
 // What compare's JSON says of a report: {"device", "tool", "created", "command"}.
@@ -184,24 +190,56 @@ json info_json(const Report& h) {
 
 std::string met_csv(int met) { return met < 0 ? "" : met ? "true" : "false"; }
 
+// Compare's CSV columns after the problem's, in order; every line (matched, missing and new rows) names its
+// cells, the others stay empty.
+const char* const kCompareCsvColumns[] = {
+    "strategy",        "base_status",     "new_status",     "base_ms",        "new_ms",     "change",
+    "base_noise",      "new_noise",       "base_uncertainty", "new_uncertainty", "base_rounds", "new_rounds",
+    "base_noise_met",  "new_noise_met",   "limit",          "verdict",        "reason",     "verdict_reason"};
+
+// The problem's cells by column name.
+std::vector<CsvWriter::Cell> problem_csv_named(const Problem& p) {
+  std::vector<std::string> names = problem_csv_columns(), cells = problem_csv_cells(p);
+  std::vector<CsvWriter::Cell> out;
+  for (std::size_t i = 0; i < names.size(); ++i) out.push_back({names[i], cells[i]});
+  return out;
+}
+
 std::string render_csv(const CompareResult& c) {
-  std::string o = problem_csv_header() + "strategy,base_status,"
-                  "new_status,base_ms,new_ms,change,base_noise,new_noise,base_uncertainty,new_uncertainty,base_rounds,"
-                  "new_rounds,base_noise_met,new_noise_met,limit,verdict,reason\n";
+  std::vector<std::string> columns = problem_csv_columns();
+  columns.insert(columns.end(), std::begin(kCompareCsvColumns), std::end(kCompareCsvColumns));
+  CsvWriter csv(std::move(columns));
+  auto add = [&](const Problem& p, std::vector<CsvWriter::Cell> cells) {
+    std::vector<CsvWriter::Cell> line = problem_csv_named(p);
+    line.insert(line.end(), cells.begin(), cells.end());
+    csv.add_row(line);
+  };
   for (const CompareRow& r : c.rows)
-    o += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", problem_csv(r.problem),
-                     csv_field(r.strategy), csv_field(r.base.status), csv_field(r.next.status),
-                     csv_num(r.base.median_ms), csv_num(r.next.median_ms), csv_num(r.change), csv_num(r.base.noise),
-                     csv_num(r.next.noise), csv_num(r.base.uncertainty), csv_num(r.next.uncertainty), r.base.rounds,
-                     r.next.rounds, met_csv(r.base.noise_met), met_csv(r.next.noise_met), csv_num(r.limit),
-                     verdict_name(r.verdict), csv_field(r.next.reason));
+    add(r.problem, {{"strategy", r.strategy},
+                    {"base_status", r.base.status},
+                    {"new_status", r.next.status},
+                    {"base_ms", csv_num(r.base.median_ms)},
+                    {"new_ms", csv_num(r.next.median_ms)},
+                    {"change", csv_num(r.change)},
+                    {"base_noise", csv_num(r.base.noise)},
+                    {"new_noise", csv_num(r.next.noise)},
+                    {"base_uncertainty", csv_num(r.base.uncertainty)},
+                    {"new_uncertainty", csv_num(r.next.uncertainty)},
+                    {"base_rounds", std::to_string(r.base.rounds)},
+                    {"new_rounds", std::to_string(r.next.rounds)},
+                    {"base_noise_met", met_csv(r.base.noise_met)},
+                    {"new_noise_met", met_csv(r.next.noise_met)},
+                    {"limit", csv_num(r.limit)},
+                    {"verdict", verdict_name(r.verdict)},
+                    {"reason", r.next.reason},
+                    {"verdict_reason", r.verdict_reason}});
   for (const LoneRow& l : c.missing)
-    o += fmt::format("{},{},{},,{},,,,,,,,,,,,missing,\n", problem_csv(l.problem), csv_field(l.strategy),
-                     csv_field(l.status), csv_num(l.median_ms));
+    add(l.problem, {{"strategy", l.strategy}, {"base_status", l.status}, {"base_ms", csv_num(l.median_ms)},
+                    {"verdict", "missing"}});
   for (const LoneRow& l : c.added)
-    o += fmt::format("{},{},,{},,{},,,,,,,,,,,new,\n", problem_csv(l.problem), csv_field(l.strategy), csv_field(l.status),
-                     csv_num(l.median_ms));
-  return o;
+    add(l.problem, {{"strategy", l.strategy}, {"new_status", l.status}, {"new_ms", csv_num(l.median_ms)},
+                    {"verdict", "new"}});
+  return csv.text();
 }
 
 json num_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
@@ -227,6 +265,7 @@ json compare_to_json(const CompareResult& c) {
     rows.push_back({{"problem", problem_to_json(r.problem)}, {"label", problem_label(r.problem)}, {"strategy", r.strategy}, {"base", side(r.base)}, {"new", side(r.next)},
                     {"change", num_or_null(r.change)}, {"combined_noise", num_or_null(r.noise)},
                     {"limit", num_or_null(r.limit)}, {"verdict", verdict_name(r.verdict)}});
+    if (!r.verdict_reason.empty()) rows.back()["verdict_reason"] = r.verdict_reason;
   }
   for (const LoneRow& l : c.missing) missing.push_back(lone_json(l));
   for (const LoneRow& l : c.added) added.push_back(lone_json(l));
@@ -234,6 +273,7 @@ json compare_to_json(const CompareResult& c) {
   for (Verdict v : {Verdict::faster, Verdict::slower, Verdict::same, Verdict::ambiguous, Verdict::worse,
                     Verdict::better, Verdict::changed, Verdict::not_applicable})
     counts[verdict_name(v)] = c.count(v);
+  counts["ambiguous_one_round"] = c.one_round_ambiguous();
   counts["missing"] = c.missing.size();
   counts["new"] = c.added.size();
   return {{"schema", "attnbench.compare/1"},
@@ -242,8 +282,11 @@ json compare_to_json(const CompareResult& c) {
           {"threshold", c.options.threshold},
           {"noise_k", c.options.noise_k},
           {"fail_on_missing", c.options.fail_on_missing},
+          {"one_round_allowance", c.options.one_round_allowance},
           {"rule", "slower/faster when |change| > max(threshold, noise_k*u), u = sqrt(u_base^2+u_new^2); same when "
-                   "|change| <= threshold and noise_k*u <= threshold; ambiguous otherwise"},
+                   "|change| <= threshold and noise_k*u <= threshold; ambiguous otherwise; a row with one round on "
+                   "a side is slower/faster only when new/base or base/new exceeds one_round_allowance (ambiguous "
+                   "with a verdict_reason otherwise)"},
           {"warnings", c.warnings},
           {"rows", rows},
           {"missing", missing},

@@ -32,7 +32,7 @@ void ConsolePrinter::do_begin(const Report& report, const std::vector<ProblemGro
   out_ += fmt::format("{} | {}\n", device_line(report.device), tool_line(report.tool, report.created));
   device_column_ = !devices_line(report).empty();
   if (device_column_) out_ += devices_line(report) + "; dev = the device that ran the row\n";
-  std::string settings = settings_line(report.settings);
+  std::string settings = settings_line(report.settings, report.device);
   if (!settings.empty()) out_ += settings + "\n";
   auto fixed = [](const char* head, Align a, std::size_t w, std::size_t gap = 1) {
     return TableColumn{head, a, w, false, gap};

@@ -11,7 +11,7 @@ void MarkdownPrinter::do_begin(const Report& report, const std::vector<ProblemGr
   out_ += fmt::format("### attnbench on {}\n\n", md_escape(device_line(report.device)));
   if (!devices_line(report).empty()) out_ += md_escape(devices_line(report)) + "\n\n";
   out_ += md_escape(tool_line(report.tool, report.created));
-  std::string settings = settings_line(report.settings);
+  std::string settings = settings_line(report.settings, report.device);
   if (!settings.empty()) out_ += "; " + md_escape(settings);
   out_ += "\n";
   if (!report.command.empty()) out_ += fmt::format("\n`{}`\n", report.command);

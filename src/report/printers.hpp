@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/csv.hpp"
 #include "core/text_table.hpp"
 #include "report/report_view.hpp"
 
@@ -59,15 +60,16 @@ class MarkdownPrinter : public Printer {
   std::vector<std::string> warnings_;
 };
 
-// RFC 4180 CSV: a header line, then one line per row with every problem field in its own column.
+// RFC 4180 CSV (core/csv.hpp): a header line, then one line per row with every problem field in its own column.
 class CsvPrinter : public Printer {
  protected:
   void do_begin(const Report& report, const std::vector<ProblemGroup>& groups) override;
   void do_row(const ProblemGroup& group, const RowView& row) override;
-  void do_end() override {}
+  void do_end() override;
 
  private:
   const Report* report_ = nullptr;
+  std::unique_ptr<CsvWriter> csv_;  // the header from do_begin, a line per do_row
 };
 
 // Makes the printer for "console", "md" (or "markdown") or "csv"; throws UsageError for anything else.

@@ -111,7 +111,10 @@ std::string device_line(const json& d) {
   std::vector<std::string> parts;
   if (!str_of(d, "backend").empty()) parts.push_back(str_of(d, "backend"));
   if (!str_of(d, "cc").empty() && str_of(d, "cc") != "0.0") parts.push_back("cc " + str_of(d, "cc"));
-  if (int_of(d, "sm_count", 0) > 0) parts.push_back(fmt::format("{} SMs", int_of(d, "sm_count", 0)));
+  // The CPU backend records its hardware threads (std::thread::hardware_concurrency) as sm_count.
+  if (int_of(d, "sm_count", 0) > 0)
+    parts.push_back(fmt::format("{} {}", int_of(d, "sm_count", 0),
+                                str_of(d, "backend") == "cpu" ? "hardware threads" : "SMs"));
   if (!str_of(d, "driver").empty()) parts.push_back("driver " + str_of(d, "driver"));
   if (!str_of(d, "cuda_runtime").empty()) parts.push_back("CUDA " + str_of(d, "cuda_runtime"));
   auto copy = d.find("copy_bandwidth_gbps");
@@ -129,10 +132,13 @@ std::string tool_line(const ToolInfo& t, const std::string& created) {
   return s;
 }
 
-std::string settings_line(const json& s) {
+std::string settings_line(const json& s, const json& device) {
   if (!s.is_object() || s.empty()) return "";
   std::vector<std::string> parts;
-  if (s.contains("hot")) parts.push_back(s["hot"].get<bool>() ? "hot L2" : "L2 flushed");
+  bool cpu = device.is_object() && str_of(device, "backend") == "cpu";
+  // The CPU backend's flush_l2 does nothing: its rows run with whatever the caches hold, --hot or not.
+  if (cpu) parts.push_back("caches not flushed (cpu backend)");
+  else if (s.contains("hot")) parts.push_back(s["hot"].get<bool>() ? "hot L2" : "L2 flushed");
   if (!str_of(s, "timer").empty()) parts.push_back(str_of(s, "timer") + " timer");
   if (int_of(s, "warmup", -1) >= 0) parts.push_back(fmt::format("warm-up {}", int_of(s, "warmup", -1)));
   if (int_of(s, "min_samples", -1) >= 0) parts.push_back(fmt::format(">={} samples", int_of(s, "min_samples", -1)));

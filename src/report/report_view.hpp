@@ -53,7 +53,8 @@ struct ProblemGroup {
 RowView view_row(const ResultRow& row);
 // The report's rows grouped by problem (first-seen order).
 std::vector<ProblemGroup> group_rows(const Report& report);
-// "NVIDIA H200 (cuda, cc 9.0, 132 SMs, driver 13.0)" from the report's device.
+// "NVIDIA H200 (cuda, cc 9.0, 132 SMs, driver 13.0)" from the report's device; a CPU backend's count is
+// "N hardware threads".
 std::string device_line(const nlohmann::json& device);
 // "attnbench 0.1.0 (abc1234), 2026-11-21T22:10:00Z" from the tool and the creation time.
 // "devices 0: NVIDIA H200, 1: NVIDIA H200" when more than one device ran rows (--devices), else "".
@@ -61,7 +62,9 @@ std::string devices_line(const Report& report);
 // The model of the device a row ran on (the header's `devices` entry of its index), else the report's device.
 std::string row_device_name(const Report& report, const ResultRow& row);
 std::string tool_line(const ToolInfo& tool, const std::string& created);
-// "L2 flushed, events timer, warm-up 3, >=10 samples, noise target 2%" from the report's settings.
-std::string settings_line(const nlohmann::json& settings);
+// "L2 flushed, events timer, warm-up 3, >=10 samples, noise target 2%" from the report's settings; with the
+// report's device of the CPU backend (which flushes no cache) "caches not flushed (cpu backend)" in place of
+// "L2 flushed" / "hot L2".
+std::string settings_line(const nlohmann::json& settings, const nlohmann::json& device = nlohmann::json::object());
 
 }  // namespace ab

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/csv.hpp"
 #include "tune/tune_summary.hpp"
 
 namespace ab {
@@ -49,29 +50,17 @@ std::vector<std::string> cells(const SummaryRow& r) {
           num(r.baseline_ms), num(r.best_ms), num(r.gain), r.baseline, r.best};
 }
 
-std::string csv_cell(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
 std::string md_cell(const std::string& s) {
   std::string e;
   for (char c : s) e += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
   return e.empty() ? "-" : e;
 }
 
+// Through the one CSV writer (core/csv.hpp); cells(r) gives every column of kColumns in order.
 std::string to_csv(const std::vector<SummaryRow>& rows) {
-  std::string s;
-  for (const char* c : kColumns) s += (s.empty() ? "" : ",") + std::string(c);
-  s += "\n";
-  for (const SummaryRow& r : rows) {
-    std::string line;
-    for (const std::string& c : cells(r)) line += (line.empty() ? "" : ",") + csv_cell(c);
-    s += line + "\n";
-  }
-  return s;
+  CsvWriter csv(std::vector<std::string>(std::begin(kColumns), std::end(kColumns)));
+  for (const SummaryRow& r : rows) csv.add_ordered_row(cells(r));
+  return csv.text();
 }
 
 std::string to_markdown(const TuneOutcome& out, const std::vector<SummaryRow>& rows) {

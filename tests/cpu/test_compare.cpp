@@ -38,6 +38,14 @@ static json report(const std::string& device, std::vector<json> rows) {
           {"results", rows}};
 }
 
+// Every timed row of `doc` as measured in `count` rounds (no rounds.error, so the verdict still uses the
+// within-run noise): with two or more rounds on both sides the threshold-and-noise rule alone decides.
+static json with_rounds(json doc, int count) {
+  for (json& r : doc["results"])
+    if (r.contains("time_ms")) r["rounds"] = {{"count", count}};
+  return doc;
+}
+
 static Verdict verdict(double base, double next, double na, double nb, double threshold = 0.05, double k = 2) {
   CompareOptions o;
   o.threshold = threshold;
@@ -80,7 +88,7 @@ TEST(Compare, matches_rows_and_decides) {
   json next = report("H200", {row(1024, "fused", 2.01, 0.005), row(512, "nested", 5.0, 0.005), row(512, "fused", 1.3, 0.005),
                               row(1024, "nested", 8.0, 0.005), row(4096, "fused", 4.0, 0.005)});
   next["results"][0]["problem"]["pages_requested"] = 0;  // spelled as page_size: still the same problem
-  CompareResult c = compare_reports(base, next, CompareOptions{});
+  CompareResult c = compare_reports(with_rounds(base, 20), with_rounds(next, 20), CompareOptions{});
   ASSERT_TRUE(c.rows.size() == 4u);
   EXPECT_EQ(c.rows[0].strategy, std::string("fused"));
   EXPECT_TRUE(c.rows[0].verdict == Verdict::slower);  // 512 fused +30%
@@ -138,7 +146,7 @@ TEST(Compare, too_few_samples_is_never_slower) {
   EXPECT_EQ(c.exit_code(), 0);
   EXPECT_TRUE(render_compare(c, "console").find("n<3") != std::string::npos);
   base["results"][0]["time_ms"]["samples"] = 3;
-  EXPECT_TRUE(compare_reports(base, next, CompareOptions{}).rows[0].verdict == Verdict::slower);
+  EXPECT_TRUE(compare_reports(with_rounds(base, 2), with_rounds(next, 2), CompareOptions{}).rows[0].verdict == Verdict::slower);
 }
 
 TEST(Compare, rounds_spread_sets_the_uncertainty) {
@@ -224,7 +232,7 @@ TEST(Compare, duplicate_rows_warn_and_keep_the_first) {
 TEST(Compare, renders_every_format) {
   json base = report("H200", {row(512, "fused", 1.0, 0.01), row(512, "peer:torch-flash", 1.2, 0.01)});
   json next = report("H200", {row(512, "fused", 1.2, 0.01), row(1024, "fused", 1.2, 0.01)});
-  CompareResult c = compare_reports(base, next, CompareOptions{});
+  CompareResult c = compare_reports(with_rounds(base, 20), with_rounds(next, 20), CompareOptions{});
   std::string md = render_compare(c, "md");
   EXPECT_TRUE(md.find("| problem | strategy |") != std::string::npos);
   EXPECT_TRUE(md.find("**slower**") != std::string::npos);
@@ -238,3 +246,87 @@ TEST(Compare, renders_every_format) {
   EXPECT_ANY_THROW(render_compare(c, "html"));
 }
 
+
+// Issue 49: one round cannot tell a change from the between-process spread (nested's two speeds on an H200
+// are up to 1.41x apart), so a one-round row is slower/faster only beyond kOneRoundAllowance (1.5x).
+TEST(Compare, one_round_reports_are_ambiguous_within_the_between_process_allowance) {
+  EXPECT_NEAR(kOneRoundAllowance, 1.5, 1e-15);
+  json base = report("H200", {row(512, "fused", 1.0, 0.005), row(512, "nested", 1.0, 0.005), row(512, "ptr_array", 1.0, 0.005),
+                              row(512, "head_batched", 1.0, 0.005), row(512, "fully_batched", 1.0, 0.005)});
+  json next = report("H200", {row(512, "fused", 1.2, 0.005), row(512, "nested", 2.0, 0.005), row(512, "ptr_array", 0.8, 0.005),
+                              row(512, "head_batched", 0.4, 0.005), row(512, "fully_batched", 1.01, 0.005)});
+  CompareResult c = compare_reports(base, next, CompareOptions{});
+  ASSERT_EQ(c.rows.size(), 5u);
+  EXPECT_TRUE(c.rows[0].verdict == Verdict::ambiguous);  // +20%: within what a second process can give
+  EXPECT_EQ(c.rows[0].verdict_reason, "one round: between-process spread unknown; rerun with --rounds>=4");
+  EXPECT_NEAR(c.rows[0].limit, 0.5, 1e-12);              // what |change| must exceed upwards at 1.5x
+  EXPECT_TRUE(c.rows[1].verdict == Verdict::slower);     // 2x: beyond the allowance
+  EXPECT_TRUE(c.rows[1].verdict_reason.empty());
+  EXPECT_TRUE(c.rows[2].verdict == Verdict::ambiguous);  // -20% is not faster either
+  EXPECT_NEAR(c.rows[2].limit, 1.0 / 3, 1e-12);          // downwards: 1 - 1/1.5
+  EXPECT_TRUE(c.rows[3].verdict == Verdict::faster);     // 2.5x faster
+  EXPECT_TRUE(c.rows[4].verdict == Verdict::same);       // +1%: same stays same
+  EXPECT_TRUE(c.rows[4].verdict_reason.empty());
+  EXPECT_EQ(c.one_round_ambiguous(), 2);
+  EXPECT_EQ(c.exit_code(), 1);  // the 2x row
+  // Without the 2x row no row fails: one-round ambiguity never makes a regression.
+  json calm = next;
+  calm["results"][1]["time_ms"]["median"] = 1.3;
+  CompareResult q = compare_reports(base, calm, CompareOptions{});
+  EXPECT_TRUE(q.rows[1].verdict == Verdict::ambiguous);
+  EXPECT_FALSE(q.regressed());
+  EXPECT_EQ(q.exit_code(), 0);
+
+  // The reason in every format.
+  std::string console = render_compare(q, "console");
+  EXPECT_TRUE(console.find("ambiguous*") != std::string::npos);
+  EXPECT_TRUE(console.find("* one round: between-process spread unknown; rerun with --rounds>=4") != std::string::npos);
+  EXPECT_TRUE(console.find("3 ambiguous (3 of one round)") != std::string::npos);
+  EXPECT_TRUE(console.find("no regression (exit 0)") != std::string::npos);
+  std::string md = render_compare(q, "md");
+  EXPECT_TRUE(md.find("ambiguous\\*") != std::string::npos || md.find("ambiguous*") != std::string::npos);
+  EXPECT_TRUE(md.find("one round: between-process spread unknown") != std::string::npos);
+  std::string csv = render_compare(q, "csv");
+  EXPECT_TRUE(csv.substr(0, csv.find('\n')).find(",verdict,reason,verdict_reason") != std::string::npos);
+  EXPECT_TRUE(csv.find(",ambiguous,,one round: between-process spread unknown; rerun with --rounds>=4\n") != std::string::npos);
+  json j = compare_to_json(q);
+  EXPECT_EQ(j["rows"][0]["verdict"].get<std::string>(), "ambiguous");
+  EXPECT_EQ(j["rows"][0]["verdict_reason"].get<std::string>(), one_round_note());
+  EXPECT_FALSE(j["rows"][4].contains("verdict_reason"));
+  EXPECT_EQ(j["counts"]["ambiguous_one_round"].get<int>(), 3);
+  EXPECT_NEAR(j["one_round_allowance"].get<double>(), 1.5, 1e-15);
+  EXPECT_EQ(j["exit_code"].get<int>(), 0);
+
+  // One round on either side is enough for the rule; two or more on both sides keep the old rule exactly.
+  CompareResult mixed = compare_reports(with_rounds(base, 20), next, CompareOptions{});
+  EXPECT_TRUE(mixed.rows[0].verdict == Verdict::ambiguous);
+  CompareResult mixed2 = compare_reports(base, with_rounds(next, 20), CompareOptions{});
+  EXPECT_TRUE(mixed2.rows[0].verdict == Verdict::ambiguous);
+  CompareResult multi = compare_reports(with_rounds(base, 2), with_rounds(next, 2), CompareOptions{});
+  EXPECT_TRUE(multi.rows[0].verdict == Verdict::slower);
+  EXPECT_TRUE(multi.rows[2].verdict == Verdict::faster);
+  EXPECT_TRUE(multi.rows[0].verdict_reason.empty());
+  EXPECT_NEAR(multi.rows[0].limit, std::max(0.03, 2 * std::sqrt(2.0) * 0.005), 1e-12);
+  EXPECT_EQ(render_compare(multi, "console").find("between-process spread unknown"), std::string::npos);
+  // The allowance off (1 or less): the rule before issue 49.
+  CompareOptions off;
+  off.one_round_allowance = 0;
+  CompareResult old = compare_reports(base, next, off);
+  EXPECT_TRUE(old.rows[0].verdict == Verdict::slower);
+  EXPECT_TRUE(old.rows[2].verdict == Verdict::faster);
+}
+
+// The rule on its own, at its edges: 1.5x itself is not beyond the allowance.
+TEST(Compare, one_round_verdict_edges) {
+  CompareOptions o;
+  EXPECT_TRUE(one_round_verdict(Verdict::slower, 1.0, 1.5, 1, 1, o) == Verdict::ambiguous);
+  EXPECT_TRUE(one_round_verdict(Verdict::slower, 1.0, 1.51, 1, 1, o) == Verdict::slower);
+  EXPECT_TRUE(one_round_verdict(Verdict::faster, 1.5, 1.0, 1, 20, o) == Verdict::ambiguous);
+  EXPECT_TRUE(one_round_verdict(Verdict::faster, 1.51, 1.0, 20, 1, o) == Verdict::faster);
+  EXPECT_TRUE(one_round_verdict(Verdict::slower, 1.0, 1.2, 2, 3, o) == Verdict::slower);  // rounds on both sides
+  EXPECT_TRUE(one_round_verdict(Verdict::same, 1.0, 1.01, 1, 1, o) == Verdict::same);
+  EXPECT_TRUE(one_round_verdict(Verdict::ambiguous, 1.0, 2.0, 1, 1, o) == Verdict::ambiguous);
+  double limit = 0.03;
+  one_round_verdict(Verdict::slower, 1.0, 1.2, 2, 2, o, &limit);
+  EXPECT_NEAR(limit, 0.03, 1e-15);  // untouched with rounds on both sides
+}

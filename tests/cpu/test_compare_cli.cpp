@@ -1,6 +1,6 @@
 // `attnbench compare` and `attnbench report` through the real binary, on reports the tool writes itself
 // (CPU backend) and edited copies of them: regression -> 1, noise -> 0, status changes, missing rows, exit 2 on
-// unusable input.
+// unusable input; one-round reports (issue 49); the text of `list` and of a CPU report's header.
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -60,11 +60,27 @@ static std::string save(const std::string& name, const json& doc) {
 // Every ok row of `doc` with this noise, and enough samples for compare to use it: a real run under a
 // sanitizer on a loaded machine can reach --max_time with fewer than kMinSamplesForNoise samples, and
 // compare rightly calls such a row ambiguous whatever the edit.
+// The rows are also marked as measured in 20 rounds whose center is known to `noise` (rounds.error), so the
+// threshold-and-noise rule decides alone: a one-round row is slower/faster only beyond kOneRoundAllowance
+// (one_round_rows_are_ambiguous_unless_far_apart tests that).
 static json with_noise(json doc, double noise) {
+  doc["settings"]["rounds"] = 20;
   for (json& r : doc["results"])
     if (r["status"] == "ok") {
       r["time_ms"]["noise"] = noise;
       r["time_ms"]["samples"] = std::max<std::int64_t>(r["time_ms"].value("samples", std::int64_t{0}), 10);
+      r["rounds"] = {{"count", 20}, {"error", noise}};
+    }
+  return doc;
+}
+
+// Every ok row with this noise, as one round (the tool's own default), with enough samples.
+static json one_round(json doc, double noise) {
+  for (json& r : doc["results"])
+    if (r["status"] == "ok") {
+      r["time_ms"]["noise"] = noise;
+      r["time_ms"]["samples"] = std::max<std::int64_t>(r["time_ms"].value("samples", std::int64_t{0}), 10);
+      r.erase("rounds");
     }
   return doc;
 }
@@ -238,20 +254,20 @@ TEST(CompareCli, output_file_gets_the_format_and_stdout_the_table) {
 
 TEST(CompareCli, report_renders_md_and_csv) {
   std::string b = save("r_base.json", tool_report());
-  Result md = attnbench("report " + b + " --format=md");
+  Result md = attnbench("report " + b + " --md=-");
   EXPECT_EQ(md.code, 0);
   EXPECT_TRUE(md.out.find("| problem | strategy | status |") != std::string::npos);
   for (const char* s : {"nested", "head_batched", "fully_batched", "ptr_array", "fused"})
     EXPECT_TRUE(md.out.find(std::string("| ") + s) != std::string::npos || md.out.find(std::string("**") + s) != std::string::npos);
-  Result csv = attnbench("report " + b + " --format=csv");
+  Result csv = attnbench("report " + b + " --csv=-");
   EXPECT_EQ(csv.code, 0);
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 11);  // header + 10 rows
   Result console = attnbench("report " + b);
   EXPECT_EQ(console.code, 0);
   EXPECT_TRUE(console.out.find("* ") != std::string::npos);
   EXPECT_EQ(attnbench("report " + b + " --format=html").code, 2);
-  // --format=json: the flat rows, one per row of the report, with the binary's label and key.
-  Result flat = attnbench("report " + b + " --format=json");
+  // --json=-: the flat rows, one per row of the report, with the binary's label and key.
+  Result flat = attnbench("report " + b + " --json=-");
   EXPECT_EQ(flat.code, 0);
   json rows = json::parse(flat.out)["rows"];
   ASSERT_EQ(rows.size(), 10u);
@@ -263,3 +279,76 @@ TEST(CompareCli, report_renders_md_and_csv) {
   EXPECT_EQ(attnbench("report " + save("r_schema.json", other)).code, 2);
 }
 
+
+// Issue 49: two runs with default settings (one round) are compared without crying wolf: a change that a
+// second process can give (here +20%) is ambiguous with its reason and exit 0; a change beyond the one-round
+// allowance (2x) is still slower, exit 1.
+TEST(CompareCli, one_round_rows_are_ambiguous_unless_far_apart) {
+  ASSERT_EQ(tool_report()["settings"].value("rounds", 1), 1);  // the tool's default is one round
+  json base = one_round(tool_report(), 0.005), next = base;
+  double m = find_row(base, "nested", 1)["time_ms"]["median"].get<double>();
+  find_row(next, "nested", 1)["time_ms"]["median"] = m * 1.2;
+  std::string b = save("one_base.json", base), n = save("one_new.json", next);
+  Result r = attnbench("compare " + b + " " + n);
+  EXPECT_EQ(r.code, 0);
+  EXPECT_TRUE(r.out.find("ambiguous*") != std::string::npos);
+  EXPECT_TRUE(r.out.find("* one round: between-process spread unknown; rerun with --rounds>=4") != std::string::npos);
+  EXPECT_TRUE(r.out.find("no regression (exit 0)") != std::string::npos);
+  EXPECT_EQ(verdict_of(b, n, "nested", 1), std::string("ambiguous"));
+  EXPECT_EQ(verdict_of(n, b, "nested", 1), std::string("ambiguous"));  // -17%: not faster either
+  Result csv = attnbench("compare " + b + " " + n + " --format=csv");
+  EXPECT_EQ(csv.code, 0);
+  EXPECT_TRUE(csv.out.find(",ambiguous,,one round: between-process spread unknown; rerun with --rounds>=4") !=
+              std::string::npos);
+  Result md = attnbench("compare " + b + " " + n + " --format=md");
+  EXPECT_TRUE(md.out.find("one round: between-process spread unknown") != std::string::npos);
+  json j = json::parse(attnbench("compare " + b + " " + n + " --format=json").out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["counts"]["ambiguous_one_round"].get<int>(), 1);
+  EXPECT_EQ(j["exit_code"].get<int>(), 0);
+  // 2x in one round is beyond what a second process gives: slower, exit 1.
+  find_row(next, "nested", 1)["time_ms"]["median"] = m * 2;
+  save("one_new.json", next);
+  EXPECT_EQ(attnbench("compare " + b + " " + n).code, 1);
+  EXPECT_EQ(verdict_of(b, n, "nested", 1), std::string("slower"));
+  EXPECT_EQ(verdict_of(n, b, "nested", 1), std::string("faster"));
+}
+
+// Issue 49's cosmetics: `list` aligns its strategy table and says "1 launch"; a CPU report's header says
+// hardware threads, not SMs, and that no cache is flushed (the CPU backend's flush_l2 does nothing).
+TEST(CompareCli, list_aligns_and_a_cpu_header_says_what_it_did) {
+  Result list = attnbench("list");
+  ASSERT_EQ(list.code, 0);
+  std::stringstream ss(list.out);
+  std::vector<std::string> strategies;
+  bool in = false;
+  for (std::string line; std::getline(ss, line);) {
+    if (line.rfind("strategies", 0) == 0) in = true;
+    else if (!line.empty() && line[0] != ' ') in = false;
+    else if (in) strategies.push_back(line);
+  }
+  ASSERT_EQ(strategies.size(), 5u);
+  // Columns by character (the formulas hold the two-byte "·"): the description and the "->" start in one
+  // column on every line.
+  auto column_of = [](const std::string& line, std::size_t byte) {
+    std::size_t chars = 0;
+    for (std::size_t i = 0; i < byte; ++i) chars += (static_cast<unsigned char>(line[i]) & 0xC0) != 0x80;
+    return chars;
+  };
+  std::size_t arrow = column_of(strategies[0], strategies[0].find(" -> "));
+  std::size_t what = strategies[0].find_first_not_of(' ', strategies[0].find(' ', 2));
+  for (const std::string& l : strategies) {
+    EXPECT_EQ(column_of(l, l.find(" -> ")), arrow) << l;
+    EXPECT_EQ(l.find_first_not_of(' ', l.find(' ', 2)), what) << l;
+    EXPECT_EQ(l.find(" 1 launches"), std::string::npos) << l;
+  }
+  EXPECT_TRUE(list.out.find("-> 1 launch\n") != std::string::npos || list.out.find("->    1 launch\n") != std::string::npos)
+      << list.out;
+  Result report = attnbench("report " + save("cpu_header.json", tool_report()));
+  ASSERT_EQ(report.code, 0);
+  std::string head = report.out.substr(0, report.out.find("problem"));
+  EXPECT_TRUE(head.find("(cpu, ") != std::string::npos && head.find("hardware threads") != std::string::npos) << head;
+  EXPECT_EQ(head.find("SMs"), std::string::npos) << head;
+  EXPECT_EQ(head.find("L2 flushed"), std::string::npos) << head;
+  EXPECT_TRUE(head.find("caches not flushed (cpu backend)") != std::string::npos) << head;
+}

@@ -3,6 +3,10 @@
 #include "report/printers.hpp"
 
 #include <sstream>
+#include <stdexcept>
+
+#include "core/csv.hpp"
+#include "report/compare.hpp"
 
 #include "testing.hpp"
 
@@ -191,3 +195,182 @@ TEST(ReportPrinters, tolerates_sparse_peer_rows) {
   }
 }
 
+
+// An RFC 4180 reader (as Python's csv module reads with its default dialect): fields separated by commas,
+// a quoted field may hold commas, CR, LF and doubled quotes; records end at an unquoted LF (CR LF too).
+// Throws on a quote inside an unquoted field or an unterminated quote.
+static std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> records;
+  std::vector<std::string> record;
+  std::string field;
+  std::size_t i = 0;
+  bool any = false;
+  while (i < text.size()) {
+    char ch = text[i];
+    if (ch == '"' && field.empty()) {
+      ++i;
+      for (;; ++i) {
+        if (i >= text.size()) throw std::runtime_error("unterminated quote");
+        if (text[i] == '"') {
+          if (i + 1 < text.size() && text[i + 1] == '"') {
+            field += '"';
+            ++i;
+          } else {
+            ++i;
+            break;
+          }
+        } else {
+          field += text[i];
+        }
+      }
+      if (i < text.size() && text[i] != ',' && text[i] != '\n' && text[i] != '\r')
+        throw std::runtime_error("text after a closing quote");
+      any = true;
+      continue;
+    }
+    if (ch == '"') throw std::runtime_error("a quote inside an unquoted field");
+    if (ch == ',') {
+      record.push_back(field);
+      field.clear();
+      any = true;
+    } else if (ch == '\n' || ch == '\r') {
+      if (ch == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      record.push_back(field);
+      records.push_back(record);
+      record.clear();
+      field.clear();
+      any = false;
+    } else {
+      field += ch;
+      any = true;
+    }
+    ++i;
+  }
+  if (any || !field.empty()) {
+    record.push_back(field);
+    records.push_back(record);
+  }
+  return records;
+}
+
+// The one escaper (core/csv.hpp): a field with a comma, a quote, CR or LF comes back as it went in; a plain
+// one is written unchanged.
+TEST(Csv, fields_round_trip_through_an_rfc4180_reader) {
+  const std::vector<std::string> fields = {"plain", "a,b", "say \"hi\"", "cr\rhere", "lf\nhere", "crlf\r\nhere",
+                                           "\"", ",", "", " spaced ", "all: ,\"\r\n"};
+  EXPECT_EQ(csv_field("plain"), "plain");
+  EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
+  EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(csv_field("cr\rhere"), "\"cr\rhere\"");  // the tune summary's old escaper left CR unquoted
+  EXPECT_EQ(csv_field("lf\nhere"), "\"lf\nhere\"");
+  CsvWriter w({"name", "value"});
+  for (std::size_t i = 0; i < fields.size(); ++i) w.add_row({{"value", fields[i]}, {"name", std::to_string(i)}});
+  auto records = parse_csv(w.text());
+  ASSERT_EQ(records.size(), fields.size() + 1);
+  EXPECT_EQ(records[0], (std::vector<std::string>{"name", "value"}));
+  for (std::size_t i = 0; i < fields.size(); ++i)
+    EXPECT_EQ(records[i + 1], (std::vector<std::string>{std::to_string(i), fields[i]}));
+}
+
+TEST(Csv, writer_fills_columns_by_name_and_refuses_unknown_ones) {
+  CsvWriter w({"a", "b", "c"});
+  w.add_row({{"c", "3"}});
+  w.add_ordered_row({"1", "2", "3"});
+  EXPECT_EQ(w.text(), "a,b,c\n,,3\n1,2,3\n");
+  EXPECT_THROW(w.add_row({{"d", "4"}}), std::logic_error);
+  EXPECT_THROW(w.add_row({{"a", "1"}, {"a", "2"}}), std::logic_error);
+  EXPECT_THROW(w.add_ordered_row({"1", "2"}), std::logic_error);
+  EXPECT_THROW(CsvWriter({"a", "a"}), std::logic_error);
+}
+
+// The report's CSV: a reason with every special character comes back whole, and every line has the header's
+// cells.
+TEST(Csv, report_csv_parses_with_the_header_s_cells) {
+  json r = sample_report();
+  const std::string reason = "needs, \"this\"\r\nand that";
+  r["results"][2]["reason"] = reason;  // nested, unsupported
+  auto records = parse_csv(render_report(r, "csv"));
+  ASSERT_EQ(records.size(), 7u);
+  std::size_t reason_col = 0;
+  while (reason_col < records[0].size() && records[0][reason_col] != "reason") ++reason_col;
+  ASSERT_TRUE(reason_col < records[0].size());
+  for (const auto& rec : records) EXPECT_EQ(rec.size(), records[0].size());
+  EXPECT_EQ(records[3][reason_col], reason);
+}
+
+// compare's CSV: the header and every line (a matched row with a status reason full of separators, a row
+// missing from the new run, a new row) have the same cells, and each lone row's values sit under their names.
+TEST(Csv, compare_csv_lines_have_the_header_s_cells) {
+  json base = sample_report(), next = sample_report();
+  const std::string reason = "broke, \"badly\"\r\nsee log";
+  next["results"][1]["status"] = "failed";  // fused S=512: ok -> failed, with a reason
+  next["results"][1]["reason"] = reason;
+  next["results"][1].erase("time_ms");
+  json kept = json::array();
+  for (std::size_t i = 0; i < next["results"].size(); ++i)
+    if (i != 4) kept.push_back(next["results"][i]);  // head_batched S=1024: missing from the new run
+  json added = next["results"][0];
+  added["problem"]["seq_len"] = 2048;
+  added["problem"]["page_size"] = 2048;
+  kept.push_back(added);  // head_batched S=2048: new
+  next["results"] = kept;
+  CompareOptions o;
+  CompareResult c = ab::compare_reports(report_from_json(base, "'base'"), report_from_json(next, "'new'"), o);
+  ASSERT_EQ(c.missing.size(), 1u);
+  ASSERT_EQ(c.added.size(), 1u);
+  auto records = parse_csv(render_compare(c, "csv"));
+  ASSERT_EQ(records.size(), 1 + c.rows.size() + 2);
+  const auto& head = records[0];
+  auto col = [&](const std::string& name) {
+    for (std::size_t i = 0; i < head.size(); ++i)
+      if (head[i] == name) return i;
+    ADD_FAILURE() << "no column " << name;
+    return std::size_t{0};
+  };
+  for (const auto& rec : records) EXPECT_EQ(rec.size(), head.size());
+  bool saw_reason = false;
+  for (std::size_t i = 1; i <= c.rows.size(); ++i)
+    if (records[i][col("base_status")] == "ok" && records[i][col("new_status")] == "failed") {
+      saw_reason = true;
+      EXPECT_EQ(records[i][col("reason")], reason);
+      EXPECT_EQ(records[i][col("verdict")], "worse");
+    }
+  EXPECT_TRUE(saw_reason);
+  const auto& miss = records[1 + c.rows.size()];
+  EXPECT_EQ(miss[col("verdict")], "missing");
+  EXPECT_EQ(miss[col("strategy")], "head_batched");
+  EXPECT_EQ(miss[col("seq_len")], "1024");
+  EXPECT_EQ(miss[col("base_status")], "ok");
+  EXPECT_EQ(miss[col("base_ms")], "1.2");
+  EXPECT_EQ(miss[col("new_status")], "");
+  EXPECT_EQ(miss[col("new_ms")], "");
+  EXPECT_EQ(miss[col("reason")], "");
+  const auto& add = records[2 + c.rows.size()];
+  EXPECT_EQ(add[col("verdict")], "new");
+  EXPECT_EQ(add[col("seq_len")], "2048");
+  EXPECT_EQ(add[col("base_status")], "");
+  EXPECT_EQ(add[col("new_status")], "ok");
+  EXPECT_EQ(add[col("new_ms")], "0.31");
+  EXPECT_EQ(add[col("base_ms")], "");
+  EXPECT_EQ(add[col("verdict_reason")], "");
+}
+
+// The header line of a CPU-backend report: its thread count is not "SMs", and it says no cache is flushed
+// (the CPU backend's flush_l2 does nothing), whatever --hot says.
+TEST(ReportPrinters, cpu_header_says_threads_and_no_flush) {
+  json r = sample_report();
+  r["device"] = {{"backend", "cpu"}, {"name", "AMD EPYC"}, {"sm_count", 2}, {"copy_bandwidth_gbps", 22.0}};
+  for (const char* f : {"console", "md"}) {
+    std::string t = render_report(r, f);
+    EXPECT_TRUE(t.find("AMD EPYC (cpu, 2 hardware threads, copy 22 GB/s)") != std::string::npos) << t;
+    EXPECT_TRUE(t.find("SMs") == std::string::npos) << t;
+    EXPECT_TRUE(t.find("L2 flushed") == std::string::npos && t.find("hot L2") == std::string::npos) << t;
+    EXPECT_TRUE(t.find("caches not flushed (cpu backend), events timer") != std::string::npos) << t;
+  }
+  r["settings"]["hot"] = true;
+  EXPECT_TRUE(render_report(r, "console").find("caches not flushed (cpu backend)") != std::string::npos);
+  // A GPU report keeps its SMs and its L2.
+  std::string gpu = render_report(sample_report(), "console");
+  EXPECT_TRUE(gpu.find("(cuda, cc 9.0, 132 SMs)") != std::string::npos) << gpu;
+  EXPECT_TRUE(gpu.find("L2 flushed, events timer") != std::string::npos) << gpu;
+}
