@@ -6,6 +6,13 @@
 # (scripts/sanitized-build.sh, and .ci/run through scripts/build.sh).
 option(ATTNBENCH_PCH "Precompile the heavy third-party headers (nlohmann/json, fmt, CLI11, GoogleTest)" OFF)
 
+# The CUDA kernels stay one compile each under a unity build (newer CMake merges a target's .cu files too: 4.4 did,
+# 3.25 does not). The fused tile instances are split over kernels/fused_attention_*.cu so that they compile in
+# parallel: one unity file of all the kernels took 85 s on a 16-core H100 machine, the longest single file 24 s.
+if(TARGET attnbench_kernels)
+  set_property(TARGET attnbench_kernels PROPERTY UNITY_BUILD OFF)
+endif()
+
 set(ATTNBENCH_PCH_COMMON <string> <vector> <map> <memory> <functional> <optional> <nlohmann/json.hpp> <fmt/format.h>)
 
 # The C++ layers: attnbench_core owns the precompiled header; every other layer with the same compile flags

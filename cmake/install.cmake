@@ -1,7 +1,7 @@
 # `cmake --install` and CPack: the binary in bin/, the suites in share/attnbench/configs (where an installed
-# binary looks for them first: core/grid.cpp, suite_search_dirs), the scripts and the Python package sources in
-# share/attnbench/, the README and docs/*.md in share/doc/attnbench. `cpack -G DEB` makes a Debian package of
-# the same tree.
+# binary looks for them first: core/grid.cpp, suite_search_dirs), the scripts, the JSON Schemas and the Python
+# package sources in share/attnbench/, the README and docs/*.md in share/doc/attnbench. `cpack -G DEB` makes a
+# Debian package of the same tree.
 include(GNUInstallDirs)
 set(ATTNBENCH_DATA_DIR ${CMAKE_INSTALL_DATADIR}/attnbench)
 
@@ -9,8 +9,10 @@ install(TARGETS attnbench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY configs/ DESTINATION ${ATTNBENCH_DATA_DIR}/configs FILES_MATCHING PATTERN "*.json")
 # The user-facing scripts (thin wrappers over the Python package, and the shell drivers around the binary).
 install(PROGRAMS scripts/peer_torch.py scripts/plot_report.py scripts/tune_repro.py scripts/gate_study.py
-                 scripts/ci-perf.sh scripts/baseline-compare.sh scripts/gate-settings.sh
+                 scripts/check-schemas.py scripts/ci-perf.sh scripts/baseline-compare.sh scripts/gate-settings.sh
         DESTINATION ${ATTNBENCH_DATA_DIR}/scripts)
+# The JSON Schemas of reports and caches (docs/report-format.md; scripts/check-schemas.py reads them).
+install(DIRECTORY schemas/ DESTINATION ${ATTNBENCH_DATA_DIR}/schemas FILES_MATCHING PATTERN "*.schema.json")
 install(FILES scripts/attnbench_rows.py scripts/atomic_file.py DESTINATION ${ATTNBENCH_DATA_DIR}/scripts)
 install(DIRECTORY python/attnbench DESTINATION ${ATTNBENCH_DATA_DIR}/python
         FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)

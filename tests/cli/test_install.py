@@ -15,7 +15,9 @@ from cli_helpers import expect_exit, run
 
 INSTALLED = ["bin/attnbench", "share/attnbench/configs/ci.json", "share/attnbench/configs/llama3.1-8b-decode.json",
              "share/attnbench/scripts/plot_report.py", "share/attnbench/scripts/peer_torch.py",
-             "share/attnbench/scripts/ci-perf.sh", "share/attnbench/python/attnbench/plot.py",
+             "share/attnbench/scripts/ci-perf.sh", "share/attnbench/scripts/check-schemas.py",
+             "share/attnbench/schemas/report.schema.json", "share/attnbench/schemas/cache.schema.json",
+             "share/attnbench/python/attnbench/plot.py",
              "share/doc/attnbench/README.md", "share/doc/attnbench/report-format.md"]
 ONLY_INSTALLED = """{"name": "only-installed", "description": "a suite that exists only in the installed share folder",
  "grids": [{"batch": 1, "heads": 2, "seq_len": 40, "head_dim": 16, "pages": 3, "kv_layout": "paged"}]}
@@ -122,6 +124,14 @@ def test_installed_peer_torch_finds_the_binary(inst, moved):
 def test_installed_tune_repro_finds_the_binary(inst, moved):
     r = installed_tool(moved, "tune_repro.py", "r.json", "r.json")
     assert r.returncode == 2 and "schema" in r.stdout + r.stderr, f"installed tune_repro.py:\n{r.stdout + r.stderr}"
+
+
+def test_installed_check_schemas_reads_the_installed_schemas(inst, moved):
+    # check-schemas.py finds the schemas installed beside it (share/attnbench/schemas) and validates a report.
+    r = installed_tool(moved, "check-schemas.py", "--only", "r.json")
+    if r.returncode == 2 and "jsonschema is not installed" in r.stderr:
+        pytest.skip("python3-jsonschema is not installed")
+    assert r.returncode == 0, f"installed check-schemas.py:\n{r.stdout + r.stderr}"
 
 
 # The Debian package: the same tree under /usr.
