@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/backend_factory.hpp"
+#include "cli/command_notes.hpp"
 #include "cli/commands.hpp"
 #include "cli/grid_flags.hpp"
 #include "cli/output_file.hpp"
@@ -35,7 +36,8 @@ nlohmann::json grid_json(const std::vector<Problem>& problems) {
 int grid_main(GridArgs& a) {
   const ConsoleTarget console = apply_legacy_output(a.legacy, a.outputs, "json", "grid");
   check_report_outputs(a.outputs);
-  std::vector<Problem> problems = problems_from_flags(a, false, runs_on_cpu("auto"));
+  std::vector<Problem> problems = problems_from_flags(a, runs_on_cpu("auto"));
+  say_deferred_notes(false);
   write_report_outputs(a.outputs, [&problems](const std::string&) { return grid_json(problems).dump(1) + "\n"; });
   std::string text;
   for (const Problem& p : problems) text += problem_label(p) + "\n";

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "cli/command_notes.hpp"
 #include "core/grid.hpp"
 #include "core/problem_axes.hpp"
 #include "core/problem_filter.hpp"
@@ -35,7 +36,7 @@ namespace {
 const std::map<std::string, std::string> kCpuDefaultProblem = {{"batch", "4"}, {"heads", "12"}, {"seq_len", "256"}};
 }  // namespace
 
-std::vector<Problem> problems_from_flags(const GridFlags& f, bool quiet, bool cpu) {
+std::vector<Problem> problems_from_flags(const GridFlags& f, bool cpu) {
   std::vector<ProblemFilter> filters;
   for (const std::string& w : f.where) filters.push_back(parse_problem_filter(w));
   GridSpec given;
@@ -50,8 +51,7 @@ std::vector<Problem> problems_from_flags(const GridFlags& f, bool quiet, bool cp
   std::vector<Problem> problems =
       f.config.empty() ? expand_grid(given, &notes) : load_suite(f.config, nullptr, &given, &notes);
   problems = filter_problems(problems, filters);
-  if (!quiet)
-    for (const std::string& n : notes) std::fprintf(stderr, "attnbench: note: %s\n", n.c_str());
+  defer_notes(notes);
   return problems;
 }
 

@@ -23,9 +23,10 @@ struct GridFlags {
 void add_grid_flags(CLI::App& app, GridFlags& f);
 // The suite of --config with the given axes replacing the suite's in every grid, else the product of the
 // given axes (defaults for the others); then only the problems every --where keeps. The choices made for the
-// user (a batch taken from the lengths, merged problems) are said on stderr unless `quiet`. With no size flag
-// and no suite, on the CPU reference backend (`cpu`), the default problem is the smaller kCpuDefaultProblem
-// (said too): the fp64 reference needs minutes for the GPU-sized default. Throws UsageError.
-std::vector<Problem> problems_from_flags(const GridFlags& f, bool quiet, bool cpu = false);
+// user (a batch taken from the lengths, merged problems) are deferred notes (cli/command_notes.hpp), said once
+// the command has checked every flag. With no size flag and no suite, on the CPU reference backend (`cpu`), the
+// default problem is the smaller kCpuDefaultProblem (noted too): the fp64 reference needs minutes for the
+// GPU-sized default. Throws UsageError.
+std::vector<Problem> problems_from_flags(const GridFlags& f, bool cpu);
 
 }  // namespace ab

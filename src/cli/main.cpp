@@ -13,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/command_notes.hpp"
 #include "cli/commands.hpp"
 #include "cli/describe_plugin_command.hpp"
 #include "cli/help_format.hpp"
@@ -64,11 +65,12 @@ int dispatch(int argc, char** argv) {
   } catch (const std::exception& e) {  // a flag's own conversion or check failing outside CLI11's errors
     return say("error", e.what(), 2);
   }
-  // A flag given twice keeps its last value (scripts append overrides), and says so.
-  for (const std::string& note : ab::repeated_flag_notes(app)) say("note", note.c_str(), 0);
+  // A flag given twice keeps its last value (scripts append overrides), and says so once the command has
+  // checked its flags (a refused command says only its error).
+  for (const std::string& note : ab::repeated_flag_notes(app)) ab::defer_note(note);
 
   std::vector<std::string> args(argv, argv + argc);
-  try {
+  auto chosen = [&]() -> int {
     if (*list.app) return list.run();
     if (tune.app && *tune.app) return tune.run();
     if (compare.app && *compare.app) return compare.run();
@@ -77,6 +79,11 @@ int dispatch(int argc, char** argv) {
     if (merge.app && *merge.app) return merge.run();
     if (describe_plugin.app && *describe_plugin.app) return describe_plugin.run();
     return ab::run_command(*run ? run_flags : top_flags, args);
+  };
+  try {
+    const int rc = chosen();
+    ab::say_deferred_notes(false);  // the commands that did not say them as they started (run, tune, grid do)
+    return rc;
   } catch (const ab::UsageError& e) {
     return say("error", e.what(), 2);
   } catch (const ab::BackendError& e) {

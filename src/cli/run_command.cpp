@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cli/backend_factory.hpp"
+#include "cli/command_notes.hpp"
 #include "cli/run_dry_run.hpp"
 #include "cli/command_paths.hpp"
 #include "cli/flag_values.hpp"
@@ -200,7 +201,7 @@ struct CheckedRun {
 
 // The grid, the strategies and how they run: --scores, --tile, --timer.
 void check_strategy_flags(const RunFlags& f, RunOptions& opt) {
-  opt.problems = problems_from_flags(f, f.quiet, runs_on_cpu(f.backend));
+  opt.problems = problems_from_flags(f, runs_on_cpu(f.backend));
   opt.strategies = f.strategies;
   (void)make_strategies(f.strategies);  // unknown names fail here
   refuse_flags_without_effect(f);
@@ -406,6 +407,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
     if (!run.shard.whole() || f.resume)  // the worker pool hands out the whole grid
       throw UsageError(fmt::format("--devices: not combined with a shard ({}) or --resume yet; run each shard on one device",
                                    run.shard.whole() ? "whole grid" : run.shard.text()));
+    say_deferred_notes(f.quiet);
     return run_on_devices(f, opt, argv);
   }
 
@@ -418,6 +420,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   // Refused before anything is allocated (run_grid_rows checks again for its other callers).
   check_memory_or_throw(*backend, opt.problems, opt.verify, memory_limit(dev, opt.max_memory));
   announce_cpu_fallback(f.backend, *backend, f.quiet);
+  say_deferred_notes(f.quiet || !f.worker_dir.empty() || plugin_child || !f.resume_at.empty());
   if (f.dry_run) {
     print_dry_run(*backend, opt, stdout);
     return 0;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/backend_factory.hpp"
+#include "cli/command_notes.hpp"
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
 #include "cli/grid_flags.hpp"
@@ -110,7 +111,7 @@ HeuristicCache check_cache_flag(const TuneFlags& f) {
 double check_tune_flags(const TuneFlags& f, TuneOptions& opt) {
   // Before --strategies, which may name them; their code is loaded only in the trials' child processes.
   load_flag_plugins(f, PluginCode::in_loaders);
-  opt.problems = problems_from_flags(f, f.quiet, runs_on_cpu(f.backend));
+  opt.problems = problems_from_flags(f, runs_on_cpu(f.backend));
   opt.strategies = f.strategies;
   (void)make_strategies(f.strategies);  // unknown names fail here
   check_search_flags(f, opt);
@@ -244,6 +245,7 @@ int tune_main(const TuneFlags& f) {
   // Refused before the header line and before anything is allocated (tune_grid checks again for its other callers).
   check_memory_or_throw(*backend, opt.problems, true, memory_limit(backend->device_info(), opt.max_memory));
   announce_cpu_fallback(f.backend, *backend, f.quiet);
+  say_deferred_notes(f.quiet || !f.worker_dir.empty());
   if (!f.worker_dir.empty()) return serve_tune_tasks(f, *backend, opt);
   const std::string path = f.cache;
   if (!f.dry_run) opt.checkpoint = [&path](const HeuristicCache& found) { found.save(path); };

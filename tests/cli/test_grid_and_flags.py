@@ -52,9 +52,12 @@ def test_grid_of_a_suite_is_what_a_run_measures(attnbench, src, work):
 
 
 def test_grid_defaults(attnbench, work):
+    # The GPU's default problem; without a GPU the CPU backend's smaller one (tests/cli/test_first_hour.py).
+    gpu = "cuda:" in run(attnbench, "list").stdout
     r = run(attnbench, "grid")
-    out = r.stdout + r.stderr
-    assert r.returncode == 0 and out.rstrip("\n") == "B=32 H=12 S=512 D=64 P=1 contiguous fp16", f"grid defaults: {out}"
+    want = "B=32 H=12 S=512 D=64 P=1 contiguous fp16" if gpu else "B=4 H=12 S=256 D=64 P=1 contiguous fp16"
+    assert r.returncode == 0 and r.stdout.rstrip("\n") == want, f"grid defaults: {r.stdout}{r.stderr}"
+    assert run(attnbench, "grid", "--batch=32").stdout.rstrip("\n") == "B=32 H=12 S=512 D=64 P=1 contiguous fp16"
 
 
 @pytest.mark.parametrize("needle,args", [
@@ -72,12 +75,19 @@ EXTRA = {"run": ["--backend=cpu", "--quiet"], "tune": ["--cache=c.json", "--back
 
 @pytest.mark.parametrize("cmd", ["run", "tune", "grid"])
 @pytest.mark.parametrize("needle,args", [
-    ("--config excludes --batch", ["--config=ci", "--batch=4"]),
-    ("--config excludes --causal", ["--config=ci", "--causal"]),
     ("excludes", ["--batch=1", "--seq_len=16", "--pages=2", "--page_size=8"]),
 ])
 def test_conflicting_flags(attnbench, work, cmd, needle, args):
     expect_exit(2, needle, attnbench, cmd, *args, *EXTRA[cmd])
+
+
+def test_size_flags_beside_a_suite_replace_its_axes(attnbench, work):
+    # Once "--config excludes --batch": now the flag replaces the axis in every grid of the suite.
+    whole = json.loads(run(attnbench, "grid", "--config=ci", "--json=-").stdout)
+    four = json.loads(run(attnbench, "grid", "--config=ci", "--batch=4", "--json=-").stdout)
+    assert four and all(p["batch"] == 4 for p in four) and len(four) <= len(whole)
+    causal = json.loads(run(attnbench, "grid", "--config=ci", "--causal", "--json=-").stdout)
+    assert len(causal) == len({p["label"] for p in whole}) and all(p["causal"] for p in causal)
 
 
 REFUSED = [
