@@ -49,7 +49,7 @@ done
 for i in $(seq 1 "${PAIRS:-2}"); do
   "$after" compare "$out/before-$i.json" "$out/after-$i.json" >"$out/compare-$i.log" 2>&1
   c=$?
-  "$after" compare "$out/before-$i.json" "$out/after-$i.json" --format=md --output="$out/compare-$i.md" >/dev/null 2>&1
+  "$after" compare "$out/before-$i.json" "$out/after-$i.json" --md="$out/compare-$i.md" >/dev/null 2>&1
   echo "== pair $i: compare rc=$c" | tee -a "$out/summary.txt"
   cat "$out/compare-$i.log" >>"$out/summary.txt"
   [[ $c -ne 0 ]] && rc=1

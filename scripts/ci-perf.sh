@@ -69,9 +69,9 @@ fi
 
 # 2. Compare: the console table goes to the log, markdown and CSV next to the report.
 cmp_rc=0
-"$bin" compare "$baseline" "$out/new.json" "${threshold[@]}" --format=md --output="$out/compare.md" \
+"$bin" compare "$baseline" "$out/new.json" "${threshold[@]}" --md="$out/compare.md" \
   | tee "$out/compare.txt" || cmp_rc=$?
-"$bin" compare "$baseline" "$out/new.json" "${threshold[@]}" --format=csv --output="$out/compare.csv" \
+"$bin" compare "$baseline" "$out/new.json" "${threshold[@]}" --csv="$out/compare.csv" \
   >/dev/null || true
 
 case $cmp_rc in

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tables of the CI perf gate's false-alarm rate and power from the reports scripts/gate-study.sh wrote.
 
-Every verdict comes from the binary: each pair of reports is compared with `attnbench compare --format=json` at
+Every verdict comes from the binary: each pair of reports is compared with `attnbench compare --json=-` at
 its default threshold. A/A: every pair of the unchanged runs of a command (ci-aa-*, default-aa-*). Power: every
 (unchanged run, slowed run) pair, base = the unchanged one; a row counts as caught when its verdict is `slower`.
 Also: how far each row's median moved between the unchanged runs, with the gate's median of round medians and with
@@ -24,7 +24,7 @@ from attnbench_rows import flat_rows  # noqa: E402
 
 
 def compare(binary, base, new, extra=()):
-    p = subprocess.run([binary, "compare", base, new, "--format=json", *extra], capture_output=True, text=True)
+    p = subprocess.run([binary, "compare", base, new, "--json=-", *extra], capture_output=True, text=True)
     if p.returncode not in (0, 1):
         sys.exit(f"gate_study: compare {base} {new} failed (exit {p.returncode}): {p.stderr.strip()}")
     return json.loads(p.stdout[p.stdout.index("{"):]), p.returncode

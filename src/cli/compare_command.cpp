@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/output_file.hpp"
+#include "cli/report_outputs.hpp"
 #include "core/file_identity.hpp"
 #include "core/errors.hpp"
 #include "measure/rounds.hpp"
@@ -21,7 +22,9 @@ namespace ab {
 namespace {
 
 struct CompareArgs {
-  std::string base, next, threshold, format = "console", output;
+  std::string base, next, threshold;
+  ReportOutputs outputs;
+  LegacyOutput legacy;
   double noise_k = 2.0;
   bool ignore_device = false, fail_on_missing = false;
 };
@@ -62,17 +65,24 @@ Command add_compare_command(CLI::App& parent) {
   app->add_option("--noise_k,--noise-k", a->noise_k,
                   "a change must also exceed k*sqrt(u_base^2 + u_new^2), u each run's uncertainty of its median, to be "
                   "faster/slower (default 2)");
-  app->add_option("--format", a->format, "console (default), md, csv or json");
   app->add_flag("--ignore_device,--ignore-device", a->ignore_device, "compare reports from different devices");
   app->add_flag("--fail_on_missing,--fail-on-missing", a->fail_on_missing,
                 "a baseline row missing from the new report is a regression (exit 1)");
-  app->add_option("--output,-o", a->output,
-                  "write the --format output to FILE (atomically); the console table still goes to stdout");
+  add_report_output_flags(*app, a->outputs, "the comparison", "write the comparison (attnbench.compare/1)");
+  add_legacy_output_flags(*app, a->legacy);
   Command c;
   c.app = app;
   c.run = [a]() {
-    check_format(a->format, "console|md|csv|json");
-    check_outputs_distinct({{"--output", a->output}}, {{"the base report", a->base}, {"the new report", a->next}});
+    ReportOutputs& out = a->outputs;
+    ConsoleTarget console = apply_legacy_output(a->legacy, out, "json|md|csv", "compare");
+    std::string console_file;  // the old `-o FILE` (console form): the table went to FILE and to stdout
+    if (!a->legacy.output.empty()) {
+      if (console.show) console_file = console.file;
+      console = {};
+    }
+    check_report_outputs(out);
+    check_outputs_distinct({{"--json", out.json}, {"--md", out.md}, {"--csv", out.csv}, {"--output", console_file}},
+                           {{"the base report", a->base}, {"the new report", a->next}});
     CompareOptions opt;
     if (!a->threshold.empty()) opt.threshold = parse_threshold(a->threshold);
     if (!(a->noise_k >= 0) || !std::isfinite(a->noise_k))
@@ -83,9 +93,9 @@ Command add_compare_command(CLI::App& parent) {
     Report base = read_report(a->base);
     Report next = read_report(a->next);
     CompareResult result = compare_reports(base, next, opt, a->base, a->next);
-    // stdout always gets the console table; --output gets the --format rendering.
-    if (!a->output.empty()) emit_text(a->output, render_compare(result, a->format));
-    emit_text("", render_compare(result, a->output.empty() ? a->format : "console"));
+    write_report_outputs(out, [&result](const std::string& format) { return render_compare(result, format); });
+    if (!console_file.empty()) emit_text(console_file, render_compare(result, "console"));
+    emit_console(console, out, render_compare(result, "console"));
     return result.exit_code();
   };
   return c;

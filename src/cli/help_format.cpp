@@ -22,7 +22,7 @@ class HelpFormatter : public CLI::Formatter {
   }
 
   std::string make_option_opts(const CLI::Option* opt) const override {
-    if (opt->get_expected_max() == 0) return "";             // a flag
+    if (opt->get_expected_max() == 0 || opt->get_positional()) return "";  // a flag; a positional's name says it
     if (opt->get_expected_min() == 0) return "[=VALUE]";     // a flag that may take a value (--causal=false,true)
     return opt->get_expected_max() == CLI::detail::expected_max_vector_size ? "=VALUE ..." : "=VALUE";
   }

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/command_notes.hpp"
 #include "cli/commands.hpp"
 #include "cli/fresh_process.hpp"
 #include "cli/merge.hpp"
@@ -95,7 +96,7 @@ Command add_merge_command(CLI::App& parent) {
                        throw UsageError("merge: name the output with --json=OUT (merge IN.json... --json=OUT.json)");
                      a->output = a->inputs.front();
                      a->inputs.erase(a->inputs.begin());
-                     std::fprintf(stderr, "attnbench: note: merge OUT IN... is the old spelling of merge IN... --json=OUT\n");
+                     defer_note("merge OUT IN... is the old spelling of merge IN... --json=OUT");
                    }
                    std::vector<std::string> words = {"attnbench", "merge"};
                    words.insert(words.end(), a->inputs.begin(), a->inputs.end());

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cli/command_notes.hpp"
 #include "cli/output_file.hpp"
 #include "core/errors.hpp"
 #include "core/file_writer.hpp"
@@ -58,16 +59,16 @@ ConsoleTarget apply_legacy_output(const LegacyOutput& legacy, ReportOutputs& out
                                  forms.empty() ? "" : fmt::format(", or --{}=FILE", fmt::join(split_forms(forms), "=FILE, --"))));
   const std::string file = legacy.output.empty() ? "-" : legacy.output;
   if (console) {
-    std::fprintf(stderr, "attnbench: note: --format=%s%s is the old spelling: the console form is the default%s\n",
-                 format.c_str(), legacy.output.empty() ? "" : " -o FILE", legacy.output.empty() ? "" : " (shell: > FILE)");
+    defer_note(fmt::format("--format={}{} is the old spelling: the console form is the default{}", format,
+                           legacy.output.empty() ? "" : " -o FILE", legacy.output.empty() ? "" : " (shell: > FILE)"));
     return {true, legacy.output};
   }
   if (!target->empty())
     throw UsageError(fmt::format("{}: --format={} and --{} both ask for the {} output; keep --{}", command, format, format,
                                  format, format));
   *target = file;
-  std::fprintf(stderr, "attnbench: note: --format=%s%s is the old spelling of --%s=%s\n", format.c_str(),
-               legacy.output.empty() ? "" : " -o FILE", format.c_str(), legacy.output.empty() ? "-" : "FILE");
+  defer_note(fmt::format("--format={}{} is the old spelling of --{}={}", format, legacy.output.empty() ? "" : " -o FILE",
+                         format, legacy.output.empty() ? "-" : "FILE"));
   return {false, ""};
 }
 

@@ -47,7 +47,7 @@ def one_round(doc, noise=0.005):
 
 
 def compare_json(attnbench, base, new):
-    r = run(attnbench, "compare", base, new, "--format=json")
+    r = run(attnbench, "compare", base, new, "--json=-")
     assert r.returncode in (0, 1), r.stderr
     return r.returncode, json.loads(r.stdout)
 
@@ -112,7 +112,7 @@ def test_csv_fields_round_trip_and_lines_have_the_header_s_cells(attnbench, work
     got = [dict(zip(head, x)) for x in rows[1:]]
     assert next(x for x in got if x["strategy"] == "fused")["reason"] == REASON
 
-    r = run(attnbench, "compare", "base.json", "n.json", "--format=csv", "--output=c.csv")
+    r = run(attnbench, "compare", "base.json", "n.json", "--csv=c.csv")
     assert r.returncode == 1, r.stderr  # ok -> failed is worse
     rows = read_csv("c.csv")
     head = rows[0]

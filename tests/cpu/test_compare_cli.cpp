@@ -91,10 +91,10 @@ static json& find_row(json& doc, const std::string& strategy, int pages) {
   throw std::runtime_error("no row " + strategy);
 }
 
-// The verdict of (strategy, pages) in `compare --format=json` output.
+// The verdict of (strategy, pages) in `compare --json=-` output.
 static std::string verdict_of(const std::string& base, const std::string& next, const std::string& strategy, int pages,
                               const std::string& extra = "") {
-  Result r = attnbench("compare " + base + " " + next + " --format=json " + extra);
+  Result r = attnbench("compare " + base + " " + next + " --json=- " + extra);
   json j = json::parse(r.out, nullptr, false);
   if (j.is_discarded()) return "unparsable: " + r.out;
   for (const json& row : j["rows"])
@@ -121,7 +121,7 @@ TEST(CompareCli, a_real_rerun_matches_every_row) {
                          "--max_time=0.05 -q --json=" + path("rerun.json"));
   ASSERT_TRUE(run.code == 0);
   save("base_for_rerun.json", tool_report());
-  Result r = attnbench("compare " + path("base_for_rerun.json") + " " + path("rerun.json") + " --format=json");
+  Result r = attnbench("compare " + path("base_for_rerun.json") + " " + path("rerun.json") + " --json=-");
   EXPECT_TRUE(r.code == 0 || r.code == 1);  // real timings: whatever they say, the input is usable
   json j = json::parse(r.out, nullptr, false);
   ASSERT_TRUE(!j.is_discarded());
@@ -250,6 +250,16 @@ TEST(CompareCli, output_file_gets_the_format_and_stdout_the_table) {
   EXPECT_TRUE(ss.str().find("### attnbench compare: **REGRESSION**") != std::string::npos);
   EXPECT_TRUE(ss.str().find("**slower**") != std::string::npos);
   EXPECT_EQ(attnbench("compare " + b + " " + n + " --output=" + path("no_such_dir/x.md")).code, 2);
+  // The one grammar: --md=FILE writes what the old --format=md --output=FILE wrote, the table still on stdout.
+  fs::remove(path("cmp2.md"));
+  Result r2 = attnbench("compare " + b + " " + n + " --md=" + path("cmp2.md"));
+  EXPECT_EQ(r2.code, 1);
+  EXPECT_TRUE(r2.out.find("base ms") != std::string::npos);
+  std::ifstream f2(path("cmp2.md"));
+  std::stringstream ss2;
+  ss2 << f2.rdbuf();
+  EXPECT_EQ(ss2.str(), ss.str());
+  EXPECT_EQ(attnbench("compare " + b + " " + n + " --md=" + path("no_such_dir/x.md")).code, 2);
 }
 
 TEST(CompareCli, report_renders_md_and_csv) {
@@ -296,13 +306,13 @@ TEST(CompareCli, one_round_rows_are_ambiguous_unless_far_apart) {
   EXPECT_TRUE(r.out.find("no regression (exit 0)") != std::string::npos);
   EXPECT_EQ(verdict_of(b, n, "nested", 1), std::string("ambiguous"));
   EXPECT_EQ(verdict_of(n, b, "nested", 1), std::string("ambiguous"));  // -17%: not faster either
-  Result csv = attnbench("compare " + b + " " + n + " --format=csv");
+  Result csv = attnbench("compare " + b + " " + n + " --csv=-");
   EXPECT_EQ(csv.code, 0);
   EXPECT_TRUE(csv.out.find(",ambiguous,,one round: between-process spread unknown; rerun with --rounds>=4") !=
               std::string::npos);
-  Result md = attnbench("compare " + b + " " + n + " --format=md");
+  Result md = attnbench("compare " + b + " " + n + " --md=-");
   EXPECT_TRUE(md.out.find("one round: between-process spread unknown") != std::string::npos);
-  json j = json::parse(attnbench("compare " + b + " " + n + " --format=json").out, nullptr, false);
+  json j = json::parse(attnbench("compare " + b + " " + n + " --json=-").out, nullptr, false);
   ASSERT_FALSE(j.is_discarded());
   EXPECT_EQ(j["counts"]["ambiguous_one_round"].get<int>(), 1);
   EXPECT_EQ(j["exit_code"].get<int>(), 0);
