@@ -5,6 +5,7 @@
 
 #include "backends/cuda/cuda_check.hpp"
 #include "core/errors.hpp"
+#include "core/stop_request.hpp"
 
 namespace ab::cuda {
 
@@ -129,6 +130,9 @@ std::vector<cublasLtMatmulHeuristicResult_t> lt_heuristic(cublasLtHandle_t h, co
 
 void lt_matmul(cublasLtHandle_t h, const LtPlan& p, const void* a, const void* b, void* c, float alpha, float beta,
                void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
+  // A forward of one GEMM per (batch, head, page) can take seconds (nested on a long paged decode): a stop request
+  // (Ctrl-C) ends it at its next call, as the CPU backend's loops do (core/parallel.hpp).
+  if (stop_requested()) throw StopRequestedError();
   cublasStatus_t s = cublasLtMatmul(h, p.op(), &alpha, b, p.lt_a(), a, p.lt_b(), &beta, c, p.lt_c(), c, p.lt_c(),
                                     &p.algo, workspace, workspace_bytes, stream);
   if (s != CUBLAS_STATUS_SUCCESS) throw_cublas_error(s, fmt::format("cublasLtMatmul {} [{}]", p.shape().key(), p.chosen.label));
