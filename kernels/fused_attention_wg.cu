@@ -6,6 +6,10 @@
 namespace ab::kernels::fused_detail {
 
 const Entry* entries_wg(int* count) {
+#ifdef ATTNBENCH_DEFAULT_TILES_ONLY  // no default tile is a wgmma-kernel tile: CMake's ATTNBENCH_ALL_TILES=OFF
+  *count = 0;
+  return nullptr;
+#else
   static const Entry e[] = {
       make_entry_wg<64, 64, 2, false>(),   make_entry_wg<64, 64, 2, true>(),
       make_entry_wg<64, 64, 4, false>(),   make_entry_wg<64, 64, 4, true>(),
@@ -15,6 +19,7 @@ const Entry* entries_wg(int* count) {
   };
   *count = static_cast<int>(sizeof(e) / sizeof(e[0]));
   return e;
+#endif
 }
 
 }  // namespace ab::kernels::fused_detail

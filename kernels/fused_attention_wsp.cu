@@ -40,12 +40,14 @@ int wsp_tail_min_gain() { return g_wsp_tail_min_gain; }
 const Entry* entries_wsp(int* count) {
   static const Entry e[] = {
       make_entry_wsp<128, 128, 2, 2, false, 2, true>(), make_entry_wsp<128, 128, 2, 2, true, 2, true>(),
+#ifndef ATTNBENCH_DEFAULT_TILES_ONLY  // the head_dim 128 and 64 defaults (first, last) alone: CMake's ATTNBENCH_ALL_TILES=OFF
       make_entry_wsp<128, 160, 2, 2, false>(), make_entry_wsp<128, 160, 2, 2, true>(),
       make_entry_wsp<64, 64, 3, 2, false>(),   make_entry_wsp<64, 64, 3, 2, true>(),
       make_entry_wsp<64, 128, 3, 2, false>(),  make_entry_wsp<64, 128, 3, 2, true>(),
       make_entry_wsp<64, 64, 3, 3, false>(),   make_entry_wsp<64, 64, 3, 3, true>(),
       make_entry_wsp<64, 128, 2, 3, false>(),  make_entry_wsp<64, 128, 2, 3, true>(),
       make_entry_wsp<64, 128, 3, 3, false>(),  make_entry_wsp<64, 128, 3, 3, true>(),
+#endif
       make_entry_wsp<64, 128, 4, 3, false, 3>(),  make_entry_wsp<64, 128, 4, 3, true, 3>(),
   };
   *count = static_cast<int>(sizeof(e) / sizeof(e[0]));

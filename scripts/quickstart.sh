@@ -4,8 +4,9 @@
 #  - Without a GPU: a CPU-only build (no CUDA code, no tests, no development harness; one unity file per library),
 #    and the main job on the CPU reference backend (CPU times, not GPU times) at a smaller shape, since the fp64
 #    reference backend needs minutes for the full one.
-#  - With a GPU and nvcc: the CUDA backend for this GPU's architecture only (sm_90a on Hopper), again without the
-#    tests and the development harness (tools/fused_dev, ATTNBENCH_FUSED_DEV).
+#  - With a GPU and nvcc: the CUDA backend for this GPU's architecture only (sm_90a on Hopper) and each head_dim's
+#    default fused tile (ATTNBENCH_ALL_TILES=OFF), again without the tests and the development harness
+#    (tools/fused_dev, ATTNBENCH_FUSED_DEV).
 # scripts/test.sh later configures the same build/ folder back to the full build and builds the rest, still as unity
 # files (fast from scratch, slow after an edit: ATTNBENCH_FAST_BUILD=0 scripts/build.sh goes back to one object per
 # file).
@@ -39,7 +40,7 @@ cores=$(nproc)
 opts=(-DBUILD_TESTING=OFF -DATTNBENCH_FUSED_DEV=OFF)
 if [[ -n "$gpu" ]] && command -v "${CUDACXX:-nvcc}" >/dev/null; then
   what="the CUDA backend"
-  opts+=(-DATTNBENCH_CUDA=ON)
+  opts+=(-DATTNBENCH_CUDA=ON -DATTNBENCH_ALL_TILES=OFF)  # each head_dim's default tile; test.sh builds them all
   # This GPU's architecture only (CMakeLists.txt's default adds a portable compute_80 PTX target, twice the work):
   # sm_90a on compute capability 9.0 (the Hopper wgmma tiles need it), else the GPU's own, where nvcc knows it.
   cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .') || cap=""
