@@ -47,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   try {
-    ab::problems_from_flags(f);
+    ab::problems_from_flags(f, /*cpu=*/false);
     ab::make_strategies(f.strategies);
     if (!f.max_memory.empty()) ab::parse_bytes("max_memory", f.max_memory);
     ab::parse_fraction("max_noise", f.max_noise);
