@@ -118,8 +118,10 @@ def test_ctrl_c_stops_the_cpu_backend_within_a_second(attnbench, work):
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
     took = time.monotonic() - t0
-    # 1 s is the aim; the bound leaves room for a loaded or sanitized build (it was 40 s).
-    assert p.returncode == 130 and took < 5, f"exit {p.returncode} after {took:.1f} s: {err[-300:]}"
+    # 1 s is the aim (0.14-0.17 s on 2 idle cores); the bound leaves room for a loaded machine, and under the
+    # sanitizers (scripts/sanitize.sh sets ASAN_OPTIONS) for LeakSanitizer's scan of the heap at exit. It was 40 s.
+    bound = 30 if "ASAN_OPTIONS" in os.environ else 5
+    assert p.returncode == 130 and took < bound, f"exit {p.returncode} after {took:.1f} s: {err[-300:]}"
     assert json.load(open("r.json"))["interrupted"] == "SIGINT"
 
 
