@@ -190,24 +190,26 @@ def t_ratios(path, a, *bs):
     return head + ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
-def t_range(path, strategies, b):
+def ratios_to(path, strategies, b):
+    """median(a) / median(b) on every problem where a strategy of the comma list `strategies` and b both ran."""
     ratios = []
     for a in strategies.split(","):
         for r in ok_rows(path, a):
             o = row_of(path, b, r["key"])
             if o is not None:
                 ratios.append(r["median_ms"] / o["median_ms"])
+    return ratios
+
+
+def t_range(path, strategies, b):
+    ratios = ratios_to(path, strategies, b)
     if not ratios:
         return f"(no problem where {code(b)} and these strategies ran)"
     return f"{span(ratios, times)} the time of {code(b)}"
 
 
 def t_versus(path, a, b):
-    ratios = []
-    for r in ok_rows(path, a):
-        o = row_of(path, b, r["key"])
-        if o is not None:
-            ratios.append(r["median_ms"] / o["median_ms"])
+    ratios = ratios_to(path, a, b)
     if not ratios:
         return f"(no problem where {code(a)} and {code(b)} both ran)"
     under = sum(1 for x in ratios if x <= 1.0)

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 #include <sstream>
 
 #include "report/report_io.hpp"
@@ -236,29 +237,31 @@ TEST(CompareCli, different_device_exits_2_unless_ignored) {
   EXPECT_TRUE(ok.out.find("devices differ") != std::string::npos);
 }
 
+// Runs `attnbench compare ARGS` that writes `file` (removed first); returns the run and the file's text.
+static std::pair<Result, std::string> compare_into(const std::string& args, const std::string& file) {
+  fs::remove(path(file));
+  Result r = attnbench("compare " + args);
+  std::ifstream f(path(file));
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return {r, ss.str()};
+}
+
 TEST(CompareCli, output_file_gets_the_format_and_stdout_the_table) {
   json base = with_noise(tool_report(), 0.005), next = base;
   find_row(next, "fused", 1)["time_ms"]["median"] = find_row(base, "fused", 1)["time_ms"]["median"].get<double>() * 2;
   std::string b = save("o_base.json", base), n = save("o_new.json", next);
-  fs::remove(path("cmp.md"));
-  Result r = attnbench("compare " + b + " " + n + " --format=md --output=" + path("cmp.md"));
+  auto [r, md] = compare_into(b + " " + n + " --format=md --output=" + path("cmp.md"), "cmp.md");
   EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(r.out.find("base ms") != std::string::npos);
-  std::ifstream f(path("cmp.md"));
-  std::stringstream ss;
-  ss << f.rdbuf();
-  EXPECT_TRUE(ss.str().find("### attnbench compare: **REGRESSION**") != std::string::npos);
-  EXPECT_TRUE(ss.str().find("**slower**") != std::string::npos);
+  EXPECT_TRUE(md.find("### attnbench compare: **REGRESSION**") != std::string::npos);
+  EXPECT_TRUE(md.find("**slower**") != std::string::npos);
   EXPECT_EQ(attnbench("compare " + b + " " + n + " --output=" + path("no_such_dir/x.md")).code, 2);
   // The one grammar: --md=FILE writes what the old --format=md --output=FILE wrote, the table still on stdout.
-  fs::remove(path("cmp2.md"));
-  Result r2 = attnbench("compare " + b + " " + n + " --md=" + path("cmp2.md"));
+  auto [r2, md2] = compare_into(b + " " + n + " --md=" + path("cmp2.md"), "cmp2.md");
   EXPECT_EQ(r2.code, 1);
   EXPECT_TRUE(r2.out.find("base ms") != std::string::npos);
-  std::ifstream f2(path("cmp2.md"));
-  std::stringstream ss2;
-  ss2 << f2.rdbuf();
-  EXPECT_EQ(ss2.str(), ss.str());
+  EXPECT_EQ(md2, md);
   EXPECT_EQ(attnbench("compare " + b + " " + n + " --md=" + path("no_such_dir/x.md")).code, 2);
 }
 
