@@ -12,7 +12,7 @@ namespace ab {
 
 void add_grid_flags(CLI::App& app, GridFlags& f) {
   app.add_option("--config", f.config,
-                 "a suite from configs/ (name or path); a size flag given beside it replaces that axis in every grid "
+                 "a suite from configs/ (name or path), or several (a,b,c); a size flag given beside it replaces that axis in every grid "
                  "of the suite");
   app.add_option("--where", f.where,
                  "keep only the problems where AXIS=VALUE (also !=, <, <=, >, >=; repeatable, all must hold), "

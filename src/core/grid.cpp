@@ -92,8 +92,10 @@ std::string resolve_suite_path(const std::string& name_or_path) {
   return name_or_path;
 }
 
-std::vector<Problem> load_suite(const std::string& path_in, std::string* suite_name, const GridSpec* overrides,
-                                std::vector<std::string>* notes) {
+namespace {
+// One suite file (a name or a path) into problems.
+std::vector<Problem> load_one_suite(const std::string& path_in, std::string* suite_name, const GridSpec* overrides,
+                                    std::vector<std::string>* notes) {
   std::string path = resolve_suite_path(path_in);
   nlohmann::json j;
   try {
@@ -102,6 +104,45 @@ std::vector<Problem> load_suite(const std::string& path_in, std::string* suite_n
     throw UsageError(fmt::format("config {}", e.what()));
   }
   return suite_from_json(j, path, suite_name, overrides, notes);
+}
+
+// "a,b,c" into its names; a path that exists is one name even when it holds a comma.
+std::vector<std::string> suite_names(const std::string& text) {
+  if (text.find(',') == std::string::npos || std::filesystem::exists(text)) return {text};
+  std::vector<std::string> names;
+  std::size_t at = 0;
+  while (true) {
+    std::size_t comma = text.find(',', at);
+    std::string name = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    if (name.empty()) throw UsageError(fmt::format("config '{}': an empty suite name in the list", text));
+    names.push_back(name);
+    if (comma == std::string::npos) return names;
+    at = comma + 1;
+  }
+}
+}  // namespace
+
+std::vector<Problem> load_suite(const std::string& text, std::string* suite_name, const GridSpec* overrides,
+                                std::vector<std::string>* notes) {
+  const std::vector<std::string> names = suite_names(text);
+  if (names.size() == 1) return load_one_suite(names.front(), suite_name, overrides, notes);
+  std::vector<Problem> out;
+  std::set<std::string> seen;
+  std::string joined;
+  std::size_t repeated = 0;
+  for (const std::string& name : names) {
+    std::string one;
+    for (Problem& p : load_one_suite(name, &one, overrides, notes)) {
+      if (seen.insert(p.label()).second) out.push_back(std::move(p));
+      else ++repeated;
+    }
+    joined += (joined.empty() ? "" : "+") + one;
+  }
+  if (out.size() > 100000) throw UsageError(fmt::format("config '{}': over 100000 problems; the limit is 100000", text));
+  if (suite_name) *suite_name = joined;
+  if (repeated && notes)
+    notes->push_back(fmt::format("{} problems are in more than one of the suites {} and run once", repeated, joined));
+  return out;
 }
 
 namespace {

@@ -26,7 +26,8 @@ std::vector<Problem> expand_grid(const GridSpec& spec, std::vector<std::string>*
 // Loads a suite file (attnbench.suite/1 JSON: {"name", "description", "grids": [GridSpec-like objects]}).
 // Throws UsageError for a missing or malformed file, naming the file and the problem. `overrides`: axes that
 // replace the suite's own in every grid (the size flags given beside --config); problems they make identical
-// run once, said in `notes`.
+// run once, said in `notes`. `path` may list several suites ("a,b,c"): their problems in that order, one
+// that is in more than one suite run once (a note says how many), and `suite_name` "a+b+c".
 std::vector<Problem> load_suite(const std::string& path, std::string* suite_name = nullptr,
                                 const GridSpec* overrides = nullptr, std::vector<std::string>* notes = nullptr);
 // The same from a parsed document; `path` names it in errors.

@@ -90,6 +90,23 @@ def test_size_flags_beside_a_suite_replace_its_axes(attnbench, work):
     assert len(causal) == len({p["label"] for p in whole}) and all(p["causal"] for p in causal)
 
 
+
+def test_several_suites_in_one_grid(attnbench, work):
+    # --config=a,b,c: the suites' problems in that order, one that two suites hold run once (a note says so).
+    def grid(config):
+        r = run(attnbench, "grid", f"--config={config}", "--json=-")
+        assert r.returncode == 0, f"grid --config={config}: {r.stderr}"
+        return [p["label"] for p in json.loads(r.stdout)], r.stderr
+    dec, _ = grid("llama3.1-8b-decode")
+    pre, _ = grid("llama3.1-8b-prefill")
+    both, err = grid("llama3.1-8b-decode,llama3.1-8b-prefill")
+    assert both == dec + pre and "more than one" not in err, (len(both), err)
+    again, err = grid("llama3.1-8b-decode,llama3.1-8b-prefill,llama3.1-8b-decode")
+    assert again == both and f"{len(dec)} problems are in more than one of the suites" in err, err
+    expect_exit(2, "an empty suite name in the list", attnbench, "grid", "--config=ci,")
+    expect_exit(2, "config 'no-such-suite': no suite of that name", attnbench, "grid", "--config=ci,no-such-suite")
+
+
 REFUSED = [
     # Flags that cannot take effect on the CPU backend.
     ("--timer=graph: the CPU backend has no CUDA graphs", [*SMALL, "--timer=graph"]),
