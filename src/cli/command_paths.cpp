@@ -12,11 +12,12 @@ namespace ab {
 
 std::vector<RolePath> grid_input_paths(const SharedFlags& f, const std::vector<Problem>& problems) {
   std::vector<RolePath> in;
-  if (!f.config.empty()) {
-    std::error_code ec;
-    std::string suite = std::filesystem::exists(f.config, ec) ? f.config : resolve_suite_path(f.config);
-    in.push_back({"the suite file of --config", suite});
-  }
+  if (!f.config.empty())
+    for (const std::string& name : suite_names(f.config)) {
+      std::error_code ec;
+      std::string suite = std::filesystem::exists(name, ec) ? name : resolve_suite_path(name);
+      in.push_back({"the suite file of --config", suite});
+    }
   for (const std::string& p : plugin_paths(f)) in.push_back({"--plugin", p});
   std::set<std::string> files;
   for (const Problem& p : problems)

@@ -39,7 +39,8 @@ std::vector<std::string> suite_plugins(const std::string& config) {
 std::vector<std::string> plugin_paths(const SharedFlags& f) {
   std::vector<std::string> paths = f.plugins;
   if (!f.config.empty())
-    for (std::string& p : suite_plugins(f.config)) paths.push_back(std::move(p));
+    for (const std::string& suite : suite_names(f.config))
+      for (std::string& p : suite_plugins(suite)) paths.push_back(std::move(p));
   return paths;
 }
 

@@ -106,7 +106,8 @@ std::vector<Problem> load_one_suite(const std::string& path_in, std::string* sui
   return suite_from_json(j, path, suite_name, overrides, notes);
 }
 
-// "a,b,c" into its names; a path that exists is one name even when it holds a comma.
+}  // namespace
+
 std::vector<std::string> suite_names(const std::string& text) {
   if (text.find(',') == std::string::npos || std::filesystem::exists(text)) return {text};
   std::vector<std::string> names;
@@ -120,7 +121,6 @@ std::vector<std::string> suite_names(const std::string& text) {
     at = comma + 1;
   }
 }
-}  // namespace
 
 std::vector<Problem> load_suite(const std::string& text, std::string* suite_name, const GridSpec* overrides,
                                 std::vector<std::string>* notes) {

@@ -30,6 +30,9 @@ std::vector<Problem> expand_grid(const GridSpec& spec, std::vector<std::string>*
 // that is in more than one suite run once (a note says how many), and `suite_name` "a+b+c".
 std::vector<Problem> load_suite(const std::string& path, std::string* suite_name = nullptr,
                                 const GridSpec* overrides = nullptr, std::vector<std::string>* notes = nullptr);
+// The suites a --config value names: "a,b,c" as its names, one name otherwise (a path that exists is one name
+// even when it holds a comma). Throws UsageError on an empty name.
+std::vector<std::string> suite_names(const std::string& config);
 // The same from a parsed document; `path` names it in errors.
 std::vector<Problem> suite_from_json(const nlohmann::json& j, const std::string& path, std::string* suite_name = nullptr,
                                      const GridSpec* overrides = nullptr, std::vector<std::string>* notes = nullptr);
