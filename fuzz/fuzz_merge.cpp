@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/merge.hpp"
+#include "orchestrate/merge.hpp"
 #include "core/errors.hpp"
 #include "core/json_file.hpp"
 

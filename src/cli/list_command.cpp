@@ -13,7 +13,7 @@
 #include "cli/list_catalog.hpp"
 #include "cli/output_file.hpp"
 #include "cli/report_outputs.hpp"
-#include "cli/plugin_loader.hpp"
+#include "orchestrate/plugin_loader.hpp"
 #include "core/text_table.hpp"
 
 namespace ab {

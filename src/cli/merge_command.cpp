@@ -8,8 +8,8 @@
 
 #include "cli/command_notes.hpp"
 #include "cli/commands.hpp"
-#include "cli/fresh_process.hpp"
-#include "cli/merge.hpp"
+#include "orchestrate/fresh_process.hpp"
+#include "orchestrate/merge.hpp"
 #include "core/errors.hpp"
 #include "core/file_identity.hpp"
 #include "core/file_writer.hpp"

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "cli/plugin_loader.hpp"
+#include "orchestrate/plugin_loader.hpp"
 #include "core/errors.hpp"
 #include "core/grid.hpp"
 #include "core/json_file.hpp"

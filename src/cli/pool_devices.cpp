@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "cli/backend_factory.hpp"
-#include "cli/device_list.hpp"
-#include "cli/worker_loop.hpp"
+#include "orchestrate/device_list.hpp"
+#include "orchestrate/worker_loop.hpp"
 #include "core/errors.hpp"
 
 namespace ab {

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/shared_flags.hpp"
-#include "cli/worker_pool.hpp"
+#include "orchestrate/worker_pool.hpp"
 #include "measure/progress.hpp"
 
 namespace ab {

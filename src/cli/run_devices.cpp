@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
-#include "cli/fresh_process.hpp"
+#include "orchestrate/fresh_process.hpp"
 #include "cli/pool_devices.hpp"
-#include "cli/worker_loop.hpp"
-#include "cli/worker_pool.hpp"
+#include "orchestrate/worker_loop.hpp"
+#include "orchestrate/worker_pool.hpp"
 #include "core/utc_timestamp.hpp"
 #include "report/printers.hpp"
 #include "report/report_io.hpp"

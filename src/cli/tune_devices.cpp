@@ -11,9 +11,9 @@
 #include <fmt/format.h>
 
 #include "cli/pool_devices.hpp"
-#include "cli/tune_split.hpp"
-#include "cli/worker_loop.hpp"
-#include "cli/worker_pool.hpp"
+#include "orchestrate/tune_split.hpp"
+#include "orchestrate/worker_loop.hpp"
+#include "orchestrate/worker_pool.hpp"
 #include "core/json_document.hpp"
 #include "tune/heuristic_cache.hpp"
 #include "tune/tune_summary.hpp"

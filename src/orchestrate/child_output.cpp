@@ -1,5 +1,5 @@
-// Reading a child's standard output through a pipe with a deadline (cli/child_output.hpp).
-#include "cli/child_output.hpp"
+// Reading a child's standard output through a pipe with a deadline (orchestrate/child_output.hpp).
+#include "orchestrate/child_output.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

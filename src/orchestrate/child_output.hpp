@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/child_process.hpp"
+#include "orchestrate/child_process.hpp"
 
 namespace ab {
 

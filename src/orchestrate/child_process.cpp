@@ -1,5 +1,5 @@
-// Starting this binary again and waiting for it with a deadline (cli/child_process.hpp).
-#include "cli/child_process.hpp"
+// Starting this binary again and waiting for it with a deadline (orchestrate/child_process.hpp).
+#include "orchestrate/child_process.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 // Parsing --devices and mapping a device index to the CUDA_VISIBLE_DEVICES value of its worker.
-#include "cli/device_list.hpp"
+#include "orchestrate/device_list.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,5 +1,5 @@
 // Finished rows: journal entries {"problem": i, "rows": [row JSON]} in, grid-ordered rows out.
-#include "cli/finished_rows.hpp"
+#include "orchestrate/finished_rows.hpp"
 
 #include <algorithm>
 #include <set>

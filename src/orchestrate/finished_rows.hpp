@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/grid_journal.hpp"
+#include "orchestrate/grid_journal.hpp"
 #include "core/problem.hpp"
 #include "run/result_row.hpp"
 

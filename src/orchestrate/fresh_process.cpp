@@ -1,6 +1,6 @@
 // Continuing a run in a fresh process: a private directory for the child's report, the child's arguments
 // (the parent's, told where to resume), spawning and waiting, and reading the child's rows back.
-#include "cli/fresh_process.hpp"
+#include "orchestrate/fresh_process.hpp"
 
 #include <algorithm>
 #include <cerrno>

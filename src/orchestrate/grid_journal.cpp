@@ -1,5 +1,5 @@
 // Starting, resuming (with every line checked) and appending to a grid's journal.
-#include "cli/grid_journal.hpp"
+#include "orchestrate/grid_journal.hpp"
 
 #include <cstdint>
 #include <cstdio>

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "cli/merge.hpp"
+#include "orchestrate/merge.hpp"
 #include "core/errors.hpp"
 #include "tune/gemm_search.hpp"
 #include "tune/heuristic_cache.hpp"

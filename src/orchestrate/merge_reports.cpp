@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "cli/grid_journal.hpp"
-#include "cli/merge.hpp"
+#include "orchestrate/grid_journal.hpp"
+#include "orchestrate/merge.hpp"
 #include "core/errors.hpp"
 #include "core/problem_axes.hpp"
 #include "core/shard.hpp"

@@ -1,5 +1,5 @@
-// A plugin's description from a loader process (cli/plugin_loader.hpp).
-#include "cli/plugin_loader.hpp"
+// A plugin's description from a loader process (orchestrate/plugin_loader.hpp).
+#include "orchestrate/plugin_loader.hpp"
 
 #include <sys/wait.h>
 
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "cli/child_output.hpp"
+#include "orchestrate/child_output.hpp"
 #include "core/errors.hpp"
 #include "core/input_file.hpp"
 #include "strategies/plugin_library.hpp"

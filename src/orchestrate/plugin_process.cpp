@@ -1,6 +1,6 @@
-// A plugin row's child process: its arguments, running it with a deadline (cli/child_process.hpp), and
+// A plugin row's child process: its arguments, running it with a deadline (orchestrate/child_process.hpp), and
 // reading its row back from a report in a private directory.
-#include "cli/plugin_process.hpp"
+#include "orchestrate/plugin_process.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "cli/child_process.hpp"
+#include "orchestrate/child_process.hpp"
 #include "core/json_document.hpp"
 #include "core/problem_axes.hpp"
 #include "report/report_io.hpp"

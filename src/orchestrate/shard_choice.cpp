@@ -1,7 +1,7 @@
 // Shard selection from --shard or the job scheduler's environment.
-#include "cli/shard_choice.hpp"
+#include "orchestrate/shard_choice.hpp"
 
-#include "cli/grid_journal.hpp"
+#include "orchestrate/grid_journal.hpp"
 
 #include <cstdlib>
 

@@ -23,7 +23,7 @@ using EnvReader = std::function<const char*(const char*)>;
 Shard choose_shard(const std::string& flag, const EnvReader& env = nullptr, std::string* source = nullptr);
 
 // The report header's record of a shard: {"index", "count", "grid_size", "grid" (the grid's fingerprint,
-// cli/grid_journal.hpp), "problems"}; null for the whole grid.
+// orchestrate/grid_journal.hpp), "problems"}; null for the whole grid.
 nlohmann::json shard_record(const Shard& s, const std::vector<Problem>& grid, const std::vector<std::size_t>& problems);
 
 }  // namespace ab

@@ -1,6 +1,6 @@
 // The split tune's units: planning them as listings arrive (parent), running one (worker). Unit files
 // (unit-ITEM.json, attnbench.tune-unit/1) and results (task-ITEM-0.json) live in the pool's directory.
-#include "cli/tune_split.hpp"
+#include "orchestrate/tune_split.hpp"
 
 #include <filesystem>
 #include <stdexcept>

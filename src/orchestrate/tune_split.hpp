@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "cli/tune_units.hpp"
-#include "cli/worker_loop.hpp"
-#include "cli/worker_pool.hpp"
+#include "orchestrate/tune_units.hpp"
+#include "orchestrate/worker_loop.hpp"
+#include "orchestrate/worker_pool.hpp"
 #include "core/backend.hpp"
 #include "tune/tune_types.hpp"
 

@@ -1,5 +1,5 @@
 // Screening units of a split tune (see the header) and the compact outcomes they return.
-#include "cli/tune_units.hpp"
+#include "orchestrate/tune_units.hpp"
 
 #include <algorithm>
 

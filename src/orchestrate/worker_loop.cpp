@@ -1,5 +1,5 @@
 // The worker's loop: the ready line, reading tasks, the test hooks, and the answer after each task.
-#include "cli/worker_loop.hpp"
+#include "orchestrate/worker_loop.hpp"
 
 #include <csignal>
 #include <cstdio>

@@ -1,4 +1,4 @@
-// The worker's side of the --devices pool (cli/worker_pool.hpp): say "ready" with the device, then serve
+// The worker's side of the --devices pool (orchestrate/worker_pool.hpp): say "ready" with the device, then serve
 // "ITEM START" tasks from stdin until it ends, answering "done ITEM" ("done ITEM retire" before it exits) or "lost ITEM NEXT" on stdout.
 #pragma once
 #include <cstddef>

@@ -1,6 +1,6 @@
 // The --devices process pool: spawning pinned workers with pipes, the ready handshake, the task queue, and a
 // dead worker's task reported and the worker restarted.
-#include "cli/worker_pool.hpp"
+#include "orchestrate/worker_pool.hpp"
 
 #include <cerrno>
 #include <csignal>

@@ -1,7 +1,7 @@
 // The process pool behind --devices: one worker per device (this binary again, pinned to its device), tasks
 // handed out from one queue as workers become free (a faster device takes more), a dead worker's task
 // reported and the worker restarted for the rest of the queue. Backend-agnostic: the CPU backend runs the same
-// pool with several worker processes. The worker's side of the protocol is cli/worker_loop.hpp.
+// pool with several worker processes. The worker's side of the protocol is orchestrate/worker_loop.hpp.
 //
 // Protocol (one line each way, over the worker's stdin and stdout; its stderr goes to a log in the pool's
 // private directory): the worker says "ready <device JSON>" once its backend is up; the pool sends "ITEM

@@ -3,9 +3,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "cli/device_list.hpp"
+#include "orchestrate/device_list.hpp"
 #include "cli/pool_devices.hpp"
-#include "cli/worker_pool.hpp"
+#include "orchestrate/worker_pool.hpp"
 #include "core/errors.hpp"
 #include "core/problem_axes.hpp"
 #include "run/run_report.hpp"

@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/finished_rows.hpp"
-#include "cli/grid_journal.hpp"
-#include "cli/shard_choice.hpp"
+#include "orchestrate/finished_rows.hpp"
+#include "orchestrate/grid_journal.hpp"
+#include "orchestrate/shard_choice.hpp"
 #include "core/errors.hpp"
 #include "core/grid.hpp"
 #include "core/journal_file.hpp"

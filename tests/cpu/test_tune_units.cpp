@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cli/tune_units.hpp"
+#include "orchestrate/tune_units.hpp"
 
 using namespace ab;
 
