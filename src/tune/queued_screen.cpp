@@ -12,7 +12,13 @@
 namespace ab {
 
 namespace {
-constexpr double kMaxDelayMs = 20;  // a host that needs longer to enqueue gets host time in its samples
+constexpr double kMaxDelayMs = 20;   // a host that needs longer to enqueue gets host time in its samples
+constexpr double kMinDelayMs = 0.05;
+// How fast the enqueue estimate forgets a slow sample: by this factor per sample. The first launch of each
+// cuBLASLt kernel loads its module (lazy loading: milliseconds), and an exhaustive search launches hundreds
+// of kernels for the first time; when the delay kept the slowest enqueue ever seen, one such launch made
+// every later sample of the shape wait milliseconds (the whole space took ~10 minutes, issue 48).
+constexpr double kForget = 0.9;
 }
 
 QueuedScreen::QueuedScreen(Backend& backend, bool flush_l2, MonotonicClock clock)
@@ -39,9 +45,13 @@ double QueuedScreen::sample(const std::function<void()>& calls) {
   double host_ms = 0;
   double ms = take(calls, &host_ms);
   if (!queue_) return ms;
-  const bool outlasted = host_ms > delay_ms_;
-  delay_ms_ = std::min(kMaxDelayMs, std::max(delay_ms_, 2 * host_ms));
-  if (outlasted && host_ms < kMaxDelayMs) ms = take(calls, &host_ms);
+  if (host_ms > delay_ms_ && host_ms < kMaxDelayMs) {  // the GPU may have waited for the host: again, covered
+    delay_ms_ = std::min(kMaxDelayMs, 2 * host_ms);
+    ms = take(calls, &host_ms);
+  }
+  // The next delay: twice the recent enqueue time (the last take's, or a slower one fading by kForget a sample).
+  enqueue_ms_ = std::max(host_ms, kForget * enqueue_ms_);
+  delay_ms_ = std::clamp(2 * enqueue_ms_, kMinDelayMs, kMaxDelayMs);
   return ms;
 }
 

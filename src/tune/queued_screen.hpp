@@ -17,9 +17,11 @@ class QueuedScreen {
   QueuedScreen(Backend& backend, bool flush_l2, MonotonicClock clock = nullptr);
   // One sample of `calls` in milliseconds of device time. On a GPU the delay kernel keeps the device busy
   // while the host enqueues the start event, the calls and the stop event, so the events time the GPU's
-  // work back to back, not the host's launches (nested's 32 calls are launch-bound otherwise). The delay
-  // follows the host's enqueue time (twice the slowest seen); a sample whose enqueue outlasted its delay
-  // is taken again once with the longer delay. The CPU backend runs synchronously: no delay there.
+  // work back to back, not the host's launches (nested's 32 calls are launch-bound otherwise). A sample
+  // whose enqueue outlasted its delay is taken again once, behind twice that enqueue time. The next delay
+  // is twice the recent enqueue time: the last take's, or a slower one forgotten by 10% a sample, so that
+  // a one-off slow enqueue (a kernel's first launch loads its module) does not slow every later sample.
+  // The CPU backend runs synchronously: no delay there.
   double sample(const std::function<void()>& calls);
   double delay_ms() const { return delay_ms_; }
 
@@ -31,6 +33,7 @@ class QueuedScreen {
   std::unique_ptr<DeviceTimer> timer_;
   MonotonicClock clock_;
   double delay_ms_ = 0.05;
+  double enqueue_ms_ = 0;  // the recent enqueue time (see sample)
 };
 
 }  // namespace ab

@@ -1,6 +1,7 @@
 // The screening timer (tune/queued_screen.hpp) on a simulated asynchronous device: L2 flush, then the delay
-// kernel, then the events around the calls; the delay follows the host's enqueue time (twice the slowest),
-// and a sample whose enqueue outlasted its delay is taken again; the CPU backend (synchronous) gets no delay.
+// kernel, then the events around the calls; the delay follows the host's recent enqueue time (twice it), a
+// sample whose enqueue outlasted its delay is taken again, and a one-off slow enqueue lengthens only its own
+// retake; the CPU backend (synchronous) gets no delay.
 #include <chrono>
 #include <string>
 #include <thread>
@@ -20,8 +21,7 @@ namespace {
 class LoggingDevice : public ComposedBackend {
  public:
   LoggingDevice(Backend& inner, BackendKind kind)
-      : ComposedBackend(inner), kind_(kind), kernels_(inner.kernels(), log), profiler_(inner.profiler(), log) {
-    replace_kernels(kernels_);
+      : ComposedBackend(inner), kind_(kind), profiler_(inner.profiler(), log) {
     replace_profiler(profiler_);
   }
   BackendKind kind() const override { return kind_; }
@@ -49,7 +49,6 @@ class LoggingDevice : public ComposedBackend {
     LoggingDevice* device = nullptr;
   };
   BackendKind kind_;
-  Kernels kernels_;
   Profiler profiler_;
 
  public:
@@ -97,6 +96,39 @@ TEST(QueuedScreen, TheDelayKernelGoesBeforeTheEventsAndFollowsTheHostsEnqueueTim
   });
   EXPECT_EQ(dev.log.size(), 5u);
   EXPECT_NEAR(screen.delay_ms(), 20.0, 1e-9);
+}
+
+TEST(QueuedScreen, AOneOffSlowEnqueueLengthensOnlyItsOwnRetake) {
+  // The first launch of a cuBLASLt kernel loads its module (milliseconds of host time). Its sample is taken
+  // again behind a delay that covers it, and the samples after it go back to a short delay.
+  auto cpu = make_cpu_backend();
+  LoggingDevice dev(*cpu, BackendKind::cuda);
+  dev.wire();
+  double now = 0;
+  QueuedScreen screen(dev, /*flush_l2=*/false, [&] { return now; });
+  auto enqueue = [&](double ms) {
+    return [&, ms] {
+      dev.log.push_back("calls");
+      now += ms / 1e3;
+    };
+  };
+  for (int i = 0; i < 5; ++i) screen.sample(enqueue(0.01));
+  EXPECT_NEAR(screen.delay_ms(), 0.05, 1e-9);
+  dev.log.clear();
+  bool first = true;
+  screen.sample([&] {  // 5 ms the first time (the module loads), 0.01 ms when taken again
+    dev.log.push_back("calls");
+    now += (first ? 5.0 : 0.01) / 1e3;
+    first = false;
+  });
+  ASSERT_EQ(dev.log.size(), 8u);  // delay start calls stop, twice
+  EXPECT_NEAR(delay_of(dev.log[4]), 10.0, 1e-6);
+  EXPECT_NEAR(screen.delay_ms(), 0.05, 1e-9) << "the retake's own quick enqueue sets the next delay";
+  // A host that turns slow for good: the delay follows it up, and comes down as it speeds up again.
+  for (int i = 0; i < 3; ++i) screen.sample(enqueue(2.0));
+  EXPECT_NEAR(screen.delay_ms(), 4.0, 1e-6);
+  for (int i = 0; i < 60; ++i) screen.sample(enqueue(0.01));
+  EXPECT_NEAR(screen.delay_ms(), 0.05, 1e-9);
 }
 
 TEST(QueuedScreen, HotScreensDoNotFlushAndASynchronousBackendGetsNoDelay) {
