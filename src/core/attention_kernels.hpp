@@ -1,6 +1,6 @@
 // The attention-kernel interface of a backend: the softmax/combine/finalize/gather primitives the
-// GEMM-based strategies launch between GEMMs, the fused kernel and its tiles, and the fault and delay
-// test hooks (which launch kernels of their own).
+// GEMM-based strategies launch between GEMMs, and the fused kernel and its tiles. (The delay kernel is the
+// profiler's, core/profiler.hpp; the fault-injection test hook is core/fault_injection.hpp.)
 #pragma once
 #include <cstdint>
 #include <string>
@@ -171,16 +171,6 @@ class AttentionKernels {
   // `workspace_bytes` of it, or nullptr (no split); else unused (may be nullptr).
   virtual void fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile, void* workspace,
                                std::int64_t workspace_bytes) = 0;
-
-  // Test hook (ATTNBENCH_INJECT_FAULT): make the device fail the way a kernel bug would, with a sticky
-  // error. cuda: a kernel writes to an invalid address; cpu: simulated, and Backend::recover() then fails.
-  // Throws BackendError.
-  virtual void inject_fault();
-
-  // Test hook (ATTNBENCH_INJECT_SLOWDOWN): enqueue `ms` of device time that computes nothing, in stream
-  // order after whatever was enqueued before (cuda: one kernel spinning on the global timer; cpu: a busy
-  // wait). The CI gate's power is measured by slowing strategies this way. Throws BackendError.
-  virtual void inject_delay(double ms);
 };
 
 }  // namespace ab

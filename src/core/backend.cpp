@@ -1,4 +1,4 @@
-// Out-of-line pieces of the backend seam: names, keys and JSON forms of its value types, default test hooks.
+// Out-of-line pieces of the backend seam: names, keys and JSON forms of its value types, the default delay.
 #include "core/backend.hpp"
 
 #include <stdexcept>
@@ -11,8 +11,7 @@
 
 namespace ab {
 
-void AttentionKernels::inject_fault() { throw BackendError("this backend cannot inject faults"); }
-void AttentionKernels::inject_delay(double) { throw BackendError("this backend cannot inject delays"); }
+void Profiler::enqueue_delay(double) { throw BackendError("this backend cannot enqueue delays"); }
 
 const char* backend_kind_name(BackendKind k) { return k == BackendKind::cuda ? "cuda" : "cpu"; }
 

@@ -90,8 +90,6 @@ class ForwardingKernels : public AttentionKernels {
                        std::int64_t workspace_bytes) override {
     k_.fused_attention(p, io, tile, workspace, workspace_bytes);
   }
-  void inject_fault() override { k_.inject_fault(); }
-  void inject_delay(double ms) override { k_.inject_delay(ms); }
 
  protected:
   AttentionKernels& k_;
@@ -125,6 +123,7 @@ class ForwardingProfiler : public Profiler {
   int current_sm_clock_mhz() override { return f_.current_sm_clock_mhz(); }
   void range_push(const std::string& name) override { f_.range_push(name); }
   void range_pop() override { f_.range_pop(); }
+  void enqueue_delay(double ms) override { f_.enqueue_delay(ms); }
 
  protected:
   Profiler& f_;

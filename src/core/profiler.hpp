@@ -1,5 +1,5 @@
 // The measurement interface of a backend: timers, L2 flush, forward capture for replay, the launch
-// counter (CUPTI on CUDA), the SM clock and profiler ranges (NVTX on CUDA).
+// counter (CUPTI on CUDA), the SM clock, profiler ranges (NVTX on CUDA) and the delay kernel.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -46,6 +46,12 @@ class Profiler {
   // Profiler ranges (NVTX on CUDA; no-ops on CPU).
   virtual void range_push(const std::string& name) { (void)name; }
   virtual void range_pop() {}
+  // Enqueue `ms` of device time that computes nothing, in stream order after whatever was enqueued before
+  // (cuda: one kernel spinning on the global timer, not counted as a launch; cpu: a busy wait). It keeps the
+  // GPU busy while the host enqueues timed work (MeasureSettings::start_delay_ms, tune/queued_screen.hpp)
+  // and slows a forward on purpose (run/injected_slowdown.hpp). Throws BackendError (this default: the
+  // backend has no delay).
+  virtual void enqueue_delay(double ms);
 };
 
 // RAII profiler range.

@@ -72,14 +72,27 @@ struct Measurement {
   std::vector<std::string> warnings;
 };
 
-// Time `forward` on `backend`. Throws BackendError on device failures, UsageError on invalid settings.
+// What the measurement engine uses of a backend, and nothing else of it.
+struct TimedDevice {
+  BackendKind kind;      // cpu runs work as it is enqueued: no start delay; warnings name it
+  Profiler& profiler;    // timers, L2 flush, capture, launch counter, SM clock, the start delay
+  DeviceMemory& memory;  // the stream barrier (synchronize)
+  // The maximum SM clock in MHz (0: unknown), asked only once an SM clock was read (the throttle warning).
+  std::function<int()> max_sm_clock_mhz;
+};
+// `backend`'s kind, profiler and memory, and its DeviceInfo::clock_mhz_max when asked.
+TimedDevice timed_device(Backend& backend);
+
+// Time `forward` on `device`. Throws BackendError on device failures, UsageError on invalid settings.
 // Prints nothing: the caller shows Measurement::warnings (Progress::message keeps the progress line intact).
+Measurement measure_forward(const TimedDevice& device, const std::function<void()>& forward, const MeasureSettings& s);
+// The same on timed_device(backend).
 Measurement measure_forward(Backend& backend, const std::function<void()>& forward, const MeasureSettings& s);
 
 // A monotonic clock in seconds. measure_forward above uses std::chrono::steady_clock; tests pass a scripted
 // one. It times host_ms and the max_time budget.
 using MonotonicClock = std::function<double()>;
-Measurement measure_forward(Backend& backend, const std::function<void()>& forward, const MeasureSettings& s,
+Measurement measure_forward(const TimedDevice& device, const std::function<void()>& forward, const MeasureSettings& s,
                             const MonotonicClock& clock);
 
 }  // namespace ab

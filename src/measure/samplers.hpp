@@ -27,13 +27,13 @@ class Sampler {
 // Builds the sampler for s.timer, after the caller's warm-up forwards have run. What it does first:
 //   events: nothing.
 //   graph:  one eager forward when s.warmup == 0 (lazy setup such as workspace allocation cannot happen inside
-//           a capture), backend.profiler().capture(forward), then one untimed replay (the first launch uploads the graph).
+//           a capture), device.profiler.capture(forward), then one untimed replay (the first launch uploads the graph).
 //           capture returning nullptr, or throwing a non-sticky BackendError, falls back to events with the
 //           warning "graph capture unavailable on <backend>: timed with events" (plus the error, if any).
 //   cupti:  one untimed probe forward inside begin/end_launch_count; kernel_time_ms <= 0 falls back to events
 //           with "cupti kernel time unavailable on <backend>: timed with events".
 // Warnings are appended to `warnings`. The returned sampler's kind() is the timer that actually runs.
-std::unique_ptr<Sampler> make_sampler(Backend& backend, const std::function<void()>& forward,
+std::unique_ptr<Sampler> make_sampler(const TimedDevice& device, const std::function<void()>& forward,
                                       const MeasureSettings& s, const MonotonicClock& clock,
                                       std::vector<std::string>& warnings);
 

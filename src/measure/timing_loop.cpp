@@ -1,7 +1,7 @@
 // measure_forward: warm-up, timer choice, the sampling loop with L2 flushes, clock reads and the stopping rule.
 //
 // One sample, in order:
-//   cold (default): backend.profiler().flush_l2(); backend.memory().synchronize();   <- outside the timed region. The synchronize
+//   cold (default): device.profiler.flush_l2(); device.memory.synchronize();   <- outside the timed region. The synchronize
 //                   makes the GPU idle when the timed region starts, as it is in hot mode, so hot and cold
 //                   differ only in what is in L2 (not in whether the flush hides the first launch's latency).
 //   hot:            nothing (the previous sample already waited for the GPU).
@@ -28,15 +28,19 @@
 
 namespace ab {
 
-Measurement measure_forward(Backend& backend, const std::function<void()>& forward, const MeasureSettings& s,
+TimedDevice timed_device(Backend& backend) {
+  return {backend.kind(), backend.profiler(), backend.memory(), [&backend] { return backend.device_info().clock_mhz_max; }};
+}
+
+Measurement measure_forward(const TimedDevice& device, const std::function<void()>& forward, const MeasureSettings& s,
                             const MonotonicClock& clock) {
   validate_measure_settings(s);
   Measurement m;
 
   for (int i = 0; i < s.warmup; ++i) forward();
-  backend.memory().synchronize();
+  device.memory.synchronize();
 
-  std::unique_ptr<Sampler> sampler = make_sampler(backend, forward, s, clock, m.warnings);
+  std::unique_ptr<Sampler> sampler = make_sampler(device, forward, s, clock, m.warnings);
   m.timer = timer_kind_name(sampler->kind());
 
   std::vector<double> gpu, host;
@@ -46,13 +50,13 @@ Measurement measure_forward(Backend& backend, const std::function<void()>& forwa
   StopDecision decision;
   while (!decision.stop) {
     if (!s.hot) {
-      backend.profiler().flush_l2();
-      backend.memory().synchronize();
+      device.profiler.flush_l2();
+      device.memory.synchronize();
     }
     const std::int64_t sample_no = running.count() + 1;
     Sample x = sampler->take([&] {
       double now = clock() - t_start;
-      if (clocks.due(sample_no, now)) clocks.record(backend.profiler().current_sm_clock_mhz(), now);
+      if (clocks.due(sample_no, now)) clocks.record(device.profiler.current_sm_clock_mhz(), now);
     });
     gpu.push_back(x.gpu_ms);
     host.push_back(x.host_ms);
@@ -68,17 +72,21 @@ Measurement measure_forward(Backend& backend, const std::function<void()>& forwa
   m.samples = std::move(gpu);
   m.sm_clock_mhz = clocks.observed_mhz();
   if (m.sm_clock_mhz > 0) {
-    std::string w = throttle_warning(m.sm_clock_mhz, backend.device_info().clock_mhz_max);
+    std::string w = throttle_warning(m.sm_clock_mhz, device.max_sm_clock_mhz ? device.max_sm_clock_mhz() : 0);
     if (!w.empty()) m.warnings.push_back(std::move(w));
   }
   return m;
 }
 
-Measurement measure_forward(Backend& backend, const std::function<void()>& forward, const MeasureSettings& s) {
+Measurement measure_forward(const TimedDevice& device, const std::function<void()>& forward, const MeasureSettings& s) {
   static const MonotonicClock steady = [] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   };
-  return measure_forward(backend, forward, s, steady);
+  return measure_forward(device, forward, s, steady);
+}
+
+Measurement measure_forward(Backend& backend, const std::function<void()>& forward, const MeasureSettings& s) {
+  return measure_forward(timed_device(backend), forward, s);
 }
 
 }  // namespace ab

@@ -55,7 +55,7 @@ nlohmann::json InjectedDelay::to_json() const {
   return {{"fraction", fraction}, {"delay_ms", delay_ms}, {"base_ms", base_ms}, {"achieved", achieved}};
 }
 
-InjectedDelay calibrate_delay(Backend& be, const std::function<void()>& forward, double fraction,
+InjectedDelay calibrate_delay(const TimedDevice& device, const std::function<void()>& forward, double fraction,
                               const MeasureSettings& s) {
   MeasureSettings q = s;
   q.min_samples = std::max(s.min_samples, 20);
@@ -67,14 +67,14 @@ InjectedDelay calibrate_delay(Backend& be, const std::function<void()>& forward,
   auto base_and_delayed = [&](double ms) {
     std::vector<double> base, delayed;
     for (int i = 0; i < kPairs; ++i) {
-      base.push_back(measure_forward(be, forward, q).gpu.median);
-      delayed.push_back(measure_forward(be, [&] { forward(); be.kernels().inject_delay(ms); }, q).gpu.median);
+      base.push_back(measure_forward(device, forward, q).gpu.median);
+      delayed.push_back(measure_forward(device, [&] { forward(); device.profiler.enqueue_delay(ms); }, q).gpu.median);
     }
     return std::make_pair(center_of_rounds(base), center_of_rounds(delayed));
   };
   InjectedDelay d;
   d.fraction = fraction;
-  const double first_guess = fraction * measure_forward(be, forward, q).gpu.median;
+  const double first_guess = fraction * measure_forward(device, forward, q).gpu.median;
   auto [base, with_delay] = base_and_delayed(first_guess);
   d.base_ms = base;
   d.delay_ms = std::max(0.0, first_guess + (1 + fraction) * base - with_delay);

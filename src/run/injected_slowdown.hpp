@@ -37,7 +37,7 @@ struct InjectedDelay {
 // series in all. The delay kernel's launch alone costs
 // a few microseconds, so on a short forward the achieved slowdown can exceed the fraction asked for (then
 // delay_ms is 0 and `achieved` says how much); the report carries both.
-InjectedDelay calibrate_delay(Backend& backend, const std::function<void()>& forward, double fraction,
+InjectedDelay calibrate_delay(const TimedDevice& device, const std::function<void()>& forward, double fraction,
                               const MeasureSettings& s);
 
 }  // namespace ab

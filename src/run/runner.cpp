@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/fault_injection.hpp"
 #include "core/problem_axes.hpp"
 #include "core/reference.hpp"
 #include "core/stop_request.hpp"
@@ -69,7 +70,7 @@ std::function<void()> timed_forward(Strategy& st, Backend& be, const PendingRow&
   if (!pr.slowed) return [&st, &be] { st.run(be); };
   return [&st, &be, delay_ms = pr.delay_ms] {
     st.run(be);
-    be.kernels().inject_delay(delay_ms);
+    be.profiler().enqueue_delay(delay_ms);
   };
 }
 
@@ -303,7 +304,7 @@ void GridRun::first_round_body(ProblemRun& pr, std::size_t si, StrategySession& 
   {
     ScopedRange r(be_.profiler(), opt_.profile ? "warm-up" : "verify forward");
     if (!opt_.profile) be_.profiler().begin_launch_count();  // CUPTI stays off under a profiler
-    if (!opt_.inject_fault.empty() && opt_.inject_fault == st.name()) be_.kernels().inject_fault();
+    if (!opt_.inject_fault.empty() && opt_.inject_fault == st.name()) inject_fault(be_);
     st.run(be_);
     if (!opt_.profile) rec = be_.profiler().end_launch_count();
     else be_.memory().synchronize();
@@ -333,7 +334,7 @@ void GridRun::first_round_body(ProblemRun& pr, std::size_t si, StrategySession& 
   pending.options = sopt;
   if (double fraction = slowdown_for(opt_.slowdown, st.name()); fraction > 0) {
     ScopedRange r(be_.profiler(), "calibrate injected slowdown");
-    InjectedDelay d = calibrate_delay(be_, [&] { st.run(be_); }, fraction, opt_.measure);
+    InjectedDelay d = calibrate_delay(timed_device(be_), [&] { st.run(be_); }, fraction, opt_.measure);
     pending.slowed = true;
     pending.delay_ms = d.delay_ms;
     row.injected_slowdown = InjectedSlowdown{d.fraction, d.delay_ms, d.base_ms, d.achieved};

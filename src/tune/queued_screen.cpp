@@ -30,7 +30,7 @@ QueuedScreen::QueuedScreen(Backend& backend, bool flush_l2, MonotonicClock clock
 
 double QueuedScreen::take(const std::function<void()>& calls, double* host_ms) {
   if (flush_) be_.profiler().flush_l2();
-  if (queue_) be_.kernels().inject_delay(delay_ms_);
+  if (queue_) be_.profiler().enqueue_delay(delay_ms_);
   const double t0 = clock_();
   timer_->start();
   calls();

@@ -38,27 +38,24 @@ struct Drift {
 
 class DriftBackend : public ComposedBackend,
                      private ForwardingProfiler,
-                     private ForwardingKernels,
                      private ForwardingMemory,
                      private ForwardingVerifier {
  public:
   DriftBackend(Backend& inner, std::uint64_t process_seed, Drift d)
       : ComposedBackend(inner),
         ForwardingProfiler(inner.profiler()),
-        ForwardingKernels(inner.kernels()),
         ForwardingMemory(inner.memory()),
         ForwardingVerifier(inner.verifier()),
         rng_(process_seed),
         d_(d) {
     replace_profiler(*this);
-    replace_kernels(*this);
     replace_memory(*this);
     replace_verifier(*this);
     process_offset_ = gauss(d_.process);
     new_placement();
   }
   std::unique_ptr<DeviceTimer> make_timer() override { return std::make_unique<Timer>(*this); }
-  void inject_delay(double ms) override { pending_delay_ms_ += ms; }
+  void enqueue_delay(double ms) override { pending_delay_ms_ += ms; }
   void relocate_buffers(std::uint64_t) override { new_placement(); }
   // The reference is computed once per problem, on that problem's first placement.
   void reference_attention(const Problem& p, const AttentionIO& io, float* out) override {

@@ -1,4 +1,4 @@
-// Measurement engine, the timing loop: a fake backend with a scripted timer and clock drives measure_forward.
+// Measurement engine, the timing loop: a fake profiler and memory with a scripted timer and clock drive measure_forward.
 #include <algorithm>
 #include <memory>
 #include <stdexcept>
@@ -27,7 +27,7 @@ struct World {
   double cupti_ms = 0;                  // kernel_time_ms per counted forward (0: unavailable)
   int sm_clock = 0, max_clock = 1980;
   BackendKind kind = BackendKind::cpu;  // cuda: the sampler queues its start delay (MeasureSettings::start_delay_ms)
-  std::vector<double> delays_ms;        // every inject_delay, in order (logged as "delay")
+  std::vector<double> delays_ms;        // every enqueue_delay, in order (logged as "delay")
   double take_script() {
     double ms = gpu_script[next++ % gpu_script.size()];
     now += ms * 1e-3;
@@ -67,52 +67,24 @@ class FakeGraph : public CapturedForward {
 
 [[noreturn]] void unused() { throw std::logic_error("not used by the measurement engine"); }
 
-class FakeBackend final : public DeviceMemory,
-                          public GemmEngine,
-                          public AttentionKernels,
-                          public Verifier,
-                          public Profiler,
-                          public Backend {
+// The memory the engine uses: only its stream barrier.
+class FakeMemory final : public DeviceMemory {
  public:
-  explicit FakeBackend(World& w) : w_(w) { set_parts({this, this, this, this, this}); }
-  BackendKind kind() const override { return w_.kind; }
-  void inject_delay(double ms) override {
-    w_.log.push_back("delay");
-    w_.delays_ms.push_back(ms);
-  }
-  DeviceInfo device_info() const override {
-    DeviceInfo d;
-    d.backend = "fake";
-    d.clock_mhz_max = w_.max_clock;
-    return d;
-  }
+  explicit FakeMemory(World& w) : w_(w) {}
   void* alloc(std::size_t) override { unused(); }
   void free(void*) override {}
   void upload(void*, const void*, std::size_t) override { unused(); }
   void download(void*, const void*, std::size_t) override { unused(); }
   void fill_bytes(void*, unsigned char, std::size_t) override { unused(); }
   void synchronize() override { w_.log.push_back("sync"); }
-  GemmPlan make_plan(const GemmShape&) override { unused(); }
-  using GemmEngine::run;
-  void run(GemmPlanId, const void*, const void*, void*, float, float) override { unused(); }
-  void release_plan(GemmPlanId) noexcept override {}
-  std::vector<GemmPlanChoice> plan_report() const override { return {}; }
-  GemmShape plan_shape(GemmPlanId) const override { unused(); }
-  std::vector<GemmAlgo> candidates(GemmPlanId, int, bool) override { unused(); }
-  void set_algo(GemmPlanId, const GemmAlgo&, const std::string&) override { unused(); }
-  void set_chooser(Chooser) override {}
-  void softmax_update(const SoftmaxUpdateArgs&) override { unused(); }
-  void page_softmax(const PageSoftmaxArgs&) override { unused(); }
-  void combine_pages(const CombineArgs&) override { unused(); }
-  void finalize(const FinalizeArgs&) override { unused(); }
-  void gather_pages(const GatherArgs&) override { unused(); }
-  std::vector<FusedTile> fused_tiles() const override { return {}; }
-  std::string fused_can_implement(const Problem&, const FusedTile&) const override { return "fake"; }
-  void fused_attention(const Problem&, const AttentionIO&, const FusedTile&, void*, std::int64_t) override { unused(); }
-  void reference_attention(const Problem&, const AttentionIO&, float*) override { unused(); }
-  std::string reference_name() const override { return "fake"; }
-  ErrorStats compare_to_reference(const Problem&, const void*, const float*) override { unused(); }
 
+ private:
+  World& w_;
+};
+
+class FakeProfiler final : public Profiler {
+ public:
+  explicit FakeProfiler(World& w) : w_(w) {}
   std::unique_ptr<DeviceTimer> make_timer() override { return std::make_unique<FakeTimer>(w_); }
   void flush_l2() override { w_.log.push_back("flush"); }
   std::unique_ptr<CapturedForward> capture(const std::function<void()>&) override {
@@ -132,6 +104,10 @@ class FakeBackend final : public DeviceMemory,
     w_.log.push_back("clock");
     return w_.sm_clock;
   }
+  void enqueue_delay(double ms) override {
+    w_.log.push_back("delay");
+    w_.delays_ms.push_back(ms);
+  }
 
  private:
   World& w_;
@@ -139,12 +115,13 @@ class FakeBackend final : public DeviceMemory,
 
 struct LoopRun {
   World w;
-  FakeBackend be{w};
+  FakeMemory memory{w};
+  FakeProfiler profiler{w};
   Measurement m;
   Measurement go(const MeasureSettings& s) {
     MonotonicClock clock = [this] { return w.now; };
     m = measure_forward(
-        be,
+        TimedDevice{w.kind, profiler, memory, [this] { return w.max_clock; }},
         [this] {
           w.log.push_back("fwd");
           w.now += w.host_ms_per_forward * 1e-3;

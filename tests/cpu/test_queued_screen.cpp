@@ -29,11 +29,6 @@ class LoggingDevice : public ComposedBackend {
   double elapsed = 1.25;  // what each timer says
 
  private:
-  struct Kernels : ForwardingKernels {
-    Kernels(AttentionKernels& k, std::vector<std::string>& log) : ForwardingKernels(k), log_(log) {}
-    void inject_delay(double ms) override { log_.push_back("delay " + std::to_string(ms)); }
-    std::vector<std::string>& log_;
-  };
   struct Timer : DeviceTimer {
     Timer(LoggingDevice& d) : d_(d) {}
     void start() override { d_.log.push_back("start"); }
@@ -45,6 +40,7 @@ class LoggingDevice : public ComposedBackend {
     Profiler(ab::Profiler& f, std::vector<std::string>& log) : ForwardingProfiler(f), log_(log) {}
     std::unique_ptr<DeviceTimer> make_timer() override { return std::make_unique<Timer>(*device); }
     void flush_l2() override { log_.push_back("flush"); }
+    void enqueue_delay(double ms) override { log_.push_back("delay " + std::to_string(ms)); }
     std::vector<std::string>& log_;
     LoggingDevice* device = nullptr;
   };

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/fault_injection.hpp"
 #include "core/parallel.hpp"
 #include "core/reference.hpp"
 #include "core/sizes.hpp"
@@ -127,7 +128,8 @@ class CpuBackend final : public DeviceMemory,
                          public AttentionKernels,
                          public Verifier,
                          public Profiler,
-                         public Backend {
+                         public Backend,
+                         public FaultInjector {
  public:
   CpuBackend() { set_parts({this, this, this, this, this}); }
 
@@ -274,15 +276,16 @@ class CpuBackend final : public DeviceMemory,
   void flush_l2() override {}
   std::unique_ptr<CapturedForward> capture(const std::function<void()>&) override { return nullptr; }
   void begin_launch_count() override { gemm_calls_ = other_kernels_ = 0; }
-  void inject_fault() override {
-    context_lost_ = true;
-    throw BackendError("cpu: injected sticky fault (ATTNBENCH_INJECT_FAULT)", true);
-  }
-  void inject_delay(double ms) override {
-    if (!(ms >= 0) || !std::isfinite(ms)) throw BackendError(fmt::format("inject_delay: {} ms is not a delay", ms));
+  void enqueue_delay(double ms) override {
+    if (!(ms >= 0) || !std::isfinite(ms)) throw BackendError(fmt::format("enqueue_delay: {} ms is not a delay", ms));
     auto until = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(ms);
     while (std::chrono::steady_clock::now() < until) {
     }
+  }
+  // The test hook (core/fault_injection.hpp).
+  void inject_fault() override {
+    context_lost_ = true;
+    throw BackendError("cpu: injected sticky fault (ATTNBENCH_INJECT_FAULT)", true);
   }
   // The simulated fault is as fatal as a real one: this backend cannot rebuild itself afterwards.
   bool recover() override { return !context_lost_; }

@@ -15,16 +15,18 @@
 #include "backends/cuda/l2_flush.hpp"
 #include "backends/cuda/nvml_clock.hpp"
 #include "core/backend.hpp"
+#include "core/fault_injection.hpp"
 
 namespace ab::cuda {
 
-// One object is the device and every interface it hands out.
+// One object is the device and every interface it hands out, and the fault-injection test hook.
 class CudaBackend final : public ab::DeviceMemory,
                           public GemmEngine,
                           public AttentionKernels,
                           public Verifier,
                           public Profiler,
-                          public Backend {
+                          public Backend,
+                          public FaultInjector {
  public:
   static constexpr std::size_t kWorkspaceBytes = 32u << 20;
 
@@ -76,9 +78,9 @@ class CudaBackend final : public ab::DeviceMemory,
   int current_sm_clock_mhz() override { return nvml_.sm_clock_mhz(); }
   void range_push(const std::string& name) override;
   void range_pop() override;
+  void enqueue_delay(double ms) override;  // the delay kernel (cuda_backend_kernels.cpp)
   bool recover() override;
-  void inject_fault() override;
-  void inject_delay(double ms) override;
+  void inject_fault() override;  // the test hook (cuda_backend_kernels.cpp)
   void relocate_buffers(std::uint64_t salt) override;
 
   // Why the last capture() returned nullptr (empty after a successful one).

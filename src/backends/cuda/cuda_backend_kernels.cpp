@@ -1,5 +1,6 @@
 // The CUDA backend's kernel primitives: argument checks, then the kernels/ launchers on the backend's
-// stream, each launch checked (BackendError naming the kernel) and counted.
+// stream, each launch checked (BackendError naming the kernel) and counted; also the profiler's delay kernel
+// and the fault-injection test hook's kernel.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -61,8 +62,8 @@ void CudaBackend::inject_fault() {
   throw BackendError("injected fault: illegal_write_kernel completed without an error", false);
 }
 
-void CudaBackend::inject_delay(double ms) {
-  if (!(ms >= 0) || !std::isfinite(ms)) throw BackendError(fmt::format("inject_delay: {} ms is not a delay", ms));
+void CudaBackend::enqueue_delay(double ms) {
+  if (!(ms >= 0) || !std::isfinite(ms)) throw BackendError(fmt::format("enqueue_delay: {} ms is not a delay", ms));
   // Not counted as a kernel: it is no part of any strategy's launch contract.
   check_launch(kernels::launch_delay(static_cast<std::uint64_t>(ms * 1e6), stream_), "delay_kernel");
 }
