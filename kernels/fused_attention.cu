@@ -53,24 +53,14 @@ const std::vector<Entry>& entries() {
 
 const Entry* find_entry(int head_dim, const FusedTile& t, bool bf16) {
   for (const Entry& e : entries())
-    if (e.head_dim == head_dim && e.block_m == t.block_m && e.block_n == t.block_n && e.warps == t.warps &&
-        e.stages == t.stages && e.ws == t.ws && e.persistent == t.persistent && e.bf16 == bf16)
-      return &e;
+    if (e.head_dim == head_dim && e.tile == t && e.bf16 == bf16) return &e;
   return nullptr;
 }
 
 bool tile_compiled(const FusedTile& t) {
   for (const Entry& e : entries())
-    if (e.block_m == t.block_m && e.block_n == t.block_n && e.warps == t.warps && e.stages == t.stages &&
-        e.ws == t.ws && e.persistent == t.persistent)
-      return true;
+    if (e.tile == t) return true;
   return false;
-}
-
-std::string tile_label(const FusedTile& t) {
-  return "m" + std::to_string(t.block_m) + "n" + std::to_string(t.block_n) + "w" + std::to_string(t.warps) +
-         "s" + std::to_string(t.stages) + (t.ws ? "ws" : "") +
-         (t.ws && t.persistent ? "p" : "");
 }
 
 bool device_is_sm90() {
@@ -107,7 +97,7 @@ int max_smem_optin() {
 // for D=96/128, m64n32w4 for D=256. Tiles ending "ws" (5th field 1) are the warp-specialized Hopper kernel
 // (fused_kernel_ws.cuh: a TMA producer warpgroup and two consumer warpgroups); "wsp" (5th field 2) their
 // persistent variant (fused_kernel_wsp.cuh: one CTA per SM walking work items, causal blocks in pairs), the
-// two defaults above first, the others after the older kernels' tiles. The decode tiles come first
+// two defaults above first, the others after the older kernels' tiles (the 5th field: the tile's family). The decode tiles come first
 // (decode-ws, decode), their fixed split counts and the TMA decode variants (-n128, -rows) last.
 std::vector<FusedTile> fused_compiled_tiles() {
   static const int order[][5] = {
@@ -123,14 +113,9 @@ std::vector<FusedTile> fused_compiled_tiles() {
   out.push_back(FusedTile::decode_tile(0, true, 128, true));
   out.push_back(FusedTile::decode_tile(0, true));
   out.push_back(FusedTile::decode_tile(0));
+  constexpr TileFamily kFamily[] = {TileFamily::prefill, TileFamily::prefill_ws, TileFamily::prefill_wsp};
   for (const auto& o : order) {
-    FusedTile t;
-    t.block_m = o[0];
-    t.block_n = o[1];
-    t.warps = o[2];
-    t.stages = o[3];
-    t.ws = o[4] != 0;
-    t.persistent = o[4] == 2;
+    const FusedTile t = FusedTile::prefill_tile(o[0], o[1], o[2], o[3], kFamily[o[4]]);
     if (fused_detail::tile_compiled(t)) out.push_back(t);
   }
   for (int s : fused_decode::kSearchSplits) out.push_back(FusedTile::decode_tile(s));
@@ -147,16 +132,14 @@ std::vector<FusedTile> fused_compiled_tiles() {
 
 std::string fused_can_implement(const FusedParams& p, const FusedTile& tile) {
   using namespace fused_detail;
-  if (tile.decode) return fused_decode_can_implement(p, tile);
-  const std::string name = tile_label(tile);
+  if (tile.decode()) return fused_decode_can_implement(p, tile);
+  const std::string name = tile.name();
   if (!tile_compiled(tile)) return "tile " + name + " is not compiled";
   const Entry* e = find_entry(static_cast<int>(p.head_dim), tile, p.bf16);
   if (!e) {
     std::vector<int> ds;
     for (const Entry& x : entries())
-      if (x.block_m == tile.block_m && x.block_n == tile.block_n && x.warps == tile.warps &&
-          x.stages == tile.stages && x.ws == tile.ws && x.persistent == tile.persistent && !x.bf16)
-        ds.push_back(x.head_dim);
+      if (x.tile == tile && !x.bf16) ds.push_back(x.head_dim);
     std::sort(ds.begin(), ds.end());
     std::string dims;
     for (int d : ds) dims += (dims.empty() ? "" : ",") + std::to_string(d);
@@ -178,7 +161,7 @@ std::string fused_can_implement(const FusedParams& p, const FusedTile& tile) {
     if (p.pages < 1 || p.pages * p.page_size < p.seq_len) return "pages * page_size must cover seq_len";
     if (p.page_size > (1ll << 30) || p.pages > (1ll << 30)) return "page geometry above 2^30";
   }
-  if (e->sm90a && !device_is_sm90())
+  if (e->tile.wgmma() && !device_is_sm90())
     return "tile " + name + " uses Hopper wgmma (built for sm_90a) and needs a compute capability 9.0 device";
   if (e->smem_bytes > max_smem_optin())
     return "tile " + name + " needs " + std::to_string(e->smem_bytes) + " bytes of shared memory, device allows " +
@@ -191,7 +174,7 @@ std::string fused_can_implement(const FusedParams& p, const FusedTile& tile) {
 
 int fused_launch(const FusedParams& p, const FusedTile& tile, void* stream) {
   using namespace fused_detail;
-  if (tile.decode) return fused_decode_launch(p, tile, stream);
+  if (tile.decode()) return fused_decode_launch(p, tile, stream);
   if (!fused_can_implement(p, tile).empty()) return static_cast<int>(cudaErrorInvalidValue);
   if (p.paged && !p.block_table) return static_cast<int>(cudaErrorInvalidValue);
   const Entry* e = find_entry(static_cast<int>(p.head_dim), tile, p.bf16);
@@ -215,13 +198,13 @@ int fused_launch(const FusedParams& p, const FusedTile& tile, void* stream) {
   kp.causal = p.causal ? 1 : 0;
   kp.paged = p.paged ? 1 : 0;
   kp.pool_slots = !p.paged ? 0 : (p.pool_slots > 0 ? p.pool_slots : p.batch * p.pages);
-  kp.tail_ws = tile.persistent ? static_cast<float*>(p.workspace) : nullptr;  // the tail split's, if room
-  kp.tail_ws_bytes = tile.persistent && p.workspace ? p.workspace_bytes : 0;
+  kp.tail_ws = tile.persistent() ? static_cast<float*>(p.workspace) : nullptr;  // the tail split's, if room
+  kp.tail_ws_bytes = tile.persistent() && p.workspace ? p.workspace_bytes : 0;
   return e->launch(kp, stream);
 }
 
 int fused_kernel_count(const FusedParams& p, const FusedTile& tile) {
-  return tile.decode && fused_decode_splits(p, tile) > 1 ? 2 : 1;
+  return tile.decode() && fused_decode_splits(p, tile) > 1 ? 2 : 1;
 }
 
 std::vector<FusedKernelInfo> fused_kernel_infos() {
@@ -229,16 +212,10 @@ std::vector<FusedKernelInfo> fused_kernel_infos() {
   for (const auto& e : fused_detail::entries()) {
     FusedKernelInfo i;
     i.head_dim = e.head_dim;
-    i.block_m = e.block_m;
-    i.block_n = e.block_n;
-    i.warps = e.warps;
-    i.stages = e.stages;
+    i.tile = e.tile;
     i.bf16 = e.bf16;
     i.smem_bytes = e.smem_bytes;
     i.q_in_regs = e.q_in_regs;
-    i.wgmma = e.sm90a;
-    i.ws = e.ws;
-    i.persistent = e.persistent;
     i.tail_split = e.tail_split;
     cudaFuncAttributes a{};
     if (e.attrs(&a) == 0) {

@@ -87,7 +87,7 @@ int sm_count() {
 }  // namespace
 
 std::string fused_decode_can_implement(const FusedParams& p, const FusedTile& tile) {
-  if (!tile.decode) return "not a decode tile";
+  if (!tile.decode()) return "not a decode tile";
   if (!fused_decode::takes_q_len(p.q_len))
     return "the decode kernel takes q_len <= " + std::to_string(fused_decode::kMaxQLen) + " (q_len is " +
            std::to_string(p.q_len) + ")";
@@ -114,13 +114,13 @@ std::string fused_decode_can_implement(const FusedParams& p, const FusedTile& ti
     return "Q, K, V and O must be 16-byte aligned";
   if (tile.block_n != 64 && tile.block_n != 128)
     return "tile " + tile.name() + ": decode tiles have 64 or 128 keys per tile (-n128)";
-  if (!tile.ws && (tile.block_n != 64 || tile.row_boxes))
+  if (!tile.ws() && (tile.block_n != 64 || tile.row_boxes))
     return "tile " + tile.name() + ": 128-key tiles and whole-row boxes are variants of the TMA decode kernel (decode-ws-n128, "
            "decode-ws-rows); the cp.async decode kernel has 64-key tiles";
   if (tile.row_boxes && p.head_dim != 128)
     return "tile " + tile.name() + " (whole-row boxes) is instantiated for head_dim 128 only: at head_dim " +
            std::to_string(p.head_dim) + " a row is one 128-byte box, as in decode-ws";
-  if (tile.ws) {
+  if (tile.ws()) {
     if (p.paged && !tma_page_size(p.page_size))
       return "tile " + tile.name() + " (TMA) takes page sizes 8, 16, 32 and multiples of 64 (page_size is " +
              std::to_string(p.page_size) + "); the decode tiles without -ws take any";
@@ -146,7 +146,7 @@ int fused_decode_launch(const FusedParams& p, const FusedTile& tile, void* strea
   const std::int64_t need = fused_decode::partial_bytes(p.batch, p.heads, p.q_len, p.head_dim, splits);
   if (need > 0 && (!p.workspace || p.workspace_bytes < need)) return static_cast<int>(cudaErrorInvalidValue);
   const int mt = slices_for(p);
-  LaunchFn fn = tile.ws ? fused_detail::find_decode_tma_launch(static_cast<int>(p.head_dim), mt, p.bf16, tile.block_n,
+  LaunchFn fn = tile.ws() ? fused_detail::find_decode_tma_launch(static_cast<int>(p.head_dim), mt, p.bf16, tile.block_n,
                                                                tile.row_boxes)
                         : find_launch(static_cast<int>(p.head_dim), mt, p.bf16);
   if (!fn) return static_cast<int>(cudaErrorInvalidValue);

@@ -4,16 +4,17 @@
 #include <string>
 #include <vector>
 
+#include "core/fused_tile.hpp"
+
 namespace ab::kernels {
 
+// One kernel table entry (kernels/fused_kernel.cuh's Entry) with its resource use.
 struct FusedKernelInfo {
-  int head_dim = 0, block_m = 0, block_n = 0, warps = 0, stages = 0;
+  int head_dim = 0;
+  FusedTile tile;         // its family and geometry (tile.wgmma(): the Hopper warpgroup-MMA kernels)
   bool bf16 = false;
   int smem_bytes = 0;     // dynamic shared memory per CTA
   bool q_in_regs = false; // Q fragments held in registers across the KV loop
-  bool wgmma = false;     // Hopper warpgroup-MMA kernel (else mma.sync)
-  bool ws = false;        // warp-specialized (TMA producer warpgroup) variant of it
-  bool persistent = false; // the persistent ws kernel (one CTA per SM walking work items: "...wsp")
   bool tail_split = false; // it may split its last round over the grid (the pieces' partials merged)
   int regs = -1;          // from cudaFuncGetAttributes (-1 when it failed)
   int local_bytes = -1;   // spill / stack bytes per thread

@@ -28,6 +28,7 @@
 
 #include <cstdint>
 
+#include "core/fused_tile.hpp"  // the kernel table's tiles (Entry)
 #include "core/query_block_order.hpp"  // grid_query_block: which (head, query block) a CTA runs
 
 namespace ab::kernels::fused_detail {
@@ -504,15 +505,15 @@ using LaunchFn = int (*)(const KParams&, void* stream);
 using AttrFn = int (*)(cudaFuncAttributes*);
 
 struct Entry {
-  int head_dim, block_m, block_n, warps, stages;
+  int head_dim;
+  // Its family (prefill: this kernel with 4 warps, fused_kernel_wg.cuh's with 8+; prefill_ws:
+  // fused_kernel_ws.cuh; prefill_wsp: fused_kernel_wsp.cuh) and geometry; tile.wgmma(): built for sm_90a.
+  FusedTile tile;
   bool bf16;
   int smem_bytes;
   bool q_in_regs;
   LaunchFn launch;
   AttrFn attrs;
-  bool sm90a = false;  // wgmma kernel: needs compute capability 9.0 (built for sm_90a)
-  bool ws = false;     // warp-specialized TMA kernel (fused_kernel_ws.cuh): tile names end "ws"
-  bool persistent = false;  // its persistent variant (fused_kernel_wsp.cuh): tile names end "wsp"
   bool tail_split = false;  // persistent: the walk may split its last round over the grid (WspCfg::TAIL)
 };
 
@@ -537,7 +538,7 @@ int attrs_cfg(cudaFuncAttributes* a) {
 template <int D, int BM, int BN, int W, int ST, bool BF16>
 constexpr Entry make_entry() {
   using C = Cfg<D, BM, BN, W, ST>;
-  return Entry{D, BM, BN, W, ST, BF16, C::SMEM, C::Q_REGS, &launch_cfg<C, BF16>, &attrs_cfg<C, BF16>, false};
+  return Entry{D, FusedTile::prefill_tile(BM, BN, W, ST), BF16, C::SMEM, C::Q_REGS, &launch_cfg<C, BF16>, &attrs_cfg<C, BF16>};
 }
 
 // Per-translation-unit tables (kernels/fused_attention*.cu).

@@ -251,7 +251,7 @@ int attrs_wg(cudaFuncAttributes* a) {
 template <int D, int BN, int NWG, bool BF16, int MINB = 0>
 constexpr Entry make_entry_wg() {
   using C = WgCfg<D, BN, NWG, MINB>;
-  return Entry{D, C::BM, BN, NWG * 4, 2, BF16, C::SMEM, true, &launch_wg<C, BF16>, &attrs_wg<C, BF16>, true};
+  return Entry{D, FusedTile::prefill_tile(C::BM, BN, NWG * 4, 2), BF16, C::SMEM, true, &launch_wg<C, BF16>, &attrs_wg<C, BF16>};
 }
 
 }  // namespace ab::kernels::fused_detail

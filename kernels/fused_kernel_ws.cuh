@@ -328,8 +328,8 @@ int attrs_ws(cudaFuncAttributes* a) {
 template <int D, int BN, int ST, bool BF16>
 constexpr Entry make_entry_ws() {
   using C = WsCfg<D, BN, ST>;
-  return Entry{D, C::BM, BN, C::THREADS / 32, ST, BF16, C::SMEM, true, &launch_ws<C, BF16>, &attrs_ws<C, BF16>,
-               true, true};
+  return Entry{D, FusedTile::prefill_tile(C::BM, BN, C::THREADS / 32, ST, TileFamily::prefill_ws), BF16, C::SMEM, true,
+               &launch_ws<C, BF16>, &attrs_ws<C, BF16>};
 }
 
 }  // namespace ab::kernels::fused_detail

@@ -96,11 +96,11 @@ json fused_tiles() {
     std::string why_not;
     for (int d : kProbeHeadDims)
       for (DType dt : {DType::fp16, DType::bf16}) {
-        std::string why = backend->kernels().fused_can_implement(probe_problem(t.decode, d, dt), t);
+        std::string why = backend->kernels().fused_can_implement(probe_problem(t.decode(), d, dt), t);
         if (why.empty()) (dt == DType::fp16 ? fp16 : bf16).push_back(d);
         else if (why_not.empty() && why.find("head_dim") == std::string::npos) why_not = why;
       }
-    json entry = {{"name", t.name()}, {"kind", t.decode ? "decode" : "prefill"}, {"backend", backend_kind_name(backend->kind())},
+    json entry = {{"name", t.name()}, {"kind", t.decode() ? "decode" : "prefill"}, {"family", tile_family_name(t.family)}, {"backend", backend_kind_name(backend->kind())},
                   {"arch", arch}, {"device", dev.name}, {"head_dims_fp16", fp16}, {"head_dims_bf16", bf16}};
     if (fp16.empty() && bf16.empty()) entry["unavailable"] = why_not.empty() ? "no head_dim probed" : why_not;
     list.push_back(entry);

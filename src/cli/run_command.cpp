@@ -2,11 +2,9 @@
 #include "cli/run_command.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <optional>
 
 #include <fmt/format.h>
@@ -147,46 +145,10 @@ double parse_fraction(const std::string& flag, const std::string& text) {
 
 namespace {
 
-// A decode tile name: "decode", then "-ws", "-n<keys>", "-rows" and "-s<splits>" in that order, each optional
-// (what FusedTile::name writes; the backend says which combinations it has). False when `s` is not one.
-bool parse_decode_tile(const std::string& s, FusedTile* out) {
-  if (s.rfind("decode", 0) != 0) return false;
-  bool ws = false, rows = false;
-  int block_n = 64, splits = 0;
-  std::size_t at = 6;
-  auto field = [&](const char* prefix) {
-    const std::size_t n = std::strlen(prefix);
-    if (s.compare(at, n, prefix) != 0) return false;
-    at += n;
-    return true;
-  };
-  auto number = [&](int* v) {
-    std::size_t end = at;
-    while (end < s.size() && std::isdigit(static_cast<unsigned char>(s[end])) && end - at < 6) ++end;
-    if (end == at) return false;
-    *v = std::stoi(s.substr(at, end - at));
-    at = end;
-    return *v > 0;
-  };
-  if (field("-ws")) ws = true;
-  if (field("-n") && !number(&block_n)) return false;
-  if (field("-rows")) rows = true;
-  if (field("-s") && !number(&splits)) return false;
-  if (at != s.size()) return false;
-  *out = FusedTile::decode_tile(splits, ws, block_n, rows);
-  return out->name() == s;  // one spelling per tile ("-n64" and leading zeros are not names)
-}
-
 FusedTile parse_tile(const std::string& s) {
-  FusedTile t;
-  if (parse_decode_tile(s, &t)) return t;
-  t.ws = s.size() > 2 && s.compare(s.size() - 2, 2, "ws") == 0;  // warp-specialized Hopper tile
-  if (s.size() > 3 && s.compare(s.size() - 3, 3, "wsp") == 0) t.ws = t.persistent = true;  // its persistent variant
-  if (std::sscanf(s.c_str(), "m%dn%dw%ds%d", &t.block_m, &t.block_n, &t.warps, &t.stages) != 4 ||
-      t.name() != s)
-    throw UsageError(fmt::format("--tile: '{}' is not a tile name like m128n64w4s2, decode, decode-s8, decode-ws-s8 or decode-ws-n128 "
-                                 "(`attnbench list` shows the compiled tiles and the head_dims each takes)", s));
-  return t;
+  if (std::optional<FusedTile> t = FusedTile::from_name(s)) return *t;
+  throw UsageError(fmt::format("--tile: '{}' is not a tile name like m128n64w4s2, decode, decode-s8, decode-ws-s8 or decode-ws-n128 "
+                               "(`attnbench list` shows the compiled tiles and the head_dims each takes)", s));
 }
 
 // What run_command knows once every flag has been checked, before any device work.

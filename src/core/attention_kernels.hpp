@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/dtype.hpp"
+#include "core/fused_tile.hpp"
 #include "core/key_mask.hpp"
 #include "core/problem.hpp"
 
@@ -115,43 +116,7 @@ struct AttentionIO {
 // a full-size last page (ptr_array) reads defined memory.
 inline std::int64_t kv_slack_rows(const Problem& p) { return p.page_size; }
 
-// A fused kernel configuration. Prefill tiles (decode == false) are the FlashAttention-2 kernel's
-// geometry, named like "m64n64w4s2". Decode tiles (decode == true) are the split-KV decode kernel for
-// q_len <= 16 (core/fused_decode_plan.hpp): `splits` CTAs per (sequence, KV head) share its keys, 0 = the
-// heuristic's count; named "decode" (heuristic) or "decode-s8"; their block fields are fixed (decode_tile).
-// A decode tile with `ws` is the warp-specialized TMA decode kernel (Hopper): "decode-ws", "decode-ws-s8".
-struct FusedTile {
-  int block_m = 64, block_n = 64, warps = 4, stages = 2;
-  bool decode = false;
-  int splits = 0;  // decode tiles: KV splits per (sequence, KV head); 0 = heuristic
-  bool ws = false;  // prefill: the warp-specialized Hopper kernel (TMA producer warpgroup), named "...ws"
-  // Decode TMA tiles ("decode-ws..."): block_n keys per tile (64, or 128 named "-n128": K and V in separate
-  // ring slots of `stages` slots); row_boxes: one TMA copy per box of whole rows ("-rows") instead of one
-  // per 64-column block.
-  bool row_boxes = false;
-  bool persistent = false;  // with ws: its persistent variant (one CTA per SM walking work items), "...wsp"
-  // "m64n64w4s2", "m128n128w12s2ws", "m128n128w12s2wsp", "decode", "decode-s8", "decode-ws-s8",
-  // "decode-ws-n128-rows-s4"
-  std::string name() const;
-  nlohmann::json to_json() const;
-  static FusedTile decode_tile(int splits, bool ws = false, int block_n = 64, bool row_boxes = false) {
-    FusedTile t;
-    t.block_m = 16;
-    t.block_n = block_n;
-    t.warps = 4;
-    t.stages = 3;
-    t.decode = true;
-    t.splits = splits;
-    t.ws = ws;
-    t.row_boxes = row_boxes;
-    return t;
-  }
-  bool operator==(const FusedTile& o) const {
-    return block_m == o.block_m && block_n == o.block_n && warps == o.warps && stages == o.stages &&
-           decode == o.decode && splits == o.splits && ws == o.ws && row_boxes == o.row_boxes &&
-           persistent == o.persistent;
-  }
-};
+// The fused kernel's tiles: core/fused_tile.hpp.
 
 class AttentionKernels {
  public:

@@ -67,24 +67,4 @@ GemmAlgo GemmAlgo::from_json(const nlohmann::json& j) {
   return a;
 }
 
-std::string FusedTile::name() const {
-  if (decode)
-    return fmt::format("decode{}{}{}", ws ? "-ws" : "", block_n != 64 ? fmt::format("-n{}", block_n) : std::string(),
-                       row_boxes ? "-rows" : "") +
-           (splits > 0 ? fmt::format("-s{}", splits) : std::string());
-  return fmt::format("m{}n{}w{}s{}{}", block_m, block_n, warps, stages, ws ? (persistent ? "wsp" : "ws") : "");
-}
-
-nlohmann::json FusedTile::to_json() const {
-  nlohmann::json j = {{"block_m", block_m}, {"block_n", block_n}, {"warps", warps}, {"stages", stages}, {"name", name()}};
-  if (ws) j["ws"] = true;
-  if (row_boxes) j["row_boxes"] = true;
-  if (ws && persistent) j["persistent"] = true;
-  if (decode) {
-    j["decode"] = true;
-    j["splits"] = splits;
-  }
-  return j;
-}
-
 }  // namespace ab

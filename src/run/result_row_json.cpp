@@ -127,17 +127,9 @@ StrategyConfig strategy_config_from_json(const Reader& r, const json& c) {
   s.gqa_packed = r.opt_bool(c, "gqa_packed", "config.");
   if (r.find(c, "padded_fraction")) s.padded_fraction = r.opt_num(c, "padded_fraction", "config.");
   if (const json* t = r.object(c, "tile", "config.")) {
-    FusedTile tile;
-    tile.block_m = static_cast<int>(r.opt_int(*t, "block_m", "config.tile.", tile.block_m));
-    tile.block_n = static_cast<int>(r.opt_int(*t, "block_n", "config.tile.", tile.block_n));
-    tile.warps = static_cast<int>(r.opt_int(*t, "warps", "config.tile.", tile.warps));
-    tile.stages = static_cast<int>(r.opt_int(*t, "stages", "config.tile.", tile.stages));
-    tile.decode = r.opt_bool(*t, "decode", "config.tile.").value_or(false);
-    tile.splits = static_cast<int>(r.opt_int(*t, "splits", "config.tile.", 0));
-    tile.ws = r.opt_bool(*t, "ws", "config.tile.").value_or(false);
-    tile.row_boxes = r.opt_bool(*t, "row_boxes", "config.tile.").value_or(false);  // TMA decode variants
-    tile.persistent = tile.ws && r.opt_bool(*t, "persistent", "config.tile.").value_or(false);
-    s.tile = tile;
+    s.tile = FusedTile::from_json(*t, [&](const std::string& field, const std::string& what) {
+      r.fail("config.tile.", field.c_str(), what.c_str());
+    });
   }
   s.tile_source = r.opt_str(c, "tile_source", "config.");
   s.plugin_config = r.opt_str(c, "plugin_config", "config.");

@@ -21,7 +21,7 @@ namespace {
 // The tail split's workspace (core/fused_tail_layout.hpp) for tile `t` on `p` on a grid of at most
 // `grid_bound` CTAs: 0 where the tile's walk cannot split (not persistent, causal, ragged).
 std::int64_t tail_workspace_bytes(const Problem& p, const FusedTile& t, std::int64_t grid_bound) {
-  if (!t.persistent || t.decode || p.causal || p.ragged() || t.block_m < 1) return 0;
+  if (!t.persistent() || p.causal || p.ragged() || t.block_m < 1) return 0;
   const std::int64_t units = size_mul((p.q_len + t.block_m - 1) / t.block_m, p.batch, p.heads);
   const std::int64_t grid = std::min({units, grid_bound, static_cast<std::int64_t>(fused_tail::kGridBound)});
   return fused_tail::workspace_bytes(static_cast<int>(std::max<std::int64_t>(grid, 0)), t.block_m,
@@ -30,11 +30,9 @@ std::int64_t tail_workspace_bytes(const Problem& p, const FusedTile& t, std::int
 
 // Before the tile is known (the default may be a persistent one of either block height).
 std::int64_t tail_workspace_bound_any_tile(const Problem& p) {
-  FusedTile t;
-  t.ws = t.persistent = true;
   std::int64_t most = 0;
   for (int bm : {128, 192}) {
-    t.block_m = bm;
+    const FusedTile t = FusedTile::prefill_tile(bm, 128, 12, 2, TileFamily::prefill_wsp);
     most = std::max(most, tail_workspace_bytes(p, t, fused_tail::kGridBound));
   }
   return most;
@@ -47,7 +45,7 @@ class Fused : public Strategy {
   std::string description() const override { return "one FlashAttention-2 style kernel (split-KV decode for q_len <= 16)"; }
   // The splits are the set-up tile's (the heuristic needs the device): before setup, one kernel.
   LaunchContract contract(const Problem& p, const StrategyOptions&) const override {
-    if (set_up_ && p == p_ && tile_.decode && tile_.splits > 1)
+    if (set_up_ && p == p_ && tile_.decode() && tile_.splits > 1)
       return {0, 2, fmt::format("1 split-KV decode kernel ({} splits) + 1 combine", tile_.splits)};
     return {0, 1, "1 fused kernel"};
   }
@@ -59,7 +57,7 @@ class Fused : public Strategy {
   // Decode tiles (which any q_len <= 16 problem may get): the split partials at the bound on splits.
   // Persistent tiles: the tail split's partials on the largest grid it runs on.
   std::int64_t workspace_bytes(const Problem& p, const StrategyOptions& opt) const override {
-    if (opt.fused_tile && !opt.fused_tile->decode) return tail_workspace_bytes(p, *opt.fused_tile, fused_tail::kGridBound);
+    if (opt.fused_tile && !opt.fused_tile->decode()) return tail_workspace_bytes(p, *opt.fused_tile, fused_tail::kGridBound);
     const std::int64_t tail = opt.fused_tile ? 0 : tail_workspace_bound_any_tile(p);
     if (!fused_decode::takes_q_len(p.q_len)) return tail;
     return std::max(tail, fused_decode::workspace_bound(p, opt.fused_tile ? opt.fused_tile->splits : 0));
@@ -74,7 +72,7 @@ class Fused : public Strategy {
     source_ = opt.fused_tile ? "user" : "heuristic";
     workspace_ = nullptr;
     workspace_bytes_ = 0;
-    if (tile_.decode) {
+    if (tile_.decode()) {
       tile_.splits = static_cast<int>(fused_decode::resolve_splits(p, tile_.splits, be.device_info().sm_count));
       const std::int64_t bytes = fused_decode::partial_bytes(p.batch, p.heads, p.q_len, p.head_dim, tile_.splits);
       if (bytes > 0) workspace_ = ws_.add(be, bytes);
@@ -124,7 +122,7 @@ class Fused : public Strategy {
         why->clear();
         return t;
       }
-      std::string& slot = t.decode ? first_decode_reason : first_reason;
+      std::string& slot = t.decode() ? first_decode_reason : first_reason;
       if (slot.empty()) slot = r;
     }
     if (first_reason.empty()) first_reason = first_decode_reason;

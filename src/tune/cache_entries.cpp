@@ -75,23 +75,9 @@ json number_or_null(double v) { return v > 0 ? json(v) : json(nullptr); }
 
 
 FusedTile fused_tile_from_json(const json& j, const std::string& where) {
-  FusedTile t;
-  t.block_m = need_int(j, "block_m", where);
-  t.block_n = need_int(j, "block_n", where);
-  t.warps = need_int(j, "warps", where);
-  t.stages = need_int(j, "stages", where);
-  if (t.block_m <= 0 || t.block_n <= 0 || t.warps <= 0 || t.stages <= 0)
-    throw UsageError(fmt::format("{}: tile sizes must be positive", where));
-  t.ws = j.value("ws", false);  // warp-specialized tile (older caches have none)
-  t.persistent = t.ws && j.value("persistent", false);  // its persistent variant
-  if (j.value("decode", false)) {  // a split-KV decode tile (optional fields; older caches have none)
-    const int splits = j.value("splits", 0);
-    if (splits < 0) throw UsageError(fmt::format("{}: decode splits must be >= 0", where));
-    // block_n and row_boxes: the TMA decode variants (older caches hold 64-key tiles without row_boxes).
-    FusedTile d = FusedTile::decode_tile(splits, t.ws, t.block_n, j.value("row_boxes", false));
-    return d;
-  }
-  return t;
+  return FusedTile::from_json(j, [&](const std::string& field, const std::string& what) {
+    throw UsageError(field.empty() ? fmt::format("{}: {}", where, what) : fmt::format("{}: field '{}' {}", where, field, what));
+  });
 }
 
 json GemmCacheEntry::to_json() const {

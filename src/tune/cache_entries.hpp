@@ -67,7 +67,7 @@ struct PluginCacheEntry {
   static PluginCacheEntry from_json(const nlohmann::json& j, const std::string& where);
 };
 
-// Parses a fused tile {"block_m", "block_n", "warps", "stages"}; UsageError naming `where`.
+// A fused tile (FusedTile::from_json) in the cache's wording: UsageError "WHERE: field 'F' ...".
 FusedTile fused_tile_from_json(const nlohmann::json& j, const std::string& where);
 
 }  // namespace ab

@@ -123,6 +123,12 @@ def test_list_text_and_json(attnbench, src, in_module_work):
     assert [t["name"] for t in d["timers"]] == ["events", "graph", "cupti"]
     tiles = d["fused_tiles"]
     assert tiles and all(t["head_dims_fp16"] for t in tiles), tiles
+    # Each tile's family is the one its name spells (core/fused_tile.hpp).
+    def family(name):
+        if name.startswith("decode"):
+            return "decode-ws" if name.startswith("decode-ws") else "decode"
+        return "prefill-wsp" if name.endswith("wsp") else "prefill-ws" if name.endswith("ws") else "prefill"
+    assert all(t["family"] == family(t["name"]) and t["kind"] == t["family"].split("-")[0] for t in tiles), tiles
     names = {s["name"]: s for s in d["suites"]}
     want = sorted(f[:-5] for f in os.listdir(src / "configs") if f.endswith(".json"))
     assert sorted(names) == want, (sorted(names), want)

@@ -138,8 +138,7 @@ TEST(Cache, round_trip_keeps_every_field) {
   c.add_environment(h100);
   c.put_gemm(gemm_entry(h100, shape(512, 512, 64), lt_algo(3), 0.120, 0.150));
   c.put_gemm(gemm_entry(h100, shape(512, 64, 512), lt_algo(5), 0.100, 0.100));
-  FusedTile ws_tile{128, 128, 12, 2};
-  ws_tile.ws = true;  // a warp-specialized tile: the flag survives the cache
+  FusedTile ws_tile{128, 128, 12, 2, TileFamily::prefill_ws};  // a warp-specialized tile: the family survives the cache
   c.put_fused(fused_entry(h100, problem(512), FusedTile{128, 128, 8, 2}, 0.05));
   c.put_fused(fused_entry(h100, problem(1024), ws_tile, 0.2));
   std::string path = temp_file("round_trip.json");

@@ -218,7 +218,7 @@ TEST(FusedDecodePlan, TmaDecodeTileNamesJsonAndCache) {
   EXPECT_FALSE(old.contains("ws"));
   const FusedTile back = fused_tile_from_json(old, "test");
   EXPECT_TRUE(back == FusedTile::decode_tile(4));
-  EXPECT_FALSE(back.ws);
+  EXPECT_FALSE(back.ws());
 }
 
 TEST(FusedDecodePlan, TmaDecodeVariantNamesJsonAndCache) {

@@ -360,17 +360,17 @@ TEST(QueryBlockOrder, PersistentTileNamesAndJson) {
   t.block_n = 128;
   t.warps = 12;
   t.stages = 2;
-  t.ws = true;
+  t.family = TileFamily::prefill_ws;
   EXPECT_EQ(t.name(), "m128n128w12s2ws");
   EXPECT_FALSE(t.to_json().contains("persistent"));
-  t.persistent = true;
+  t.family = TileFamily::prefill_wsp;
   EXPECT_EQ(t.name(), "m128n128w12s2wsp");
   const nlohmann::json j = t.to_json();
   EXPECT_EQ(j.value("persistent", false), true);
   EXPECT_EQ(j.value("name", std::string()), "m128n128w12s2wsp");
   EXPECT_TRUE(fused_tile_from_json(j, "test") == t);
   FusedTile plain = t;
-  plain.persistent = false;
+  plain.family = TileFamily::prefill_ws;
   EXPECT_FALSE(plain == t);
   nlohmann::json old = plain.to_json();  // a cache written before the persistent tiles
   EXPECT_TRUE(fused_tile_from_json(old, "test") == plain);

@@ -235,8 +235,7 @@ TEST(ResultRow, ConfigurationIsTypedAndRoundTrips) {
   EXPECT_TRUE(*d.config->strategy.tile == FusedTile::decode_tile(8));
   EXPECT_EQ(to_json(d)["config"], decode["config"]);
   // A warp-specialized Hopper tile keeps its "ws" through the report.
-  FusedTile ws_tile{128, 128, 12, 2};
-  ws_tile.ws = true;
+  FusedTile ws_tile{128, 128, 12, 2, TileFamily::prefill_ws};
   json ws = fused;
   ws["config"]["tile"] = ws_tile.to_json();
   EXPECT_EQ(ws["config"]["tile"]["name"], "m128n128w12s2ws");

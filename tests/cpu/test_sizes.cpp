@@ -70,7 +70,7 @@ TEST(Sizes, fused_workspace_covers_the_tail_split) {
   FusedTile wsp;
   wsp.block_m = wsp.block_n = 128;
   wsp.warps = 12;
-  wsp.ws = wsp.persistent = true;
+  wsp.family = TileFamily::prefill_wsp;
   StrategyOptions so;
   so.fused_tile = wsp;
   const Problem long_rows = make_problem(2, 16, 8192, 128, 1, 0, KvLayout::contiguous, DType::fp16, false);
@@ -85,7 +85,7 @@ TEST(Sizes, fused_workspace_covers_the_tail_split) {
   const ProblemSpec ragged{2, 4, 0, 1000, 300, 128, 1, 0, KvLayout::contiguous, DType::fp16, false, {1000, 333}, ""};
   EXPECT_EQ(fused->workspace_bytes(make_problem(ragged), so), 0);
   FusedTile plain = wsp;
-  plain.persistent = false;
+  plain.family = TileFamily::prefill_ws;
   so.fused_tile = plain;
   EXPECT_EQ(fused->workspace_bytes(long_rows, so), 0);
   // The default tile is not known before setup: the larger of the two persistent block heights.

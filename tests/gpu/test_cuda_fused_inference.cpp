@@ -84,7 +84,7 @@ FusedTile run_checked(const Problem& p, ProblemInputs& in, std::optional<FusedTi
               fail.empty() ? "ok" : fail.c_str(), static_cast<long long>(r.other_kernels), static_cast<long long>(c.kernels));
   EXPECT_EQ(fail, "") << p.label() << " tile " << ran.name();
   EXPECT_EQ(r.other_kernels, c.kernels) << p.label() << " tile " << ran.name();
-  if (ran.decode) {
+  if (ran.decode()) {
     EXPECT_EQ(c.kernels, ran.splits > 1 ? 2 : 1);
   }
   st->teardown(be);
@@ -118,10 +118,10 @@ void check_all(const Shape& s, std::uint64_t seed, const std::vector<int>& split
   ProblemInputs in(be, p, seed);
   const FusedTile def = run_checked(p, in, std::nullopt);
   if (fused_decode::takes_q_len(p.q_len) && (p.head_dim == 64 || p.head_dim == 128)) {
-    EXPECT_TRUE(def.decode) << "the default for q_len <= 16 is the decode kernel";
+    EXPECT_TRUE(def.decode()) << "the default for q_len <= 16 is the decode kernel";
     EXPECT_GE(def.splits, 1);
     const bool tma = tma_decode_applies(p);
-    EXPECT_EQ(def.ws, tma) << p.label() << ": the TMA decode tile leads where it applies";
+    EXPECT_EQ(def.ws(), tma) << p.label() << ": the TMA decode tile leads where it applies";
     if (tma && p.head_dim == 128) {
       EXPECT_TRUE(def.block_n == 128 && def.row_boxes) << p.label() << ": head_dim 128 decodes by 128-key row boxes";
     }
@@ -146,7 +146,7 @@ void check_all(const Shape& s, std::uint64_t seed, const std::vector<int>& split
       }
     }
   } else {
-    EXPECT_FALSE(def.decode);
+    EXPECT_FALSE(def.decode());
   }
   FusedTile prefill;  // m64n64w4s2: mma.sync, compiled for head_dim 64 and 128
   run_checked(p, in, prefill);
@@ -206,7 +206,7 @@ TEST(CudaFusedInference, RaggedSplitsFromEachLength) {
     const Problem p = make(s);
     ProblemInputs in(*gpu(), p, 31);
     const FusedTile def = run_checked(p, in, std::nullopt);
-    EXPECT_TRUE(def.decode);
+    EXPECT_TRUE(def.decode());
     EXPECT_EQ(def.splits, fused_decode::resolve_splits(p, 0, gpu()->device_info().sm_count));
     EXPECT_GT(def.splits, 1);
   }
@@ -264,14 +264,8 @@ TEST(CudaFusedInference, SelfAttentionDefaultsUnchanged) {
 }
 
 FusedTile hopper_tile(int m, int n, int w, int st, bool ws, bool persistent = false) {
-  FusedTile t;
-  t.block_m = m;
-  t.block_n = n;
-  t.warps = w;
-  t.stages = st;
-  t.ws = ws;
-  t.persistent = persistent;
-  return t;
+  return FusedTile::prefill_tile(m, n, w, st,
+                                 persistent ? TileFamily::prefill_wsp : ws ? TileFamily::prefill_ws : TileFamily::prefill);
 }
 
 // The persistent ws tiles ("...wsp") of a head_dim.

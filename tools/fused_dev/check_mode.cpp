@@ -40,8 +40,7 @@ std::int64_t count_differences(const std::vector<std::uint16_t>& a, const std::v
 bool splits_tail(const FusedTile& t, const Problem& p) {
   static const std::vector<kernels::FusedKernelInfo> infos = kernels::fused_kernel_infos();
   for (const kernels::FusedKernelInfo& i : infos)
-    if (i.head_dim == p.head_dim && i.block_m == t.block_m && i.block_n == t.block_n && i.warps == t.warps &&
-        i.stages == t.stages && i.persistent == t.persistent && i.bf16 == (p.dtype == DType::bf16))
+    if (i.head_dim == p.head_dim && i.tile == t && i.bf16 == (p.dtype == DType::bf16))
       return i.tail_split;
   return false;
 }
@@ -150,7 +149,7 @@ int run_checks(TileFamily family) {
       std::printf("%s %-*s %-12s rel_l2 %.3e max_abs %.3e nonfinite %lld run-to-run-diffs %lld\n", ok ? "ok  " : "FAIL",
                   kLabelWidth, label.c_str(), t.name().c_str(), e.rel_l2, e.max_abs,
                   static_cast<long long>(e.nonfinite), static_cast<long long>(differ));
-      if (t.persistent) failures += check_few_ctas(d, t, p, out, ref, label);
+      if (t.persistent()) failures += check_few_ctas(d, t, p, out, ref, label);
     }
   }
   if (tiles.empty()) {

@@ -104,7 +104,7 @@ int run_ctas(TileFamily family) {
     const Problem p = dev_problem(s.batch, s.heads, s.seq_len, s.head_dim, 0, s.causal != 0, DType::fp16);
     const DeviceCase d(p, make_dev_inputs(p, 11));
     for (const FusedTile& t : tiles_of_family(kernels::fused_compiled_tiles(), family)) {
-      if (!t.persistent || !kernels::fused_can_implement(d.params(), t).empty()) continue;
+      if (!t.persistent() || !kernels::fused_can_implement(d.params(), t).empty()) continue;
       std::vector<CtaBalance> runs;
       for (int i = 0; i < kCtaWarmup + kCtaLaunches; ++i) {
         AB_CUDA_CHECK(cudaMemset(times, 0, bytes));

@@ -48,13 +48,10 @@ int run_mode(const std::string& mode, ab::fused_dev::TileFamily family, int argc
   if (mode == "soak") return run_soak(family);
   if (mode == "ctas") return run_ctas(family);
   if (mode == "one" && argc >= 8) {
-    ab::FusedTile t;
-    t.block_m = std::atoi(argv[3]);
-    t.block_n = std::atoi(argv[4]);
-    t.warps = std::atoi(argv[5]);
-    t.stages = std::atoi(argv[6]);
-    t.ws = argc > 8 && (std::string(argv[8]) == "ws" || std::string(argv[8]) == "wsp");
-    t.persistent = argc > 8 && std::string(argv[8]) == "wsp";
+    const std::string variant = argc > 8 ? argv[8] : "";
+    const ab::FusedTile t = ab::FusedTile::prefill_tile(
+        std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]), std::atoi(argv[6]),
+        variant == "wsp" ? ab::TileFamily::prefill_wsp : variant == "ws" ? ab::TileFamily::prefill_ws : ab::TileFamily::prefill);
     return run_one(std::atoi(argv[2]), t, std::atoi(argv[7]) != 0);
   }
   std::fputs(kUsage, stderr);

@@ -22,15 +22,9 @@ int run_info() {
   std::printf("\n%-5s %-14s %-5s %-8s %6s %6s %6s %5s\n", "D", "tile", "dtype", "kernel", "smemKB", "regs", "local",
               "Qreg");
   for (const auto& i : kernels::fused_kernel_infos()) {
-    FusedTile t;
-    t.block_m = i.block_m;
-    t.block_n = i.block_n;
-    t.warps = i.warps;
-    t.stages = i.stages;
-    t.ws = i.ws;
-    t.persistent = i.persistent;
+    const FusedTile& t = i.tile;
     std::printf("%-5d %-14s %-5s %-8s %6.1f %6d %6d %5s\n", i.head_dim, t.name().c_str(), i.bf16 ? "bf16" : "fp16",
-                i.persistent ? "wgmma-wsp" : i.ws ? "wgmma-ws" : i.wgmma ? "wgmma" : "mma.sync", i.smem_bytes / 1024.0, i.regs, i.local_bytes,
+                t.persistent() ? "wgmma-wsp" : t.ws() ? "wgmma-ws" : t.wgmma() ? "wgmma" : "mma.sync", i.smem_bytes / 1024.0, i.regs, i.local_bytes,
                 i.q_in_regs ? "yes" : "no");
   }
   return 0;

@@ -229,10 +229,10 @@ TEST(FusedDevTiles, FamiliesSplitAtEightWarps) {
   EXPECT_EQ(mma[1].block_m, 128);
   EXPECT_EQ(tiles_of_family(tiles, TileFamily::all), tiles);
   EXPECT_TRUE(tiles_of_family(tiles, TileFamily::wsp).empty());
-  tiles[2].ws = tiles[2].persistent = true;  // a persistent ws tile: in wg and in wsp
+  tiles[2].family = ab::TileFamily::prefill_wsp;  // a persistent ws tile: in wg and in wsp
   const auto wsp = tiles_of_family(tiles, TileFamily::wsp);
   ASSERT_EQ(wsp.size(), 1u);
-  EXPECT_TRUE(wsp[0].persistent);
+  EXPECT_TRUE(wsp[0].persistent());
   EXPECT_EQ(tiles_of_family(tiles, TileFamily::wg).size(), 2u);
 }
 

@@ -21,12 +21,12 @@ const char* tile_family_name(TileFamily f) {
   return "all";
 }
 
-bool is_wgmma_tile(const FusedTile& t) { return !t.decode && t.warps >= 8; }
+bool is_wgmma_tile(const FusedTile& t) { return t.wgmma(); }
 
 std::vector<FusedTile> tiles_of_family(const std::vector<FusedTile>& tiles, TileFamily f) {
   std::vector<FusedTile> out;
   for (const FusedTile& t : tiles)
-    if (f == TileFamily::wsp ? t.persistent : f == TileFamily::all || (f == TileFamily::wg) == is_wgmma_tile(t))
+    if (f == TileFamily::wsp ? t.persistent() : f == TileFamily::all || (f == TileFamily::wg) == is_wgmma_tile(t))
       out.push_back(t);
   return out;
 }

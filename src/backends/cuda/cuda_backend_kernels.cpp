@@ -82,10 +82,10 @@ std::string CudaBackend::fused_can_implement(const Problem& p, const FusedTile& 
 void CudaBackend::fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile, void* workspace,
                                   std::int64_t workspace_bytes) {
   kernels::FusedParams f = kernels::fused_params(p, io);
-  if (tile.decode) {
+  if (tile.decode()) {
     f.workspace = workspace;
     f.workspace_bytes = workspace ? fused_decode::workspace_bound(p, tile.splits) : 0;
-  } else if (tile.persistent && workspace) {  // the tail split's partials
+  } else if (tile.persistent() && workspace) {  // the tail split's partials
     f.workspace = workspace;
     f.workspace_bytes = workspace_bytes;
   }
