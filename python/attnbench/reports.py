@@ -300,26 +300,18 @@ def _count(x):
     return x if x >= 0 else None
 
 
-def _cell(text):
-    """An extra column's cell as the flat JSON has it: "" null, "true"/"false" booleans, numbers as numbers."""
-    if text == "":
-        return None
-    if text in ("true", "false"):
-        return text == "true"
-    try:
-        x = json.loads(text, parse_constant=_no_constant)
-    except ValueError:
-        return text
-    return x if isinstance(x, (int, float)) and not isinstance(x, bool) else text
-
-
 def _no_constant(name):
     raise ValueError(name)  # NaN, Infinity: not JSON numbers for the binary
 
 
+def _text(text):
+    """A text column as the flat JSON has it: null when empty."""
+    return text if text != "" else None
+
+
 def _tile_name(t):
-    """FusedTile::name() of a report's tile object (defaults for fields it leaves out, as the binary reads it)."""
-    block_m, block_n, warps, stages = t.get("block_m", 64), t.get("block_n", 64), t.get("warps", 4), t.get("stages", 2)
+    """FusedTile::name() of a report's tile object (its optional fields false or 0 when left out, as the binary reads it)."""
+    block_m, block_n, warps, stages = t["block_m"], t["block_n"], t["warps"], t["stages"]
     ws, row_boxes, decode, splits = t.get("ws", False), t.get("row_boxes", False), t.get("decode", False), t.get("splits", 0)
     persistent = ws and t.get("persistent", False)
     if decode:
@@ -374,9 +366,10 @@ def _view(row, origin, index):
     if match is None:
         match = not (expected is not None and measured is not None and kernels >= 0 and kernels != total)
     r.text(launches, "explained", "launches.")
+    known = expected is not None and measured is not None and total >= 0 and kernels >= 0
     v.update(launches_expected=_count(total) if expected is not None else None,
              launches_measured=_count(kernels) if measured is not None else None,
-             launches_match=not (measured is not None and not match),
+             launches_match=bool(match) if known else None,  # a verdict only where both counts are known
              launch_formula=formula if expected is not None else "",
              launch_source=source if measured is not None else "",
              kernel_names="; ".join(names) if measured is not None else "")
@@ -396,11 +389,16 @@ def _view(row, origin, index):
         if "padded_fraction" in config:
             padded = r.number(config, "padded_fraction", "config.")
         t = r.obj(config, "tile", "config.")
-        if t is not None:
-            for key in ("block_m", "block_n", "warps", "stages", "splits"):
-                r.integer(t, key, "config.tile.")
-            for key in ("decode", "ws", "row_boxes", "persistent"):
+        if t is not None:  # as FusedTile::from_json reads it (src/core/fused_tile.cpp)
+            for key in ("block_m", "block_n", "warps", "stages"):
+                if key not in t:
+                    r.fail(f"config.tile.{key}", "is missing")
+                if not 0 < r.integer(t, key, "config.tile.") <= 1 << 20:
+                    r.fail(f"config.tile.{key}", "must be positive")
+            for key in ("ws", "persistent", "row_boxes", "decode"):
                 r.flag(t, key, "config.tile.")
+            if t.get("decode") and not 0 <= r.integer(t, "splits", "config.tile.", 0) <= 1 << 20:
+                r.fail("config.tile.splits", "must be 0 or more")
             tile = _tile_name(t)
         tile_source = r.text(config, "tile_source", "config.")
         r.text(config, "plugin_config", "config.")
@@ -440,7 +438,8 @@ def _view(row, origin, index):
 
     # timing: only with a time_ms object
     time_ms = r.obj(row, "time_ms")
-    v.update(median_ms=math.nan, noise=math.nan, samples=-1, noise_met=None, rounds=1, round_spread=math.nan,
+    v.update(median_ms=math.nan, mean_ms=math.nan, min_ms=math.nan, max_ms=math.nan, stdev_ms=math.nan,
+             noise=math.nan, samples=-1, noise_met=None, rounds=1, round_spread=math.nan,
              round_error=math.nan, sm_clock_mhz=0, clock_low=False, timer=None, stop_reason=None,
              host_median_ms=math.nan)
     if time_ms is not None:
@@ -451,7 +450,8 @@ def _view(row, origin, index):
         for k in ("mean", "min", "max", "stdev", "noise"):
             r.number(host, k, "host_ms.")
         r.integer(host, "samples", "host_ms.", -1)
-        v.update(median_ms=stats["median"], noise=stats["noise"], samples=samples, host_median_ms=host_median,
+        v.update(median_ms=stats["median"], mean_ms=stats["mean"], min_ms=stats["min"], max_ms=stats["max"],
+                 stdev_ms=stats["stdev"], noise=stats["noise"], samples=samples, host_median_ms=host_median,
                  timer=r.text(row, "timer"), stop_reason=r.text(row, "stop_reason"),
                  noise_met=r.flag(row, "noise_met"), sm_clock_mhz=r.integer(row, "sm_clock_mhz", "", 0),
                  clock_low=bool(r.flag(row, "clock_low")))
@@ -470,29 +470,32 @@ def _timed(v):
     return v["status"] == "ok" and v["median_ms"] > 0  # NaN > 0 is False
 
 
-def _flat_row(index, key, v, best, fastest):
+def _flat_row(index, key, v, best, fastest, fastest_own, device):
+    """The binary's flat row: the problem and every column of its result column table
+    (src/report/result_columns.cpp), typed as the binary types them."""
     p = v["problem"]
     timed = _timed(v)
     row = {
         "index": index, "label": problem_label(p), "key": key, "cache_key": problem_cache_key(p), "problem": p,
         "strategy": v["strategy"], "peer": v["strategy"].startswith("peer:"), "status": v["status"],
-        "reason": v["reason"], "device_index": v["device_index"], "median_ms": _num(v["median_ms"]),
+        "reason": v["reason"], "device_index": v["device_index"], "device": device, "median_ms": _num(v["median_ms"]),
+        "mean_ms": _num(v["mean_ms"]), "min_ms": _num(v["min_ms"]), "max_ms": _num(v["max_ms"]),
+        "stdev_ms": _num(v["stdev_ms"]), "fastest_own": fastest_own,
         "noise": _num(v["noise"]), "samples": _count(v["samples"]), "noise_met": v["noise_met"],
         "rounds": v["rounds"], "round_spread": _num(v["round_spread"]), "round_error": _num(v["round_error"]),
-        "sm_clock_mhz": v["sm_clock_mhz"], "clock_low": v["clock_low"], "tflops": _num(v["tflops"]),
+        "sm_clock_mhz": v["sm_clock_mhz"] or None, "clock_low": v["clock_low"], "tflops": _num(v["tflops"]),
         "gbps": _num(v["gbps"]), "copy_fraction": _num(v["copy_fraction"]),
         "vs_best": _num(v["median_ms"] / best) if timed else None, "fastest": fastest,
         "launches_expected": v["launches_expected"], "launches_measured": v["launches_measured"],
         "launches_match": v["launches_match"], "rel_l2_err": _num(v["rel_l2_err"]),
         "verify_passed": v["verify_passed"], "timer": v["timer"], "stop_reason": v["stop_reason"],
-        # the extra columns (src/report/extra_columns.cpp), as their cells read back
         "host_median_ms": _num(v["host_median_ms"]), "tolerance": _num(v["tolerance"]),
-        "max_abs_err": _num(v["max_abs_err"]), "tile": _cell(v["tile"]), "tile_source": _cell(v["tile_source"]),
-        "config_source": _cell(v["config_source"]), "score_dtype": _cell(v["score_dtype"]),
+        "max_abs_err": _num(v["max_abs_err"]), "tile": _text(v["tile"]), "tile_source": _text(v["tile_source"]),
+        "config_source": _text(v["config_source"]), "score_dtype": _text(v["score_dtype"]),
         "gathered_pages": v["gathered_pages"], "gqa_packed": v["gqa_packed"],
-        "padded_fraction": _num(v["padded_fraction"]), "gemm_algos": _cell(v["gemm_algos"]),
-        "launch_formula": _cell(v["launch_formula"]), "launch_source": _cell(v["launch_source"]),
-        "kernel_names": _cell(v["kernel_names"]), "injected_slowdown": _num(v["injected_slowdown"]),
+        "padded_fraction": _num(v["padded_fraction"]), "gemm_algos": _text(v["gemm_algos"]),
+        "launch_formula": _text(v["launch_formula"]), "launch_source": _text(v["launch_source"]),
+        "kernel_names": _text(v["kernel_names"]), "injected_slowdown": _num(v["injected_slowdown"]),
     }
     return dict(sorted(row.items()))  # the binary's key order
 
@@ -565,15 +568,26 @@ def flat_document(doc, origin="report"):
     for i, row in enumerate(doc["results"]):
         v = _view(row, origin, i)
         groups.setdefault(problem_key(v["problem"]), []).append((i, v))
+    names = {d["index"]: d.get("name", "") for d in reversed(devices)}  # the first entry of an index wins
+
+    def device_name(v):
+        index = v["device_index"] if v["device_index"] is not None else -1
+        return names[index] if index in names else device.get("name", "")
+
     rows = []
     for key, members in groups.items():
-        fastest = None
+        fastest = own = None
         for i, v in members:
             if _timed(v) and (fastest is None or v["median_ms"] < fastest[1]["median_ms"]):
                 fastest = (i, v)
+            if _timed(v) and not v["strategy"].startswith("peer:") and (own is None or v["median_ms"] < own[1]["median_ms"]):
+                own = (i, v)
         best = fastest[1]["median_ms"] if fastest else math.nan
+        peer_faster = fastest is not None and fastest[1]["strategy"].startswith("peer:")
         for i, v in members:
-            rows.append(_flat_row(i, key, v, best, fastest is not None and fastest[0] == i))
+            is_fastest = fastest is not None and fastest[0] == i
+            is_own = (own is not None and own[0] == i) if peer_faster else is_fastest and not v["strategy"].startswith("peer:")
+            rows.append(_flat_row(i, key, v, best, is_fastest, is_own, device_name(v)))
     return {"schema": ROWS_SCHEMA, "tool": tool, "device": device, "devices": devices, "settings": settings,
             "rows": rows}
 

@@ -6,28 +6,30 @@
 #include "core/text_table.hpp"
 #include "report/cells.hpp"
 #include "report/printers.hpp"
+#include "report/result_columns.hpp"
 
 namespace ab {
 
-// Widths of the numeric columns, right-aligned: median ms, noise, vs best, TFLOP/s, GB/s, launches (at least;
-// widened to the longest cell), rel-err, %copy.
-static constexpr int kW[] = {10, 7, 8, 8, 8, 9, 9, 7};
 static constexpr int kStatusW = 11;
 
 void ConsolePrinter::do_begin(const Report& report, const std::vector<ProblemGroup>& groups) {
+  columns_ = table_columns();
   label_width_ = std::string("problem").size();
   strategy_width_ = std::string("strategy").size();
-  launches_width_ = kW[5];
+  std::vector<std::size_t> widths;
+  for (const ResultColumn* c : columns_) widths.push_back(c->table.width);
   for (const ProblemGroup& g : groups) {
     label_width_ = std::max(label_width_, g.label.size());
     for (const RowView& r : g.rows) {
       strategy_width_ = std::max(strategy_width_, r.strategy.size());
-      launches_width_ = std::max(launches_width_, cell_launches(r).size() + 1);
       any_peer_ = any_peer_ || r.peer;
+      for (std::size_t i = 0; i < columns_.size(); ++i)
+        if (columns_[i]->table.grows) widths[i] = std::max(widths[i], table_cell(*columns_[i], ColumnRow{report, g, r}).size() + 1);
     }
   }
   strategy_width_ += 2;  // the "* " mark
   warnings_ = report.warnings;
+  report_ = &report;
 
   out_ += fmt::format("{} | {}\n", device_line(report.device), tool_line(report.tool, report.created));
   device_column_ = !devices_line(report).empty();
@@ -40,13 +42,8 @@ void ConsolePrinter::do_begin(const Report& report, const std::vector<ProblemGro
   std::vector<TableColumn> columns = {fixed("problem", Align::left, label_width_, 0),
                                       fixed("strategy", Align::left, strategy_width_, 2)};
   if (device_column_) columns.push_back(fixed("dev", Align::right, 3));
-  for (TableColumn c : {
-      fixed("status", Align::left, kStatusW), fixed("median ms", Align::right, kW[0]),
-      fixed("noise", Align::right, kW[1]), fixed("vs best", Align::right, kW[2]),
-      fixed("TFLOP/s", Align::right, kW[3]), fixed("GB/s", Align::right, kW[4]),
-      fixed("%copy", Align::right, kW[7]),
-      fixed("launches", Align::right, launches_width_), fixed("rel-err", Align::right, kW[6])})
-    columns.push_back(c);
+  columns.push_back(fixed("status", Align::left, kStatusW));
+  for (std::size_t i = 0; i < columns_.size(); ++i) columns.push_back(fixed(columns_[i]->table.heading, Align::right, widths[i]));
   table_ = std::make_unique<TextTable>(std::move(columns));
   first_group_ = true;
 }
@@ -58,27 +55,18 @@ void ConsolePrinter::do_group(const ProblemGroup& group) {
 }
 
 void ConsolePrinter::do_row(const ProblemGroup& group, const RowView& r) {
-  bool first = &r == &group.rows.front();
-  bool fastest = group.fastest >= 0 && &r == &group.rows[group.fastest];
-  bool fastest_own = group.fastest_own >= 0 && &r == &group.rows[group.fastest_own];
-  std::string strategy = std::string(fastest ? "* " : fastest_own ? "+ " : "  ") + r.strategy;
+  const ColumnRow row{*report_, group, r};
+  const bool first = &r == &group.rows.front();
+  const bool marked_own = group.fastest_own >= 0 && row.fastest_own();  // a peer is faster
+  std::string strategy = std::string(row.fastest() ? "* " : marked_own ? "+ " : "  ") + r.strategy;
   std::vector<std::string> cells = {first ? group.label : "", strategy};
   if (device_column_) cells.push_back(r.row->device >= 0 ? std::to_string(r.row->device) : "");
   cells.push_back(r.status);
-  if (r.ok() && !r.timed()) {  // ran but was not timed (--profile): its launches and check, no times
-    for (std::string cell : {"-", "-", "-", "-", "-", "-"}) cells.push_back(std::move(cell));
-    cells.push_back(cell_launches(r));
-    cells.push_back(cell_rel_err(r));
-    table_->add_row(std::move(cells));
-    return;
-  }
-  if (!r.timed()) {
+  if (!r.ok()) {  // the reason in place of the numbers
     table_->add_row(std::move(cells), cell_reason(r));
     return;
   }
-  for (std::string cell : {cell_median(r), cell_noise(r), cell_ratio(r.median_ms / group.best_ms()), cell_rate(r.tflops),
-                           cell_rate(r.gbps), cell_pct(r.copy_fraction), cell_launches(r), cell_rel_err(r)})
-    cells.push_back(std::move(cell));
+  for (const ResultColumn* c : columns_) cells.push_back(table_cell(*c, row));  // untimed (--profile): "-" but launches, check
   table_->add_row(std::move(cells));
 }
 

@@ -3,6 +3,7 @@
 
 #include "report/cells.hpp"
 #include "report/printers.hpp"
+#include "report/result_columns.hpp"
 
 namespace ab {
 
@@ -16,26 +17,28 @@ void MarkdownPrinter::do_begin(const Report& report, const std::vector<ProblemGr
   out_ += "\n";
   if (!report.command.empty()) out_ += fmt::format("\n`{}`\n", report.command);
   warnings_ = report.warnings;
-  out_ += "\n| problem | strategy | status | median ms | noise | vs best | TFLOP/s | GB/s | %copy | launches | rel-err |\n";
-  out_ += "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n";
+  report_ = &report;
+  columns_ = table_columns();
+  out_ += "\n| problem | strategy | status |";
+  for (const ResultColumn* c : columns_) out_ += fmt::format(" {} |", c->table.heading);
+  out_ += "\n|---|---|---|";
+  for (std::size_t i = 0; i < columns_.size(); ++i) out_ += "--:|";
+  out_ += "\n";
 }
 
 void MarkdownPrinter::do_row(const ProblemGroup& group, const RowView& r) {
-  bool first = &r == &group.rows.front();
-  bool fastest = group.fastest >= 0 && &r == &group.rows[group.fastest];
-  bool fastest_own = group.fastest_own >= 0 && &r == &group.rows[group.fastest_own];
-  auto bold = [&](const std::string& s) { return fastest ? "**" + s + "**" : fastest_own ? "*" + s + "*" : s; };
+  const ColumnRow row{*report_, group, r};
+  const bool first = &r == &group.rows.front();
+  const bool fastest = row.fastest(), marked_own = group.fastest_own >= 0 && row.fastest_own();
+  auto emphasis = [&](const std::string& s) { return fastest ? "**" + s + "**" : marked_own ? "*" + s + "*" : s; };
   std::string status = r.ok() ? "ok" : r.status + ": " + md_escape(cell_reason(r));
   std::string label = first ? "**" + md_escape(group.label) + "**" : "";
-  if (r.timed()) {
-    out_ += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", label, bold(md_escape(r.strategy)),
-                        status, bold(cell_median(r)), cell_noise(r),
-                        bold(cell_ratio(r.median_ms / group.best_ms())), cell_rate(r.tflops), cell_rate(r.gbps),
-                        cell_pct(r.copy_fraction), cell_launches(r), cell_rel_err(r));
-  } else {
-    out_ += fmt::format("| {} | {} | {} | - | - | - | - | - | - | {} | {} |\n", label, md_escape(r.strategy), status,
-                        cell_launches(r), cell_rel_err(r));
+  out_ += fmt::format("| {} | {} | {} |", label, emphasis(md_escape(r.strategy)), status);
+  for (const ResultColumn* c : columns_) {
+    std::string cell = table_cell(*c, row);
+    out_ += fmt::format(" {} |", c->table.emphasised && r.timed() ? emphasis(cell) : cell);
   }
+  out_ += "\n";
 }
 
 void MarkdownPrinter::do_end() {

@@ -14,6 +14,8 @@
 
 namespace ab {
 
+struct ResultColumn;  // report/result_columns.hpp: the one table of a row's columns, which every printer loops over
+
 // Drives a report through the hooks: do_begin once (with every group, for column widths), do_group once per problem (rows grouped by problem in
 // first-seen order), do_row once per row of that group, do_end once. Output is appended to a string.
 class Printer {
@@ -42,7 +44,9 @@ class ConsolePrinter : public Printer {
   void do_end() override;
 
  private:
-  std::size_t label_width_ = 0, strategy_width_ = 0, launches_width_ = 0;
+  std::size_t label_width_ = 0, strategy_width_ = 0;
+  const Report* report_ = nullptr;
+  std::vector<const ResultColumn*> columns_;  // the table's columns after status (table_columns())
   std::unique_ptr<TextTable> table_;  // filled by do_group / do_row, printed by do_end
   std::vector<std::string> warnings_;
   bool show_warnings_ = true, first_group_ = true, any_peer_ = false;
@@ -58,9 +62,12 @@ class MarkdownPrinter : public Printer {
 
  private:
   std::vector<std::string> warnings_;
+  const Report* report_ = nullptr;
+  std::vector<const ResultColumn*> columns_;  // the table's columns after status (table_columns())
 };
 
-// RFC 4180 CSV (core/csv.hpp): a header line, then one line per row with every problem field in its own column.
+// RFC 4180 CSV (core/csv.hpp): a header line, then one line per row with every problem field in its own column
+// and every CSV column of the result column table.
 class CsvPrinter : public Printer {
  protected:
   void do_begin(const Report& report, const std::vector<ProblemGroup>& groups) override;
@@ -74,7 +81,8 @@ class CsvPrinter : public Printer {
 
 // Makes the printer for "console", "md" (or "markdown") or "csv"; throws UsageError for anything else.
 std::unique_ptr<Printer> make_printer(const std::string& format);
-// The flat rows of `report --format=json` (docs/report-format.md): one object per row in group order.
+// The flat rows of `report --json` (docs/report-format.md): one object per row in group order, with the
+// problem and every column of the result column table.
 nlohmann::json report_flat_json(const Report& report);
 // Renders `report` in `format` (console | md | csv | json); throws UsageError for an unknown format.
 std::string render_report(const Report& report, const std::string& format);

@@ -1,12 +1,18 @@
 // Unit tests of the report printers on a document built here: grouping, the fastest mark, reasons of
-// rows that did not run, launch mismatches, markdown and CSV escaping, unknown formats.
+// rows that did not run, launch mismatches, markdown and CSV escaping, unknown formats, and the one result
+// column table they share (CSV and flat JSON agree column by column and value by value).
 #include "report/printers.hpp"
 
+#include <algorithm>
+#include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include "core/csv.hpp"
+#include "core/problem_axes.hpp"
 #include "report/compare.hpp"
+#include "report/result_columns.hpp"
 
 #include "testing.hpp"
 
@@ -373,4 +379,149 @@ TEST(ReportPrinters, cpu_header_says_threads_and_no_flush) {
   std::string gpu = render_report(sample_report(), "console");
   EXPECT_TRUE(gpu.find("(cuda, cc 9.0, 132 SMs)") != std::string::npos) << gpu;
   EXPECT_TRUE(gpu.find("L2 flushed, events timer") != std::string::npos) << gpu;
+}
+
+// ---- the result column table (report/result_columns.hpp): one list that every format loops over ----------
+
+// Rows of every kind a column must handle: timed and not, ran and not, measured launches and not, a peer
+// without a contract, a configuration with a tile and GEMM plans, rounds, a slowdown, whole-number times.
+static json varied_report() {
+  json r = sample_report();
+  json profiled = row(512, "ptr_array", "ok", 0);  // ran under --profile: counted and checked, not timed
+  json unmeasured = row(1024, "ptr_array", "ok", 2.0);  // a contract, nothing counted; a whole-number median
+  unmeasured["launches"].erase("measured");
+  unmeasured["host_ms"] = {{"median", 3.0}};
+  json peer = row(1024, "peer:torch-cudnn", "ok", 0.9);  // counted, no contract
+  peer["launches"] = {{"measured", {{"kernels", 1}, {"source", "cupti"}, {"kernel_names", {"cudnn x1"}}}}};
+  peer.erase("verify");
+  json configured = r["results"][1];
+  configured["problem"]["seq_len"] = 2048;
+  configured["problem"]["page_size"] = 2048;
+  configured["device"] = 1;
+  configured["config"] = {{"tile", FusedTile::prefill_tile(128, 128, 12, 2, TileFamily::prefill_wsp).to_json()},
+                          {"tile_source", "cache"}, {"source", "cache"}, {"score_dtype", "fp32"},
+                          {"gathered_pages", false}, {"gqa_packed", true}, {"padded_fraction", 0.0},
+                          {"gemm_algos", {{{"shape", "m1n2k3"}, {"algo", "algo 6"}, {"source", "tuned"}}}}};
+  configured["rounds"] = {{"count", 3}, {"medians_ms", {0.08, 0.086, 0.09}}, {"spread", 0.05}, {"kept", 3}, {"error", 0.01}};
+  configured["timer"] = "events";
+  configured["stop_reason"] = "noise";
+  configured["noise_met"] = true;
+  configured["sm_clock_mhz"] = 1980;
+  configured["injected_slowdown"] = {{"fraction", 0.05}, {"delay_ms", 0.004}, {"base_ms", 0.08}, {"achieved", 0.049}};
+  for (const json& x : {profiled, unmeasured, peer, configured}) r["results"].push_back(x);
+  return r;
+}
+
+static std::map<std::string, std::string> csv_record(const std::vector<std::string>& head, const std::vector<std::string>& rec) {
+  std::map<std::string, std::string> m;
+  for (std::size_t i = 0; i < head.size() && i < rec.size(); ++i) m[head[i]] = rec[i];
+  return m;
+}
+
+// A CSV cell and a flat JSON value say the same: "" is null (or ""), true/false booleans, integers in
+// decimal, numbers equal when parsed.
+static void expect_same_value(const std::string& cell, const json& v, const std::string& where) {
+  if (v.is_null()) EXPECT_EQ(cell, "") << where;
+  else if (v.is_boolean()) EXPECT_EQ(cell, v.get<bool>() ? "true" : "false") << where;
+  else if (v.is_number_integer()) EXPECT_EQ(cell, std::to_string(v.get<std::int64_t>())) << where;
+  else if (v.is_number()) {
+    ASSERT_FALSE(cell.empty()) << where;
+    EXPECT_EQ(std::stod(cell), v.get<double>()) << where;
+  } else if (v.is_string()) EXPECT_EQ(cell, v.get<std::string>()) << where;
+  else ADD_FAILURE() << where << ": " << v.dump() << " is no column value";
+}
+
+TEST(ResultColumns, every_csv_column_is_in_the_flat_rows_with_the_same_value) {
+  const json doc = varied_report();
+  const auto records = parse_csv(render_report(doc, "csv"));
+  const json flat = report_flat_json(report_from_json(doc, "'doc'"));
+  ASSERT_EQ(records.size(), flat["rows"].size() + 1);
+  const std::vector<std::string> axes = problem_csv_columns();
+  for (std::size_t i = 0; i < flat["rows"].size(); ++i) {
+    const json& j = flat["rows"][i];
+    const auto cells = csv_record(records[0], records[i + 1]);
+    for (const std::string& name : records[0]) {
+      const bool axis = std::find(axes.begin(), axes.end(), name) != axes.end();
+      const json& owner = axis ? j["problem"] : j;
+      ASSERT_TRUE(owner.contains(name) || axis) << "CSV column " << name << " is not in the flat rows";
+      expect_same_value(cells.at(name), owner.contains(name) ? owner[name] : json(nullptr),
+                        j["strategy"].get<std::string>() + " " + name);
+    }
+  }
+}
+
+TEST(ResultColumns, launches_match_is_a_verdict_only_where_both_counts_are_known) {
+  const json doc = varied_report();
+  const auto records = parse_csv(render_report(doc, "csv"));
+  const json flat = report_flat_json(report_from_json(doc, "'doc'"));
+  std::map<std::string, int> seen;
+  for (std::size_t i = 0; i < flat["rows"].size(); ++i) {
+    const json& j = flat["rows"][i];
+    const std::string csv = csv_record(records[0], records[i + 1]).at("launches_match");
+    const bool known = !j["launches_expected"].is_null() && !j["launches_measured"].is_null();
+    if (!known) {
+      EXPECT_TRUE(j["launches_match"].is_null()) << j["strategy"] << ": no verdict without both counts";
+      EXPECT_EQ(csv, "");
+      ++seen["unknown"];
+    } else {
+      const bool match = j["launches_expected"] == j["launches_measured"];
+      EXPECT_EQ(j["launches_match"], match) << j["strategy"];
+      EXPECT_EQ(csv, match ? "true" : "false");
+      ++seen[match ? "match" : "mismatch"];
+    }
+  }
+  EXPECT_EQ(seen["unknown"], 2);  // the unmeasured row and the peer without a contract
+  EXPECT_GE(seen["match"], 1);
+  EXPECT_EQ(seen["mismatch"], 1);
+}
+
+TEST(ResultColumns, each_column_is_declared_once_and_typed_by_its_hint) {
+  std::set<std::string> names;
+  for (const std::string& a : problem_csv_columns()) names.insert(a);
+  names.insert("problem");
+  for (const ResultColumn& c : result_columns()) EXPECT_TRUE(names.insert(c.name).second) << c.name << " twice";
+  const json flat = report_flat_json(report_from_json(varied_report(), "'doc'"));
+  for (const json& row : flat["rows"]) {
+    EXPECT_EQ(row.size(), result_columns().size() + 1) << "a flat row key outside the column table";
+    for (const ResultColumn& c : result_columns()) {
+      const json& v = row.at(c.name);
+      if (v.is_null()) continue;
+      switch (c.hint) {
+        case ColumnHint::text: EXPECT_TRUE(v.is_string()) << c.name; break;
+        case ColumnHint::flag: EXPECT_TRUE(v.is_boolean()) << c.name; break;
+        case ColumnHint::count: EXPECT_TRUE(v.is_number_integer()) << c.name; break;
+        default: EXPECT_TRUE(v.is_number_float()) << c.name << " = " << v.dump(); break;  // 2.0 stays a number
+      }
+    }
+  }
+}
+
+// The CSV keeps its names and order (docs/report-format.md shows the header), and the console and markdown
+// tables show the table's columns under their headings.
+TEST(ResultColumns, csv_header_and_table_headings) {
+  const std::string head = lines(render_report(sample_report(), "csv")).front();
+  EXPECT_EQ(head,
+            "batch,heads,kv_heads,seq_len,q_len,kv_lens,head_dim,pages,page_size,kv_layout,dtype,causal,strategy,status,"
+            "reason,median_ms,mean_ms,min_ms,max_ms,stdev_ms,noise,samples,tflops,gbps,copy_fraction,vs_best,fastest,"
+            "fastest_own,launches_expected,launches_measured,launches_match,rel_l2_err,verify_passed,timer,stop_reason,"
+            "noise_met,rounds,round_spread,sm_clock_mhz,clock_low,device,device_index,host_median_ms,round_error,"
+            "tolerance,max_abs_err,tile,tile_source,config_source,score_dtype,gathered_pages,gqa_packed,padded_fraction,"
+            "gemm_algos,launch_formula,launch_source,kernel_names,injected_slowdown");
+  EXPECT_NE(render_report(sample_report(), "md")
+                .find("| problem | strategy | status | median ms | noise | vs best | TFLOP/s | GB/s | %copy | launches | rel-err |"),
+            std::string::npos);
+  const std::string console = render_report(sample_report(), "console");
+  EXPECT_NE(console.find("median ms   noise  vs best  TFLOP/s     GB/s   %copy  launches   rel-err"), std::string::npos)
+      << console;
+}
+
+// A row that ran under --profile shows its launches and its check in the tables, and "-" for every time.
+TEST(ResultColumns, an_untimed_row_shows_launches_and_check_only) {
+  const json doc = varied_report();
+  const std::string md = render_report(doc, "md"), console = render_report(doc, "console");
+  EXPECT_NE(line_with(md, "ptr_array | ok |").find("| - | - | - | - | - | - | 4/4 | 9.0e-04 |"), std::string::npos)
+      << line_with(md, "ptr_array | ok |");
+  const std::string line = line_with(console, "ptr_array");
+  EXPECT_NE(line.find("-        -       -"), std::string::npos) << line;
+  EXPECT_NE(line.find("4/4"), std::string::npos) << line;
 }
