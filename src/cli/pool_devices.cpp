@@ -5,26 +5,25 @@
 
 #include <fmt/format.h>
 
-#include "cli/backend_factory.hpp"
 #include "orchestrate/device_list.hpp"
 #include "orchestrate/worker_loop.hpp"
 #include "core/errors.hpp"
 
 namespace ab {
 
-std::vector<PoolDevice> pool_devices(const SharedFlags& f) {
-  if (f.device_given) throw UsageError("--device and --devices: give one (--devices=N runs on device N alone)");
-  const int visible = visible_cuda_devices();
+std::vector<PoolDevice> pool_devices(const DevicePoolOptions& o) {
+  if (o.device_given) throw UsageError("--device and --devices: give one (--devices=N runs on device N alone)");
+  const int visible = o.visible_cuda_devices;
   bool cuda = false;
-  if (f.backend == "cuda") {
-    if (!cuda_backend_built()) throw UsageError("--backend=cuda: this binary was built without CUDA (-DATTNBENCH_CUDA=OFF)");
+  if (o.backend == "cuda") {
+    if (!o.cuda_built) throw UsageError("--backend=cuda: this binary was built without CUDA (-DATTNBENCH_CUDA=OFF)");
     if (visible == 0) throw UsageError("--backend=cuda: no CUDA device is visible");
     cuda = true;
-  } else if (f.backend == "auto") {
+  } else if (o.backend == "auto") {
     cuda = visible > 0;
   }
   // The CPU backend's workers are processes on this host: any index names one (a test of the pool).
-  std::vector<int> indices = parse_device_list(f.devices, cuda ? visible : -1);
+  std::vector<int> indices = parse_device_list(o.devices, cuda ? visible : -1);
   const char* inherited = std::getenv("CUDA_VISIBLE_DEVICES");
   std::vector<PoolDevice> devices;
   for (int i : indices)

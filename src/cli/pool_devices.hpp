@@ -1,5 +1,6 @@
 // Turning --devices into the pool's devices (CUDA: counted and pinned through CUDA_VISIBLE_DEVICES; the CPU
-// backend: one worker process per index), and the check that they are one model.
+// backend: one worker process per index), the check that they are one model, and the pool's progress line.
+// The command line reaches the pool as plain options (cli/device_pool_flags.hpp fills them from the flags).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -7,15 +8,32 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/shared_flags.hpp"
 #include "orchestrate/worker_pool.hpp"
 #include "measure/progress.hpp"
 
 namespace ab {
 
+// What a run or tune over several devices is asked for, and what this binary and process can offer.
+struct DevicePoolOptions {
+  std::string devices;           // --devices: "all" or indices like "0,2"
+  std::string backend = "auto";  // --backend: auto, cuda or cpu
+  bool device_given = false;     // --device was given too (refused beside --devices)
+  bool mixed_devices = false;    // --mixed_devices: devices of different models are allowed
+  bool quiet = false;            // no header or progress line
+  bool cuda_built = false;       // this binary has the CUDA backend
+  int visible_cuda_devices = 0;  // the CUDA devices this process sees
+};
+
+// A worker's place in the pool, from the hidden flags the pool gives it: the pool's private directory and the
+// device index as the user named it.
+struct WorkerSeat {
+  std::string dir;
+  int device = -1;
+};
+
 // The devices --devices names for the backend --backend picks. Throws UsageError for --device beside
 // --devices, a device that does not exist, or --backend=cuda without one.
-std::vector<PoolDevice> pool_devices(const SharedFlags& f);
+std::vector<PoolDevice> pool_devices(const DevicePoolOptions& o);
 
 // Refuses (UsageError) devices of different models unless `mixed` (--mixed_devices); with `mixed` and
 // different models, returns the warning the report carries, else "".

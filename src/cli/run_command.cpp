@@ -20,7 +20,7 @@
 #include "orchestrate/grid_journal.hpp"
 #include "cli/plugin_flags.hpp"
 #include "orchestrate/plugin_process.hpp"
-#include "cli/run_devices.hpp"
+#include "cli/device_pool_flags.hpp"
 #include "orchestrate/shard_choice.hpp"
 #include "cli/stop_signals.hpp"
 #include "core/axis.hpp"

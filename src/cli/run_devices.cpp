@@ -12,7 +12,6 @@
 #include "orchestrate/worker_loop.hpp"
 #include "orchestrate/worker_pool.hpp"
 #include "core/utc_timestamp.hpp"
-#include "report/printers.hpp"
 #include "report/report_io.hpp"
 #include "strategies/registry.hpp"
 
@@ -64,14 +63,14 @@ void take_outcome(const RunOptions& opt, const TaskOutcome& t, Gathered& g) {
 
 }  // namespace
 
-int run_on_devices(const RunFlags& f, const RunOptions& opt, const std::vector<std::string>& argv) {
-  WorkerPool pool(worker_arguments(argv), pool_devices(f));
+Report run_grid_on_devices(const DevicePoolOptions& o, const RunOptions& opt, const std::vector<std::string>& argv) {
+  WorkerPool pool(worker_arguments(argv), pool_devices(o));
   std::vector<nlohmann::json> devices = pool.start();
   Gathered g;
-  const std::string mixed = check_device_models(devices, f.mixed_devices);
+  const std::string mixed = check_device_models(devices, o.mixed_devices);
   if (!mixed.empty()) add_warning(g.warnings, mixed);
 
-  PoolProgress progress(pool, opt.problems.size(), f.quiet);
+  PoolProgress progress(pool, opt.problems.size(), o.quiet);
   pool.run(opt.problems.size(), [&](const TaskOutcome& t) { take_outcome(opt, t, g); }, [&] { progress.task_finished(); });
   progress.finish();
 
@@ -87,14 +86,13 @@ int run_on_devices(const RunFlags& f, const RunOptions& opt, const std::vector<s
   report.devices = devices;
   report.settings = g.settings.is_null() ? nlohmann::json::object() : g.settings;
   report.warnings = g.warnings;
-  emit_run_report(f, report, report.warnings);
-  return count_errors(report.rows) ? 1 : 0;
+  return report;
 }
 
-int serve_run_tasks(const RunFlags& f, Backend& backend, const RunOptions& opt, const std::vector<std::string>& warnings,
-                    const nlohmann::json& settings) {
+int serve_run_tasks(const WorkerSeat& seat, Backend& backend, const RunOptions& opt,
+                    const std::vector<std::string>& warnings, const nlohmann::json& settings) {
   const nlohmann::json device = backend.device_info().to_json();
-  return serve_worker_tasks(f.worker_dir, f.worker_device, device, [&](const WorkerTask& task) {
+  return serve_worker_tasks(seat.dir, seat.device, device, [&](const WorkerTask& task) {
     RunOptions one = opt;
     one.problems = {opt.problems.at(task.item)};
     one.seed = opt.seed + task.item;  // the inputs a one-process run draws for this problem

@@ -12,6 +12,7 @@
 #include "cli/flag_values.hpp"
 #include "cli/grid_flags.hpp"
 #include "cli/command_paths.hpp"
+#include "cli/device_pool_flags.hpp"
 #include "orchestrate/grid_journal.hpp"
 #include "cli/report_outputs.hpp"
 #include "cli/plugin_flags.hpp"
@@ -234,7 +235,7 @@ int tune_main(const TuneFlags& f) {
                                    shard.whole() ? "whole grid" : shard.text()));
     if (f.split_candidates < 1)
       throw UsageError(fmt::format("--split_candidates must be at least 1, got {}", f.split_candidates));
-    return tune_on_devices(f, opt, f.cache, static_cast<std::size_t>(f.split_candidates));
+    return tune_on_devices(device_pool_options(f), opt, f.cache, static_cast<std::size_t>(f.split_candidates));
   }
 
   auto backend = make_backend(f.backend, f.device);
@@ -246,7 +247,7 @@ int tune_main(const TuneFlags& f) {
   check_memory_or_throw(*backend, opt.problems, true, memory_limit(backend->device_info(), opt.max_memory));
   announce_cpu_fallback(f.backend, *backend, f.quiet);
   say_deferred_notes(f.quiet || !f.worker_dir.empty());
-  if (!f.worker_dir.empty()) return serve_tune_tasks(f, *backend, opt);
+  if (!f.worker_dir.empty()) return serve_tune_tasks(worker_seat(f), *backend, opt);
   const std::string path = f.cache;
   if (!f.dry_run) opt.checkpoint = [&path](const HeuristicCache& found) { found.save(path); };
 

@@ -1,5 +1,5 @@
 // tune --devices: one problem at a time to whichever worker is free (an exhaustive search: the units of
-// cli/tune_split.hpp); each problem's cache merged into --cache as it arrives (an atomic save, as the
+// orchestrate/tune_split.hpp); each problem's cache merged into --cache as it arrives (an atomic save, as the
 // one-process tune does after every problem), summaries in grid order.
 #include "cli/tune_devices.hpp"
 
@@ -46,12 +46,12 @@ TaskEnd tune_problem(Backend& backend, const TuneOptions& one, const WorkerTask&
 
 }  // namespace
 
-int tune_on_devices(const SharedFlags& f, const TuneOptions& opt, const std::string& cache_path,
+int tune_on_devices(const DevicePoolOptions& o, const TuneOptions& opt, const std::string& cache_path,
                     std::size_t split_candidates) {
-  WorkerPool pool(worker_arguments(current_arguments()), pool_devices(f));
+  WorkerPool pool(worker_arguments(current_arguments()), pool_devices(o));
   std::vector<nlohmann::json> devices = pool.start();
-  const std::string mixed = check_device_models(devices, f.mixed_devices);
-  if (!f.quiet) {
+  const std::string mixed = check_device_models(devices, o.mixed_devices);
+  if (!o.quiet) {
     std::fprintf(stderr, "attnbench tune: %zu problem(s) over %zu device(s) (%s)\n", opt.problems.size(),
                  devices.size(), describe_devices(devices).c_str());
     if (!mixed.empty()) std::fprintf(stderr, "attnbench: warning: %s\n", mixed.c_str());
@@ -63,7 +63,7 @@ int tune_on_devices(const SharedFlags& f, const TuneOptions& opt, const std::str
   // The whole space is split below the problem, so that devices share even one problem's search.
   std::optional<SplitTune> split;
   if (opt.exhaustive && !opt.dry_run) split.emplace(opt, split_candidates, pool.directory());
-  PoolProgress progress(pool, split ? split->listing_units() : opt.problems.size(), f.quiet);
+  PoolProgress progress(pool, split ? split->listing_units() : opt.problems.size(), o.quiet);
   std::function<std::vector<std::size_t>()> more;
   if (split)
     more = [&] {
@@ -106,7 +106,7 @@ int tune_on_devices(const SharedFlags& f, const TuneOptions& opt, const std::str
   return failed ? 1 : 0;
 }
 
-int serve_tune_tasks(const SharedFlags& f, Backend& backend, const TuneOptions& opt) {
+int serve_tune_tasks(const WorkerSeat& seat, Backend& backend, const TuneOptions& opt) {
   std::map<std::string, ListedCandidates> listed;  // this worker's candidate lists, kept across its units
   auto problem_alone = [&](std::size_t problem) {
     TuneOptions one = opt;
@@ -117,7 +117,7 @@ int serve_tune_tasks(const SharedFlags& f, Backend& backend, const TuneOptions& 
     one.listed = &listed;
     return one;
   };
-  return serve_worker_tasks(f.worker_dir, f.worker_device, backend.device_info().to_json(), [&](const WorkerTask& task) {
+  return serve_worker_tasks(seat.dir, seat.device, backend.device_info().to_json(), [&](const WorkerTask& task) {
     TaskEnd end;
     if (serve_split_unit(backend, task, problem_alone, [&](const TuneOptions& one) { return tune_problem(backend, one, task); }, &end))
       return end;

@@ -1,0 +1,28 @@
+// The --devices flags as the pool's plain options (orchestrate's pool takes no flag struct), and run's side of
+// the pool with its flags: the parent prints and writes the report its workers' rows make up.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/pool_devices.hpp"
+#include "cli/run_command.hpp"
+#include "cli/shared_flags.hpp"
+#include "core/backend.hpp"
+#include "run/runner.hpp"
+
+namespace ab {
+
+// --devices, --backend, --device, --mixed_devices and --quiet, with what this binary and process offer.
+DevicePoolOptions device_pool_options(const SharedFlags& f);
+// A worker's --worker_dir and --worker_device (hidden flags the pool sets).
+WorkerSeat worker_seat(const SharedFlags& f);
+
+// `run --devices`: the pool's report, printed and written as run's outputs; returns run's exit code.
+int run_on_devices(const RunFlags& f, const RunOptions& opt, const std::vector<std::string>& argv);
+// A run worker (--worker_dir): serves the problems the pool hands it.
+int serve_run_tasks(const RunFlags& f, Backend& backend, const RunOptions& opt, const std::vector<std::string>& warnings,
+                    const nlohmann::json& settings);
+
+}  // namespace ab
