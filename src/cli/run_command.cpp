@@ -173,8 +173,8 @@ void check_strategy_flags(const RunFlags& f, RunOptions& opt) {
   opt.profile = f.profile;
   opt.strategy.fp32_scores = f.scores == "fp32";
   opt.strategy.gqa_packing = f.gqa_packing == "on";
-  if (!f.tile.empty()) opt.strategy.fused_tile = parse_tile(f.tile);
-  opt.strategy.plugin_config = f.plugin_config;
+  if (!f.tile.empty()) opt.tile = parse_tile(f.tile);
+  opt.plugin_config = f.plugin_config;
   if (!f.isolated_problem.empty())
     opt.problems = {problem_from_json(read_json_file(f.isolated_problem), f.isolated_problem)};
   if (!parse_timer_kind(f.timer, &opt.measure.timer)) throw UsageError(fmt::format("--timer: unknown timer '{}' (events, graph, cupti)", f.timer));
@@ -244,7 +244,7 @@ void refuse_grid_no_strategy_runs(const RunOptions& opt, Backend& backend) {
   auto strategies = make_strategies(opt.strategies);
   for (const Problem& p : opt.problems)
     for (const auto& s : strategies) {
-      std::string why = s->can_implement(p, backend, opt.strategy);
+      std::string why = s->can_implement(p, backend, strategy_options(opt, *s));
       if (why.empty()) any = true;
       else if (first_reason.empty()) first_reason = fmt::format("{} on {}: {}", s->name(), p.label(), why);
       if (any) break;

@@ -21,17 +21,18 @@ struct LaunchContract {
   std::string formula;          // e.g. "2·B·H·P gemm + B·H·P + 1 kernels"
 };
 
-// Choices that apply to every strategy of a run.
+// What one strategy runs with: the choices every GEMM strategy reads, and the strategy's own configuration.
 struct StrategyOptions {
   // Precision of the materialised score matrix: fp32, or the input dtype (as PyTorch's unfused path).
   bool fp32_scores = false;
   // GEMM strategies with grouped KV heads: pack the query heads that share a KV head into the rows of one
   // GEMM (true), or broadcast K/V to every query head (false), to compare the two.
   bool gqa_packing = true;
-  // Fused tile to use; unset means the backend's first tile that can implement the problem.
-  std::optional<FusedTile> fused_tile;
-  // Plugin strategies: the configuration to run (one of the plugin's names); empty means its default.
-  std::string plugin_config;
+  // The strategy's own configuration, named in its own vocabulary, which only it reads: the fused strategy's
+  // tile (FusedTile::name, "m128n64w4s2", "decode-s8"), a plugin's configuration (one of tunable_configs());
+  // the GEMM strategies have none. Empty: the strategy's default (the first tile that can implement the
+  // problem, the plugin's first configuration).
+  std::string config;
 };
 
 // What a strategy chose for one problem: the typed core of a report row's "config" (run/result_row.hpp adds

@@ -240,23 +240,23 @@ void GridRun::finish(ResultRow row, Disposition d, const std::string& reason) {
 }
 
 // Why strategy `st` does not run on the problem (inputs failed, cannot implement, no room), or nullopt;
-// picks the cached fused tile into `sopt` on the way.
+// picks the cached configuration (fused tile, plugin configuration) into `sopt` on the way.
 std::optional<std::string> GridRun::refusal(ProblemRun& pr, Strategy& st, StrategyOptions* sopt) {
   const Problem& p = *pr.problem;
   if (!pr.input_error.empty()) return pr.input_error;
   FusedTile cached;
-  if (st.uses_fused_tile() && !sopt->fused_tile && opt_.cached_tile && opt_.cached_tile(p, &cached)) {
+  if (st.uses_fused_tile() && sopt->config.empty() && opt_.cached_tile && opt_.cached_tile(p, &cached)) {
     // A cached tile that cannot take this problem (another build's tile list) falls back to the default.
     if (be_.kernels().fused_can_implement(p, cached).empty()) {
-      sopt->fused_tile = cached;
+      sopt->config = cached.name();
     } else if (warnings_) {
       warnings_->push_back(fmt::format("{}: cached fused tile {} cannot run it; using the default tile", p.label(), cached.name()));
     }
   }
   std::string cached_config;
-  if (st.runs_isolated() && sopt->plugin_config.empty() && opt_.cached_plugin_config &&
+  if (st.runs_isolated() && sopt->config.empty() && opt_.cached_plugin_config &&
       opt_.cached_plugin_config(p, st.name(), &cached_config))
-    sopt->plugin_config = cached_config;
+    sopt->config = cached_config;
   std::string why = st.can_implement(p, be_, *sopt);
   if (why.empty()) why = workspace_refusal(pr.used, st.workspace_bytes(p, *sopt), limit_);
   if (why.empty()) return std::nullopt;
@@ -270,7 +270,7 @@ bool GridRun::run_strategy(ProblemRun& pr, std::size_t si) {
     return true;
   }
   ResultRow row = base_row(*pr.problem, st);
-  StrategyOptions sopt = opt_.strategy;
+  StrategyOptions sopt = strategy_options(opt_, st);
   if (auto why = refusal(pr, st, &sopt)) {
     finish(std::move(row), pr.input_error.empty() ? Disposition::unsupported : Disposition::failed, *why);
     return true;
@@ -288,14 +288,13 @@ void GridRun::first_round_body(ProblemRun& pr, std::size_t si, StrategySession& 
                                ResultRow& row) {
   Strategy& st = session.strategy();
   const Problem& p = *pr.problem;
-  bool tile_from_cache = sopt.fused_tile && !opt_.strategy.fused_tile;
-  bool config_from_cache = !sopt.plugin_config.empty() && opt_.strategy.plugin_config.empty();
+  const bool config_from_cache = sopt.config != strategy_options(opt_, st).config;
   {
     ScopedRange r(be_.profiler(), "setup");
     session.setup(p, sopt);
   }
   RowConfig cfg{st.config(), be_.gemm().plan_report(), ""};
-  if (tile_from_cache) cfg.strategy.tile_source = "cache";
+  if (config_from_cache && cfg.strategy.tile) cfg.strategy.tile_source = "cache";
   cfg.source = config_source(cfg);
   if (config_from_cache) cfg.source = "cache";
   row.config = std::move(cfg);
@@ -493,6 +492,13 @@ std::string profile_range_name(const Problem& p, const std::string& strategy, co
   for (char& c : name)
     if (c == '/' || c == '@' || c == '[' || c == ']') c = '_';
   return name;
+}
+
+StrategyOptions strategy_options(const RunOptions& opt, const Strategy& st) {
+  StrategyOptions o = opt.strategy;
+  if (st.uses_fused_tile() && opt.tile) o.config = opt.tile->name();
+  if (st.runs_isolated()) o.config = opt.plugin_config;
+  return o;
 }
 
 std::vector<ResultRow> run_grid_rows(Backend& be, const RunOptions& opt, std::vector<std::string>* warnings,

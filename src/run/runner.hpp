@@ -32,6 +32,11 @@ struct RunOptions {
   // Profiling mode (--profile): per row the first forward (verified with --verify) is the warm-up, then one
   // forward inside an NVTX range named profile_range_name(...); no timing loop, no launch counting, no timing.
   bool profile = false;
+  // The configuration the user asked of the strategies that have one, given to each as StrategyOptions::config
+  // (strategy_options): the tile of a strategy that uses_fused_tile() (--tile), and the configuration of a
+  // plugin, a strategy that runs_isolated() (--plugin_config). Unset or empty: the cache's, else the default.
+  std::optional<FusedTile> tile;
+  std::string plugin_config;
   // Optional per-problem fused tile (the heuristic cache); returns false when it has none.
   std::function<bool(const Problem&, FusedTile*)> cached_tile;
   // Where to start (a resumed run in a fresh process after the device context was lost).
@@ -62,6 +67,9 @@ struct ResumePoint {
   bool needed = false;
   std::size_t problem = 0, strategy = 0;
 };
+
+// The options `st` runs with before the cache is asked: opt.strategy with the user's configuration for `st`.
+StrategyOptions strategy_options(const RunOptions& opt, const Strategy& st);
 
 // The NVTX range of a row's profiled forward: "profile LABEL STRATEGY[ TILE]" with '/', '@', '[' and ']'
 // (Nsight Compute's NVTX filter syntax) replaced by '_' (docs/profiling.md).

@@ -57,10 +57,11 @@ class Fused : public Strategy {
   // Decode tiles (which any q_len <= 16 problem may get): the split partials at the bound on splits.
   // Persistent tiles: the tail split's partials on the largest grid it runs on.
   std::int64_t workspace_bytes(const Problem& p, const StrategyOptions& opt) const override {
-    if (opt.fused_tile && !opt.fused_tile->decode()) return tail_workspace_bytes(p, *opt.fused_tile, fused_tail::kGridBound);
-    const std::int64_t tail = opt.fused_tile ? 0 : tail_workspace_bound_any_tile(p);
+    const std::optional<FusedTile> asked = FusedTile::from_name(opt.config);
+    if (asked && !asked->decode()) return tail_workspace_bytes(p, *asked, fused_tail::kGridBound);
+    const std::int64_t tail = asked ? 0 : tail_workspace_bound_any_tile(p);
     if (!fused_decode::takes_q_len(p.q_len)) return tail;
-    return std::max(tail, fused_decode::workspace_bound(p, opt.fused_tile ? opt.fused_tile->splits : 0));
+    return std::max(tail, fused_decode::workspace_bound(p, asked ? asked->splits : 0));
   }
   void setup(Backend& be, const Problem& p, const AttentionIO& io, const StrategyOptions& opt) override {
     ws_.clear();
@@ -69,7 +70,7 @@ class Fused : public Strategy {
     io_ = io;
     std::string why;
     tile_ = pick(p, be, opt, &why);
-    source_ = opt.fused_tile ? "user" : "heuristic";
+    source_ = opt.config.empty() ? "heuristic" : "user";
     workspace_ = nullptr;
     workspace_bytes_ = 0;
     if (tile_.decode()) {
@@ -107,13 +108,18 @@ class Fused : public Strategy {
   // The user's tile, else the first that can implement (decode tiles lead the list for q_len <= 16). The
   // reason given when none can is the first prefill tile's: a decode tile's refusal is about q_len.
   static FusedTile pick(const Problem& p, const Backend& be, const StrategyOptions& opt, std::string* why) {
-    if (opt.fused_tile) {
-      *why = be.kernels().fused_can_implement(p, *opt.fused_tile);
+    if (!opt.config.empty()) {
+      const std::optional<FusedTile> asked = FusedTile::from_name(opt.config);
+      if (!asked) {
+        *why = fmt::format("'{}' is not a fused tile name (attnbench list shows the tiles)", opt.config);
+        return {};
+      }
+      *why = be.kernels().fused_can_implement(p, *asked);
       if (!why->empty() && why->find("attnbench list") == std::string::npos)
-        *why = fmt::format("tile {}: {} (attnbench list shows the tiles and head_dims here)", opt.fused_tile->name(), *why);
+        *why = fmt::format("tile {}: {} (attnbench list shows the tiles and head_dims here)", asked->name(), *why);
       else if (!why->empty())
-        *why = fmt::format("tile {}: {}", opt.fused_tile->name(), *why);
-      return *opt.fused_tile;
+        *why = fmt::format("tile {}: {}", asked->name(), *why);
+      return *asked;
     }
     std::string first_reason, first_decode_reason;
     for (const FusedTile& t : be.kernels().fused_tiles()) {

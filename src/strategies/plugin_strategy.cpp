@@ -122,13 +122,13 @@ class PluginStrategy : public Strategy {
   // The index of the configuration `opt` names (its default when none), or why there is none.
   std::string config_index(const StrategyOptions& opt, int* index) const {
     *index = 0;
-    if (opt.plugin_config.empty()) return "";
+    if (opt.config.empty()) return "";
     for (std::size_t i = 0; i < plugin_.info.configs.size(); ++i)
-      if (plugin_.info.configs[i] == opt.plugin_config) {
+      if (plugin_.info.configs[i] == opt.config) {
         *index = static_cast<int>(i);
         return "";
       }
-    return fmt::format("the plugin has no configuration '{}'", opt.plugin_config);
+    return fmt::format("the plugin has no configuration '{}'", opt.config);
   }
 
   // Whether the plugin's code may be called here: its library is loaded in this process, which runs plugins.

@@ -19,7 +19,7 @@ FusedTuneRecord list_fused_tiles(Backend& be, Strategy& fused, const Problem& p,
   std::string first_reason;
   for (const FusedTile& tile : be.kernels().fused_tiles()) {
     StrategyOptions so = opt.strategy;
-    so.fused_tile = tile;
+    so.config = tile.name();
     std::string reason = fused.can_implement(p, be, so);
     if (reason.empty()) r.tiles.push_back(tile);
     else if (first_reason.empty()) first_reason = reason;
@@ -36,7 +36,7 @@ FusedTuneRecord tune_fused_tiles(Backend& be, Strategy& fused, const Problem& p,
   for (std::size_t i = 0; i < r.tiles.size(); ++i) {
     const FusedTile& tile = r.tiles[i];
     StrategyOptions so = opt.strategy;
-    so.fused_tile = tile;
+    so.config = tile.name();
     CandidateOutcome c;
     c.label = tile.name();
     c.baseline = i == 0;  // the strategy's default: the first tile that can implement

@@ -63,7 +63,7 @@ struct TuneOptions {
   int finalists = 4;
   MeasureSettings measure;          // how each finalist (and each fused tile) is timed
   bool dry_run = false;             // only enumerate: GEMM candidates and fused tiles are listed, nothing runs
-  StrategyOptions strategy;         // base options (score precision); fused_tile is overridden per tile
+  StrategyOptions strategy;         // base options (score precision); config is set per tile
   std::uint64_t seed = 1234;
   std::int64_t max_memory = 0;      // bytes; 0 = the device's free memory (estimated before allocating, as run does)
   bool quiet = false;               // no progress line or per-shape messages

@@ -72,7 +72,7 @@ TEST(Sizes, fused_workspace_covers_the_tail_split) {
   wsp.warps = 12;
   wsp.family = TileFamily::prefill_wsp;
   StrategyOptions so;
-  so.fused_tile = wsp;
+  so.config = wsp.name();
   const Problem long_rows = make_problem(2, 16, 8192, 128, 1, 0, KvLayout::contiguous, DType::fp16, false);
   const std::int64_t on_256 = fused_tail::workspace_bytes(fused_tail::kGridBound, 128, 128);
   EXPECT_EQ(fused->workspace_bytes(long_rows, so), on_256);
@@ -86,7 +86,7 @@ TEST(Sizes, fused_workspace_covers_the_tail_split) {
   EXPECT_EQ(fused->workspace_bytes(make_problem(ragged), so), 0);
   FusedTile plain = wsp;
   plain.family = TileFamily::prefill_ws;
-  so.fused_tile = plain;
+  so.config = plain.name();
   EXPECT_EQ(fused->workspace_bytes(long_rows, so), 0);
   // The default tile is not known before setup: the larger of the two persistent block heights.
   EXPECT_EQ(fused->workspace_bytes(long_rows, StrategyOptions{}), fused_tail::workspace_bytes(fused_tail::kGridBound, 192, 128));

@@ -70,7 +70,7 @@ FusedTile run_checked(const Problem& p, ProblemInputs& in, std::optional<FusedTi
   Backend& be = *gpu();
   auto st = fused();
   StrategyOptions opt;
-  opt.fused_tile = tile;
+  if (tile) opt.config = tile->name();
   const std::string why = st->can_implement(p, be, opt);
   EXPECT_EQ(why, "") << p.label() << " " << (tile ? tile->name() : "default");
   if (!why.empty()) return {};
@@ -141,7 +141,7 @@ void check_all(const Shape& s, std::uint64_t seed, const std::vector<int>& split
       std::vector<FusedTile> refused = tma_decode_variants(p.head_dim, 0);
       refused.push_back(FusedTile::decode_tile(0, true));
       for (const FusedTile& v : refused) {
-        opt.fused_tile = v;
+        opt.config = v.name();
         EXPECT_NE(st->can_implement(p, be, opt), "") << p.label() << ": " << v.name() << " must refuse";
       }
     }
@@ -299,7 +299,7 @@ void check_hopper(const Shape& s, std::uint64_t seed) {
     if (!sm90) {
       auto st = fused();
       StrategyOptions opt;
-      opt.fused_tile = t;
+      opt.config = t.name();
       EXPECT_NE(st->can_implement(p, be, opt).find("compute capability 9.0"), std::string::npos) << t.name();
       continue;
     }
@@ -389,7 +389,7 @@ void check_tail_split(const Shape& s, std::uint64_t seed, std::vector<int> caps)
       const bool splits = tail_split(cap, m_blocks, static_cast<int>(p.batch * p.heads), n_tiles, 2).rem > 0;
       auto st = fused();
       StrategyOptions opt;
-      opt.fused_tile = t;
+      opt.config = t.name();
       ASSERT_EQ(st->can_implement(p, be, opt), "") << p.label() << " " << t.name();
       kernels::fused_set_persistent_grid_cap(cap);
       st->setup(be, p, in.io(), opt);
@@ -517,10 +517,10 @@ TEST(CudaFusedInference, DecodeRefusals) {
   auto st = fused();
   StrategyOptions opt;
   const Problem p37 = make({1, 2, 1, 100, 37, 128, 16, P, F16, false, {}});
-  opt.fused_tile = FusedTile::decode_tile(0);
+  opt.config = FusedTile::decode_tile(0).name();
   EXPECT_NE(st->can_implement(p37, be, opt).find("q_len"), std::string::npos);
   const Problem p1 = make({1, 2, 1, 100, 1, 128, 16, P, F16, false, {}});
-  opt.fused_tile = FusedTile::decode_tile(32);  // 100 keys allow 2 splits
+  opt.config = FusedTile::decode_tile(32).name();  // 100 keys allow 2 splits
   EXPECT_NE(st->can_implement(p1, be, opt), "");
   // The TMA decode variants: no cp.async twin of a 128-key tile or of whole-row boxes, no whole-row boxes at
   // head_dim 64, no page size the TMA boxes cannot take; each refusal names the tile.
@@ -531,11 +531,11 @@ TEST(CudaFusedInference, DecodeRefusals) {
                                    std::pair{d64, FusedTile::decode_tile(0, true, 64, true)},
                                    std::pair{p7, FusedTile::decode_tile(0, true, 128, false)},
                                    std::pair{p1, FusedTile::decode_tile(0, true, 256, false)}}) {
-    opt.fused_tile = tile;
+    opt.config = tile.name();
     EXPECT_NE(st->can_implement(prob, be, opt).find(tile.name()), std::string::npos) << tile.name();
   }
   const Problem d96 = make({1, 2, 1, 100, 1, 96, 16, P, F16, false, {}});
-  opt.fused_tile = std::nullopt;
+  opt.config.clear();
   EXPECT_EQ(st->can_implement(d96, be, opt), "");  // head_dim 96: a prefill tile takes it
 }
 
