@@ -50,7 +50,7 @@ void print_row(const Problem& p, const SampleSummary& s, const std::string& tile
 
 }  // namespace
 
-int run_bench(TileFamily family, const std::string& csv_path) {
+int run_bench(TileSelection family, const std::string& csv_path) {
   const std::string device = cuda::query_device_info(0).name;
   CsvFile csv(csv_path);
   if (!csv_path.empty() && !csv.f) {
@@ -59,7 +59,7 @@ int run_bench(TileFamily family, const std::string& csv_path) {
   }
   cuda::L2Flusher flusher;
   flusher.init(kFlushBytes / 2);
-  std::vector<FusedTile> tiles = tiles_of_family(kernels::fused_compiled_tiles(), family);
+  std::vector<FusedTile> tiles = tiles_of_selection(kernels::fused_compiled_tiles(), family);
   if (const char* only = std::getenv("FUSED_DEV_TILES")) {  // a comma-separated list of tile names
     const std::vector<std::string> names = split_text(only, ',');
     auto unnamed = [&](const FusedTile& t) { return std::find(names.begin(), names.end(), t.name()) == names.end(); };

@@ -105,8 +105,8 @@ int check_refusals(const FusedTile& some_tile) {
 
 }  // namespace
 
-int run_checks(TileFamily family) {
-  const std::vector<FusedTile> tiles = tiles_of_family(kernels::fused_compiled_tiles(), family);
+int run_checks(TileSelection family) {
+  const std::vector<FusedTile> tiles = tiles_of_selection(kernels::fused_compiled_tiles(), family);
   int failures = 0, runs = 0;
   double worst_fp16 = 0, worst_bf16 = 0;
   std::uint64_t seed = 1234;
@@ -153,14 +153,14 @@ int run_checks(TileFamily family) {
     }
   }
   if (tiles.empty()) {
-    std::printf("no compiled tiles in family %s\n", tile_family_name(family));
+    std::printf("no compiled tiles in family %s\n", tile_selection_name(family));
     ++failures;
   } else {
     failures += check_refusals(tiles.front());
   }
   std::printf("CHECK SUMMARY (%s tiles): %d launches checked, %d failures; worst rel_l2 fp16 %.3e (tol %.0e), bf16 "
               "%.3e (tol %.0e)\n",
-              tile_family_name(family), runs, failures, worst_fp16, dev_tolerance(DType::fp16), worst_bf16,
+              tile_selection_name(family), runs, failures, worst_fp16, dev_tolerance(DType::fp16), worst_bf16,
               dev_tolerance(DType::bf16));
   if (failures) std::printf("CHECK FAILED\n");
   return failures ? 1 : 0;

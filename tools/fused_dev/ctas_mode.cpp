@@ -62,7 +62,7 @@ bool append_raw(std::FILE* f, const std::string& label, const std::string& tile,
 
 }  // namespace
 
-int run_ctas(TileFamily family) {
+int run_ctas(TileSelection family) {
   std::vector<CtaShape> shapes(std::begin(kSixRows), std::end(kSixRows));
   if (const char* env = std::getenv("FUSED_DEV_CTAS")) {
     CtaShape s{};
@@ -103,7 +103,7 @@ int run_ctas(TileFamily family) {
   for (const CtaShape& s : shapes) {
     const Problem p = dev_problem(s.batch, s.heads, s.seq_len, s.head_dim, 0, s.causal != 0, DType::fp16);
     const DeviceCase d(p, make_dev_inputs(p, 11));
-    for (const FusedTile& t : tiles_of_family(kernels::fused_compiled_tiles(), family)) {
+    for (const FusedTile& t : tiles_of_selection(kernels::fused_compiled_tiles(), family)) {
       if (!t.persistent() || !kernels::fused_can_implement(d.params(), t).empty()) continue;
       std::vector<CtaBalance> runs;
       for (int i = 0; i < kCtaWarmup + kCtaLaunches; ++i) {

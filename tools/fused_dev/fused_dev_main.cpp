@@ -32,15 +32,15 @@ namespace {
 
 constexpr const char* kUsage = "usage: fused_dev version|info|check|bench [csv]|soak|ctas|one D BM BN WARPS STAGES CAUSAL [ws|wsp]\n";
 
-ab::fused_dev::TileFamily family_from_environment() {
+ab::fused_dev::TileSelection family_from_environment() {
   const char* f = std::getenv("FUSED_DEV_FAMILY");
-  if (!f) return ab::fused_dev::TileFamily::all;
-  const auto family = ab::fused_dev::parse_tile_family(f);
+  if (!f) return ab::fused_dev::TileSelection::all;
+  const auto family = ab::fused_dev::parse_tile_selection(f);
   if (!family) throw ab::UsageError(std::string("FUSED_DEV_FAMILY must be wg, mma, wsp or all, got '") + f + "'");
   return *family;
 }
 
-int run_mode(const std::string& mode, ab::fused_dev::TileFamily family, int argc, char** argv) {
+int run_mode(const std::string& mode, ab::fused_dev::TileSelection family, int argc, char** argv) {
   using namespace ab::fused_dev;
   if (mode == "info") return run_info();
   if (mode == "check") return run_checks(family);
@@ -62,7 +62,7 @@ int run_mode(const std::string& mode, ab::fused_dev::TileFamily family, int argc
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "check";
-  ab::fused_dev::TileFamily family;
+  ab::fused_dev::TileSelection family;
   try {
     family = family_from_environment();
   } catch (const ab::UsageError& e) {

@@ -56,7 +56,7 @@ bool wait_event(cudaEvent_t done, std::chrono::seconds limit) {
 
 }  // namespace
 
-int run_soak(TileFamily family) {
+int run_soak(TileSelection family) {
   SoakShape s;
   if (const char* env = std::getenv("FUSED_DEV_SOAK")) {
     if (!parse_soak_shape(env, &s)) {
@@ -74,7 +74,7 @@ int run_soak(TileFamily family) {
   std::printf("soak %s, %d launches per tile\n", p.label().c_str(), s.launches);
   std::fflush(stdout);
   int tiles = 0;
-  for (const FusedTile& t : tiles_of_family(kernels::fused_compiled_tiles(), family)) {
+  for (const FusedTile& t : tiles_of_selection(kernels::fused_compiled_tiles(), family)) {
     if (!kernels::fused_can_implement(d.params(), t).empty()) continue;
     ++tiles;
     const auto t0 = std::chrono::steady_clock::now();

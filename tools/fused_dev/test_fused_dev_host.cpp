@@ -12,7 +12,7 @@
 #include "dev_case.hpp"
 #include "dev_inputs.hpp"
 #include "sample_summary.hpp"
-#include "tile_family.hpp"
+#include "tile_selection.hpp"
 
 namespace ab::fused_dev {
 namespace {
@@ -220,27 +220,27 @@ TEST(FusedDevTiles, FamiliesSplitAtEightWarps) {
   tiles[2].warps = 12;
   tiles[3].warps = 4;
   tiles[3].block_m = 128;
-  const auto wg = tiles_of_family(tiles, TileFamily::wg);
+  const auto wg = tiles_of_selection(tiles, TileSelection::wg);
   ASSERT_EQ(wg.size(), 2u);
   EXPECT_EQ(wg[0].warps, 8);
   EXPECT_EQ(wg[1].warps, 12);
-  const auto mma = tiles_of_family(tiles, TileFamily::mma);
+  const auto mma = tiles_of_selection(tiles, TileSelection::mma);
   ASSERT_EQ(mma.size(), 2u);
   EXPECT_EQ(mma[1].block_m, 128);
-  EXPECT_EQ(tiles_of_family(tiles, TileFamily::all), tiles);
-  EXPECT_TRUE(tiles_of_family(tiles, TileFamily::wsp).empty());
+  EXPECT_EQ(tiles_of_selection(tiles, TileSelection::all), tiles);
+  EXPECT_TRUE(tiles_of_selection(tiles, TileSelection::wsp).empty());
   tiles[2].family = ab::TileFamily::prefill_wsp;  // a persistent ws tile: in wg and in wsp
-  const auto wsp = tiles_of_family(tiles, TileFamily::wsp);
+  const auto wsp = tiles_of_selection(tiles, TileSelection::wsp);
   ASSERT_EQ(wsp.size(), 1u);
   EXPECT_TRUE(wsp[0].persistent());
-  EXPECT_EQ(tiles_of_family(tiles, TileFamily::wg).size(), 2u);
+  EXPECT_EQ(tiles_of_selection(tiles, TileSelection::wg).size(), 2u);
 }
 
 TEST(FusedDevTiles, FamilyNamesRoundTrip) {
-  for (TileFamily f : {TileFamily::all, TileFamily::wg, TileFamily::mma, TileFamily::wsp})
-    EXPECT_EQ(parse_tile_family(tile_family_name(f)), f);
-  EXPECT_FALSE(parse_tile_family("wgmma").has_value());
-  EXPECT_FALSE(parse_tile_family("").has_value());
+  for (TileSelection f : {TileSelection::all, TileSelection::wg, TileSelection::mma, TileSelection::wsp})
+    EXPECT_EQ(parse_tile_selection(tile_selection_name(f)), f);
+  EXPECT_FALSE(parse_tile_selection("wgmma").has_value());
+  EXPECT_FALSE(parse_tile_selection("").has_value());
 }
 
 TEST(FusedDevTiming, SummaryOfASeries) {
