@@ -2,7 +2,7 @@
 #include "cli/device_pool_flags.hpp"
 
 #include "cli/backend_factory.hpp"
-#include "cli/run_devices.hpp"
+#include "orchestrate/run_devices.hpp"
 
 namespace ab {
 

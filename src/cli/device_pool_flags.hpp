@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/pool_devices.hpp"
+#include "orchestrate/pool_devices.hpp"
 #include "cli/run_command.hpp"
 #include "cli/shared_flags.hpp"
 #include "core/backend.hpp"

@@ -20,7 +20,7 @@
 #include "orchestrate/shard_choice.hpp"
 #include "cli/stop_signals.hpp"
 #include "cli/shared_flags.hpp"
-#include "cli/tune_devices.hpp"
+#include "orchestrate/tune_devices.hpp"
 #include "cli/run_command.hpp"
 #include "core/errors.hpp"
 #include "core/input_file.hpp"

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "orchestrate/device_list.hpp"
-#include "cli/pool_devices.hpp"
+#include "orchestrate/pool_devices.hpp"
 #include "orchestrate/worker_pool.hpp"
 #include "core/errors.hpp"
 #include "core/problem_axes.hpp"

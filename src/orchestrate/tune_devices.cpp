@@ -1,7 +1,7 @@
 // tune --devices: one problem at a time to whichever worker is free (an exhaustive search: the units of
 // orchestrate/tune_split.hpp); each problem's cache merged into --cache as it arrives (an atomic save, as the
 // one-process tune does after every problem), summaries in grid order.
-#include "cli/tune_devices.hpp"
+#include "orchestrate/tune_devices.hpp"
 
 #include <cstdio>
 #include <functional>
@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "cli/pool_devices.hpp"
+#include "orchestrate/pool_devices.hpp"
 #include "orchestrate/tune_split.hpp"
 #include "orchestrate/worker_loop.hpp"
 #include "orchestrate/worker_pool.hpp"

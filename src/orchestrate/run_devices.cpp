@@ -1,6 +1,6 @@
 // run --devices: one problem at a time to whichever worker is free; each task's rows read back, a dead
 // worker's problem recorded as failed rows, every row stamped with its device, one report in grid order.
-#include "cli/run_devices.hpp"
+#include "orchestrate/run_devices.hpp"
 
 #include <algorithm>
 #include <map>
@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "orchestrate/fresh_process.hpp"
-#include "cli/pool_devices.hpp"
+#include "orchestrate/pool_devices.hpp"
 #include "orchestrate/worker_loop.hpp"
 #include "orchestrate/worker_pool.hpp"
 #include "core/utc_timestamp.hpp"

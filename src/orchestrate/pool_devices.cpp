@@ -1,5 +1,5 @@
 // --devices → pool devices, and the one-model check.
-#include "cli/pool_devices.hpp"
+#include "orchestrate/pool_devices.hpp"
 
 #include <cstdlib>
 

@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "cli/pool_devices.hpp"
+#include "orchestrate/pool_devices.hpp"
 #include "core/backend.hpp"
 #include "tune/tuner.hpp"
 

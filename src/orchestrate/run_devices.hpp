@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/pool_devices.hpp"
+#include "orchestrate/pool_devices.hpp"
 #include "core/backend.hpp"
 #include "run/run_report.hpp"
 #include "run/runner.hpp"
