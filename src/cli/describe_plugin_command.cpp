@@ -46,7 +46,7 @@ int describe(const std::string& path) {
 Command add_describe_plugin_command(CLI::App& parent) {
   auto path = std::make_shared<std::string>();
   CLI::App* app = parent.add_subcommand("describe_plugin", "");
-  app->group("");  // hidden: run by cli/plugin_loader.cpp
+  app->group("");  // hidden: run by orchestrate/plugin_loader.cpp
   app->add_option("path", *path)->required();
   return Command{app, [path]() { return describe(*path); }};
 }

@@ -1,5 +1,5 @@
 // `attnbench merge OUT.json IN.json...`: shard reports into one report, or tune caches into one cache
-// (cli/merge.hpp); every input read and checked before OUT is written, atomically.
+// (orchestrate/merge.hpp); every input read and checked before OUT is written, atomically.
 #include <cstdio>
 #include <filesystem>
 #include <memory>

@@ -10,7 +10,7 @@ namespace ab {
 
 // The plugin paths of `f`: its --plugin values, then its suite's "plugins". Throws UsageError.
 std::vector<std::string> plugin_paths(const SharedFlags& f);
-// Where a process loads its plugins' code: in loader processes (cli/plugin_loader.hpp; this process knows
+// Where a process loads its plugins' code: in loader processes (orchestrate/plugin_loader.hpp; this process knows
 // them by their descriptions alone), or here (a process that runs plugin rows itself).
 enum class PluginCode { in_loaders, here };
 // Loads them (strategies/plugin_library.hpp) `where` says; throws UsageError (one line) when one cannot be

@@ -27,7 +27,7 @@ struct RunFlags : SharedFlags {
   bool no_table = false;  // hidden: the resumed process leaves the table to its parent
   std::string plugin_config;      // plugins: the configuration to run (default: each plugin's first / the cache's)
   std::string isolated_problem;   // hidden: a tune trial's child runs this one problem (a problem JSON file)
-  long long isolated_point = -1;  // hidden: a plugin row's child process runs only this problem (cli/plugin_process)
+  long long isolated_point = -1;  // hidden: a plugin row's child process runs only this problem (orchestrate/plugin_process)
 };
 
 // Adds every run flag to `app`.

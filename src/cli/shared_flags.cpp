@@ -41,7 +41,7 @@ void add_shared_flags(CLI::App& app, SharedFlags& f, const SharedFlagText& text)
                  "all | 0,2,...: one worker process per device, problems from one queue, one report "
                  "(docs/scale-out-devices.md); on the CPU backend each index is a worker process");
   app.add_flag("--mixed_devices,--mixed-devices", f.mixed_devices, "with --devices: allow GPUs of different models");
-  app.add_option("--worker_dir", f.worker_dir)->group("");  // internal: see cli/worker_pool.hpp
+  app.add_option("--worker_dir", f.worker_dir)->group("");  // internal: see orchestrate/worker_pool.hpp
   app.add_option("--worker_device", f.worker_device)->group("");
   app.add_option("--max_memory,--max-memory", f.max_memory, "memory limit (e.g. 8GiB); default: the device's free memory")
       ->check(usage_validator([](const std::string& s) { parse_bytes("max_memory", s); }, "SIZE"));

@@ -28,13 +28,13 @@ struct SharedFlags : GridFlags {
   bool quiet = false;
   std::vector<std::string> plugins;  // --plugin=PATH, repeatable (cli/plugin_flags.hpp)
   double plugin_timeout = 300;       // seconds a plugin row's child process may take
-  std::string devices;         // --devices=all|0,2,...: one worker process per device (cli/worker_pool.hpp)
+  std::string devices;         // --devices=all|0,2,...: one worker process per device (orchestrate/worker_pool.hpp)
   bool mixed_devices = false;  // --mixed_devices: allow devices of different models
   bool device_given = false;   // --device was on the command line (refused beside --devices)
   std::string worker_dir;      // hidden: set by the pool for its workers
   int worker_device = -1;      // hidden: the device index a worker serves, as the user named it
-  std::string shard;    // "i/N"; empty: from the environment (cli/shard_choice.hpp) or the whole grid
-  bool resume = false;  // continue from the output's journal (cli/grid_journal.hpp)
+  std::string shard;    // "i/N"; empty: from the environment (orchestrate/shard_choice.hpp) or the whole grid
+  bool resume = false;  // continue from the output's journal (orchestrate/grid_journal.hpp)
 };
 
 // What differs between run and tune: help texts, the accepted timers and --max_time's default.

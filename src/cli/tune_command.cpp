@@ -164,7 +164,7 @@ int save_and_finish(const TuneOutcome& out, const std::string& path, std::FILE* 
   return no_winner || out.failed_strategies ? 1 : 0;
 }
 
-// Plugins are tuned one configuration at a time in child processes (cli/plugin_process.hpp), measured as
+// Plugins are tuned one configuration at a time in child processes (orchestrate/plugin_process.hpp), measured as
 // run measures a row, with tune's measurement settings.
 void install_plugin_trials(const TuneFlags& f, const Backend& backend, TuneOptions& opt) {
   set_plugins_run_in_process(false);

@@ -72,7 +72,7 @@ class Strategy {
   // tuner searches tiles instead of GEMM algorithms, and the heuristic cache supplies a tile).
   virtual bool uses_fused_tile() const { return false; }
   // True for a strategy whose code attnbench does not own (a plugin): its rows run in a child process with a
-  // time limit (cli/plugin_process.hpp), so that a crash or a hang costs only its own rows.
+  // time limit (orchestrate/plugin_process.hpp), so that a crash or a hang costs only its own rows.
   virtual bool runs_isolated() const { return false; }
   // The configurations the tuner searches for this strategy (plugins); empty for the built-in ones.
   virtual std::vector<std::string> tunable_configs() const { return {}; }

@@ -45,7 +45,7 @@ struct RunOptions {
   // runs one problem.
   std::size_t end_problem = SIZE_MAX;
   // Rows of a strategy that runs_isolated() (a plugin) on problem `index`, produced elsewhere (a child
-  // process with a time limit: cli/plugin_process.hpp); unset: such strategies run in this process.
+  // process with a time limit: orchestrate/plugin_process.hpp); unset: such strategies run in this process.
   std::function<std::vector<ResultRow>(std::size_t index, const Problem&, const Strategy&)> isolated_rows;
   // Optional per-(problem, strategy) plugin configuration (the heuristic cache); returns false when none.
   std::function<bool(const Problem&, const std::string& strategy, std::string* config)> cached_plugin_config;

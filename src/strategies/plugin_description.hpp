@@ -1,6 +1,6 @@
 // A plugin's description: what attnbench knows of a plugin outside the process that loaded it (its name,
 // version, description and configurations), the rules every such description obeys, and its JSON form, which
-// a loader process (cli/plugin_loader.hpp) prints for the parent. The parent parses it as untrusted input.
+// a loader process (orchestrate/plugin_loader.hpp) prints for the parent. The parent parses it as untrusted input.
 #pragma once
 #include <cstddef>
 #include <string>

@@ -22,7 +22,7 @@ std::vector<LoadedPlugin>& registry() {
 }
 
 // The string at `s` (null: empty), read no further than `max` + 1 bytes; UsageError when it is longer.
-// A pointer to nowhere crashes this process: a loader process (cli/plugin_loader.hpp), whose parent says so.
+// A pointer to nowhere crashes this process: a loader process (orchestrate/plugin_loader.hpp), whose parent says so.
 std::string bounded_string(const char* s, std::size_t max, const std::string& what, const std::string& path) {
   if (!s) return "";
   const std::size_t n = strnlen(s, max + 1);

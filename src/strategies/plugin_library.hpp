@@ -1,6 +1,6 @@
 // Plugins: shared libraries implementing include/attnbench/plugin.h, made into strategies named
 // "plugin:<name>". A plugin's code is loaded (dlopen, its ABI version and table checked) only in a process
-// that runs it: a plugin row's child or a loader process (cli/plugin_loader.hpp); the process that starts them
+// that runs it: a plugin row's child or a loader process (orchestrate/plugin_loader.hpp); the process that starts them
 // knows a plugin by its description alone (strategies/plugin_description.hpp) and holds no table.
 #pragma once
 #include <memory>

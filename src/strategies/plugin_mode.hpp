@@ -1,5 +1,5 @@
 // Whether plugin code runs in this process: false in the run command's own process (plugin rows go to a
-// child process, cli/plugin_process.hpp), true in that child and wherever a caller runs plugins directly.
+// child process, orchestrate/plugin_process.hpp), true in that child and wherever a caller runs plugins directly.
 #pragma once
 
 namespace ab {

@@ -1,7 +1,7 @@
 // A plugin as a strategy: "plugin:<name>". It translates attnbench's problem and tensors into the C ABI
 // (include/attnbench/plugin.h), calls the plugin's functions, turns their error returns into exceptions (a
 // `failed` row), and after the forwards checks the guard regions around every tensor it handed out. The
-// plugin's code runs only where plugins run in-process (the child process of cli/plugin_process.cpp) and its
+// plugin's code runs only where plugins run in-process (the child process of orchestrate/plugin_process.cpp) and its
 // library is loaded; the parent, which holds its description alone (no table), asks nothing of it and leaves
 // can_implement and the launch contract to the child's row.
 #include <cstring>

@@ -32,7 +32,7 @@ struct CandidateOutcome;
 struct ListedCandidates;
 struct ScreenedShape;
 
-// One screening unit of a split search (tune --devices, cli/tune_split.hpp): candidates [lo, hi) of the
+// One screening unit of a split search (tune --devices, orchestrate/tune_split.hpp): candidates [lo, hi) of the
 // shape `key`, out of `count` listed.
 struct ScreenRange {
   std::string key;
@@ -75,7 +75,7 @@ struct TuneOptions {
   std::function<void(const HeuristicCache&)> checkpoint;
   // Plugin strategies (Strategy::runs_isolated): one trial of configuration `config` on problem `index`,
   // verified and timed where a crash or hang costs only that trial (a child process with a time limit,
-  // cli/plugin_process.hpp); returns its row. Unset: plugins are not tuned (a note says so).
+  // orchestrate/plugin_process.hpp); returns its row. Unset: plugins are not tuned (a note says so).
   std::function<ResultRow(std::size_t index, const Problem&, const Strategy&, const std::string& config)> plugin_trial;
   // Which grid indices to tune (a shard, less what a resumed journal holds); unset: every problem.
   std::function<bool(std::size_t)> include;
@@ -83,7 +83,7 @@ struct TuneOptions {
   // problem cut short by a stop request).
   std::function<void(std::size_t)> problem_done;
 
-  // A search split below the problem (tune --devices with --search=exhaustive, cli/tune_split.hpp) runs the
+  // A search split below the problem (tune --devices with --search=exhaustive, orchestrate/tune_split.hpp) runs the
   // same phases in several processes; these let one tune_grid call do its part of it.
   // Candidate lists by shape key, kept across the tune_grid calls of one process (listing is deterministic
   // for one cuBLASLt and device, and a non-batched shape takes ~1 s to list); unset: listed every time.

@@ -174,7 +174,7 @@ def test_plugin_config_flag(attnbench, plugins, work):
                 "--plugin_config=keys16")
 
 
-# 6. Loading happens in a loader process (cli/plugin_loader.hpp): a library broken while it loads costs one line
+# 6. Loading happens in a loader process (orchestrate/plugin_loader.hpp): a library broken while it loads costs one line
 # and exit code 2, never attnbench itself; no row runs and no report or cache is written. The crashing loaders
 # must die by their signal under AddressSanitizer too (handle_segv=0, as in 2.), and the one that calls exit(0)
 # must exit with 0 (detect_leaks=0: no leak report at that exit). The 60 s timeout only keeps a regression (a

@@ -1,4 +1,4 @@
-// The split tune's screening units (cli/tune_units.hpp): deterministic, every candidate of a split shape in
+// The split tune's screening units (orchestrate/tune_units.hpp): deterministic, every candidate of a split shape in
 // exactly one unit, sizes within one of each other, small shapes and shapes of earlier problems left out;
 // the compact outcome form round-trips.
 #include <algorithm>

@@ -70,7 +70,7 @@ double measure_memcpy_gbps() {
   return best;
 }
 
-// Measured once per process; a plugin row's child process (cli/plugin_process.cpp) is handed its parent's
+// Measured once per process; a plugin row's child process (orchestrate/plugin_process.cpp) is handed its parent's
 // measurement in ATTNBENCH_HOST_COPY_GBPS instead of taking ~1 s to measure it again (the cpu tests set it too,
 // tests/CMakeLists.txt).
 double host_copy_gbps() {
