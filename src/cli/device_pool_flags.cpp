@@ -20,12 +20,6 @@ DevicePoolOptions device_pool_options(const SharedFlags& f) {
 
 WorkerSeat worker_seat(const SharedFlags& f) { return WorkerSeat{f.worker_dir, f.worker_device}; }
 
-int run_on_devices(const RunFlags& f, const RunOptions& opt, const std::vector<std::string>& argv) {
-  const Report report = run_grid_on_devices(device_pool_options(f), opt, argv);
-  emit_run_report(f, report, report.warnings);
-  return count_errors(report.rows) ? 1 : 0;
-}
-
 int serve_run_tasks(const RunFlags& f, Backend& backend, const RunOptions& opt, const std::vector<std::string>& warnings,
                     const nlohmann::json& settings) {
   return serve_run_tasks(worker_seat(f), backend, opt, warnings, settings);

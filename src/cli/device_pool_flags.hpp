@@ -19,8 +19,6 @@ DevicePoolOptions device_pool_options(const SharedFlags& f);
 // A worker's --worker_dir and --worker_device (hidden flags the pool sets).
 WorkerSeat worker_seat(const SharedFlags& f);
 
-// `run --devices`: the pool's report, printed and written as run's outputs; returns run's exit code.
-int run_on_devices(const RunFlags& f, const RunOptions& opt, const std::vector<std::string>& argv);
 // A run worker (--worker_dir): serves the problems the pool hands it.
 int serve_run_tasks(const RunFlags& f, Backend& backend, const RunOptions& opt, const std::vector<std::string>& warnings,
                     const nlohmann::json& settings);

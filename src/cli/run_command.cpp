@@ -18,6 +18,7 @@
 #include "orchestrate/fresh_process.hpp"
 #include "cli/grid_flags.hpp"
 #include "orchestrate/grid_journal.hpp"
+#include "orchestrate/run_devices.hpp"
 #include "cli/plugin_flags.hpp"
 #include "orchestrate/plugin_process.hpp"
 #include "cli/device_pool_flags.hpp"
@@ -302,30 +303,36 @@ nlohmann::json run_settings(const RunFlags& f, const CheckedRun& run) {
   return settings;
 }
 
-// The journal's header: what must match for --resume to continue it.
-nlohmann::json journal_header(const RunFlags& f, const CheckedRun& run, const DeviceInfo& dev) {
+// The journal's header: what must match for --resume to continue it. `device`: the device's backend and name
+// (DeviceInfo::to_json's, or a --devices worker's).
+nlohmann::json journal_header(const RunFlags& f, const CheckedRun& run, const nlohmann::json& device) {
   nlohmann::json settings = run_settings(f, run);
   settings["strategies"] = f.strategies;
   settings["tile"] = f.tile;
   settings["gqa_packing"] = f.gqa_packing;
   return {{"command", "run"},
           {"tool", {{"version", this_tool().version}, {"git", this_tool().git}}},
-          {"device", {{"backend", dev.backend}, {"name", dev.name}}},
+          {"device", {{"backend", device.value("backend", "")}, {"name", device.value("name", "")}}},
           {"settings", settings},
           {"grid", grid_fingerprint(run.opt.problems)},
           {"shard", run.shard.text()}};
 }
 
-// The journal beside --json (none for a pipe or device, or in a fresh-process child, whose parent keeps it).
-GridJournal open_journal(const RunFlags& f, const CheckedRun& run, const DeviceInfo& dev) {
-  if (f.outputs.json.empty() || f.outputs.json == "-" || !f.resume_at.empty()) return GridJournal();
-  return GridJournal(journal_path_for(f.outputs.json), journal_header(f, run, dev), f.resume, f.quiet, run.shard_problems);
+// Whether the run keeps a journal beside --json (none for a pipe or device, or in a fresh-process child, whose
+// parent keeps it).
+bool keeps_journal(const RunFlags& f) { return !f.outputs.json.empty() && f.outputs.json != "-" && f.resume_at.empty(); }
+
+// The journal beside --json, for a run on `device` (its backend and name).
+GridJournal open_journal(const RunFlags& f, const CheckedRun& run, const nlohmann::json& device) {
+  if (!keeps_journal(f)) return GridJournal();
+  return GridJournal(journal_path_for(f.outputs.json), journal_header(f, run, device), f.resume, f.quiet,
+                     run.shard_problems);
 }
 
-// The warning an interrupted report carries.
-std::string interruption_warning(const CheckedRun& run, const FinishedRows& done, const GridJournal& journal) {
+// The warning an interrupted report carries; `finished`: problems with rows (resumed ones included).
+std::string interruption_warning(const CheckedRun& run, std::size_t finished, const GridJournal& journal) {
   std::string resume = journal.active() ? fmt::format("; `--resume` continues from '{}'", journal.path()) : "";
-  return fmt::format("interrupted by {}: {} of {} problem(s){} finished{}", signal_name(stop_signal()), done.problems(),
+  return fmt::format("interrupted by {}: {} of {} problem(s){} finished{}", signal_name(stop_signal()), finished,
                      run.shard_problems.size(), run.shard.whole() ? "" : " of shard " + run.shard.text(), resume);
 }
 
@@ -343,6 +350,20 @@ void print_warnings(const std::vector<std::string>& warnings, bool quiet) {
       std::fprintf(stderr, "attnbench: warning: %s\n", w.c_str());
 }
 
+// The end of a run, in one process or on --devices: the journal's record and the interruption in the report,
+// the report written and printed, the journal finished (a complete run without --resume); the exit code.
+// `finished`: problems with rows, resumed ones included.
+int end_run(const RunFlags& f, const CheckedRun& run, Report& report, GridJournal& journal, std::size_t finished);
+
+// run --devices: the pool runs the grid (orchestrate/run_devices.hpp) with the same journal as one process.
+int run_on_devices(const RunFlags& f, const CheckedRun& run, const std::vector<std::string>& argv) {
+  DevicesJournal dj;
+  dj.strategies = strategy_names_of(run.opt.strategies);
+  if (keeps_journal(f)) dj.open = [&](const nlohmann::json& device) { return open_journal(f, run, device); };
+  DevicesRun out = run_grid_on_devices(device_pool_options(f), run.opt, argv, dj);
+  return end_run(f, run, out.report, out.journal, out.finished);
+}
+
 }  // namespace
 
 void emit_run_report(const RunFlags& f, const Report& report, const std::vector<std::string>& warnings) {
@@ -355,6 +376,33 @@ void emit_run_report(const RunFlags& f, const Report& report, const std::vector<
   if (!f.no_table && !f.outputs.to_stdout()) print_console_table(report, stdout);
 }
 
+namespace {
+
+int end_run(const RunFlags& f, const CheckedRun& run, Report& report, GridJournal& journal, std::size_t finished) {
+  report.shard = shard_record(run.shard, run.opt.problems, run.shard_problems);
+  const bool complete = finished == run.shard_problems.size();
+  if (journal.resumed().size() > 0 || journal.dropped() > 0)
+    report.journal = {{"path", journal.path()}, {"resumed_problems", journal.resumed().size()},
+                      {"dropped_lines", journal.dropped()}, {"complete", complete}};
+  // A signal that came once every problem had finished interrupted nothing: the report is complete.
+  const bool interrupted = stop_requested() && !complete;
+  if (stop_requested() && complete)  // said even with --quiet, as the resume notes are
+    std::fprintf(stderr, "attnbench: note: %s came after the last problem finished; the report is complete\n",
+                 signal_name(stop_signal()).c_str());
+  if (interrupted) {
+    report.interrupted = signal_name(stop_signal());
+    report.warnings.push_back(interruption_warning(run, finished, journal));
+  }
+  emit_run_report(f, report, report.warnings);
+  if (interrupted) return interrupted_exit_code();
+  // Finished and written: the journal goes, unless --resume asked for one that lasts (a requeued job whose
+  // work is done must find it done, not start again).
+  if (complete && !f.resume) journal.finish();
+  return count_errors(report.rows) ? 1 : 0;
+}
+
+}  // namespace
+
 int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   // From the first moment: a signal while the run starts still ends in a report (of no rows) and a journal.
   install_stop_signals();
@@ -366,11 +414,11 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   if (f.dry_run && (!f.devices.empty() || f.resume || f.profile))
     throw UsageError("--dry_run estimates one plain run on one device: leave --devices, --resume and --profile out");
   if (!f.devices.empty() && f.worker_dir.empty()) {
-    if (!run.shard.whole() || f.resume)  // the worker pool hands out the whole grid
-      throw UsageError(fmt::format("--devices: not combined with a shard ({}) or --resume yet; run each shard on one device",
-                                   run.shard.whole() ? "whole grid" : run.shard.text()));
+    if (!run.shard.whole())  // the worker pool hands out the whole grid
+      throw UsageError(fmt::format("--devices: not combined with a shard ({}) yet; run each shard on one device",
+                                   run.shard.text()));
     say_deferred_notes(f.quiet);
-    return run_on_devices(f, opt, argv);
+    return run_on_devices(f, run, argv);
   }
 
   auto backend = make_backend(f.backend, f.device);
@@ -399,7 +447,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
     };
   }
 
-  GridJournal journal = open_journal(f, run, dev);
+  GridJournal journal = open_journal(f, run, dev.to_json());
   FinishedRows done(opt.problems, journal, strategy_names_of(opt.strategies));
   std::vector<bool> mine(opt.problems.size(), false);
   for (std::size_t pi : run.shard_problems) mine[pi] = true;
@@ -417,21 +465,6 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
     done.add_unindexed(fresh);
   }
   report.rows = done.in_grid_order();
-  report.shard = shard_record(run.shard, opt.problems, run.shard_problems);
-  const bool complete = done.problems() == run.shard_problems.size();
-  if (journal.resumed().size() > 0 || journal.dropped() > 0)
-    report.journal = {{"path", journal.path()}, {"resumed_problems", journal.resumed().size()},
-                      {"dropped_lines", journal.dropped()}, {"complete", complete}};
-  // A signal that came once every problem had finished interrupted nothing: the report is complete.
-  const bool interrupted = stop_requested() && !complete;
-  if (stop_requested() && complete)  // said even with --quiet, as the resume notes are
-    std::fprintf(stderr, "attnbench: note: %s came after the last problem finished; the report is complete\n",
-                 signal_name(stop_signal()).c_str());
-  if (interrupted) {
-    report.interrupted = signal_name(stop_signal());
-    warnings.push_back(interruption_warning(run, done, journal));
-  }
-
   for (const std::string& w : plugin_warnings)
     if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
 
@@ -444,13 +477,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   for (ResultRow& row : report.rows) row.device = f.device;
   report.settings = run_settings(f, run);
   report.warnings = warnings;
-
-  emit_run_report(f, report, warnings);
-  if (interrupted) return interrupted_exit_code();
-  // Finished and written: the journal goes, unless --resume asked for one that lasts (a requeued job whose
-  // work is done must find it done, not start again).
-  if (complete && !f.resume) journal.finish();
-  return count_errors(report.rows) ? 1 : 0;
+  return end_run(f, run, report, journal, done.problems());
 }
 
 }  // namespace ab

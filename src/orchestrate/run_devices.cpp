@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "orchestrate/finished_rows.hpp"
 #include "orchestrate/fresh_process.hpp"
 #include "orchestrate/pool_devices.hpp"
 #include "orchestrate/worker_loop.hpp"
@@ -63,21 +64,39 @@ void take_outcome(const RunOptions& opt, const TaskOutcome& t, Gathered& g) {
 
 }  // namespace
 
-Report run_grid_on_devices(const DevicePoolOptions& o, const RunOptions& opt, const std::vector<std::string>& argv) {
+DevicesRun run_grid_on_devices(const DevicePoolOptions& o, const RunOptions& opt, const std::vector<std::string>& argv,
+                               const DevicesJournal& dj) {
   WorkerPool pool(worker_arguments(argv), pool_devices(o));
   std::vector<nlohmann::json> devices = pool.start();
   Gathered g;
   const std::string mixed = check_device_models(devices, o.mixed_devices);
   if (!mixed.empty()) add_warning(g.warnings, mixed);
 
-  PoolProgress progress(pool, opt.problems.size(), o.quiet);
-  pool.run(opt.problems.size(), [&](const TaskOutcome& t) { take_outcome(opt, t, g); }, [&] { progress.task_finished(); });
-  progress.finish();
-
-  Report report;
-  for (auto& [item, parts] : g.rows)
-    for (auto& [start, rows] : parts)
-      for (ResultRow& r : rows) report.rows.push_back(std::move(r));
+  DevicesRun out;
+  GridJournal journal = dj.open ? dj.open(devices.front()) : GridJournal();
+  std::map<std::size_t, std::vector<ResultRow>> finished;
+  {
+    FinishedRows done(opt.problems, journal, dj.strategies);  // reads (and checks) what the journal resumes
+    std::vector<std::size_t> items;
+    for (std::size_t i = 0; i < opt.problems.size(); ++i)
+      if (!journal.done(i)) items.push_back(i);
+    PoolProgress progress(pool, items.size(), o.quiet);
+    pool.run(items, [&](const TaskOutcome& t) {
+      take_outcome(opt, t, g);
+      if (!t.last) return;  // a lost context: the rest of the problem comes in a later task
+      std::vector<ResultRow> rows;
+      for (auto& [start, part] : g.rows[t.item])
+        for (ResultRow& r : part) rows.push_back(std::move(r));
+      g.rows.erase(t.item);
+      done.add(t.item, rows);  // journaled now: an interrupted run keeps it
+    }, [&] { progress.task_finished(); });
+    progress.finish();
+    out.report.rows = done.in_grid_order();
+    out.finished = done.problems();
+  }
+  out.stopped = pool.stopped();
+  out.journal = std::move(journal);
+  Report& report = out.report;
   report.tool = this_tool();
   report.command = join_arguments(argv);
   report.created = utc_timestamp();
@@ -86,7 +105,7 @@ Report run_grid_on_devices(const DevicePoolOptions& o, const RunOptions& opt, co
   report.devices = devices;
   report.settings = g.settings.is_null() ? nlohmann::json::object() : g.settings;
   report.warnings = g.warnings;
-  return report;
+  return out;
 }
 
 int serve_run_tasks(const WorkerSeat& seat, Backend& backend, const RunOptions& opt,

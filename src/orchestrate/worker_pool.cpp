@@ -20,6 +20,7 @@
 
 #include "core/errors.hpp"
 #include "core/fd_write.hpp"
+#include "core/stop_request.hpp"
 
 extern char** environ;
 
@@ -81,7 +82,7 @@ std::vector<char*> c_strings(std::vector<std::string>& v) {
 
 std::vector<std::string> worker_arguments(const std::vector<std::string>& argv) {
   static const char* const dropped_with_value[] = {"--devices", "--device", "--json", "--resume_at"};
-  static const char* const dropped_flags[] = {"--mixed_devices", "--quiet", "-q", "--no_table"};
+  static const char* const dropped_flags[] = {"--mixed_devices", "--quiet", "-q", "--no_table", "--resume"};
   std::vector<std::string> args;
   for (std::size_t i = 1; i < argv.size(); ++i) {
     const std::string& a = argv[i];
@@ -157,7 +158,8 @@ void WorkerPool::spawn(std::size_t w) {
   sigemptyset(&defaults);
   sigaddset(&defaults, SIGPIPE);
   posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setpgroup(&attr, 0);  // a group of its own: a terminal's Ctrl-C goes to the parent alone
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
   auto cargs = c_strings(args);
   auto cenv = c_strings(env);
   pid_t pid = -1;
@@ -254,8 +256,16 @@ std::vector<nlohmann::json> WorkerPool::start() {
 void WorkerPool::run(std::size_t count, const std::function<void(const TaskOutcome&)>& done,
                      const std::function<void()>& progress,
                      const std::function<std::vector<std::size_t>()>& more) {
+  std::vector<std::size_t> items(count);
+  for (std::size_t i = 0; i < count; ++i) items[i] = i;
+  run(items, done, progress, more);
+}
+
+void WorkerPool::run(const std::vector<std::size_t>& items, const std::function<void(const TaskOutcome&)>& done,
+                     const std::function<void()>& progress,
+                     const std::function<std::vector<std::size_t>()>& more) {
   std::deque<std::pair<std::size_t, std::size_t>> queue;
-  for (std::size_t i = 0; i < count; ++i) queue.emplace_back(i, 0);
+  for (std::size_t i : items) queue.emplace_back(i, 0);
   auto refill = [&] {
     if (queue.empty() && more)
       for (std::size_t i : more()) queue.emplace_back(i, 0);
@@ -269,6 +279,12 @@ void WorkerPool::run(std::size_t count, const std::function<void(const TaskOutco
     return false;
   };
   while (true) {
+    if (stop_requested()) {  // no more tasks; the running ones are killed below, unfinished
+      stopped_ = true;
+      for (auto& k : workers_)
+        if (k->pid > 0 && k->busy) kill(k->pid, SIGKILL);
+      break;
+    }
     refill();
     for (std::size_t w = 0; w < workers_.size() && !queue.empty(); ++w) {
       Worker& k = *workers_[w];
@@ -295,10 +311,13 @@ void WorkerPool::run(std::size_t count, const std::function<void(const TaskOutco
         fds.push_back({workers_[w]->from, POLLIN, 0});
         who.push_back(w);
       }
-    if (poll(fds.data(), fds.size(), -1) < 0) {
+    // A bounded wait: a stop request that comes just before poll() is seen within it.
+    const int ready = poll(fds.data(), fds.size(), 250);
+    if (ready < 0) {
       if (errno == EINTR) continue;
       throw BackendError("poll failed while the device workers ran");
     }
+    if (ready == 0) continue;
     for (std::size_t i = 0; i < fds.size(); ++i) {
       if (!fds[i].revents) continue;
       const std::size_t w = who[i];
@@ -321,7 +340,7 @@ void WorkerPool::run(std::size_t count, const std::function<void(const TaskOutco
                    next > k.start) {
           k.busy = false;
           k.leaving = true;
-          done(TaskOutcome{k.item, k.start, device, file, ""});
+          done(TaskOutcome{k.item, k.start, device, file, "", /*last=*/false});
           queue.emplace_front(item, next);  // the rest of the item, first, for a fresh worker
         }
       }

@@ -29,6 +29,7 @@ struct TaskOutcome {
   int device = 0;
   std::string file;    // the worker's result; "" when the worker died (then `failure` says how)
   std::string failure;
+  bool last = true;    // the item's last task (false: a lost context handed the rest of the item on)
 };
 
 class WorkerPool {
@@ -46,10 +47,19 @@ class WorkerPool {
   // Runs items 0..count-1 from strategy 0, calling `done` once per task as it ends (a lost context adds a
   // task for the rest of its item). `more`, when set, is asked for items that became ready (from strategy 0)
   // whenever the queue is empty, so items can depend on others' outcomes (tune --devices' split search).
-  // Returns when every task has an outcome and `more` has none left.
+  // Returns when every task has an outcome and `more` has none left, or at once when a stop is requested
+  // (SIGINT/SIGTERM, core/stop_request.hpp): then no task is handed out, the workers still running one are
+  // killed (their tasks get no outcome: the item is not finished) and stopped() is true. Workers run in a
+  // process group of their own, so a terminal's Ctrl-C reaches only this process, which decides.
   void run(std::size_t count, const std::function<void(const TaskOutcome&)>& done,
            const std::function<void()>& progress = nullptr,
            const std::function<std::vector<std::size_t>()>& more = nullptr);
+  // The same over the given items (a resumed run leaves out those its journal holds).
+  void run(const std::vector<std::size_t>& items, const std::function<void(const TaskOutcome&)>& done,
+           const std::function<void()>& progress = nullptr,
+           const std::function<std::vector<std::size_t>()>& more = nullptr);
+  // A stop request ended run() before every task had an outcome.
+  bool stopped() const { return stopped_; }
   // The pool's private directory (workers write their task files there; it is removed with the pool).
   const std::string& directory() const { return dir_; }
   // Items finished per device so far (whole items; a resumed remainder counts where it ended), for progress.
@@ -66,10 +76,12 @@ class WorkerPool {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<int> finished_;
   std::string dir_;
+  bool stopped_ = false;
 };
 
 // The worker's arguments from the parent's: everything after the binary but the flags the pool sets or the
-// parent keeps (--devices, --mixed_devices, --device, --json, --quiet, --no_table, --resume_at), then --quiet.
+// parent keeps (--devices, --mixed_devices, --device, --json, --quiet, --no_table, --resume, --resume_at), then
+// --quiet.
 std::vector<std::string> worker_arguments(const std::vector<std::string>& argv);
 // This process's command line, argv[0] first (/proc/self/cmdline), for commands not handed argv.
 std::vector<std::string> current_arguments();

@@ -2,7 +2,8 @@
 SIGINT stop a run mid-grid, which writes a complete report of the problems that finished, marked
 interrupted, and exits 128+signal; `--resume` skips what the journal holds and ends with exactly the rows
 of an uninterrupted run; after SIGKILL the journal still holds every finished problem; tune does the same
-for its cache; a journal from another command, version or settings is refused (one line, exit 2).
+for its cache; a journal from another command, version or settings is refused (one line, exit 2). A run on
+--devices does the same as one process.
 
 Each stage runs in a module fixture in one scratch folder (the tests check what it kept)."""
 import collections
@@ -90,21 +91,24 @@ def test_uninterrupted_run_has_every_row(whole):
     assert len(whole) == 20, f"whole run has {len(whole)} rows, wanted 20"
 
 
-@pytest.fixture(scope="module", params=["TERM", "INT"])
+@pytest.fixture(scope="module", params=["TERM", "INT", "TERM devices", "INT devices"])
 def interrupted(request, attnbench, folder, whole):
-    """Interrupts a run with SIGTERM or SIGINT once two problems finished, then resumes it: what each step left."""
-    sig = request.param
+    """Interrupts a run with SIGTERM or SIGINT once two problems finished, then resumes it: what each step left.
+    With "devices" both runs spread the grid over two worker processes (--devices=0,1): the parent journals
+    each problem as it finishes, drops the ones in flight at the signal, and resumes like one process."""
+    sig = request.param.split()[0]
+    pool = ["--devices=0,1"] if "devices" in request.param else []
     for f in ("r.json", "r.json.journal"):
         if os.path.exists(folder / f):
             os.remove(folder / f)
-    proc = start(folder, [attnbench, *GRID, *SLOW, "--json=r.json"])
+    proc = start(folder, [attnbench, *GRID, *SLOW, *pool, "--json=r.json"])
     grew = wait_for_entries(folder / "r.json.journal", 2)
     proc.send_signal(getattr(signal, "SIG" + sig))
     rc = exit_status(proc)
     assert grew, f"SIG{sig}: the journal did not grow"
     s = {"sig": sig, "rc": rc, "report": load(folder / "r.json"), "rows": rows(folder / "r.json"),
          "journal": entries(folder / "r.json.journal")}
-    r = run(attnbench, *GRID, *SLOW, "--json=r.json", "--resume", cwd=folder)
+    r = run(attnbench, *GRID, *SLOW, *pool, "--json=r.json", "--resume", cwd=folder)
     assert r.returncode == 0, f"SIG{sig}: --resume failed: {r.stderr}"
     s.update(resume_err=r.stderr, resumed_rows=rows(folder / "r.json", ordered=True), resumed=load(folder / "r.json"))
     return s
