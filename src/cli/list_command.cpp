@@ -69,7 +69,7 @@ std::string render_text(const json& c) {
   for (const auto& t : c["timers"]) timers.add_row({"  " + str(t, "name"), str(t, "description")});
   s += timers.body();
   const json& tiles = c["fused_tiles"];
-  s += fmt::format("fused tiles (--tile; compiled for the {} backend, {}, head_dims each runs):\n",
+  s += fmt::format("fused tiles (--tile; compiled for the {} backend, {}; family, head_dims each runs):\n",
                    tiles.empty() ? "-" : str(tiles[0], "backend"), tiles.empty() ? "-" : str(tiles[0], "arch"));
   auto dims = [](const json& a) {
     std::string d;
@@ -79,9 +79,9 @@ std::string render_text(const json& c) {
   TextTable tile_table({left(0), left(2), left(2), left(2)});
   for (const auto& t : tiles) {
     if (t.contains("unavailable"))
-      tile_table.add_row({"  " + str(t, "name"), str(t, "kind")}, "not here: " + str(t, "unavailable"));
+      tile_table.add_row({"  " + str(t, "name"), str(t, "family")}, "not here: " + str(t, "unavailable"));
     else
-      tile_table.add_row({"  " + str(t, "name"), str(t, "kind"), "fp16 D=" + dims(t["head_dims_fp16"]),
+      tile_table.add_row({"  " + str(t, "name"), str(t, "family"), "fp16 D=" + dims(t["head_dims_fp16"]),
                           "bf16 D=" + dims(t["head_dims_bf16"])});
   }
   s += tile_table.body();

@@ -129,6 +129,8 @@ def test_list_text_and_json(attnbench, src, in_module_work):
             return "decode-ws" if name.startswith("decode-ws") else "decode"
         return "prefill-wsp" if name.endswith("wsp") else "prefill-ws" if name.endswith("ws") else "prefill"
     assert all(t["family"] == family(t["name"]) and t["kind"] == t["family"].split("-")[0] for t in tiles), tiles
+    for t in tiles:  # the text shows each tile's family beside its name
+        assert re.search(rf"^  {re.escape(t['name'])}  +{re.escape(t['family'])}( |$)", r.stdout, re.M), (t, r.stdout)
     names = {s["name"]: s for s in d["suites"]}
     want = sorted(f[:-5] for f in os.listdir(src / "configs") if f.endswith(".json"))
     assert sorted(names) == want, (sorted(names), want)
