@@ -230,8 +230,7 @@ void check_run_flags(const RunFlags& f, CheckedRun& run) {
 }
 
 // The sampling defaults that depend on the backend (fewer on the CPU).
-void apply_backend_defaults(const RunFlags& f, const Backend& backend, double max_time, MeasureSettings& measure) {
-  const bool cpu = backend.kind() == BackendKind::cpu;
+void apply_backend_defaults(const RunFlags& f, bool cpu, double max_time, MeasureSettings& measure) {
   measure.warmup = f.warmup >= 0 ? f.warmup : (cpu ? 1 : 3);
   measure.min_samples = f.min_samples >= 1 ? f.min_samples : (cpu ? 3 : 10);
   measure.max_samples = f.max_samples;
@@ -356,10 +355,15 @@ void print_warnings(const std::vector<std::string>& warnings, bool quiet) {
 int end_run(const RunFlags& f, const CheckedRun& run, Report& report, GridJournal& journal, std::size_t finished);
 
 // run --devices: the pool runs the grid (orchestrate/run_devices.hpp) with the same journal as one process.
-int run_on_devices(const RunFlags& f, const CheckedRun& run, const std::vector<std::string>& argv) {
+int run_on_devices(const RunFlags& f, CheckedRun& run, const std::vector<std::string>& argv) {
   DevicesJournal dj;
   dj.strategies = strategy_names_of(run.opt.strategies);
-  if (keeps_journal(f)) dj.open = [&](const nlohmann::json& device) { return open_journal(f, run, device); };
+  if (keeps_journal(f))
+    dj.open = [&](const nlohmann::json& device) {
+      // The settings as the workers apply them on their backend, so that one process can resume the journal.
+      apply_backend_defaults(f, device.value("backend", "") == "cpu", run.max_time, run.opt.measure);
+      return open_journal(f, run, device);
+    };
   DevicesRun out = run_grid_on_devices(device_pool_options(f), run.opt, argv, dj);
   return end_run(f, run, out.report, out.journal, out.finished);
 }
@@ -423,7 +427,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
 
   auto backend = make_backend(f.backend, f.device);
   check_flags_for_backend(f, *backend);
-  apply_backend_defaults(f, *backend, run.max_time, opt.measure);
+  apply_backend_defaults(f, backend->kind() == BackendKind::cpu, run.max_time, opt.measure);
   DeviceInfo dev = backend->device_info();
   const bool plugin_child = plugin_row_child(f);
   if (!plugin_child) refuse_grid_no_strategy_runs(opt, *backend);

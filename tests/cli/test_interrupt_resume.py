@@ -155,6 +155,23 @@ def test_finished_report_not_marked_interrupted(interrupted):
         f"SIG{interrupted['sig']}: the finished report is still marked interrupted"
 
 
+def test_a_devices_journal_resumes_in_one_process(attnbench, folder, whole):
+    # The journal records the settings as the workers apply them on their backend, not the device count: a run
+    # interrupted on --devices resumes in one process (and ends with the uninterrupted run's rows).
+    for f in ("d.json", "d.json.journal"):
+        if os.path.exists(folder / f):
+            os.remove(folder / f)
+    proc = start(folder, [attnbench, *GRID, *SLOW, "--devices=0,1", "--json=d.json"])
+    grew = wait_for_entries(folder / "d.json.journal", 2)
+    proc.send_signal(signal.SIGTERM)
+    assert exit_status(proc) == 143 and grew, "the --devices run was not interrupted with a journal"
+    done = entries(folder / "d.json.journal")
+    r = run(attnbench, *GRID, *SLOW, "--json=d.json", "--resume", cwd=folder)
+    assert r.returncode == 0, f"one process could not resume the --devices journal: {r.stderr}"
+    assert f"{done} problem(s) already done" in r.stderr, r.stderr
+    assert rows(folder / "d.json", ordered=True) == whole
+
+
 @pytest.fixture(scope="module")
 def killed(attnbench, folder, whole):
     """SIGKILL: no report, but the journal holds what finished, and --resume completes the grid."""
