@@ -8,7 +8,8 @@
 #   scripts/fused-dev.sh [OUTDIR]         build + info + check + bench + peers (on the GPU machine)
 #   scripts/fused-dev.sh --build-only     build here (no GPU needed), with the ptxas resource report
 # Builds in build-fused/ (ignored; FUSED_BUILD_DIR overrides) with `cmake --build --target
-# attnbench_fused_dev attnbench_fused_capi`, for sm_90a (CMAKE_CUDA_ARCHITECTURES=90a: -gencode=arch=compute_90a,code=sm_90a plus
+# attnbench_fused_dev attnbench_fused_capi attnbench` (the binary: the peer scripts take FLOPs from its `grid`,
+# tools/fused_dev/problem_work.py), for sm_90a (CMAKE_CUDA_ARCHITECTURES=90a: -gencode=arch=compute_90a,code=sm_90a plus
 # its PTX), tests off. PTXAS_V=1 adds the ptxas resource report (-Xptxas -v) of the fused kernels to any
 # build. A build-deps/ folder (scripts/pack-build-deps.sh, for a GPU image without CLI11/fmt/nlohmann-json)
 # is used as the prefix path. A prebuilt build-fused/fused_dev is reused when it runs and is newer than
@@ -31,7 +32,7 @@ build() {  # build ON|OFF (the ptxas report)
     { tail -20 "$BUILD/configure.log"; echo "CONFIGURE FAILED"; return 1; }
   # The report prints when the kernels compile: with it on, compile them again (ccache replays it).
   [ "$ptxas" = ON ] && find "$BUILD" -name 'fused_attention*.cu.o' -delete
-  cmake --build "$BUILD" --target attnbench_fused_dev attnbench_fused_capi || { echo "BUILD FAILED"; return 1; }
+  cmake --build "$BUILD" --target attnbench_fused_dev attnbench_fused_capi attnbench || { echo "BUILD FAILED"; return 1; }
 }
 
 ptxas=OFF
@@ -43,7 +44,7 @@ fi
 
 OUT="${1:-out/fused-dev}"
 mkdir -p "$OUT"
-if [ -x "$BIN" ] && [ -z "$(find kernels src "$HARNESS" CMakeLists.txt -type f -newer "$BIN" | head -1)" ] &&
+if [ -x "$BIN" ] && [ -x "$BUILD/attnbench" ] && [ -z "$(find kernels src "$HARNESS" CMakeLists.txt -type f -newer "$BIN" | head -1)" ] &&
    "$BIN" version; then
   echo "using prebuilt $BIN"
 else
@@ -53,6 +54,7 @@ else
   [ "${PIPESTATUS[0]}" -eq 0 ] || exit 1
   echo "build took $(( $(date +%s) - t0 )) s"
 fi
+export ATTNBENCH="$(cd "$BUILD" && pwd)/attnbench"  # the binary peer_sdpa.py and peer_interleaved.py ask for FLOPs
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw \
   --format=csv 2>/dev/null | tee "$OUT/info.txt"
 "$BIN" info 2>&1 | tee -a "$OUT/info.txt"

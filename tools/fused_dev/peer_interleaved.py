@@ -12,9 +12,9 @@ PyTorch's stream. Before timing, each backend's output is checked against fp32 m
   peer_interleaved.py --lib build/libattnbench_fused_capi.so [--rows issue20] [--dtypes fp16,bf16]
                       [--backends cudnn,flash] [--tile NAME] [--json out.json]
 
-Prints per row and dtype each backend's median, p10 and TFLOP/s, the ratio of fused's median to each
-peer's and the median of the per-sample ratios. Exit 2 on bad arguments or a refused tile, 1 when an
-output is off.
+Prints per row and dtype each backend's median, p10 and TFLOP/s (the FLOPs the attnbench binary counts:
+problem_work.py, $ATTNBENCH), the ratio of fused's median to each peer's and the median of the per-sample
+ratios. Exit 2 on bad arguments, a refused tile or no binary, 1 when an output is off.
 """
 import argparse
 import ctypes
@@ -22,6 +22,8 @@ import json
 import math
 import statistics
 import sys
+
+from problem_work import RowsError, work
 
 ISSUE20_ROWS = [(32, 12, 512, 64, 200), (8, 16, 2048, 128, 100), (2, 16, 8192, 128, 40)]
 TOLERANCE = {"fp16": 2e-3, "bf16": 1e-2}  # relative L2 against fp32 math (fused_dev check's)
@@ -151,8 +153,7 @@ def run_case(torch, F, sdpa_kernel, ctx, rnd, B, H, S, D, samples, dname, causal
             bad += 1
     del outs, ref
     ms = time_interleaved(torch, fns, samples, flush)
-    pairs = S * (S + 1) / 2 if causal else S * S
-    flops = 4.0 * B * H * pairs * D
+    flops = work(B, H, S, D, causal, dname)[0]
     fname = next(iter(ms))
     fmed = statistics.median(ms[fname])
     row = {"round": rnd, "batch": B, "heads": H, "seq_len": S, "head_dim": D, "dtype": dname, "causal": causal,
@@ -172,6 +173,11 @@ def run_case(torch, F, sdpa_kernel, ctx, rnd, B, H, S, D, samples, dname, causal
 
 def main():
     a = parse_args()
+    try:  # asked before torch loads: a missing binary stops the script at once
+        for (B, H, S, D, _) in a.rows:
+            work(B, H, S, D, False)
+    except RowsError as e:
+        die(f"peer_interleaved.py: {e}")
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import sdpa_kernel, SDPBackend

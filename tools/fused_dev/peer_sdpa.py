@@ -2,13 +2,21 @@
 """PyTorch SDPA peers for the fused-kernel dev harness: flash, cuDNN, memory-efficient and the unfused
 math backend, timed the way fused_dev times the fused kernel (L2 flushed by a 512 MB memset before every
 sample, CUDA events around one call, median of many). Appends CSV rows to argv[1]; also measures the two
-ceilings (device-to-device copy bandwidth, 8192^3 fp16/bf16 matrix product rate) on random data."""
+ceilings (device-to-device copy bandwidth, 8192^3 fp16/bf16 matrix product rate) on random data. TFLOP/s divide
+the FLOPs the attnbench binary counts (problem_work.py; $ATTNBENCH names the binary)."""
 import sys, statistics, time
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
 
+from problem_work import RowsError, work
+
 csv_path = sys.argv[1] if len(sys.argv) > 1 else None
+shapes = [(32, 12, 512, 64, 200), (8, 16, 2048, 128, 100), (2, 16, 8192, 128, 40)]
+try:  # asked before any timing: a missing binary stops the script at once
+    flops_of = {(B, H, S, D, c): work(B, H, S, D, c)[0] for (B, H, S, D, _) in shapes for c in (False, True)}
+except RowsError as e:
+    sys.exit(f"peer_sdpa.py: {e}")
 dev = torch.device("cuda")
 name = torch.cuda.get_device_name(0)
 print(f"torch {torch.__version__} on {name}", flush=True)
@@ -51,7 +59,6 @@ torch.cuda.empty_cache()
 
 backends = [("torch-flash", SDPBackend.FLASH_ATTENTION), ("torch-cudnn", SDPBackend.CUDNN_ATTENTION),
             ("torch-efficient", SDPBackend.EFFICIENT_ATTENTION), ("torch-math", SDPBackend.MATH)]
-shapes = [(32, 12, 512, 64, 200), (8, 16, 2048, 128, 100), (2, 16, 8192, 128, 40)]
 print(f"{'shape':42s} {'peer':16s} {'median_ms':>9s} {'p10_ms':>9s} {'p90_ms':>9s} {'TFLOP/s':>8s}", flush=True)
 for (B, H, S, D, samples) in shapes:
     for causal in (False, True):
@@ -59,7 +66,7 @@ for (B, H, S, D, samples) in shapes:
         q = torch.randn(B, H, S, D, dtype=torch.float16, device=dev, generator=g)
         k = torch.randn(B, H, S, D, dtype=torch.float16, device=dev, generator=g)
         v = torch.randn(B, H, S, D, dtype=torch.float16, device=dev, generator=g)
-        flops = 4 * B * H * S * S * D / (2 if causal else 1)
+        flops = flops_of[(B, H, S, D, causal)]
         label = f"B={B} H={H} S={S} D={D} contiguous fp16" + (" causal" if causal else "")
         for (pname, be) in backends:
             n = samples if pname != "torch-math" else max(5, samples // 10)
