@@ -164,6 +164,19 @@ int save_and_finish(const TuneOutcome& out, const std::string& path, std::FILE* 
   return no_winner || out.failed_strategies ? 1 : 0;
 }
 
+// tune --devices' output: each problem's summaries in grid order, then what was written (the workers' entries
+// were merged into `path` after every problem). Returns 1 when a problem failed.
+int print_device_tune(const DeviceTuneOutcome& out, const std::string& path, bool dry_run) {
+  std::fputs(out.summaries.c_str(), stdout);
+  if (dry_run) return out.failed ? 1 : 0;
+  HeuristicCache written = out.found.save(path);
+  std::printf("wrote %zu GEMM and %zu fused entries from %zu device(s) to %s (it now holds %zu GEMM and %zu fused "
+              "entries, %zu environment(s))\n",
+              out.found.gemm_entries().size(), out.found.fused_entries().size(), out.devices, path.c_str(),
+              written.gemm_entries().size(), written.fused_entries().size(), written.environments().size());
+  return out.failed ? 1 : 0;
+}
+
 // Plugins are tuned one configuration at a time in child processes (orchestrate/plugin_process.hpp), measured as
 // run measures a row, with tune's measurement settings.
 void install_plugin_trials(const TuneFlags& f, const Backend& backend, TuneOptions& opt) {
@@ -235,7 +248,9 @@ int tune_main(const TuneFlags& f) {
                                    shard.whole() ? "whole grid" : shard.text()));
     if (f.split_candidates < 1)
       throw UsageError(fmt::format("--split_candidates must be at least 1, got {}", f.split_candidates));
-    return tune_on_devices(device_pool_options(f), opt, f.cache, static_cast<std::size_t>(f.split_candidates));
+    const DeviceTuneOutcome out =
+        tune_on_devices(device_pool_options(f), opt, f.cache, static_cast<std::size_t>(f.split_candidates));
+    return print_device_tune(out, f.cache, opt.dry_run);
   }
 
   auto backend = make_backend(f.backend, f.device);

@@ -1,6 +1,6 @@
 // tune --devices: one problem at a time to whichever worker is free (an exhaustive search: the units of
 // orchestrate/tune_split.hpp); each problem's cache merged into --cache as it arrives (an atomic save, as the
-// one-process tune does after every problem), summaries in grid order.
+// one-process tune does after every problem), summaries in grid order for the caller to print.
 #include "orchestrate/tune_devices.hpp"
 
 #include <cstdio>
@@ -46,8 +46,8 @@ TaskEnd tune_problem(Backend& backend, const TuneOptions& one, const WorkerTask&
 
 }  // namespace
 
-int tune_on_devices(const DevicePoolOptions& o, const TuneOptions& opt, const std::string& cache_path,
-                    std::size_t split_candidates) {
+DeviceTuneOutcome tune_on_devices(const DevicePoolOptions& o, const TuneOptions& opt, const std::string& cache_path,
+                                  std::size_t split_candidates) {
   WorkerPool pool(worker_arguments(current_arguments()), pool_devices(o));
   std::vector<nlohmann::json> devices = pool.start();
   const std::string mixed = check_device_models(devices, o.mixed_devices);
@@ -56,7 +56,9 @@ int tune_on_devices(const DevicePoolOptions& o, const TuneOptions& opt, const st
                  devices.size(), describe_devices(devices).c_str());
     if (!mixed.empty()) std::fprintf(stderr, "attnbench: warning: %s\n", mixed.c_str());
   }
-  HeuristicCache found;
+  DeviceTuneOutcome outcome;
+  outcome.devices = devices.size();
+  HeuristicCache& found = outcome.found;
   // Per problem, by item: a split tune has a finishing unit per strategy, each with its summary.
   std::map<std::size_t, std::map<std::size_t, std::string>> summaries;
   bool failed = false;
@@ -94,16 +96,11 @@ int tune_on_devices(const DevicePoolOptions& o, const TuneOptions& opt, const st
   progress.finish();
   if (split) failed = failed || split->failed();
   for (std::size_t pi = 0; pi < opt.problems.size(); ++pi) {
-    if (split) std::fputs(split->notes(pi).c_str(), stdout);
-    for (const auto& [item, text] : summaries[pi]) std::fputs(text.c_str(), stdout);
+    if (split) outcome.summaries += split->notes(pi);
+    for (const auto& [item, text] : summaries[pi]) outcome.summaries += text;
   }
-  if (opt.dry_run) return failed ? 1 : 0;
-  HeuristicCache written = found.save(cache_path);
-  std::printf("wrote %zu GEMM and %zu fused entries from %zu device(s) to %s (it now holds %zu GEMM and %zu fused "
-              "entries, %zu environment(s))\n",
-              found.gemm_entries().size(), found.fused_entries().size(), devices.size(), cache_path.c_str(),
-              written.gemm_entries().size(), written.fused_entries().size(), written.environments().size());
-  return failed ? 1 : 0;
+  outcome.failed = failed;
+  return outcome;
 }
 
 int serve_tune_tasks(const WorkerSeat& seat, Backend& backend, const TuneOptions& opt) {
