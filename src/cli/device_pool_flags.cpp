@@ -1,4 +1,4 @@
-// The pool's options from the shared flags, and run --devices' parent and worker with run's flags.
+// The pool's options from the shared flags, and run --devices' worker with run's flags.
 #include "cli/device_pool_flags.hpp"
 
 #include "cli/backend_factory.hpp"

@@ -1,5 +1,5 @@
-// The --devices flags as the pool's plain options (orchestrate's pool takes no flag struct), and run's side of
-// the pool with its flags: the parent prints and writes the report its workers' rows make up.
+// The --devices flags as the pool's plain options (orchestrate/ takes no flag struct), and a run worker's entry
+// with run's flags (the parent's side, run_grid_on_devices, is called by cli/run_command.cpp).
 #pragma once
 #include <string>
 #include <vector>
