@@ -70,7 +70,7 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--isolated_problem", f.isolated_problem)->group("");
   app.add_option("--plugin_config,--plugin-config", f.plugin_config,
                  "configuration of the selected plugins to run (attnbench list shows them; default: the plugin's first, "
-                 "or the cache's)");  // internal: see cli/plugin_process.hpp
+                 "or the cache's)");  // internal: see orchestrate/plugin_process.hpp
 }
 
 // --profile times nothing, so the flags that only shape timing are refused beside it, not ignored.
@@ -194,7 +194,7 @@ double check_measure_flags(const RunFlags& f, MeasureSettings& measure) {
   return parse_max_time(f.max_time, 1.0);
 }
 
-// A plugin row's child process (cli/plugin_process.hpp): it runs its one plugin on its one problem itself.
+// A plugin row's child process (orchestrate/plugin_process.hpp): it runs its one plugin on its one problem itself.
 static bool plugin_row_child(const RunFlags& f) { return f.isolated_point >= 0 || !f.isolated_problem.empty(); }
 
 // Everything the user typed, in the order it is checked; throws UsageError on the first bad flag.

@@ -250,7 +250,13 @@ int tune_main(const TuneFlags& f) {
       throw UsageError(fmt::format("--split_candidates must be at least 1, got {}", f.split_candidates));
     const DeviceTuneOutcome out =
         tune_on_devices(device_pool_options(f), opt, f.cache, static_cast<std::size_t>(f.split_candidates));
-    return print_device_tune(out, f.cache, opt.dry_run);
+    const int rc = print_device_tune(out, f.cache, opt.dry_run);
+    if (!stop_requested()) return rc;
+    // SIGINT/SIGTERM: the pool handed out nothing more and dropped the work in flight; the cache holds what
+    // the workers finished before it.
+    std::fprintf(stderr, "attnbench tune: interrupted by %s; %s holds what the devices finished before it\n",
+                 signal_name(stop_signal()).c_str(), quoted_path(f.cache).c_str());
+    return interrupted_exit_code();
   }
 
   auto backend = make_backend(f.backend, f.device);
