@@ -308,3 +308,24 @@ def test_tune_resume_note(tune_resumed):
 
 def test_tune_resumed_cache_keys(folder, tune_resumed):
     assert tune_keys(folder / "t.json") == tune_keys(folder / "tune_whole.json"), "tune: resumed cache keys differ"
+
+
+def test_tune_on_devices_stops_on_sigterm(attnbench, folder):
+    # tune --devices: the pool hands out nothing more at the signal, the cache keeps what the workers finished,
+    # and the exit code says it was interrupted (it used to run the whole grid after SIGTERM).
+    for f in ("td.json", "td.json.journal"):
+        if os.path.exists(folder / f):
+            os.remove(folder / f)
+    proc = start(folder, [attnbench, "tune", *TGRID, *TSLOW, "--devices=0,1", "--cache=td.json"], stderr="td_err.txt")
+    for _ in range(300):  # the parent merges each finished problem into the cache file
+        if os.path.exists(folder / "td.json") and load(folder / "td.json").get("fused"):
+            break
+        time.sleep(0.1)
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    rc = exit_status(proc)
+    err = open(folder / "td_err.txt").read()
+    assert rc == 143 and "interrupted by SIGTERM" in err, f"exit {rc}: {err}"
+    assert time.monotonic() - t0 < 10, "the pool did not stop promptly"
+    fused = load(folder / "td.json").get("fused", [])
+    assert 1 <= len(fused) < 6, f"{len(fused)} fused entries: the cache should hold what finished, not the whole grid"
