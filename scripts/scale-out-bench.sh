@@ -92,11 +92,16 @@ step_tune() {
   done
 }
 
+# The command of the quiet suite under the gate's settings on the first N GPUs, into the array quiet_cmd.
+quiet_command() {
+  quiet_cmd=("$bin" run --config="$quiet_suite" "${gate[@]}" "${run_flags[@]}" --devices="$(devices_of "$1")" -q)
+}
+
 step_quiet() {
-  timed quiet 1 "$bin" run --config="$quiet_suite" "${gate[@]}" "${run_flags[@]}" --devices=0 -q \
-    --json="$out/quiet-1.json" >"$out/quiet-1.log" 2>&1
-  timed quiet "$gpus" "$bin" run --config="$quiet_suite" "${gate[@]}" "${run_flags[@]}" \
-    --devices="$(devices_of "$gpus")" -q --json="$out/quiet-$gpus.json" >"$out/quiet-$gpus.log" 2>&1
+  quiet_command 1
+  timed quiet 1 "${quiet_cmd[@]}" --json="$out/quiet-1.json" >"$out/quiet-1.log" 2>&1
+  quiet_command "$gpus"
+  timed quiet "$gpus" "${quiet_cmd[@]}" --json="$out/quiet-$gpus.json" >"$out/quiet-$gpus.log" 2>&1
   # GPU 0's rows of the every-GPU run against the same rows on GPU 0 alone.
   python3 - "$out/quiet-$gpus.json" "$out/quiet-all-gpu0.json" <<'PY'
 import json, sys
@@ -116,16 +121,15 @@ step_resume() {
   half=$(awk -v w="$whole" 'BEGIN {printf "%.1f", w / 2}')
   local report=$out/resume-$gpus.json
   rm -f "$report" "$report.journal"
-  "$bin" run --config="$quiet_suite" "${gate[@]}" "${run_flags[@]}" --devices="$(devices_of "$gpus")" -q \
-    --json="$report" >"$out/resume-first.log" 2>&1 &
+  quiet_command "$gpus"
+  "${quiet_cmd[@]}" --json="$report" >"$out/resume-first.log" 2>&1 &
   pid=$!
   sleep "$half"
   kill -TERM "$pid"
   wait "$pid"
   echo "first part: rc=$? after SIGTERM at ${half}s; journal: $(wc -l <"$report.journal" 2>/dev/null || echo none) lines" \
     >"$out/resume-summary.txt"
-  timed resume "$gpus" "$bin" run --config="$quiet_suite" "${gate[@]}" "${run_flags[@]}" \
-    --devices="$(devices_of "$gpus")" -q --json="$report" --resume >"$out/resume-second.log" 2>&1
+  timed resume "$gpus" "${quiet_cmd[@]}" --json="$report" --resume >"$out/resume-second.log" 2>&1
   "$bin" compare "$out/quiet-$gpus.json" "$report" --json="$out/resume-compare.json" >"$out/resume-compare.txt" 2>&1
   echo "resume compare rc=$?" >>"$out/resume-compare.txt"
 }

@@ -32,8 +32,8 @@ def times(out):
 
 
 def label(problem):
-    keys = ("batch", "heads", "kv_heads", "seq_len", "q_len", "head_dim", "page_size", "kv_layout", "dtype", "causal")
-    return " ".join(f"{k}={problem.get(k)}" for k in keys if k in problem)
+    """A row's problem as a key: every field, so that problems differing only in kv_lens stay apart."""
+    return json.dumps(problem, sort_keys=True)
 
 
 def per_device(report):
