@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fetches the in-process peers' headers from PyPI (docs/peers.md): cudnn_frontend's header-only C++ API, the
-# cuDNN headers it compiles against, and FlashInfer's header-only kernels (with the CUTLASS/CuTe headers its
-# Hopper path includes when PEERS_CUTLASS=1). Only headers land in DEST (third_party/peers by default, git
-# ignored, a few MB: small enough to carry to a GPU machine); the wheels are cached in PEERS_WHEELS.
+# cuDNN headers it compiles against, and FlashInfer's header-only kernels with the CCCL (libcudacxx) headers they
+# need (and the CUTLASS/CuTe headers its Hopper path includes when PEERS_CUTLASS=1). Only headers land in DEST
+# (third_party/peers by default, git ignored, about 25 MB: small enough to carry to a GPU machine); the wheels are
+# cached in PEERS_WHEELS.
 # libcudnn itself is not fetched: the cuDNN peer loads libcudnn.so.9 at run time (from LD_LIBRARY_PATH, or
 # ATTNBENCH_CUDNN_LIB, e.g. PyTorch's nvidia/cudnn/lib). Configure with -DATTNBENCH_PEERS_DIR=DEST.
 #   scripts/fetch-peers.sh [DEST]     exit 0: every header set in DEST; 1: a download failed (one line says which)
@@ -52,6 +53,9 @@ w_frontend=$(fetch "$frontend") && w_cudnn=$(fetch "$cudnn") && w_flashinfer=$(f
 unpack "$w_frontend" include "$dest/cudnn_frontend/include"
 unpack "$w_cudnn" nvidia/cudnn/include "$dest/cudnn/include"
 unpack "$w_flashinfer" flashinfer/data/include "$dest/flashinfer/include"
+# FlashInfer's kernels need the CCCL it vendors (cuda::fast_mod_div, newer than CUDA 13.0's): its libcudacxx
+# headers (15 MB), which the FlashInfer peers put ahead of the toolkit's as FlashInfer's JIT does.
+unpack "$w_flashinfer" flashinfer/data/cccl/libcudacxx/include "$dest/cccl/libcudacxx/include"
 if [[ ${PEERS_CUTLASS:-0} == 1 ]]; then
   unpack "$w_flashinfer" flashinfer/data/cutlass/include "$dest/cutlass/include"
 fi
