@@ -18,6 +18,12 @@
  * crash, an abort, a write outside the tensors (checked by guard regions after the forwards) or a hang past
  * --plugin_timeout makes the row `failed` too; a wrong output makes it `incorrect`.
  *
+ * Peers (docs/peers.md): another library's kernels (cuDNN, FlashInfer) built by attnbench's project as a
+ * plugin named libattnbench_peer_<name>.so, whose table's name is <name>, and loaded with --peers. A peer is a
+ * plugin in every way but its strategy name, "peer:<name>", and two conventions it may use (both valid for any
+ * plugin of this ABI version): kernels_per_forward may return -1 (its plan decides), and a peer whose library
+ * cannot work here (libcudnn.so.9 absent, ...) still loads and says so in its version: "unavailable: <why>".
+ *
  * Plain C (C99 and C++); no attnbench header or library is needed to build a plugin.
  */
 #ifndef ATTNBENCH_PLUGIN_H
@@ -103,8 +109,12 @@ typedef struct ab_tensors {
 typedef struct ab_plugin {
   uint32_t abi_version;        /* ATTNBENCH_PLUGIN_ABI_VERSION the plugin was built against */
   uint32_t struct_size;        /* sizeof(ab_plugin) */
-  const char* name;            /* short name [A-Za-z0-9_.-]+; the strategy shows as "plugin:<name>" */
-  const char* version;         /* the plugin's own version, free text (e.g. "1.2.0") */
+  const char* name;            /* short name [A-Za-z0-9_.-]+; the strategy shows as "plugin:<name>" (a peer's
+                                  as "peer:<name>") */
+  const char* version;         /* the plugin's own version, free text (e.g. "1.2.0"); every row it runs carries
+                                  it (the report's library_version; compare flags a change). A library that
+                                  cannot run here says "unavailable: <why>" (attnbench list shows it; --peers
+                                  refuses or skips it) */
   const char* description;     /* one line */
   int32_t num_configs;         /* 1..4096: tunable configurations (tiles, algorithms...) */
   const char* const* configs;  /* num_configs names; configs[0] is the default; `attnbench tune` tries each
@@ -113,7 +123,8 @@ typedef struct ab_plugin {
   /* 0 when `config` can run `problem` on `backend` (enum ab_backend); else nonzero with the reason. */
   int (*can_implement)(const ab_problem* problem, int32_t backend, int32_t config, char* reason, size_t reason_size);
   /* The launch contract: kernels one forward launches on CUDA (attnbench counts them with CUPTI and flags a
-   * mismatch). CPU plugins return 0. */
+   * mismatch). CPU plugins return 0. -1: not declared, decided by the library's plan at setup (a library peer
+   * such as cuDNN); the row then has no contract, and its launches are still counted and reported. */
   int64_t (*kernels_per_forward)(const ab_problem* problem, int32_t config);
   /* Prepare to run: keep the pointers, allocate workspace, build plans. *state is passed to forward and
    * teardown. 0 on success, else nonzero with a message (teardown is not called then). */

@@ -1,6 +1,7 @@
 // Gathers `attnbench list`'s document from the registries: strategies (registry), backends and devices
 // (backend_factory), timers (measure), the fused tiles the default backend has compiled and the head_dims and
-// dtypes each takes there, the suites in suite_search_dirs(), and the plugins loaded with --plugin.
+// dtypes each takes there, the suites in suite_search_dirs(), the plugins loaded with --plugin, and the peers
+// (cli/list_peers.hpp).
 #include "cli/list_catalog.hpp"
 
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "cli/backend_factory.hpp"
+#include "cli/list_peers.hpp"
 #include "core/grid.hpp"
 #include "core/json_file.hpp"
 #include "core/strategy.hpp"
@@ -140,17 +142,17 @@ json suites() {
 json plugins() {
   json list = json::array();
   for (const PluginInfo& p : describe_plugins())
-    list.push_back({{"name", p.name}, {"strategy", kPluginPrefix + p.name}, {"version", p.version},
+    list.push_back({{"name", p.name}, {"strategy", p.strategy_name()}, {"version", p.version},
                     {"description", p.description}, {"path", p.path}, {"configs", p.configs}});
   return list;
 }
 
 }  // namespace
 
-json list_catalog() {
+json list_catalog(double peer_load_timeout_s) {
   return {{"schema", "attnbench.list/1"}, {"strategies", strategies()}, {"backends", backends()},
           {"devices", devices()},        {"timers", timers()},         {"fused_tiles", fused_tiles()},
-          {"suites", suites()},          {"plugins", plugins()}};
+          {"suites", suites()},          {"plugins", plugins()},       {"peers", list_peers(peer_load_timeout_s)}};
 }
 
 }  // namespace ab

@@ -1,5 +1,5 @@
 // `attnbench list`: strategies with their launch contracts, backends, devices, timers, the fused tiles compiled
-// per head_dim on this machine's backend, suites with their descriptions and plugins; --format=json prints the
+// per head_dim on this machine's backend, suites with their descriptions, plugins and peers; --format=json prints the
 // same document (cli/list_catalog.hpp) for scripts.
 #include "cli/list_command.hpp"
 
@@ -21,6 +21,31 @@ namespace ab {
 namespace {
 
 using json = nlohmann::json;
+
+// The peers section: a found peer as a plugin is shown; an unavailable one with its reason; a known one not found,
+// and a script peer, with how to get it.
+std::string render_peers(const json& peers) {
+  auto str = [](const json& j, const char* key) { return j.value(key, std::string()); };
+  auto left = [](std::size_t gap) { return TableColumn{"", Align::left, 0, true, gap}; };
+  std::string s = "peers (--peers=all|NAME,...; other libraries' kernels; docs/peers.md):\n";
+  TextTable table({left(0), left(2), left(2), left(2)});
+  for (const auto& p : peers) {
+    const std::string strategy = "  " + str(p, "strategy"), status = str(p, "status");
+    if (status == "found") {
+      std::string description = str(p, "description").empty() ? "" : "(" + str(p, "description") + ")";
+      table.add_row({strategy, str(p, "version").empty() ? "-" : str(p, "version"), str(p, "path"),
+                     fmt::format("configs: {}", fmt::join(p["configs"].get<std::vector<std::string>>(), ","))},
+                    description);
+    } else if (status == "unavailable") {
+      table.add_row({strategy, "unavailable", str(p, "path")}, str(p, "reason"));
+    } else if (status == "missing") {
+      table.add_row({strategy}, fmt::format("not found ({}); to get it: {}", str(p, "description"), str(p, "how")));
+    } else {
+      table.add_row({strategy}, fmt::format("script peer ({}): {}", str(p, "description"), str(p, "how")));
+    }
+  }
+  return s + table.body();
+}
 
 // The text of `list`: each section one aligned table (core/text_table.hpp: a column as wide as its widest
 // cell), indented by two spaces.
@@ -101,6 +126,7 @@ std::string render_text(const json& c) {
                     description);
   }
   s += plugins.body();
+  s += render_peers(c["peers"]);
   return s;
 }
 
@@ -112,7 +138,7 @@ Command add_list_command(CLI::App& parent) {
   auto plugins = std::make_shared<std::vector<std::string>>();
   auto timeout = std::make_shared<double>(kPluginLoadTimeoutS);
   CLI::App* app = parent.add_subcommand(
-      "list", "list strategies, backends, devices, timers, fused tiles, suites and plugins");
+      "list", "list strategies, backends, devices, timers, fused tiles, suites, plugins and peers");
   add_json_output_flag(*app, *outputs, "write the catalogue (attnbench.list/1, for scripts)");
   add_legacy_output_flags(*app, *legacy);
   app->add_option("--plugin", *plugins, "load a plugin library (repeatable) to list it (docs/plugins.md)");
@@ -123,7 +149,7 @@ Command add_list_command(CLI::App& parent) {
                    const ConsoleTarget console = apply_legacy_output(*legacy, *outputs, "json", "list");
                    check_report_outputs(*outputs);
                    load_plugins_in_children(*plugins, plugin_load_timeout(*timeout));  // never loaded here
-                   json c = list_catalog();
+                   json c = list_catalog(plugin_load_timeout(*timeout));
                    write_report_outputs(*outputs, [&c](const std::string&) { return c.dump(2) + "\n"; });
                    emit_console(console, *outputs, render_text(c));
                    return 0;

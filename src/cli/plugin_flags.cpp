@@ -1,4 +1,4 @@
-// --plugin and a suite's "plugins": the paths, and loading them here or in loader processes.
+// --plugin and a suite's "plugins": the paths, and loading them (and --peers' peers) here or in loader processes.
 #include "cli/plugin_flags.hpp"
 
 #include <filesystem>
@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cli/peer_flags.hpp"
 #include "orchestrate/plugin_loader.hpp"
 #include "core/errors.hpp"
 #include "core/grid.hpp"
@@ -46,9 +47,9 @@ std::vector<std::string> plugin_paths(const SharedFlags& f) {
 
 void load_flag_plugins(const SharedFlags& f, PluginCode where) {
   const std::vector<std::string> paths = plugin_paths(f);
-  if (paths.empty()) return;
   if (where == PluginCode::here) load_plugins(paths);
   else load_plugins_in_children(paths, plugin_load_timeout(f.plugin_timeout));
+  load_flag_peers(f, where == PluginCode::here);  // after the plugins: plugin rows first, then peer rows
 }
 
 }  // namespace ab

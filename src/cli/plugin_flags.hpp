@@ -13,7 +13,7 @@ std::vector<std::string> plugin_paths(const SharedFlags& f);
 // Where a process loads its plugins' code: in loader processes (orchestrate/plugin_loader.hpp; this process knows
 // them by their descriptions alone), or here (a process that runs plugin rows itself).
 enum class PluginCode { in_loaders, here };
-// Loads them (strategies/plugin_library.hpp) `where` says; throws UsageError (one line) when one cannot be
-// loaded.
+// Loads them (strategies/plugin_library.hpp) `where` says, then the peers of --peers (cli/peer_flags.hpp); throws
+// UsageError (one line) when one cannot be loaded.
 void load_flag_plugins(const SharedFlags& f, PluginCode where);
 }  // namespace ab

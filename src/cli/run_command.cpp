@@ -19,6 +19,7 @@
 #include "cli/grid_flags.hpp"
 #include "orchestrate/grid_journal.hpp"
 #include "orchestrate/run_devices.hpp"
+#include "cli/peer_flags.hpp"
 #include "cli/plugin_flags.hpp"
 #include "orchestrate/plugin_process.hpp"
 #include "cli/device_pool_flags.hpp"
@@ -200,9 +201,9 @@ static bool plugin_row_child(const RunFlags& f) { return f.isolated_point >= 0 |
 // Everything the user typed, in the order it is checked; throws UsageError on the first bad flag.
 void check_run_flags(const RunFlags& f, CheckedRun& run) {
   RunOptions& opt = run.opt;
-  // Before --strategies, which may name them. Only a process that runs plugin rows itself (a row's child, a
-  // --devices worker) loads their code; the others learn them from loader processes.
-  load_flag_plugins(f, plugin_row_child(f) || !f.worker_dir.empty() ? PluginCode::here : PluginCode::in_loaders);
+  // Before --strategies, which may name them. Only a process that runs plugin rows itself (a row's child) loads
+  // their code; the others (--devices workers included) learn them from loader processes.
+  load_flag_plugins(f, plugin_row_child(f) ? PluginCode::here : PluginCode::in_loaders);
   check_strategy_flags(f, opt);
   if (f.isolated_point >= 0) {
     if (static_cast<std::size_t>(f.isolated_point) >= opt.problems.size())
@@ -355,7 +356,9 @@ void print_warnings(const std::vector<std::string>& warnings, bool quiet) {
 int end_run(const RunFlags& f, const CheckedRun& run, Report& report, GridJournal& journal, std::size_t finished);
 
 // run --devices: the pool runs the grid (orchestrate/run_devices.hpp) with the same journal as one process.
-int run_on_devices(const RunFlags& f, CheckedRun& run, const std::vector<std::string>& argv) {
+// `worker_argv`: argv as its workers are told (arguments_with_loaded_peers); the report records argv.
+int run_on_devices(const RunFlags& f, CheckedRun& run, const std::vector<std::string>& argv,
+                   const std::vector<std::string>& worker_argv) {
   DevicesJournal dj;
   dj.strategies = strategy_names_of(run.opt.strategies);
   if (keeps_journal(f))
@@ -364,7 +367,8 @@ int run_on_devices(const RunFlags& f, CheckedRun& run, const std::vector<std::st
       apply_backend_defaults(f, device.value("backend", "") == "cpu", run.max_time, run.opt.measure);
       return open_journal(f, run, device);
     };
-  DevicesRun out = run_grid_on_devices(device_pool_options(f), run.opt, argv, dj);
+  DevicesRun out = run_grid_on_devices(device_pool_options(f), run.opt, worker_argv, dj);
+  out.report.command = join_arguments(argv);
   return end_run(f, run, out.report, out.journal, out.finished);
 }
 
@@ -414,6 +418,8 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   // Everything the user typed is checked before any device work.
   CheckedRun run;
   check_run_flags(f, run);
+  // What its workers, fresh processes and plugin rows' children are told: the peers loaded here, by name.
+  const std::vector<std::string> child_argv = arguments_with_loaded_peers(argv);
   RunOptions& opt = run.opt;
   if (f.dry_run && (!f.devices.empty() || f.resume || f.profile))
     throw UsageError("--dry_run estimates one plain run on one device: leave --devices, --resume and --profile out");
@@ -422,7 +428,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
       throw UsageError(fmt::format("--devices: not combined with a shard ({}) yet; run each shard on one device",
                                    run.shard.text()));
     say_deferred_notes(f.quiet);
-    return run_on_devices(f, run, argv);
+    return run_on_devices(f, run, argv, child_argv);
   }
 
   auto backend = make_backend(f.backend, f.device);
@@ -440,16 +446,17 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
     return 0;
   }
   std::vector<std::string> warnings = warnings_before_running(run, *backend, dev);
-  if (!f.worker_dir.empty()) return serve_run_tasks(f, *backend, opt, warnings, run_settings(f, run));
 
-  // Plugin rows run in child processes with a time limit (the child, --isolated_point, runs them itself).
+  // Plugin and peer rows run in child processes with a time limit, in one process and in each --devices worker
+  // (the child, --isolated_point, runs them itself).
   std::vector<std::string> plugin_warnings;
   if (!plugin_child && !loaded_plugins().empty()) {
     set_plugins_run_in_process(false);
     opt.isolated_rows = [&](std::size_t index, const Problem& p, const Strategy& st) {
-      return run_plugin_rows_in_child(argv, index, p, st, f.plugin_timeout, dev.copy_bandwidth_gbps, &plugin_warnings);
+      return run_plugin_rows_in_child(child_argv, index, p, st, f.plugin_timeout, dev.copy_bandwidth_gbps, &plugin_warnings);
     };
   }
+  if (!f.worker_dir.empty()) return serve_run_tasks(f, *backend, opt, warnings, run_settings(f, run));
 
   GridJournal journal = open_journal(f, run, dev.to_json());
   FinishedRows done(opt.problems, journal, strategy_names_of(opt.strategies));
@@ -464,7 +471,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   if (resume.needed) {
     backend.reset();  // give the broken context up before the fresh process opens the device
     std::vector<ResultRow> fresh;
-    continue_in_fresh_process(argv, resume, &fresh, &warnings);
+    continue_in_fresh_process(child_argv, resume, &fresh, &warnings);
     done.add_unindexed(rows);
     done.add_unindexed(fresh);
   }

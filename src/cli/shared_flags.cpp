@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/flag_values.hpp"
+#include "cli/peer_flags.hpp"
 #include "cli/run_command.hpp"
 #include "core/errors.hpp"
 #include "measure/measure.hpp"
@@ -63,9 +64,15 @@ void add_shared_flags(CLI::App& app, SharedFlags& f, const SharedFlagText& text)
       ->check(CLI::Range(0.0, kMaxStartDelayMs));
   app.add_option("--plugin", f.plugins, "load an attention plugin (include/attnbench/plugin.h); repeatable; docs/plugins.md")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--peers", f.peers,
+                 "other libraries' kernels to run beside the strategies, as peer:<name> rows: all, none, or names "
+                 "(e.g. cudnn,flashinfer-decode); found in $ATTNBENCH_PEERS_DIR, <binary>/peers, "
+                 "<binary>/../lib/attnbench/peers; `attnbench list` shows them; docs/peers.md")
+      ->capture_default_str()
+      ->check(usage_validator([](const std::string& s) { parse_peers_flag(s); }, "all|none|NAME,..."));
   app.add_option("--plugin_timeout,--plugin-timeout", f.plugin_timeout,
-                 "seconds a plugin's child process may take for one problem before it is killed (default 300); loading a "
-                 "plugin may take this long, at most 30")
+                 "seconds a plugin's or peer's child process may take for one problem before it is killed (default 300); "
+                 "loading one may take this long, at most 30")
       ->check(CLI::Range(0.1, 86400.0));
   app.add_option("--seed", f.seed, "random input seed")->capture_default_str()->check(non_negative_integer());
   app.add_option("--scores", f.scores, "score matrix precision: input (the input dtype, as PyTorch) | fp32")

@@ -19,6 +19,9 @@ struct LaunchContract {
   std::int64_t kernels = 0;     // our own kernels (softmax, combine, finalize, gather, fused)
   std::int64_t total() const { return gemm_calls + kernels; }
   std::string formula;          // e.g. "2·B·H·P gemm + B·H·P + 1 kernels"
+  // false: no count is promised (a library peer whose plan decides its kernels at setup, plugin.h's -1); the
+  // row's launches are still measured and reported, but there is nothing to check them against.
+  bool declared = true;
 };
 
 // What one strategy runs with: the choices every GEMM strategy reads, and the strategy's own configuration.
@@ -76,6 +79,9 @@ class Strategy {
   virtual bool runs_isolated() const { return false; }
   // The configurations the tuner searches for this strategy (plugins); empty for the built-in ones.
   virtual std::vector<std::string> tunable_configs() const { return {}; }
+  // The version of the library whose code this strategy runs (a plugin's or peer's table `version`), which
+  // its rows carry; empty for the built-in ones (the report's tool version is theirs).
+  virtual std::string library_version() const { return {}; }
 };
 
 }  // namespace ab

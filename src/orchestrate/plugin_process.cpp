@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,15 +24,24 @@ namespace ab {
 namespace {
 
 // Flags of the parent that the child replaces (with a value, as --flag=V or --flag V) or drops.
+// A --devices worker's own flags (--worker_dir, --worker_device) are dropped: its rows' children are plain runs.
 bool takes_value(const std::string& a) {
-  for (const char* f : {"--json", "--resume_at", "--strategies", "--tile", "--isolated_point"})
+  for (const char* f : {"--json", "--resume_at", "--strategies", "--tile", "--isolated_point", "--peers", "--worker_dir",
+                        "--worker_device"})
     if (a == f) return true;
   return false;
 }
 bool replaced(const std::string& a) {
-  for (const char* f : {"--json=", "--resume_at=", "--strategies=", "--tile=", "--isolated_point="})
+  for (const char* f : {"--json=", "--resume_at=", "--strategies=", "--tile=", "--isolated_point=", "--peers=",
+                        "--worker_dir=", "--worker_device="})
     if (a.rfind(f, 0) == 0) return true;
   return a == "--no_table" || a == "--quiet";
+}
+
+// The --peers of a child that runs `strategy`: that peer alone (its library is the only one the child loads),
+// or none.
+std::string peers_argument(const std::string& strategy) {
+  return "--peers=" + (is_peer_strategy(strategy) ? strategy.substr(std::string(kPeerPrefix).size()) : std::string("none"));
 }
 
 std::vector<std::string> child_arguments(const std::vector<std::string>& argv, std::size_t index,
@@ -41,6 +52,7 @@ std::vector<std::string> child_arguments(const std::vector<std::string>& argv, s
     if (replaced(argv[i])) continue;
     args.push_back(argv[i]);
   }
+  args.push_back(peers_argument(strategy));
   args.push_back("--strategies=" + strategy);
   args.push_back(fmt::format("--isolated_point={}", index));
   args.push_back("--json=" + report_path);
@@ -53,6 +65,7 @@ ResultRow failed_row(const Problem& p, const Strategy& st, const std::string& wh
   ResultRow row;
   row.problem = p;
   row.strategy = st.name();
+  row.library_version = st.library_version();
   row.launches = summarize_launches(st.contract(p, StrategyOptions{}), std::nullopt);
   row.disposition = Disposition::failed;
   row.reason = fmt::format("{} / {}: {}", p.label(), st.name(), why);
@@ -90,8 +103,15 @@ std::vector<ResultRow> rows_from_child(const std::vector<std::string>& args, con
                                        const Strategy& st, double timeout_s, double copy_gbps,
                                        std::vector<std::string>* warnings) {
   const std::vector<std::string> env = child_environment(copy_gbps);
+  // Its stdin is /dev/null and its stdout goes to stderr: what a plugin prints never reaches attnbench's stdout
+  // (a report written to `-`) or a --devices worker's protocol pipes (orchestrate/worker_pool.hpp).
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, 2, 1);
   std::string start_error;
-  const pid_t pid = spawn_self(args, &env, nullptr, &start_error);
+  const pid_t pid = spawn_self(args, &env, &actions, &start_error);
+  posix_spawn_file_actions_destroy(&actions);
   std::vector<ResultRow> rows;
   if (pid < 0) {
     rows.push_back(failed_row(p, st, fmt::format("could not start its process: {}", start_error)));
@@ -145,7 +165,9 @@ ResultRow run_plugin_trial_in_child(const PluginTrialSetup& s, const Problem& p,
                                    "--strategies=" + st.name(), "--plugin_config=" + config, "--verify",
                                    "--json=" + report_path, "--no_table", "--quiet"};
   if (s.backend == "cuda") args.push_back(fmt::format("--device={}", s.device));
-  for (const LoadedPlugin& lp : loaded_plugins()) args.push_back("--plugin=" + lp.info.path);
+  for (const LoadedPlugin& lp : loaded_plugins())
+    if (lp.info.kind == PluginKind::plugin) args.push_back("--plugin=" + lp.info.path);
+  args.push_back(peers_argument(st.name()));
   for (const std::string& f : s.measure_flags) args.push_back(f);
   std::vector<ResultRow> rows = rows_from_child(args, report_path, p, st, s.timeout_s, s.copy_gbps, nullptr);
   return rows.front();

@@ -40,6 +40,7 @@ std::vector<ResultRow> failed_rows(const RunOptions& opt, const TaskOutcome& t) 
     ResultRow row;
     row.problem = p;
     row.strategy = strategies[s]->name();
+    row.library_version = strategies[s]->library_version();
     row.disposition = Disposition::failed;
     row.reason = fmt::format("{} / {}: {}", p.label(), row.strategy, t.failure);
     row.device = t.device;
@@ -111,6 +112,11 @@ DevicesRun run_grid_on_devices(const DevicePoolOptions& o, const RunOptions& opt
 int serve_run_tasks(const WorkerSeat& seat, Backend& backend, const RunOptions& opt,
                     const std::vector<std::string>& warnings, const nlohmann::json& settings) {
   const nlohmann::json device = backend.device_info().to_json();
+  // Strategies whose rows ran in a child process of their own: their failures never touch this context.
+  std::vector<std::string> in_children;
+  if (opt.isolated_rows)
+    for (const auto& s : make_strategies(opt.strategies))
+      if (s->runs_isolated()) in_children.push_back(s->name());
   return serve_worker_tasks(seat.dir, seat.device, device, [&](const WorkerTask& task) {
     RunOptions one = opt;
     one.problems = {opt.problems.at(task.item)};
@@ -118,6 +124,11 @@ int serve_run_tasks(const WorkerSeat& seat, Backend& backend, const RunOptions& 
     one.start_problem = 0;
     one.start_strategy = task.start;
     one.quiet = true;
+    // Plugin rows' children are told the problem by its grid index (the worker's own grid is the parent's).
+    if (opt.isolated_rows)
+      one.isolated_rows = [&opt, item = task.item](std::size_t, const Problem& p, const Strategy& st) {
+        return opt.isolated_rows(item, p, st);
+      };
     Report part;
     part.warnings = warnings;
     ResumePoint resume;
@@ -128,9 +139,12 @@ int serve_run_tasks(const WorkerSeat& seat, Backend& backend, const RunOptions& 
     write_json_atomic(task.file, to_json(part));
     TaskEnd end;
     if (resume.needed) end.next = resume.strategy;
-    // A failed row may have left the context broken: a fresh worker takes the rest of the queue.
-    end.retire = std::any_of(part.rows.begin(), part.rows.end(),
-                             [](const ResultRow& r) { return r.disposition == Disposition::failed; });
+    // A failed row may have left the context broken: a fresh worker takes the rest of the queue (not for a row
+    // that failed in its own child process).
+    end.retire = std::any_of(part.rows.begin(), part.rows.end(), [&](const ResultRow& r) {
+      return r.disposition == Disposition::failed &&
+             std::find(in_children.begin(), in_children.end(), r.strategy) == in_children.end();
+    });
     return end;
   });
 }

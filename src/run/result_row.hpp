@@ -15,6 +15,7 @@
 #include "core/strategy.hpp"
 #include "measure/rounds.hpp"
 #include "run/disposition.hpp"
+#include "strategies/plugin_kind.hpp"
 
 namespace ab {
 
@@ -25,12 +26,14 @@ struct MeasuredLaunches {
 };
 
 struct RowLaunches {
-  bool has_contract = true;  // false: no expected counts (peer rows of scripts/peer_torch.py)
+  bool has_contract = true;  // false: no expected counts (peer rows of scripts/peer_torch.py, and rows of a
+                             // plugin or peer whose kernels_per_forward returned -1: its plan decides)
   std::int64_t expected_gemm = 0, expected_kernels = 0;
   std::string formula;
   std::optional<MeasuredLaunches> measured;
   bool match = false;     // with measured: the count kept the contract (or its extras are explained); when a
-                          // report does not say, the counts agree or one of them is unknown
+                          // report does not say, the counts agree or one of them is unknown; true (and not
+                          // written) without a contract
   std::string explained;  // "N extra cuBLASLt split-K reduction kernel(s)", or ""
   std::int64_t expected_total() const { return expected_gemm + expected_kernels; }
 };
@@ -68,8 +71,13 @@ struct ResultRow {
   double tflops = 0, gbps = 0;                 // with timing: from time_ms.median (NaN when a report left them out)
   double copy_fraction = NAN;                  // gbps / the device's measured copy bandwidth (NaN: unknown)
   int device = -1;                             // the device index that ran the row (--device or one of
-                                               // --devices); -1: not recorded (reports before it, peer rows)
-  bool peer() const { return strategy.rfind("peer:", 0) == 0; }  // a row of scripts/peer_torch.py
+                                               // --devices); -1: not recorded (reports before it, script peer rows)
+  std::string library_version;                 // plugin and peer rows: their library's version (its table's
+                                               // `version`); "" for the built-in strategies and script peers
+  // Another library's attention, not attnbench's own: an in-process peer (--peers, a plugin library of this
+  // project, with measured launches, verification and a device) or a row of scripts/peer_torch.py (PyTorch
+  // SDPA, timed by the script; no launch contract, no device).
+  bool peer() const { return is_peer_strategy(strategy); }
 };
 
 nlohmann::json to_json(const RowLaunches& l);
@@ -77,8 +85,8 @@ nlohmann::json to_json(const RowVerification& v);
 nlohmann::json to_json(const InjectedSlowdown& s);
 nlohmann::json to_json(const RowConfig& c);
 nlohmann::json to_json(const ResultRow& row);
-// A row of any attnbench.report/1 document: this binary's (every version), peer rows of
-// scripts/peer_torch.py. Optional sections and fields added over time read as absent (std::nullopt, NaN,
+// A row of any attnbench.report/1 document: this binary's (every version, in-process peer rows included),
+// peer rows of scripts/peer_torch.py. Optional sections and fields added over time read as absent (std::nullopt, NaN,
 // -1, ""); the problem, strategy and status are required. A missing required field or a field of the wrong
 // type throws UsageError "ORIGIN: WHEREfield must be ...", e.g. "'r.json': results[3].problem.causal must
 // be true or false" with origin "'r.json'" and where "results[3].".

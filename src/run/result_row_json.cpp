@@ -229,7 +229,7 @@ json to_json(const RowLaunches& l) {
     const MeasuredLaunches& m = *l.measured;
     j["measured"] = {{"kernels", m.kernels},       {"gemm_calls", m.gemm_calls}, {"other_kernels", m.other_kernels},
                      {"kernel_names", m.kernel_names}, {"source", m.source}};
-    j["match"] = l.match;
+    if (l.has_contract) j["match"] = l.match;  // no contract, no verdict
     if (!l.explained.empty()) j["explained"] = l.explained;
   }
   return j;
@@ -275,6 +275,7 @@ json to_json(const ResultRow& row) {
   j["status"] = to_string(row.disposition);
   j["reason"] = row.reason;
   if (row.device >= 0) j["device"] = row.device;
+  if (!row.library_version.empty()) j["library_version"] = row.library_version;
   j["launches"] = to_json(row.launches);
   if (row.config) j["config"] = to_json(*row.config);
   if (row.verify) j["verify"] = to_json(*row.verify);
@@ -307,6 +308,7 @@ ResultRow result_row_from_json(const json& j, const std::string& origin, const s
   const std::int64_t device = r.opt_int(j, "device", "", -1);
   if (j.contains("device") && (device < 0 || device > 1 << 20)) r.fail("", "device", "must be a device index (0 or more)");
   row.device = static_cast<int>(device);
+  row.library_version = r.opt_str(j, "library_version", "");
   row.launches = launches_from_json(r, r.object(j, "launches", ""));
   if (const json* c = r.object(j, "config", "")) row.config = config_from_json(r, *c);
   if (const json* v = r.object(j, "verify", "")) row.verify = verify_from_json(r, *v);

@@ -229,6 +229,7 @@ ResultRow GridRun::base_row(const Problem& p, const Strategy& st) const {
   ResultRow row;
   row.problem = p;
   row.strategy = st.name();
+  row.library_version = st.library_version();
   row.launches = summarize_launches(st.contract(p, opt_.strategy), std::nullopt);
   return row;
 }

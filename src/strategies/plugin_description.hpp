@@ -7,15 +7,19 @@
 #include <string_view>
 #include <vector>
 
+#include "strategies/plugin_kind.hpp"
+
 namespace ab {
 
 // What `attnbench list` shows about a loaded plugin.
 struct PluginInfo {
-  std::string name;         // the plugin's own name; the strategy is "plugin:" + name
-  std::string version;      // the plugin's version text
+  std::string name;         // the plugin's own name; the strategy is strategy_name()
+  std::string version;      // the plugin's version text (a peer's "unavailable: WHY" when it cannot run here)
   std::string description;
-  std::string path;         // as given to --plugin (or a suite)
+  std::string path;         // as given to --plugin (or a suite), or where a peer was found
   std::vector<std::string> configs;  // its tunable configurations, the default first
+  PluginKind kind = PluginKind::plugin;  // set by whoever loaded it (the table does not say)
+  std::string strategy_name() const { return strategy_prefix(kind) + name; }
 };
 
 // The bounds of a plugin's table (plugin.h): the name is 1-64 characters of [A-Za-z0-9_.-]; the version,

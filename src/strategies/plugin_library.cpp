@@ -78,16 +78,17 @@ void load_plugins(const std::vector<std::string>& paths) {
     if (!plugin_loaded_from(path)) add_loaded_plugin(open_plugin_library(path));
 }
 
-bool plugin_loaded_from(const std::string& path) {
+bool plugin_loaded_from(const std::string& path, PluginKind kind) {
   for (const LoadedPlugin& p : registry())
-    if (p.info.path == path) return true;
+    if (p.info.path == path && p.info.kind == kind) return true;
   return false;
 }
 
 void add_loaded_plugin(LoadedPlugin plugin) {
   for (const LoadedPlugin& p : registry())
-    if (p.info.name == plugin.info.name)
-      throw UsageError(plugin_error(plugin.info.path, fmt::format("a plugin named '{}' is already loaded from {}",
+    if (p.info.strategy_name() == plugin.info.strategy_name())
+      throw UsageError(plugin_error(plugin.info.path, fmt::format("a {} named '{}' is already loaded from {}",
+                                                                 plugin.info.kind == PluginKind::peer ? "peer" : "plugin",
                                                                  plugin.info.name, p.info.path)));
   registry().push_back(std::move(plugin));
 }

@@ -1,4 +1,4 @@
-// A plugin as a strategy: "plugin:<name>". It translates attnbench's problem and tensors into the C ABI
+// A plugin as a strategy: "plugin:<name>", or "peer:<name>" for a peer (strategies/plugin_kind.hpp). It translates attnbench's problem and tensors into the C ABI
 // (include/attnbench/plugin.h), calls the plugin's functions, turns their error returns into exceptions (a
 // `failed` row), and after the forwards checks the guard regions around every tensor it handed out. The
 // plugin's code runs only where plugins run in-process (the child process of orchestrate/plugin_process.cpp) and its
@@ -47,19 +47,22 @@ std::string message(const char* buf) { return std::string(buf, strnlen(buf, kMes
 class PluginStrategy : public Strategy {
  public:
   explicit PluginStrategy(const LoadedPlugin& p) : plugin_(p), t_(p.table) {}
-  std::string name() const override { return kPluginPrefix + plugin_.info.name; }
+  std::string name() const override { return plugin_.info.strategy_name(); }
   std::string description() const override {
-    return fmt::format("plugin {} {} ({}): {}", plugin_.info.name, plugin_.info.version, plugin_.info.path,
-                       plugin_.info.description);
+    return fmt::format("{} {} {} ({}): {}", plugin_.info.kind == PluginKind::peer ? "peer" : "plugin",
+                       plugin_.info.name, plugin_.info.version, plugin_.info.path, plugin_.info.description);
   }
   bool runs_isolated() const override { return true; }
   std::vector<std::string> tunable_configs() const override { return plugin_.info.configs; }
+  std::string library_version() const override { return plugin_.info.version; }
 
   LaunchContract contract(const Problem& p, const StrategyOptions& opt) const override {
     int index = 0;
     if (!code_here() || !config_index(opt, &index).empty()) return {0, 0, "as the plugin declares"};
     ab_problem ap = to_abi(p);
     std::int64_t k = t_->kernels_per_forward(&ap, index);
+    // plugin.h: -1 (any negative count) leaves the count to the library's plan; launches are measured, not checked.
+    if (k < 0) return {0, 0, "decided by the library's plan at setup (not declared)", false};
     return {0, k, fmt::format("{} kernel{} (declared by the plugin)", k, k == 1 ? "" : "s")};
   }
   std::string can_implement(const Problem& p, const Backend& be, const StrategyOptions& opt) const override {

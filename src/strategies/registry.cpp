@@ -17,7 +17,8 @@ std::vector<std::unique_ptr<Strategy>> make_all_strategies() {
   v.push_back(make_fully_batched());
   v.push_back(make_ptr_array());
   v.push_back(make_fused());
-  for (const LoadedPlugin& p : loaded_plugins()) v.push_back(make_plugin_strategy(p));  // after the built-ins
+  // After the built-ins: the plugins, then the peers (in load order, cli/plugin_flags.cpp).
+  for (const LoadedPlugin& p : loaded_plugins()) v.push_back(make_plugin_strategy(p));
   return v;
 }
 
@@ -43,8 +44,9 @@ std::vector<std::unique_ptr<Strategy>> make_strategies(const std::string& list) 
       bool dup = false;
       for (auto& s : out) dup = dup || s->name() == want;
       if (dup) throw UsageError(fmt::format("--strategies: '{}' is listed twice", want));
-      throw UsageError(fmt::format("--strategies: unknown strategy '{}' (known: {})", want,
-                                   fmt::join(strategy_names(), ", ")));
+      throw UsageError(fmt::format("--strategies: unknown strategy '{}' (known: {}){}", want,
+                                   fmt::join(strategy_names(), ", "),
+                                   is_peer_strategy(want) ? "; a peer runs once --peers loads it (--peers=NAME or all)" : ""));
     }
   }
   return out;

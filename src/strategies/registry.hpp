@@ -9,7 +9,7 @@
 namespace ab {
 
 // All strategies, in the order they are run and printed: the built-in ones, then the loaded plugins
-// (strategies/plugin_library.hpp) as "plugin:<name>".
+// (strategies/plugin_library.hpp) as "plugin:<name>" and peers as "peer:<name>".
 std::vector<std::unique_ptr<Strategy>> make_all_strategies();
 std::vector<std::string> strategy_names();
 // Parses "--strategies=a,b" (or "all"); throws UsageError naming an unknown strategy.

@@ -11,6 +11,18 @@
 #include <new>
 #include <vector>
 
+// The table's name, version and launch count; attnbench's tests build this file again as a peer
+// (tests/plugins/CMakeLists.txt) under another version and with an undeclared count (-1, plugin.h).
+#ifndef EXAMPLE_PLUGIN_NAME
+#define EXAMPLE_PLUGIN_NAME "cpu-example"
+#endif
+#ifndef EXAMPLE_PLUGIN_VERSION
+#define EXAMPLE_PLUGIN_VERSION "1.0.0"
+#endif
+#ifndef EXAMPLE_KERNELS_PER_FORWARD
+#define EXAMPLE_KERNELS_PER_FORWARD 0
+#endif
+
 namespace {
 
 const char* const kConfigs[] = {"keys64", "keys16", "keys256"};
@@ -98,7 +110,7 @@ int can_implement(const ab_problem* p, int32_t backend, int32_t config, char* re
   return 0;
 }
 
-int64_t kernels_per_forward(const ab_problem*, int32_t) { return 0; }
+int64_t kernels_per_forward(const ab_problem*, int32_t) { return EXAMPLE_KERNELS_PER_FORWARD; }  // on the CPU: 0
 
 int setup(const ab_problem* p, const ab_tensors* t, int32_t config, void** state, char* err, size_t size) {
   State* s = new (std::nothrow) State{*p, *t, kKeyBlock[config]};
@@ -179,8 +191,8 @@ void teardown(void* state) { delete static_cast<State*>(state); }
 const ab_plugin kTable = {
     ATTNBENCH_PLUGIN_ABI_VERSION,
     sizeof(ab_plugin),
-    "cpu-example",
-    "1.0.0",
+    EXAMPLE_PLUGIN_NAME,
+    EXAMPLE_PLUGIN_VERSION,
     "exact key-blocked online-softmax attention on the CPU (every layout attnbench has)",
     3,
     kConfigs,

@@ -1,0 +1,35 @@
+// The catalogue of known peers (strategies/peer_catalog.hpp).
+#include "strategies/peer_catalog.hpp"
+
+namespace ab {
+
+const std::vector<KnownPeer>& known_peers() {
+  static const std::vector<KnownPeer> peers = {
+      {"cudnn", "cuDNN SDPA through cudnn_frontend: contiguous and paged K/V, GQA, causal bottom-right, ragged",
+       PeerSource::library},
+      {"flashinfer-decode", "FlashInfer paged decode, CUDA cores", PeerSource::library},
+      {"flashinfer-prefill", "FlashInfer FA2 prefill: paged/ragged, chunked prefill; on q_len 1 its tensor-core decode",
+       PeerSource::library},
+      {"flashinfer-fa3", "FlashInfer Hopper FA3 prefill", PeerSource::library},
+      {"torch-flash", "PyTorch SDPA, its FlashAttention-2 backend", PeerSource::script},
+      {"torch-cudnn", "PyTorch SDPA, its cuDNN backend", PeerSource::script},
+      {"torch-efficient", "PyTorch SDPA, its memory-efficient backend", PeerSource::script},
+      {"torch-math", "PyTorch SDPA, its math backend", PeerSource::script},
+      {"torch-unfused", "PyTorch matmul -> softmax -> matmul", PeerSource::script},
+      {"torch-gqa-packed", "PyTorch matmul -> softmax -> matmul, GQA-packed (decode)", PeerSource::script},
+  };
+  return peers;
+}
+
+std::string how_to_get(PeerSource source) {
+  if (source == PeerSource::script) return "scripts/peer_torch.py, run separately (--merge adds its rows to a report)";
+  return "scripts/fetch-peers.sh, then rebuild (the peers build when their headers are found; docs/peers.md)";
+}
+
+const KnownPeer* find_known_peer(const std::string& name) {
+  for (const KnownPeer& p : known_peers())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+}  // namespace ab
