@@ -107,6 +107,7 @@ static CompareSide side_of(const RowView& v) {
   s.noise_met = v.noise_met;
   s.sm_clock_mhz = v.sm_clock_mhz;
   s.clock_low = v.clock_low;
+  s.library_version = v.row->library_version;
   bool too_few = v.samples >= 0 && v.samples < kMinSamplesForNoise;
   if (v.rounds >= kMinRoundsForSpread && std::isfinite(v.round_error))
     s.uncertainty = v.round_error;
@@ -202,6 +203,28 @@ static void check_clocks(const std::vector<RowView>& brows, const std::vector<Ro
                                     "the GPU may have been throttling", low, kLowClockFraction * 100));
 }
 
+// Library versions: a plugin's or peer's rows ran another build of its library in the new run. One warning per
+// strategy and pair of versions, with its count of rows.
+static void check_library_versions(const std::vector<CompareRow>& rows, std::vector<std::string>* warnings) {
+  struct Change {
+    std::string strategy, base, next;
+    int rows = 0;
+  };
+  std::vector<Change> changes;
+  for (const CompareRow& r : rows) {
+    if (!r.library_changed()) continue;
+    auto it = std::find_if(changes.begin(), changes.end(), [&](const Change& c) {
+      return c.strategy == r.strategy && c.base == r.base.library_version && c.next == r.next.library_version;
+    });
+    if (it == changes.end()) changes.push_back({r.strategy, r.base.library_version, r.next.library_version, 1});
+    else ++it->rows;
+  }
+  for (const Change& c : changes)
+    warnings->push_back(fmt::format("library versions differ: {} is '{}' in the baseline and '{}' in the new run ({} "
+                                    "row{}); its changes may come from the library",
+                                    c.strategy, c.base, c.next, c.rows, c.rows == 1 ? "" : "s"));
+}
+
 CompareResult compare_reports(const Report& base, const Report& next, const CompareOptions& opt,
                               const std::string& base_name, const std::string& new_name) {
   CompareResult r;
@@ -245,6 +268,7 @@ CompareResult compare_reports(const Report& base, const Report& next, const Comp
   for (const RowView& n : nrows)
     if (!matched.count(n.key)) r.added.push_back(lone_of(n));
   check_clocks(brows, nrows, r.rows, &r.warnings);
+  check_library_versions(r.rows, &r.warnings);
   return r;
 }
 

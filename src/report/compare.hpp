@@ -61,6 +61,7 @@ struct CompareSide {
   int noise_met = -1;         // 1, 0, -1 unknown
   int sm_clock_mhz = 0;
   bool clock_low = false;
+  std::string library_version;  // a plugin or peer row's library version ("" for the built-ins, older reports)
 };
 
 struct CompareRow {
@@ -74,6 +75,11 @@ struct CompareRow {
                            // 0.333 faster at 1.5x)
   Verdict verdict = Verdict::not_applicable;
   std::string verdict_reason;  // why an `ambiguous` verdict is not slower/faster ("" otherwise): one_round_note()
+  // Both sides name their library's version and the two differ (a plugin or peer rebuilt or upgraded): a
+  // warning says so, as for other changes of environment; never a regression on its own.
+  bool library_changed() const {
+    return !base.library_version.empty() && !next.library_version.empty() && base.library_version != next.library_version;
+  }
 };
 
 // A row only one of the reports has.
@@ -90,7 +96,7 @@ struct CompareResult {
   std::vector<CompareRow> rows;           // matched rows, in the baseline's order
   std::vector<LoneRow> missing;           // in the baseline only
   std::vector<LoneRow> added;             // in the new run only
-  std::vector<std::string> warnings;      // device ignored, settings differ, duplicate rows
+  std::vector<std::string> warnings;      // device ignored, settings differ, library versions differ, duplicate rows
   int count(Verdict v) const;
   int one_round_ambiguous() const;        // ambiguous rows that one round on a side made so
   // Any slower or worse row (or missing, with fail_on_missing). Ambiguous rows, one-round ones included,

@@ -195,7 +195,8 @@ std::string met_csv(int met) { return met < 0 ? "" : met ? "true" : "false"; }
 const char* const kCompareCsvColumns[] = {
     "strategy",        "base_status",     "new_status",     "base_ms",        "new_ms",     "change",
     "base_noise",      "new_noise",       "base_uncertainty", "new_uncertainty", "base_rounds", "new_rounds",
-    "base_noise_met",  "new_noise_met",   "limit",          "verdict",        "reason",     "verdict_reason"};
+    "base_noise_met",  "new_noise_met",   "base_library_version", "new_library_version",
+    "limit",           "verdict",         "reason",         "verdict_reason"};
 
 // The problem's cells by column name.
 std::vector<CsvWriter::Cell> problem_csv_named(const Problem& p) {
@@ -229,6 +230,8 @@ std::string render_csv(const CompareResult& c) {
                     {"new_rounds", std::to_string(r.next.rounds)},
                     {"base_noise_met", met_csv(r.base.noise_met)},
                     {"new_noise_met", met_csv(r.next.noise_met)},
+                    {"base_library_version", r.base.library_version},
+                    {"new_library_version", r.next.library_version},
                     {"limit", csv_num(r.limit)},
                     {"verdict", verdict_name(r.verdict)},
                     {"reason", r.next.reason},
@@ -260,12 +263,14 @@ json compare_to_json(const CompareResult& c) {
              {"uncertainty", num_or_null(s.uncertainty)}, {"sm_clock_mhz", s.sm_clock_mhz},
              {"clock_low", s.clock_low}};
       if (s.noise_met >= 0) j["noise_met"] = s.noise_met == 1;
+      if (!s.library_version.empty()) j["library_version"] = s.library_version;
       return j;
     };
     rows.push_back({{"problem", problem_to_json(r.problem)}, {"label", problem_label(r.problem)}, {"strategy", r.strategy}, {"base", side(r.base)}, {"new", side(r.next)},
                     {"change", num_or_null(r.change)}, {"combined_noise", num_or_null(r.noise)},
                     {"limit", num_or_null(r.limit)}, {"verdict", verdict_name(r.verdict)}});
     if (!r.verdict_reason.empty()) rows.back()["verdict_reason"] = r.verdict_reason;
+    if (r.library_changed()) rows.back()["library_changed"] = true;
   }
   for (const LoneRow& l : c.missing) missing.push_back(lone_json(l));
   for (const LoneRow& l : c.added) added.push_back(lone_json(l));
