@@ -78,8 +78,8 @@ void ConsolePrinter::do_end() {
       "  GB/s = problem bytes (Q, O, K/V of the KV heads) / median; %copy = GB/s / the device's measured copy bandwidth;\n"
       "  launches = measured/expected kernels per forward (! mismatch, ^ extra split-K reductions, ? not measured); rel-err = verify rel L2 "
       "error (! failed){}\n",
-      any_peer_ ? ";\n  peer:* rows are PyTorch SDPA timed by scripts/peer_torch.py; + fastest attnbench strategy when a "
-                  "peer is faster"
+      any_peer_ ? ";\n  peer:* rows are other libraries' attention: in-process peers (--peers) or PyTorch SDPA timed by "
+                  "scripts/peer_torch.py;\n  + fastest attnbench strategy when a peer is faster"
                 : "");
   if (show_warnings_)
     for (const std::string& w : warnings_) out_ += "warning: " + w + "\n";
