@@ -8,6 +8,8 @@
 #   run      SCALE_SUITE (default: the three Llama-3.1-8B suites, 44 problems) with run's default settings
 #   default  the main job's problem (one problem: a problem is the unit a run hands out)
 #   tune     tune --search=exhaustive of the main job's problem (every strategy), one cache per device count
+#   baseline the same tune without successive halving (--halving_keep=0) on every GPU: the exhaustive winners
+#            the tune's must match within 1% (issue 48); give it SCALE_STEP_TIMEOUT for a ~10-minute GPU tune
 #   quiet    SCALE_QUIET_SUITE under the CI gate's settings on GPU 0 alone and on every GPU: GPU 0's rows compared
 #   resume   SCALE_QUIET_SUITE on every GPU under the gate's settings, SIGTERM at half the quiet step's
 #            wall time, then --resume; the rows counted and compared with the uninterrupted run
@@ -92,6 +94,12 @@ step_tune() {
   done
 }
 
+step_baseline() {
+  timed baseline "$gpus" "$bin" tune "${main_problem[@]}" --search=exhaustive "${tune_flags[@]}" --halving_keep=0 \
+    --devices="$(devices_of "$gpus")" --cache="$out/tune-baseline.cache.json" --json="$out/tune-baseline.json" \
+    >"$out/tune-baseline.log" 2>&1
+}
+
 # The command of the quiet suite under the gate's settings on the first N GPUs, into the array quiet_cmd.
 quiet_command() {
   quiet_cmd=("$bin" run --config="$quiet_suite" "${gate[@]}" "${run_flags[@]}" --devices="$(devices_of "$1")" -q)
@@ -160,10 +168,11 @@ for s in "$@"; do
     run) step_run run --config="$suite" ;;
     default) step_run default "${main_problem[@]}" ;;
     tune) step_tune ;;
+    baseline) step_baseline ;;
     quiet) step_quiet ;;
     resume) step_resume ;;
     fleet) step_fleet ;;
-    *) echo "scale-out-bench: unknown step '$s' (run, default, tune, quiet, resume, fleet)" >&2; exit 2 ;;
+    *) echo "scale-out-bench: unknown step '$s' (run, default, tune, baseline, quiet, resume, fleet)" >&2; exit 2 ;;
   esac
 done
 python3 "$root/scripts/scale_out_summary.py" "$out" | tee "$out/summary.md"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The tables of a scripts/scale-out-bench.sh output folder, as markdown on stdout: wall times and speedups
 per step and device count (times.tsv), the problems each device ran (the reports' `device`), the exhaustive
-tune's phases and winners, the GEMM-0 comparison, the resumed run's rows and verdicts, and the fleet's
+tune's phases, screen stages and winners, its winners against the same tune without successive halving, the
+GEMM-0 comparison, the resumed run's rows and verdicts, and the fleet's
 winners against one process. Reads only what the binary wrote; measures nothing.
   scripts/scale_out_summary.py OUTDIR"""
 import collections
@@ -71,12 +72,15 @@ def tune_table(out, rows):
     lines = ["### tune --search=exhaustive, the main job's problem", "",
              "| GPUs | wall s | speedup | exit | phases (from the log) |", "|---|---|---|---|---|"]
     winners = {}
+    screens = []
     for s, n, wall, rc in mine:
         phase = "-"
         try:
             with open(os.path.join(out, f"tune-{n}.log")) as f:
-                m = re.findall(r"(GEMM search time: .*?\))", f.read().replace("\n", " "))
-                phase = m[-1] if m else "-"
+                log = f.read()
+            m = re.findall(r"(GEMM search time: .*?\))", log.replace("\n", " "))
+            phase = m[-1] if m else "-"
+            screens += [f"| {n} | {shape} | {text} |" for shape, text in screen_stages(log)]
         except OSError:
             pass
         speed = f"{base / wall:.2f}x" if base and wall > 0 and rc == 0 else "-"
@@ -84,14 +88,60 @@ def tune_table(out, rows):
         summary = load(os.path.join(out, f"tune-{n}.json"))
         if summary:
             winners[n] = summary
+    if screens:
+        lines += ["", "| GPUs | GEMM shape (strategy) | screen stages (from the log) |", "|---|---|---|"] + screens
     if winners:
-        lines += ["", "| GPUs | kind | shape or problem | strategy | candidates | cut | verified+screened | re-measured | "
-                  "heuristic ms | best ms | gain | best |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines += ["", "| GPUs | kind | shape or problem | strategy | candidates | cut | verified+screened | "
+                  "screen stages (candidates in) | re-measured | heuristic ms | best ms | gain | best |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for n, summary in winners.items():
             for r in summary.get("rows", summary if isinstance(summary, list) else []):
                 lines.append(f"| {n} | {r.get('kind')} | {r.get('what')} | {r.get('strategy')} | {r.get('candidates')} | "
-                             f"{r.get('cut')} | {r.get('ok')} | {r.get('finalists')} | {fmt(r.get('baseline_ms'))} | "
-                             f"{fmt(r.get('best_ms'))} | {fmt(r.get('gain'), 3)} | {r.get('best')} |")
+                             f"{r.get('cut')} | {r.get('ok')} | {stages(r)} | {r.get('finalists')} | "
+                             f"{fmt(r.get('baseline_ms'))} | {fmt(r.get('best_ms'))} | {fmt(r.get('gain'), 3)} | "
+                             f"{r.get('best')} |")
+    return "\n".join(lines) + "\n"
+
+
+def screen_stages(log):
+    """(shape, stages) of each line under a tune summary's "screen stages" heading (one per finishing unit)."""
+    found, inside = [], False
+    for line in log.splitlines():
+        if line.startswith("screen stages ("):
+            inside = True
+        elif inside and line.startswith("  ") and "): " in line:
+            shape, _, text = line.strip().partition("): ")
+            found.append((shape + ")", text))
+        else:
+            inside = False
+    return found
+
+
+def stages(row):
+    """A summary row's screen stages as the candidates that entered each: 83993>7980>...>8 (- for none)."""
+    entered = [str(s.get("entered")) for s in row.get("stages") or []]
+    return ">".join(entered) or "-"
+
+
+def baseline_section(out, rows):
+    """The halving tune's winners (on one GPU) against the same tune without halving (the baseline step)."""
+    base = load(os.path.join(out, "tune-baseline.cache.json"))
+    if base is None:
+        return ""
+    wall = next((f"{w:.1f} s on {n} GPU(s), exit {rc}" for s, n, w, rc in rows if s == "baseline"), "-")
+    halved = load(os.path.join(out, "tune-1.cache.json"))
+    a, b = winners_of(halved), winners_of(base)
+    lines = ["### the tune's winners against the screen without successive halving (issue 48: within 1%)", "",
+             f"without halving: {wall}", "",
+             "| entry | with halving (1 GPU) | ms | without | ms | with / without |", "|---|---|---|---|---|---|"]
+    worst = None
+    for k in sorted(set(a) | set(b)):
+        x, y = a.get(k, ("-", "-", None)), b.get(k, ("-", "-", None))
+        ratio = x[2] / y[2] if isinstance(x[2], (int, float)) and isinstance(y[2], (int, float)) and y[2] > 0 else None
+        if ratio is not None:
+            worst = ratio if worst is None else max(worst, ratio)
+        lines.append(f"| {k} | {x[1]} | {fmt(x[2])} | {y[1]} | {fmt(y[2])} | {fmt(ratio, 4)} |")
+    lines += ["", f"slowest ratio: {fmt(worst, 4)}" + (" (within 1%)" if worst is not None and worst <= 1.01 else "")]
     return "\n".join(lines) + "\n"
 
 
@@ -169,7 +219,8 @@ def main():
     out = sys.argv[1]
     rows = times(out)
     parts = [scaling_table(out, rows, "run", "a model suite"), scaling_table(out, rows, "default", "the main job"),
-             tune_table(out, rows), quiet_section(out), resume_section(out), fleet_section(out)]
+             tune_table(out, rows), baseline_section(out, rows), quiet_section(out), resume_section(out),
+             fleet_section(out)]
     print("\n".join(p for p in parts if p))
     return 0
 

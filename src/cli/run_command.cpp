@@ -359,14 +359,12 @@ int end_run(const RunFlags& f, const CheckedRun& run, Report& report, GridJourna
 // `worker_argv`: argv as its workers are told (arguments_with_loaded_peers); the report records argv.
 int run_on_devices(const RunFlags& f, CheckedRun& run, const std::vector<std::string>& argv,
                    const std::vector<std::string>& worker_argv) {
+  // The settings as the workers apply them on their backend (the one --backend picks, as it picked the grid's
+  // sizes), so that the journal's header lets one process resume it.
+  apply_backend_defaults(f, runs_on_cpu(f.backend), run.max_time, run.opt.measure);
   DevicesJournal dj;
   dj.strategies = strategy_names_of(run.opt.strategies);
-  if (keeps_journal(f))
-    dj.open = [&](const nlohmann::json& device) {
-      // The settings as the workers apply them on their backend, so that one process can resume the journal.
-      apply_backend_defaults(f, device.value("backend", "") == "cpu", run.max_time, run.opt.measure);
-      return open_journal(f, run, device);
-    };
+  if (keeps_journal(f)) dj.open = [&](const nlohmann::json& device) { return open_journal(f, run, device); };
   DevicesRun out = run_grid_on_devices(device_pool_options(f), run.opt, worker_argv, dj);
   out.report.command = join_arguments(argv);
   return end_run(f, run, out.report, out.journal, out.finished);

@@ -54,6 +54,7 @@ struct TuneFlags : SharedFlags {
   int screen_calls = 32;
   double screen_cutoff = 1.5;
   int probe_calls = 4;
+  HalvingRule halving;  // --halving_keep, --halving_final, --halving_band
   bool dry_run = false;
   std::string search = "heuristic";
   bool skip_cached = false;
@@ -61,6 +62,15 @@ struct TuneFlags : SharedFlags {
   ReportOutputs outputs;  // --json/--md/--csv: the summary as data, files or '-' for stdout
 };
 
+
+// --halving_keep, --halving_final, --halving_band: successive halving's rule (tune/shape_screen.hpp).
+void check_halving_flags(const HalvingRule& h) {
+  if (!(h.keep == 0 || (h.keep > 0 && h.keep < 1)))
+    throw UsageError(fmt::format("--halving_keep must be 0 (off) or a fraction between 0 and 1, got {}", h.keep));
+  if (h.final_round < 1) throw UsageError(fmt::format("--halving_final must be at least 1, got {}", h.final_round));
+  if (!(h.band >= 0 && h.band < 1))
+    throw UsageError(fmt::format("--halving_band must be a fraction from 0 up to 1, got {}", h.band));
+}
 
 // The search flags: --top, --search, --max_candidates, --finalists, the screen's flags, --dry_run.
 void check_search_flags(const TuneFlags& f, TuneOptions& opt) {
@@ -80,6 +90,8 @@ void check_search_flags(const TuneFlags& f, TuneOptions& opt) {
   opt.screen_cutoff = f.screen_cutoff;
   if (f.probe_calls < 0) throw UsageError(fmt::format("--probe_calls must be 0 (the screen's calls) or more, got {}", f.probe_calls));
   opt.probe_calls = f.probe_calls;
+  check_halving_flags(f.halving);
+  opt.halving = f.halving;
   opt.exhaustive = f.search == "exhaustive";
 }
 
@@ -142,10 +154,14 @@ void print_tune_header(const TuneFlags& f, const TuneOptions& opt, const Backend
                            ? (opt.max_candidates ? fmt::format("exhaustive (at most {} per GEMM)", opt.max_candidates)
                                                  : std::string("exhaustive (whole space)"))
                            : fmt::format("heuristic top-{}", opt.top);
-  std::fprintf(stderr, "attnbench tune: %zu problem(s), strategies %s, search %s, %s; %s timer, %d-sample screen of "
+  const HalvingRule& h = opt.halving;
+  std::string halving = h.on() ? fmt::format("successive halving (the fastest {:g} of a stage and any within {:g}% of it go on, "
+                                             "down to {}), then a ", h.keep, 100 * h.band, h.final_round)
+                               : std::string("no halving: a ");
+  std::fprintf(stderr, "attnbench tune: %zu problem(s), strategies %s, search %s, %s; %s timer, %s%d-sample screen of "
                "at most %d calls, %d finalist(s) re-measured; on %s\n",
                opt.problems.size(), f.strategies.c_str(), search.c_str(), opt.dry_run ? "dry run" : "timed",
-               timer_kind_name(opt.measure.timer), f.screen_samples, f.screen_calls, f.finalists,
+               timer_kind_name(opt.measure.timer), halving.c_str(), f.screen_samples, f.screen_calls, f.finalists,
                CacheEnvironment::from_device(backend.device_info()).describe().c_str());
   if (cpu) std::fprintf(stderr, "attnbench tune: CPU reference backend: times are CPU times, not GPU times\n");
 }
@@ -205,6 +221,8 @@ nlohmann::json tune_journal_header(const TuneFlags& f, const TuneOptions& opt, c
                              {"max_candidates", f.max_candidates}, {"finalists", f.finalists},
                              {"screen_samples", f.screen_samples}, {"screen_calls", f.screen_calls},
                              {"screen_cutoff", f.screen_cutoff}, {"probe_calls", f.probe_calls},
+                             {"halving_keep", f.halving.keep}, {"halving_final", f.halving.final_round},
+                             {"halving_band", f.halving.band},
                              {"skip_cached", f.skip_cached},
                              {"scores", f.scores}, {"gqa_packing", f.gqa_packing}, {"seed", f.seed},
                              {"measure", opt.measure.to_json()}};
@@ -216,7 +234,8 @@ nlohmann::json tune_journal_header(const TuneFlags& f, const TuneOptions& opt, c
           {"shard", shard.text()}};
 }
 
-// Stopped by SIGINT/SIGTERM: the cache file holds every problem checkpointed before the signal.
+// Stopped by SIGINT/SIGTERM (one process or --devices): the cache file holds every problem finished before the
+// signal, and an active journal lets --resume continue.
 int finish_interrupted(const TuneOptions& opt, const GridJournal& journal, std::size_t finished, std::size_t total,
                        const std::string& path) {
   std::fprintf(stderr, "attnbench tune: interrupted by %s: %zu of %zu problem(s) tuned%s; %s holds what finished%s\n",
@@ -251,12 +270,11 @@ int tune_main(const TuneFlags& f) {
     const DeviceTuneOutcome out =
         tune_on_devices(device_pool_options(f), opt, f.cache, static_cast<std::size_t>(f.split_candidates));
     const int rc = print_device_tune(out, f.cache, opt.dry_run);
-    if (!stop_requested()) return rc;
     // SIGINT/SIGTERM: the pool handed out nothing more and dropped the work in flight; the cache holds what
-    // the workers finished before it.
-    std::fprintf(stderr, "attnbench tune: interrupted by %s; %s holds what the devices finished before it\n",
-                 signal_name(stop_signal()).c_str(), quoted_path(f.cache).c_str());
-    return interrupted_exit_code();
+    // the workers finished before it (no journal: --devices does not resume yet).
+    if (stop_requested() && out.finished < opt.problems.size())
+      return finish_interrupted(opt, GridJournal(), out.finished, opt.problems.size(), f.cache);
+    return rc;
   }
 
   auto backend = make_backend(f.backend, f.device);
@@ -330,6 +348,18 @@ Command add_tune_command(CLI::App& parent) {
   app->add_option("--probe_calls,--probe-calls", f.probe_calls,
                   "the probe (one sample before a candidate is verified) replays at most this many of the screen's "
                   "calls (0: all of them)")
+      ->capture_default_str();
+  app->add_option("--halving_keep,--halving-keep", f.halving.keep,
+                  "successive halving of the screen: each stage keeps this fraction of its candidates, the fastest, "
+                  "and any within its noise band, and takes one more sample of each (0: off, every candidate within "
+                  "the probe cutoff gets --screen_samples)")
+      ->capture_default_str();
+  app->add_option("--halving_final,--halving-final", f.halving.final_round,
+                  "halving stops at this many candidates, which get --screen_samples fresh samples each")
+      ->capture_default_str();
+  app->add_option("--halving_band,--halving-band", f.halving.band,
+                  "never drop a candidate within this fraction of a stage's fastest (for one sample of the screen's "
+                  "calls; wider for the probe's fewer calls, narrower for a median of more samples)")
       ->capture_default_str();
   app->add_flag("--dry_run,--dry-run", f.dry_run,
                 "list the GEMM candidates and fused tiles each shape would try, time nothing, write no cache");

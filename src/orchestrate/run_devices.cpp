@@ -75,7 +75,6 @@ DevicesRun run_grid_on_devices(const DevicePoolOptions& o, const RunOptions& opt
 
   DevicesRun out;
   GridJournal journal = dj.open ? dj.open(devices.front()) : GridJournal();
-  std::map<std::size_t, std::vector<ResultRow>> finished;
   {
     FinishedRows done(opt.problems, journal, dj.strategies);  // reads (and checks) what the journal resumes
     std::vector<std::size_t> items;
@@ -95,7 +94,6 @@ DevicesRun run_grid_on_devices(const DevicePoolOptions& o, const RunOptions& opt
     out.report.rows = done.in_grid_order();
     out.finished = done.problems();
   }
-  out.stopped = pool.stopped();
   out.journal = std::move(journal);
   Report& report = out.report;
   report.tool = this_tool();

@@ -27,8 +27,7 @@ struct DevicesJournal {
 struct DevicesRun {
   Report report;               // the finished problems' rows in grid order (resumed ones too), each with its device
   GridJournal journal;         // the caller finishes it once the report is written
-  std::size_t finished = 0;    // problems with rows, resumed ones included
-  bool stopped = false;        // SIGINT/SIGTERM ended it first: the problems in flight were dropped, unfinished
+  std::size_t finished = 0;    // problems with rows, resumed ones included (fewer than the grid's: a signal stopped it)
 };
 
 // The parent: `opt` is the checked run (its problems are the queue), `argv` this process's command line (the

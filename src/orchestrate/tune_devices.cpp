@@ -61,6 +61,7 @@ DeviceTuneOutcome tune_on_devices(const DevicePoolOptions& o, const TuneOptions&
   HeuristicCache& found = outcome.found;
   // Per problem, by item: a split tune has a finishing unit per strategy, each with its summary.
   std::map<std::size_t, std::map<std::size_t, std::string>> summaries;
+  std::map<std::size_t, std::size_t> returned;  // per problem: its tasks (finishing units) that came back
   bool failed = false;
   // The whole space is split below the problem, so that devices share even one problem's search.
   std::optional<SplitTune> split;
@@ -86,6 +87,7 @@ DeviceTuneOutcome tune_on_devices(const DevicePoolOptions& o, const TuneOptions&
           return;
         }
         nlohmann::json doc = read_json_document(t.file, kTaskSchema);
+        ++returned[problem];
         summaries[problem][t.item] = fmt::format("device {}:\n{}", t.device, doc.at("summary").get<std::string>());
         failed = failed || doc.at("failed").get<bool>();
         if (opt.dry_run) return;
@@ -98,6 +100,8 @@ DeviceTuneOutcome tune_on_devices(const DevicePoolOptions& o, const TuneOptions&
   for (std::size_t pi = 0; pi < opt.problems.size(); ++pi) {
     if (split) outcome.summaries += split->notes(pi);
     for (const auto& [item, text] : summaries[pi]) outcome.summaries += text;
+    const std::size_t tasks = split ? split->finishing_units(pi) : 1;
+    outcome.finished += tasks > 0 && returned[pi] == tasks;
   }
   outcome.failed = failed;
   return outcome;

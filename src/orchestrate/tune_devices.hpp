@@ -11,12 +11,14 @@
 namespace ab {
 
 // What the devices found: each problem's summaries in grid order (a split tune's notes first), whether a
-// problem failed, and the entries found (already merged into the cache file after every problem).
+// problem failed, the entries found (already merged into the cache file after every problem), and how many
+// problems were tuned whole (every task of theirs came back; fewer when a signal stopped the pool).
 struct DeviceTuneOutcome {
   std::string summaries;
   bool failed = false;
   HeuristicCache found;
   std::size_t devices = 0;
+  std::size_t finished = 0;
 };
 
 // The parent: `opt` is the checked tune (its problems are the queue), `cache_path` --cache ("" with

@@ -9,6 +9,7 @@
 
 #include "core/json_document.hpp"
 #include "strategies/registry.hpp"
+#include "tune/screen_halving.hpp"
 #include "tune/tuner.hpp"
 
 namespace ab {
@@ -68,6 +69,13 @@ std::string SplitTune::notes(std::size_t problem) const {
   }
   auto it = notes_.find(problem);
   return text + (it == notes_.end() ? "" : it->second);
+}
+
+std::size_t SplitTune::finishing_units(std::size_t problem) const {
+  std::size_t n = 0;
+  for (std::size_t item : finishing_)
+    n += units_[item].problem == problem;
+  return n;
 }
 
 std::size_t SplitTune::strategy_index(const std::string& name) const {
@@ -195,6 +203,7 @@ void SplitTune::absorb_screening(const Unit& u, const TaskOutcome& t) {
       screened_range_from_json(doc.at("range"), r.lo, r.count, shape);
       shape.verify_s += doc.at("verify_s").get<double>();
       shape.screen_s += doc.at("screen_s").get<double>();
+      add_screen_stages(shape.stages, screen_stages_from_json(doc.at("stages")));
       return;
     }
     why = doc.value("error", std::string("no outcomes"));
@@ -251,6 +260,7 @@ bool serve_split_unit(Backend& backend, const WorkerTask& task, const std::funct
       doc["range"] = screened_range_to_json(r->candidates, range.lo, range.hi);
       doc["verify_s"] = r->verify_s;
       doc["screen_s"] = r->screen_s;
+      doc["stages"] = screen_stages_to_json(r->stages);
     } else {
       doc["error"] = out.notes.empty() ? std::string("the shape was not screened") : out.notes.back();
     }

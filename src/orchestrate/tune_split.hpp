@@ -40,6 +40,8 @@ class SplitTune {
   // screened, with the reason); false for a finishing unit, whose file the caller reads as a problem's.
   bool absorb(const TaskOutcome& t);
   std::size_t problem_of(std::size_t item) const { return units_.at(item).problem; }
+  // The finishing units planned for `problem` so far (0 until its listings are in).
+  std::size_t finishing_units(std::size_t problem) const;
   std::size_t planned() const { return units_.size(); }
   // Lines for `problem`'s summary: how each split shape was screened (units, devices), and any lost or
   // failed unit ("" when the problem was not split).

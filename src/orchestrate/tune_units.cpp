@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "tune/screen_halving.hpp"
+
 namespace ab {
 
 std::vector<ScreenUnit> plan_screen_units(std::size_t problem, const std::vector<ListedShape>& shapes,
@@ -28,15 +30,16 @@ std::vector<ScreenUnit> plan_screen_units(std::size_t problem, const std::vector
 
 nlohmann::json screened_range_to_json(const std::vector<CandidateOutcome>& candidates, std::size_t lo, std::size_t hi) {
   nlohmann::json status = nlohmann::json::array(), ms = nlohmann::json::array(), samples = nlohmann::json::array();
-  nlohmann::json reasons = nlohmann::json::object();
+  nlohmann::json dropped = nlohmann::json::array(), reasons = nlohmann::json::object();
   for (std::size_t i = lo; i < hi && i < candidates.size(); ++i) {
     const CandidateOutcome& c = candidates[i];
     status.push_back(c.status);
     ms.push_back(c.screen_ms);
     samples.push_back(c.screen_samples);
+    dropped.push_back(c.dropped_at);
     if (!c.reason.empty()) reasons[std::to_string(i - lo)] = c.reason;
   }
-  return {{"status", status}, {"screen_ms", ms}, {"samples", samples}, {"reasons", reasons}};
+  return {{"status", status}, {"screen_ms", ms}, {"samples", samples}, {"dropped", dropped}, {"reasons", reasons}};
 }
 
 void screened_range_from_json(const nlohmann::json& j, std::size_t lo, std::size_t count, ScreenedShape& shape) {
@@ -47,6 +50,7 @@ void screened_range_from_json(const nlohmann::json& j, std::size_t lo, std::size
     c.status = status[i].get<std::string>();
     c.screen_ms = j.at("screen_ms")[i].get<double>();
     c.screen_samples = j.at("samples")[i].get<int>();
+    c.dropped_at = j.at("dropped")[i].get<int>();
     c.reason = j.at("reasons").value(std::to_string(i), std::string());
   }
 }
@@ -55,6 +59,7 @@ nlohmann::json screened_shape_to_json(const ScreenedShape& shape) {
   return {{"count", shape.candidates.size()},
           {"verify_s", shape.verify_s},
           {"screen_s", shape.screen_s},
+          {"stages", screen_stages_to_json(shape.stages)},
           {"range", screened_range_to_json(shape.candidates, 0, shape.candidates.size())}};
 }
 
@@ -63,6 +68,7 @@ ScreenedShape screened_shape_from_json(const nlohmann::json& j) {
   screened_range_from_json(j.at("range"), 0, j.at("count").get<std::size_t>(), s);
   s.verify_s = j.at("verify_s").get<double>();
   s.screen_s = j.at("screen_s").get<double>();
+  s.stages = screen_stages_from_json(j.at("stages"));
   return s;
 }
 

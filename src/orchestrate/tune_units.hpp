@@ -37,12 +37,12 @@ std::vector<ScreenUnit> plan_screen_units(std::size_t problem, const std::vector
                                           std::size_t split, std::set<std::string>& taken);
 
 // Candidates [lo, hi) of a record, compactly: {"status": [...], "screen_ms": [...], "samples": [...],
-// "reasons": {"index": reason}} (indices relative to lo).
+// "dropped": [...], "reasons": {"index": reason}} (indices relative to lo).
 nlohmann::json screened_range_to_json(const std::vector<CandidateOutcome>& candidates, std::size_t lo, std::size_t hi);
 // Writes such a range into `shape` (sized to `count` candidates first), at lo.
 void screened_range_from_json(const nlohmann::json& j, std::size_t lo, std::size_t count, ScreenedShape& shape);
 
-// A whole screened shape and back (the finishing unit's input): {"count", "verify_s", "screen_s", "range"}.
+// A whole screened shape and back (the finishing unit's input): {"count", "verify_s", "screen_s", "stages", "range"}.
 nlohmann::json screened_shape_to_json(const ScreenedShape& shape);
 ScreenedShape screened_shape_from_json(const nlohmann::json& j);
 

@@ -280,7 +280,6 @@ void WorkerPool::run(const std::vector<std::size_t>& items, const std::function<
   };
   while (true) {
     if (stop_requested()) {  // no more tasks; the running ones are killed below, unfinished
-      stopped_ = true;
       for (auto& k : workers_)
         if (k->pid > 0 && k->busy) kill(k->pid, SIGKILL);
       break;

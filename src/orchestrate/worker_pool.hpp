@@ -49,7 +49,7 @@ class WorkerPool {
   // whenever the queue is empty, so items can depend on others' outcomes (tune --devices' split search).
   // Returns when every task has an outcome and `more` has none left, or at once when a stop is requested
   // (SIGINT/SIGTERM, core/stop_request.hpp): then no task is handed out, the workers still running one are
-  // killed (their tasks get no outcome: the item is not finished) and stopped() is true. Workers run in a
+  // killed (their tasks get no outcome: the item is not finished). Workers run in a
   // process group of their own, so a terminal's Ctrl-C reaches only this process, which decides.
   void run(std::size_t count, const std::function<void(const TaskOutcome&)>& done,
            const std::function<void()>& progress = nullptr,
@@ -58,8 +58,6 @@ class WorkerPool {
   void run(const std::vector<std::size_t>& items, const std::function<void(const TaskOutcome&)>& done,
            const std::function<void()>& progress = nullptr,
            const std::function<std::vector<std::size_t>()>& more = nullptr);
-  // A stop request ended run() before every task had an outcome.
-  bool stopped() const { return stopped_; }
   // The pool's private directory (workers write their task files there; it is removed with the pool).
   const std::string& directory() const { return dir_; }
   // Items finished per device so far (whole items; a resumed remainder counts where it ended), for progress.
@@ -76,7 +74,6 @@ class WorkerPool {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<int> finished_;
   std::string dir_;
-  bool stopped_ = false;
 };
 
 // The worker's arguments from the parent's: everything after the binary but the flags the pool sets or the

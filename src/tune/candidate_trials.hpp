@@ -1,5 +1,6 @@
-// The two trials a GEMM candidate goes through: phase 1 (set, probe, verify, short screen) and phase 2 (set again,
-// verify on the tuned problem when phase 1 used a reduced copy, full measurement).
+// The two trials a GEMM candidate goes through: phase 1 in one pass (set, probe, verify, short screen: the screen
+// without successive halving, tune/shape_screen.hpp) and phase 2 (set again, verify on the tuned problem when
+// phase 1 used a reduced copy, full measurement). ScreenTiming is how phase 1 times, halving or not.
 #pragma once
 #include <chrono>
 #include <functional>

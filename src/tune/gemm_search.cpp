@@ -13,10 +13,10 @@
 
 #include "core/blob_hex.hpp"
 #include "core/errors.hpp"
-#include "core/stop_request.hpp"
 #include "tune/candidate_trials.hpp"
 #include "tune/plan_groups.hpp"
 #include "tune/reduced_verifier.hpp"
+#include "tune/shape_screen.hpp"
 #include "tune/tune_summary.hpp"
 
 namespace ab {
@@ -242,14 +242,16 @@ class ShapeSearch {
       c.reason = d.status.empty() ? "not screened" : d.reason;
       c.screen_ms = d.screen_ms;
       c.screen_samples = d.screen_samples;
+      c.dropped_at = d.dropped_at;
       c.warnings = d.warnings;
     }
     r_.verify_s += done.verify_s;
     r_.screen_s += done.screen_s;
+    r_.stages = done.stages;
     return true;
   }
 
-  // Phase 1: probe, verify and screen candidates [lo, hi).
+  // Phase 1: probe, verify and screen candidates [lo, hi) (tune/shape_screen.hpp).
   void screen(std::size_t lo, std::size_t hi) {
     auto verify = [&](const GemmAlgo& a) {
       return verify_reduced_ ? reduced_.check(g_.key, a) : in_.check_forward([&] { st_.run(rec_); });
@@ -270,18 +272,9 @@ class ShapeSearch {
     t.scale = probe_calls.empty() ? 1 : static_cast<double>(own_.size()) / static_cast<double>(probe_calls.size());
     t.samples = s_.opt.screen.max_samples;
     t.cutoff = r_.probe_calls > 0 ? s_.opt.screen_cutoff : 0;
-    double best_probe_ms = 0;
-    for (std::size_t i = lo; i < hi; ++i) {
-      if (stop_requested()) {  // SIGINT/SIGTERM: the rest are not tried (the tuner keeps nothing of this shape)
-        r_.candidates[i].status = "failed";
-        r_.candidates[i].reason = "interrupted";
-        continue;
-      }
-      guarded(i, [&] { r_.candidates[i] = screen_candidate(rec_, g_, r_.algos[i], verify, t, best_probe_ms, r_); });
-      const CandidateOutcome& c = r_.candidates[i];
-      if (c.status == "ok" && c.probe_ms > 0 && (best_probe_ms == 0 || c.probe_ms < best_probe_ms))
-        best_probe_ms = c.probe_ms;
-    }
+    ShapeScreenSetup setup{rec_, g_, t, s_.opt.halving, verify,
+                           [this](std::size_t i, const std::function<void()>& work) { guarded(i, work); }};
+    screen_shape(setup, r_, lo, hi);
   }
 
   // Phase 2: the heuristic's choice and the fastest screened candidates get the full measurement, and the
@@ -320,10 +313,12 @@ class ShapeSearch {
     if (r_.best >= 0) {
       set_group(rec_, g_, r_.algos[r_.best], "tuned");
       reduced_.use(g_.key, r_.algos[r_.best], "tuned");
-      if (s_.message)
+      if (s_.message) {
         s_.message(fmt::format("  gemm {}: {} candidates ({} failed, {} re-measured), best {} {:.4f} ms, gain {:.3f}x",
                                gemm_shape_label(g_.shape), r_.candidates.size(), r_.failed(), r_.finalists(),
                                r_.candidates[r_.best].label, r_.best_ms(), r_.gain()));
+        s_.message("    screen: " + screen_stages_label(r_.stages));
+      }
       return;
     }
     try {
@@ -353,11 +348,13 @@ class ShapeSearch {
 
 std::vector<int> finalist_indices(const GemmTuneRecord& r, int finalists) {
   // A cut candidate competes on its probe's time (scaled to the screen's calls): after a lucky fast probe
-  // (one sample) the true winner may be cut, and the finalists' round must still be able to find it.
+  // (one sample) the true winner may be cut, and the finalists' round must still be able to find it. One that
+  // successive halving dropped does not: its time is from fewer samples than the final round's, and was not
+  // fast enough to go on (the fastest of many one-sample times are the luckiest).
   auto timed = [&](std::size_t i) { return r.candidates[i].status == "ok" || r.candidates[i].status == "cut"; };
   std::vector<int> ok;
   for (std::size_t i = 0; i < r.candidates.size(); ++i)
-    if (timed(i) && static_cast<int>(i) != r.baseline) ok.push_back(static_cast<int>(i));
+    if (timed(i) && r.candidates[i].dropped_at == 0 && static_cast<int>(i) != r.baseline) ok.push_back(static_cast<int>(i));
   std::stable_sort(ok.begin(), ok.end(),
                    [&](int a, int b) { return r.candidates[a].screen_ms < r.candidates[b].screen_ms; });
   if (finalists >= 0 && static_cast<int>(ok.size()) > finalists) ok.resize(static_cast<std::size_t>(finalists));

@@ -32,9 +32,9 @@ struct GemmSearchState {
 void tune_strategy_gemms(GemmSearchState& s, PlanRecorder& rec, Strategy& st, const Problem& p, ProblemInputs& in);
 
 // The finalists of a screened record: the heuristic's choice (when it verified) first, then up to
-// `finalists` other verified or cut candidates by screening time (all of them when finalists < 0; a cut
-// one is verified before it is re-measured), then the rest of the heuristic's top-N that an exhaustive list
-// put first (r.heuristic_top).
+// `finalists` other verified or cut candidates by screening time, none that successive halving dropped (all
+// of them when finalists < 0; a cut one is verified before it is re-measured), then the rest of the
+// heuristic's top-N that an exhaustive list put first (r.heuristic_top), dropped or not.
 std::vector<int> finalist_indices(const GemmTuneRecord& r, int finalists);
 
 // --dry_run: adds a record per shape not seen before with its candidate list (algos) and no outcomes.

@@ -17,7 +17,10 @@ constexpr double kMinDelayMs = 0.05;
 // How fast the enqueue estimate forgets a slow sample: by this factor per sample. The first launch of each
 // cuBLASLt kernel loads its module (lazy loading: milliseconds), and an exhaustive search launches hundreds
 // of kernels for the first time; when the delay kept the slowest enqueue ever seen, one such launch made
-// every later sample of the shape wait milliseconds (the whole space took ~10 minutes, issue 48).
+// every later sample of the shape wait milliseconds. That was not what made the whole space take ~10 minutes
+// (issue 48): the tune timed with this delay in place took as long, its time being the samples of the many
+// candidates within the probe cutoff (docs/perf-log/2026-11-27-scale-out-first-look.md), which successive
+// halving now cuts (tune/shape_screen.hpp).
 constexpr double kForget = 0.9;
 }
 

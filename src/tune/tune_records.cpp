@@ -2,6 +2,7 @@
 #include "tune/tune_records.hpp"
 
 #include "tune/problem_key.hpp"
+#include "tune/screen_halving.hpp"
 
 namespace ab {
 
@@ -25,6 +26,12 @@ nlohmann::json failure_list(const std::vector<CandidateOutcome>& cs, const char*
     if (failed(c) && out.size() < kMaxFailures)
       out.push_back({{what, c.label}, {"status", c.status}, {"reason", c.reason}});
   return out;
+}
+
+// The screen's successive halving as the cache records it: its rule, or null when it was off.
+nlohmann::json halving_json(const HalvingRule& h) {
+  if (!h.on()) return nullptr;
+  return {{"keep", h.keep}, {"final", h.final_round}, {"band", h.band}};
 }
 
 }  // namespace
@@ -70,7 +77,9 @@ GemmCacheEntry make_gemm_entry(const GemmTuneRecord& r, const CacheEnvironment& 
                      {"own_calls", r.own_calls},
                      {"verified_on", r.verified_on},
                      {"finalists", r.finalists()},
-                     {"best_noise", r.candidates[static_cast<std::size_t>(r.best)].noise}};
+                     {"best_noise", r.candidates[static_cast<std::size_t>(r.best)].noise},
+                     {"halving", halving_json(opt.halving)},
+                     {"stages", screen_stages_to_json(r.stages)}};
   e.tuned_at = tuned_at;
   return e;
 }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/text_table.hpp"
+#include "tune/screen_halving.hpp"
 
 namespace ab {
 
@@ -14,6 +15,41 @@ std::string gemm_shape_label(const GemmShape& s) {
   std::string batch = s.mode == BatchMode::single ? "" : fmt::format(" {} x{}", batch_mode_name(s.mode), s.batch);
   return fmt::format("m{} n{} k{} {} {}>{}{}", s.m, s.n, s.k, s.b_trans ? "NT" : "NN", dtype_name(s.a_type),
                      dtype_name(s.c_type), batch);
+}
+
+std::string screen_stages_label(const std::vector<ScreenStage>& stages) {
+  if (stages.empty()) return "not screened";
+  std::string s;
+  std::int64_t calls = 0;
+  bool halved = false;
+  auto count = [](int n, const char* what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); };
+  for (const ScreenStage& st : stages) {
+    calls += st.calls_spent;
+    if (!s.empty()) s += "; ";
+    if (st.kind == "probe") {
+      s += fmt::format("probe ({}) {} -> {} within the cutoff", count(st.calls, "call"), st.entered, st.passed);
+      if (st.kept != st.passed) s += fmt::format(" -> {}", st.kept);
+      halved = halved || st.kept != st.passed;
+    } else if (st.kind == "halving") {
+      s += fmt::format("{} ({}) {} -> {}", count(st.samples, "sample"), count(st.calls, "call"), st.entered, st.kept);
+      halved = true;
+    } else {
+      s += fmt::format("final {} x {} ({}): {} kept", st.entered, count(st.samples, "sample"), count(st.calls, "call"),
+                       st.kept);
+    }
+  }
+  s += fmt::format("; {} GEMM calls", calls);
+  const std::int64_t unhalved = unhalved_screen_calls(stages);
+  if (halved && unhalved > 0)
+    s += fmt::format(", {:.0f}% of the {} a screen without halving takes", 100.0 * static_cast<double>(calls) / unhalved,
+                     unhalved);
+  return s;
+}
+
+std::string screen_stages_cell(const std::vector<ScreenStage>& stages) {
+  std::string s;
+  for (const ScreenStage& st : stages) s += fmt::format("{}{}", s.empty() ? "" : ">", st.entered);
+  return s;
 }
 
 GainStats gain_stats(const std::vector<double>& gains_in) {
@@ -122,12 +158,19 @@ std::string gemm_section(const TuneOutcome& out) {
     cut += static_cast<std::size_t>(r.cut());
   }
   s += fmt::format("GEMM search time: listing {:.1f}s, verifying {:.1f}s, screening {:.1f}s, re-measuring {:.1f}s "
-                   "({} candidates, {} of them cut after their probe: over the cutoff)\n", en, ve, sc, co, cands, cut);
+                   "({} candidates, {} of them cut after their probe: over the cutoff or not among the fastest)\n", en,
+                   ve, sc, co, cands, cut);
   s += "(times are whole forwards of the strategy named, with this GEMM switched: every candidate is probed on\n"
-       " the shape's first GEMM calls (at most --probe_calls); one within --screen_cutoff of the fastest so far is\n"
-       " verified by a forward (of B=1 H=1 where that has the same GEMM shape, as nested's) and screened on the\n"
-       " shape's own GEMM calls (at most --screen_calls); the heuristic's choice and the fastest screened are\n"
-       " verified on the problem itself and re-measured as whole forwards, and the winner is the fastest of those)\n";
+       " the shape's first GEMM calls (at most --probe_calls); those within --screen_cutoff of the fastest so far\n"
+       " are screened on the shape's own GEMM calls (at most --screen_calls) by successive halving: each stage\n"
+       " keeps the fastest --halving_keep of its candidates and any within its noise band, and takes one more\n"
+       " sample of each, down to --halving_final, screened with --screen_samples fresh samples; a candidate is\n"
+       " verified by a forward (of B=1 H=1 where that has the same GEMM shape, as nested's) before its first\n"
+       " screen sample; the heuristic's choice and the fastest screened are verified on the problem itself and\n"
+       " re-measured as whole forwards, and the winner is the fastest of those)\n";
+  s += "screen stages (candidates in -> going on):\n";
+  for (const GemmTuneRecord& r : out.gemm)
+    s += fmt::format("  {} ({}): {}\n", gemm_shape_label(r.shape), r.strategy, screen_stages_label(r.stages));
   return s;
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/csv.hpp"
+#include "tune/screen_halving.hpp"
 #include "tune/tune_summary.hpp"
 
 namespace ab {
@@ -22,10 +23,11 @@ struct SummaryRow {
   int ok = 0, cut = 0, candidates = 0, finalists = 0;  // ok: verified and screened; cut: after the probe
   double baseline_ms = 0, best_ms = 0, gain = 0;
   std::string baseline, best;  // labels of the heuristic's choice (default tile) and the winner ("" none passed)
+  std::vector<ScreenStage> stages;  // GEMM shapes: the screen's stages (tune/shape_screen.hpp)
 };
 
 const char* const kColumns[] = {"kind", "what", "strategy", "ok", "cut", "candidates", "finalists", "baseline_ms",
-                                "best_ms", "gain", "baseline", "best"};
+                                "best_ms", "gain", "baseline", "best", "stages"};
 
 template <class Record>
 std::string label_at(const Record& r, int i) { return i >= 0 ? r.candidates[i].label : ""; }
@@ -35,11 +37,11 @@ std::vector<SummaryRow> summary_rows(const TuneOutcome& out) {
   for (const GemmTuneRecord& r : out.gemm)
     rows.push_back({"gemm", gemm_shape_label(r.shape), r.strategy,
                     static_cast<int>(r.candidates.size()) - r.failed() - r.cut(), r.cut(), static_cast<int>(r.candidates.size()), r.finalists(), r.baseline_ms(), r.best_ms(), r.gain(),
-                    label_at(r, r.baseline), label_at(r, r.best)});
+                    label_at(r, r.baseline), label_at(r, r.best), r.stages});
   for (const FusedTuneRecord& r : out.fused)
     rows.push_back({"fused", r.problem.label(), "fused", static_cast<int>(r.candidates.size()) - r.failed(), 0,
                     static_cast<int>(r.candidates.size()), 0, r.baseline_ms(), r.best_ms(), r.gain(),
-                    label_at(r, r.baseline), label_at(r, r.best)});
+                    label_at(r, r.baseline), label_at(r, r.best), {}});
   return rows;
 }
 
@@ -47,7 +49,7 @@ std::string num(double v) { return v > 0 && std::isfinite(v) ? fmt::format("{}",
 
 std::vector<std::string> cells(const SummaryRow& r) {
   return {r.kind, r.what, r.strategy, std::to_string(r.ok), std::to_string(r.cut), std::to_string(r.candidates), std::to_string(r.finalists),
-          num(r.baseline_ms), num(r.best_ms), num(r.gain), r.baseline, r.best};
+          num(r.baseline_ms), num(r.best_ms), num(r.gain), r.baseline, r.best, screen_stages_cell(r.stages)};
 }
 
 std::string md_cell(const std::string& s) {
@@ -69,7 +71,7 @@ std::string to_markdown(const TuneOutcome& out, const std::vector<SummaryRow>& r
                    out.wall_s, out.dry_run ? " (dry run: nothing timed)" : "");
   s += "|";
   for (const char* c : kColumns) s += fmt::format(" {} |", c);
-  s += "\n|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|---|\n";
+  s += "\n|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|---|---|\n";
   for (const SummaryRow& r : rows) {
     s += "|";
     for (const std::string& c : cells(r)) s += " " + md_cell(c) + " |";
@@ -87,7 +89,7 @@ std::string to_json_text(const TuneOutcome& out, const std::vector<SummaryRow>& 
     list.push_back({{"kind", r.kind}, {"what", r.what}, {"strategy", r.strategy}, {"ok", r.ok},
                     {"cut", r.cut}, {"candidates", r.candidates}, {"finalists", r.finalists}, {"baseline_ms", number(r.baseline_ms)},
                     {"best_ms", number(r.best_ms)}, {"gain", number(r.gain)}, {"baseline", text(r.baseline)},
-                    {"best", text(r.best)}});
+                    {"best", text(r.best)}, {"stages", screen_stages_to_json(r.stages)}});
   nlohmann::json doc = {{"schema", kTuneSummarySchema},
                         {"environment", out.env.describe()},
                         {"dry_run", out.dry_run},

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/backend.hpp"
 #include "core/problem.hpp"
 #include "core/strategy.hpp"
@@ -32,6 +34,32 @@ struct CandidateOutcome;
 struct ListedCandidates;
 struct ScreenedShape;
 
+// Successive halving of a shape's screen (tune/shape_screen.hpp, docs/tuning.md): after the probe, each stage
+// measures its candidates once more and keeps the fastest `keep` fraction of them, never fewer than
+// `final_round`, nor the heuristic's choice, nor any candidate within the stage's noise band of the fastest
+// (tune/screen_halving.hpp); the `final_round` or fewer left are screened with fresh samples, as every
+// candidate within the probe cutoff was without halving.
+struct HalvingRule {
+  double keep = 0.25;    // 0: off (every candidate within the probe cutoff gets the full screen)
+  int final_round = 8;
+  double band = 0.03;    // the noise band of one sample of the screen's calls, as a fraction of the fastest
+  bool on() const { return keep > 0; }
+};
+
+// One stage of a shape's screen, as the tune's summary and cache record it: the probe (with its cutoff and,
+// under halving, the ranking of its times), a halving stage, or the final round.
+struct ScreenStage {
+  std::string kind;              // "probe", "halving" or "final"
+  int calls = 0;                 // GEMM calls one sample replays
+  int samples = 0;               // samples behind each candidate's time in this stage (final: fresh ones when halving ran)
+  std::size_t entered = 0;       // candidates measured in this stage
+  std::size_t passed = 0;        // of those, the ones neither cut (over the probe cutoff) nor failed nor wrong
+  std::size_t kept = 0;          // of those, the ones that went on (the final round: the contenders for the finalists)
+  std::int64_t calls_spent = 0;  // GEMM calls this stage replayed (a sample taken again is counted once)
+  nlohmann::json to_json() const;
+  static ScreenStage from_json(const nlohmann::json& j);
+};
+
 // One screening unit of a split search (tune --devices, orchestrate/tune_split.hpp): candidates [lo, hi) of the
 // shape `key`, out of `count` listed.
 struct ScreenRange {
@@ -48,7 +76,7 @@ struct TuneOptions {
   // Two phases per GEMM shape: every verified candidate is screened with `screen` (a few samples of the
   // shape's own GEMM calls of one forward, replayed alone), then the heuristic's choice and the `finalists`
   // fastest screened are measured with `measure` as whole forwards, and the fastest of those wins.
-  // finalists < 0: every verified candidate is re-measured.
+  // finalists < 0: every candidate the screen kept to its end is re-measured.
   MeasureSettings screen = screening_settings(MeasureSettings(), 3);
   // Before it is verified, a candidate is probed: one sample of the shape's first `probe_calls` calls (0:
   // the screen's calls). One whose probe is over `screen_cutoff` times the fastest probe of a verified
@@ -56,6 +84,9 @@ struct TuneOptions {
   // sampled further. 0 turns the probe off: every candidate is verified and screened fully.
   double screen_cutoff = 1.5;
   int probe_calls = 4;
+  // How the candidates within the probe cutoff are screened: by successive halving (the default), or each with
+  // `screen`'s samples (halving.keep = 0).
+  HalvingRule halving;
   // The screen replays at most this many of the shape's calls (the first; 0: all). Batched strategies make
   // one call per shape; nested makes one per head and page, 384 at the default grid, and its candidates run
   // to 10^5 under exhaustive search.
@@ -114,6 +145,10 @@ struct CandidateOutcome {
   // replayed fewer calls; its screen_ms is then its probe scaled to the screen's call count)
   int screen_samples = 0;
   double probe_ms = 0;     // GEMM candidates: the probe (one sample of the first probe_calls calls)
+  // GEMM candidates under successive halving: the stage whose ranking dropped it (1 for the first ranked stage,
+  // ...), its screen_ms and screen_samples then that stage's; 0 when none did. A dropped candidate is no
+  // contender for the finalists (finalist_indices): its time came from fewer samples than the final round's.
+  int dropped_at = 0;
   bool finalist = false;   // GEMM candidates: re-measured with the full settings
   // GEMM: the finalists' winner and the heuristic's choice are measured once more, independently of the
   // choice, and `ms` then holds that time; `finalist_ms` keeps the one the winner was chosen on.
@@ -131,6 +166,7 @@ struct ListedCandidates {
 struct ScreenedShape {
   std::vector<CandidateOutcome> candidates;  // status "" for none (never screened)
   double verify_s = 0, screen_s = 0;         // summed over the units
+  std::vector<ScreenStage> stages;           // summed over the units, stage by stage (add_screen_stages)
 };
 
 // A distinct GEMM (GemmShape::key) tuned once, inside the first strategy and problem that made it.
@@ -148,6 +184,7 @@ struct GemmTuneRecord {
   int own_calls = 0, screen_calls = 0; // the shape's GEMM calls in one forward, and how many the screen replays
   int probe_calls = 0;                 // how many of those the probe replays (0: no probe, --screen_cutoff=0)
   int heuristic_top = 0;               // exhaustive: the first candidates are the heuristic's top-N, this many
+  std::vector<ScreenStage> stages;     // how the screen went, stage by stage (tune/shape_screen.hpp)
   // Wall time of each part of the search: listing candidates, verifying forwards, screening, re-measuring.
   double enumerate_s = 0, verify_s = 0, screen_s = 0, confirm_s = 0;
   double best_ms() const { return best >= 0 ? candidates[best].ms : 0; }

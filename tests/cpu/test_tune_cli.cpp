@@ -122,6 +122,10 @@ TEST(TuneCli, tune_rejects_bad_input_with_one_line) {
   EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --screen_cutoff=0.5")));
   EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --probe_calls=-1")));
   EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --screen_calls=-1")));
+  EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --halving_keep=1")));
+  EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --halving_keep=-0.5")));
+  EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --halving_final=0")));
+  EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --halving_band=-0.01")));
   EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --max_candidates=-1")));
   EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --timer=sundial")));
   EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --strategies=nested,nope")));

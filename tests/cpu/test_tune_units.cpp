@@ -1,6 +1,6 @@
 // The split tune's screening units (orchestrate/tune_units.hpp): deterministic, every candidate of a split shape in
 // exactly one unit, sizes within one of each other, small shapes and shapes of earlier problems left out;
-// the compact outcome form round-trips.
+// the compact outcome form (successive halving's dropped stage and the screen's stages included) round-trips.
 #include <algorithm>
 #include <map>
 #include <random>
@@ -87,19 +87,24 @@ TEST(TuneUnits, ScreenedRangesRoundTrip) {
     c[i].reason = c[i].status == "ok" ? "" : "reason " + std::to_string(i);
     c[i].screen_ms = std::uniform_real_distribution<double>(0.01, 3)(rng);
     c[i].screen_samples = 1 + static_cast<int>(i % 3);
+    c[i].dropped_at = static_cast<int>(i % 4);  // successive halving's stage that dropped it, 0 for none
   }
   ScreenedShape shape;
   screened_range_from_json(screened_range_to_json(c, 0, 11), 0, c.size(), shape);
   screened_range_from_json(screened_range_to_json(c, 11, 37), 11, c.size(), shape);
   shape.verify_s = 1.5;
+  shape.stages = {{"probe", 4, 1, 37, 20, 5, 148}, {"halving", 32, 1, 5, 5, 2, 160}, {"final", 32, 3, 2, 2, 2, 192}};
   ScreenedShape back = screened_shape_from_json(screened_shape_to_json(shape));
   ASSERT_EQ(back.candidates.size(), c.size());
   EXPECT_EQ(back.verify_s, 1.5);
+  ASSERT_EQ(back.stages.size(), 3u);
+  for (std::size_t k = 0; k < 3; ++k) EXPECT_EQ(back.stages[k].to_json(), shape.stages[k].to_json()) << k;
   for (std::size_t i = 0; i < c.size(); ++i) {
     EXPECT_EQ(back.candidates[i].status, c[i].status);
     EXPECT_EQ(back.candidates[i].reason, c[i].reason);
     EXPECT_EQ(back.candidates[i].screen_ms, c[i].screen_ms);
     EXPECT_EQ(back.candidates[i].screen_samples, c[i].screen_samples);
+    EXPECT_EQ(back.candidates[i].dropped_at, c[i].dropped_at);
   }
   // A range not yet returned stays empty (status ""): the finishing unit records it as not screened.
   ScreenedShape part;

@@ -1,0 +1,278 @@
+// A shape's screen (see the header): the probe, then successive halving and a final round, or one pass.
+#include "tune/shape_screen.hpp"
+
+#include <chrono>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/errors.hpp"
+#include "core/stop_request.hpp"
+#include "tune/screen_halving.hpp"
+
+namespace ab {
+
+namespace {
+
+// A halving stage takes one more sample of each candidate it keeps; past this many a stage that still has more
+// than the final round's candidates (all within the band) ends the halving.
+constexpr int kMaxHalvingSamples = 8;
+
+bool interrupted(CandidateOutcome& c) {
+  if (!stop_requested()) return false;
+  c.status = "failed";
+  c.reason = "interrupted";
+  return true;
+}
+
+// Without halving: each candidate probed, verified and screened in turn (screen_candidate), as before.
+void screen_in_one_pass(const ShapeScreenSetup& s, GemmTuneRecord& r, std::size_t lo, std::size_t hi) {
+  const ScreenTiming& t = s.t;
+  ScreenStage probe{"probe", r.probe_calls, 1};
+  ScreenStage screen{"final", r.screen_calls, t.samples};
+  double best_probe_ms = 0;
+  for (std::size_t i = lo; i < hi; ++i) {
+    if (interrupted(r.candidates[i])) continue;  // the tuner keeps nothing of this shape
+    s.guarded(i, [&] { r.candidates[i] = screen_candidate(s.rec, s.g, r.algos[i], s.verify, t, best_probe_ms, r); });
+    const CandidateOutcome& c = r.candidates[i];
+    const bool probed = t.cutoff > 0 && (c.probe_ms > 0 || c.status == "cut");
+    if (probed) {
+      ++probe.entered;
+      probe.calls_spent += r.probe_calls;
+    }
+    if (c.status == "ok" || c.status == "incorrect") ++screen.entered;  // verified
+    if (c.status == "ok") {
+      ++screen.passed;
+      const int reused = t.probe_is_screen && probed ? 1 : 0;  // the probe was the screen's first sample
+      screen.calls_spent += static_cast<std::int64_t>(c.screen_samples - reused) * r.screen_calls;
+      if (c.probe_ms > 0 && (best_probe_ms == 0 || c.probe_ms < best_probe_ms)) best_probe_ms = c.probe_ms;
+    }
+  }
+  screen.kept = screen.passed;
+  probe.passed = probe.kept = screen.entered;
+  if (t.cutoff > 0) r.stages.push_back(probe);
+  r.stages.push_back(screen);
+}
+
+// Successive halving over candidates [lo, hi).
+class Halving {
+ public:
+  Halving(const ShapeScreenSetup& s, GemmTuneRecord& r) : s_(s), t_(s.t), r_(r) {}
+
+  void run(std::size_t lo, std::size_t hi) {
+    probe_all(lo, hi);
+    if (t_.cutoff > 0) rank_on_probe();
+    // Each stage: one more sample of every candidate left, then the ranking. A stage that drops nothing (every
+    // candidate within the band) ends the halving: more samples would narrow the band only slowly.
+    int samples = t_.cutoff > 0 && t_.probe_is_screen ? 1 : 0;
+    while (ranked_pool() > static_cast<std::size_t>(s_.rule.final_round) && samples < kMaxHalvingSamples)
+      if (!halving_stage(++samples)) break;
+    final_round();
+  }
+
+ private:
+  struct Entry {
+    std::size_t i = 0;
+    bool verified = false;
+    std::vector<double> ms;  // samples of the screen's calls (the probe first when it is one)
+    bool out = false;        // failed, wrong or interrupted in the current stage
+  };
+
+  CandidateOutcome& outcome(std::size_t i) { return r_.candidates[i]; }
+  // The heuristic's choice, the gain's reference, always goes on: it is counted apart from the final round's.
+  bool is_protected(const Entry& e) const { return static_cast<int>(e.i) == r_.baseline; }
+  std::size_t ranked_pool() const {
+    std::size_t n = 0;
+    for (const Entry& e : pool_) n += !is_protected(e);
+    return n;
+  }
+
+  // Runs `work` on candidate i; a BackendError that is not sticky makes the candidate failed (false).
+  bool attempt(std::size_t i, const std::function<void()>& work, const char* what = nullptr) {
+    try {
+      work();
+      return true;
+    } catch (const BackendError& e) {
+      if (e.sticky) throw;
+      outcome(i).status = "failed";
+      outcome(i).reason = what ? fmt::format("{}: {}", what, e.what()) : std::string(e.what());
+      return false;
+    }
+  }
+  bool set(std::size_t i) { return attempt(i, [&] { set_group(s_.rec, s_.g, r_.algos[i], "tuned"); }, "cannot be set"); }
+  bool verify(Entry& e) {
+    if (e.verified) return true;
+    std::string bad;
+    auto t0 = std::chrono::steady_clock::now();
+    const bool ran = attempt(e.i, [&] { bad = s_.verify(r_.algos[e.i]); });
+    r_.verify_s += seconds_since(t0);
+    if (!ran) return false;
+    if (!bad.empty()) {
+      outcome(e.i).status = "incorrect";
+      outcome(e.i).reason = bad;
+      return false;
+    }
+    return e.verified = true;
+  }
+  // One sample with `timer` of `calls` into *ms.
+  bool sample(std::size_t i, QueuedScreen& timer, const std::function<void()>& calls, double* ms) {
+    auto t0 = std::chrono::steady_clock::now();
+    const bool ok = attempt(i, [&] { *ms = timer.sample(calls); });
+    r_.screen_s += seconds_since(t0);
+    return ok;
+  }
+  // Brings e's samples of the screen's calls up to `n`, counting them in `stage`.
+  bool samples_up_to(Entry& e, std::size_t n, ScreenStage& stage) {
+    while (e.ms.size() < n) {
+      double ms = 0;
+      if (!sample(e.i, t_.screen_timer, t_.screen, &ms)) return false;
+      e.ms.push_back(ms);
+      stage.calls_spent += r_.screen_calls;
+    }
+    return true;
+  }
+  // Drops the candidates that failed in this stage from the pool.
+  void sweep() {
+    std::vector<Entry> left;
+    for (Entry& e : pool_)
+      if (!e.out) left.push_back(std::move(e));
+    pool_ = std::move(left);
+  }
+  // Ranks the pool on `ms` (a time per entry) and drops those halving_keeps does not keep, giving each its
+  // stage's time (screen_ms, its samples) and status: "ok" when verified, else "cut" (it never was). Returns how
+  // many went on.
+  std::size_t rank(const std::vector<double>& ms, double band, int samples, double scale) {
+    std::vector<bool> protect;
+    for (const Entry& e : pool_) protect.push_back(is_protected(e));
+    const std::vector<bool> keep = halving_keeps(ms, protect, s_.rule, band);
+    const int stage = ++ranked_;
+    for (std::size_t k = 0; k < pool_.size(); ++k) {
+      if (keep[k]) continue;
+      CandidateOutcome& c = outcome(pool_[k].i);
+      c.status = pool_[k].verified ? "ok" : "cut";
+      c.screen_ms = ms[k] * scale;
+      c.screen_samples = samples;
+      c.dropped_at = stage;
+      pool_[k].out = true;
+    }
+    sweep();
+    return pool_.size();
+  }
+
+  // Sets and probes every candidate; one whose probe would be the fastest so far is verified at once (the
+  // cutoff is always relative to a verified candidate's probe, as without halving), one over the cutoff is cut,
+  // the others wait in the pool, unverified. Without a probe (cutoff 0) every candidate that can be set waits.
+  void probe_all(std::size_t lo, std::size_t hi) {
+    ScreenStage stage{"probe", r_.probe_calls, 1};
+    double best = 0;  // the fastest probe of a verified candidate
+    for (std::size_t i = lo; i < hi; ++i) {
+      CandidateOutcome& c = outcome(i);
+      c = CandidateOutcome{};
+      c.label = r_.algos[i].label.empty() ? "algo" : r_.algos[i].label;
+      c.baseline = r_.algos[i].heuristic_first;
+      if (interrupted(c)) continue;
+      Entry e;
+      e.i = i;
+      bool waits = false;
+      s_.guarded(i, [&] {
+        if (!set(i)) return;
+        if (t_.cutoff > 0) {
+          if (!sample(i, t_.probe_timer, t_.probe, &c.probe_ms)) return;
+          ++stage.entered;
+          stage.calls_spent += r_.probe_calls;
+          if (best == 0 || c.probe_ms < best) {
+            if (!verify(e)) return;
+            best = c.probe_ms;
+          } else if (c.probe_ms > t_.cutoff * best) {
+            c.status = "cut";
+            c.screen_ms = c.probe_ms * t_.scale;
+            c.screen_samples = t_.probe_is_screen ? 1 : 0;
+            return;
+          }
+          if (t_.probe_is_screen) e.ms.push_back(c.probe_ms);
+        }
+        waits = true;
+      });
+      if (waits) pool_.push_back(std::move(e));
+    }
+    if (t_.cutoff > 0) {
+      stage.passed = stage.kept = pool_.size();
+      r_.stages.push_back(stage);
+    }
+  }
+
+  // The first ranking, on the probes already taken (the probe's noise band: fewer calls than a screen sample).
+  void rank_on_probe() {
+    if (ranked_pool() <= static_cast<std::size_t>(s_.rule.final_round)) return;
+    std::vector<double> ms;
+    for (const Entry& e : pool_) ms.push_back(outcome(e.i).probe_ms);
+    const double band = stage_band(s_.rule, r_.probe_calls, r_.screen_calls, 1);
+    r_.stages.back().kept = rank(ms, band, t_.probe_is_screen ? 1 : 0, t_.scale);
+  }
+
+  // A halving stage: every candidate left verified (when it was not) and sampled up to `samples`, then ranked
+  // on the median of its samples. False when it dropped none.
+  bool halving_stage(int samples) {
+    ScreenStage stage{"halving", r_.screen_calls, samples};
+    stage.entered = pool_.size();
+    for (Entry& e : pool_) {
+      if (interrupted(outcome(e.i))) {
+        e.out = true;
+        continue;
+      }
+      bool ok = false;
+      s_.guarded(e.i, [&] { ok = set(e.i) && verify(e) && samples_up_to(e, static_cast<std::size_t>(samples), stage); });
+      e.out = !ok;
+    }
+    sweep();
+    stage.passed = pool_.size();
+    std::vector<double> ms;
+    for (const Entry& e : pool_) ms.push_back(compute_stats(e.ms).median);
+    stage.kept = rank(ms, stage_band(s_.rule, r_.screen_calls, r_.screen_calls, samples), samples, 1.0);
+    r_.stages.push_back(stage);
+    return stage.kept < stage.passed;
+  }
+
+  // The candidates left, each verified (when it was not) and screened with `samples` samples: fresh ones when a
+  // ranking chose them (their earlier samples are biased low by that choice), else counting the probe when it
+  // was the screen's first sample, as without halving. Their medians are the contenders' screen times.
+  void final_round() {
+    ScreenStage stage{"final", r_.screen_calls, t_.samples};
+    stage.entered = pool_.size();
+    for (Entry& e : pool_) {
+      CandidateOutcome& c = outcome(e.i);
+      if (interrupted(c)) continue;
+      if (ranked_) e.ms.clear();
+      bool ok = false;
+      s_.guarded(e.i, [&] {
+        ok = set(e.i) && verify(e) && samples_up_to(e, static_cast<std::size_t>(t_.samples), stage);
+      });
+      if (!ok) continue;
+      c.status = "ok";
+      c.screen_samples = static_cast<int>(e.ms.size());
+      c.screen_ms = compute_stats(e.ms).median;
+      ++stage.passed;
+    }
+    stage.kept = stage.passed;
+    r_.stages.push_back(stage);
+  }
+
+  const ShapeScreenSetup& s_;
+  const ScreenTiming& t_;
+  GemmTuneRecord& r_;
+  std::vector<Entry> pool_;  // the candidates still in the screen, in list order
+  int ranked_ = 0;           // rankings so far
+};
+
+}  // namespace
+
+void screen_shape(const ShapeScreenSetup& s, GemmTuneRecord& r, std::size_t lo, std::size_t hi) {
+  if (!s.rule.on() || hi - lo <= static_cast<std::size_t>(s.rule.final_round)) {
+    screen_in_one_pass(s, r, lo, hi);
+    return;
+  }
+  Halving(s, r).run(lo, hi);
+}
+
+}  // namespace ab

@@ -1,0 +1,33 @@
+// Phase 1 of a GEMM shape's search on candidates [lo, hi) of its record: every candidate is probed, and those
+// within the probe cutoff are screened, by successive halving (docs/tuning.md, step 3) or, with halving off or
+// a range of at most its final round, each in one pass as before (tune/candidate_trials.hpp's
+// screen_candidate). Fills the candidates' outcomes in the record, its stages and its verify and screen times.
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include "tune/candidate_trials.hpp"
+#include "tune/plan_groups.hpp"
+#include "tune/plan_recorder.hpp"
+#include "tune/tune_types.hpp"
+
+namespace ab {
+
+struct ShapeScreenSetup {
+  PlanRecorder& rec;
+  const PlanGroup& g;
+  const ScreenTiming& t;
+  HalvingRule rule;
+  // A whole forward checked against the reference with the candidate set ("" when right).
+  std::function<std::string(const GemmAlgo&)> verify;
+  // Runs one step of candidate i, or marks it failed without running it (it lost the device context before);
+  // a sticky BackendError propagates (gemm_search.cpp's ShapeSearch::guarded).
+  std::function<void(std::size_t, const std::function<void()>&)> guarded;
+};
+
+// r.algos and the candidates' labels are set; r.probe_calls and r.screen_calls are the calls the probe and a
+// screen sample replay. A stop request (SIGINT/SIGTERM) marks the candidates not yet done failed ("interrupted").
+void screen_shape(const ShapeScreenSetup& s, GemmTuneRecord& r, std::size_t lo, std::size_t hi);
+
+}  // namespace ab
