@@ -35,7 +35,8 @@ bool replaced(const std::string& a) {
   for (const char* f : {"--json=", "--resume_at=", "--strategies=", "--tile=", "--isolated_point=", "--peers=",
                         "--worker_dir=", "--worker_device="})
     if (a.rfind(f, 0) == 0) return true;
-  return a == "--no_table" || a == "--quiet";
+  // --resume: the child's report is a file of its own private directory, with no journal to continue.
+  return a == "--no_table" || a == "--quiet" || a == "--resume";
 }
 
 // The --peers of a child that runs `strategy`: that peer alone (its library is the only one the child loads),

@@ -262,3 +262,17 @@ def test_compare_flags_a_changed_library_version(attnbench, peer_dirs, work):
     # The same version on both sides: no such line.
     same = run(attnbench, "compare", "v1.json", "v1.json")
     assert same.returncode == 0 and "library versions differ" not in same.stdout, same.stdout
+
+
+def test_peers_resume_their_journal(attnbench, peer_dirs, work):
+    # --resume with peers: a finished run's journal resumes every problem with its peer rows; the rows' children
+    # (which keep no journal of the parent's) say nothing about one.
+    args = [*GRID, "-q", "--no_table", "--peers=all", "--strategies=fused,peer:cpu-example", "--json=r.json", "--resume"]
+    first = run(attnbench, *args, env=env_for(peer_dirs["good"]))
+    again = run(attnbench, *args, env=env_for(peer_dirs["good"]))
+    assert first.returncode == 0 and again.returncode == 0, (first.stderr[-2000:], again.stderr[-2000:])
+    assert "row.json.journal" not in first.stderr + again.stderr, first.stderr + again.stderr
+    doc = json.load(open("r.json"))
+    assert doc["journal"]["resumed_problems"] == 4, doc.get("journal")
+    peer = by_strategy(doc["results"], "peer:cpu-example")
+    assert len(peer) == 4 and all(x["library_version"] == "1.0.0-peer" for x in peer), peer
