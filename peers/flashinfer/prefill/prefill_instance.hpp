@@ -1,0 +1,39 @@
+// The prefill peer's view of one compiled FlashInfer FA2 paged prefill kernel family (element type, head_dim,
+// causal or not, query tile): what setup hands it and the function that prepares its launch.
+// prefill_instance.cuh defines prepare_prefill; one generated .cu per instance instantiates it;
+// prefill_instances.inc (generated) lists those compiled.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "common/device_page_table.hpp"
+#include "common/page_table.hpp"
+#include "common/prepared_forward.hpp"
+#include "prefill/prefill_plan.hpp"
+
+namespace abfi {
+
+struct PrefillInputs {
+  const void* q;  // attnbench's [B, H, q_len, D], addressed through q_indptr and the two strides
+  const void* k;  // pages as `pages` describes
+  const void* v;
+  void* o;        // [B, H, q_len, D]: FlashInfer writes [tokens, num_qo_heads, D], the same memory when
+                  // num_qo_heads is 1 (a request per query head) or q_len is 1
+  uint32_t num_qo_heads = 0;  // query heads of one request
+  int32_t q_stride_n = 0;     // elements between a request's consecutive queries
+  int32_t q_stride_h = 0;     // elements between its consecutive query heads
+  float sm_scale = 0.f;
+  const PageTable* pages = nullptr;
+  DevicePageTable pages_d;
+  int32_t* q_indptr_d = nullptr;  // [requests + 1]: first query row of each request
+  const PrefillPlan* plan = nullptr;
+  cudaStream_t stream = nullptr;
+};
+
+// BatchPrefillWithPagedKVCacheDispatched's parameters for `in` (whose plan chose kCtaTileQ), ready to launch.
+template <int kDType, int kHeadDim, bool kCausal, int kCtaTileQ>
+std::unique_ptr<PreparedForward> prepare_prefill(const PrefillInputs& in);
+
+}  // namespace abfi
