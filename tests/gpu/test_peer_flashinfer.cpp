@@ -1,0 +1,184 @@
+// On the GPU: the FlashInfer peers (peers/flashinfer) loaded by the real binary with --peers: peer:flashinfer-decode
+// (FlashInfer's CUDA-core batch decode) and peer:flashinfer-prefill (its FA2 batch prefill; on q_len 1 its
+// tensor-core decode), verified against the reference on awkward cases: odd and ragged KV lengths, last pages of 13
+// and 1 tokens, pages of 1 and 16, contiguous K/V (as 16-token pages), GQA group sizes 1, 2, 4, 5, 8 and 16, q_len
+// 1, 4, 17 and 300 (query tiles 16, 64 and 128), head_dim 64, 128 and (decode) 256, causal, fp16 and bf16, a plan
+// that splits the KV (two kernels: partial attention, then the merge) and one that does not (one kernel). What a
+// peer refuses is unsupported with its reason. Skipped (77) without a device or without the peers
+// (scripts/fetch-peers.sh; ATTNBENCH_PEER_FLASHINFER).
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/cuda/cuda_backend.hpp"
+#include "testing.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kDecode = "peer:flashinfer-decode";
+const char* const kPrefill = "peer:flashinfer-prefill";
+
+fs::path peer_library(const std::string& name) {
+  return fs::path(ATTNBENCH_BINARY).parent_path() / "peers" / ("libattnbench_peer_" + name + ".so");
+}
+
+struct Rows {
+  int rc = -1;
+  nlohmann::json rows = nlohmann::json::array();
+};
+
+// Both peers on `shape`, with --verify and a JSON report: the exit code and the rows of both.
+Rows run_both(const std::string& shape) {
+  const std::string json =
+      (fs::temp_directory_path() / ("attnbench-peer-flashinfer-" + std::to_string(getpid()) + ".json")).string();
+  const std::string cmd = std::string(ATTNBENCH_BINARY) +
+                          " --backend=cuda --quiet --timer=cupti --verify --max_time=0.05"
+                          " --peers=flashinfer-decode,flashinfer-prefill --strategies=" +
+                          kDecode + "," + kPrefill + " " + shape + " --json=" + json + " >/dev/null 2>&1";
+  const int status = std::system(cmd.c_str());
+  Rows r;
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(json);
+  nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+  fs::remove(json);
+  if (doc.is_object() && doc.contains("results")) r.rows = doc["results"];
+  return r;
+}
+
+bool is(const nlohmann::json& row, const char* strategy) { return row["strategy"] == strategy; }
+
+// A row that ran: ok, verified, one FlashInfer kernel or two (when its plan split the KV).
+void expect_verified(const nlohmann::json& r) {
+  EXPECT_EQ(r["status"], "ok") << r.dump();
+  if (r["status"] != "ok") return;
+  EXPECT_TRUE(r["verify"]["passed"].get<bool>()) << r.dump();
+  const int kernels = r["launches"]["measured"]["kernels"].get<int>();
+  EXPECT_GE(kernels, 1) << r.dump();
+  EXPECT_LE(kernels, 2) << r.dump();
+  EXPECT_NE(r.value("library_version", "").find("FlashInfer"), std::string::npos) << r.dump();
+}
+
+void expect_unsupported(const nlohmann::json& r, const std::string& reason_part) {
+  EXPECT_EQ(r["status"], "unsupported") << r.dump();
+  EXPECT_NE(r.value("reason", "").find(reason_part), std::string::npos) << reason_part << ": " << r.dump();
+}
+
+// Every row of `shape` (`problems` problems, both peers) verified.
+void expect_all_verified(const std::string& shape, std::size_t problems) {
+  auto r = run_both(shape);
+  EXPECT_EQ(r.rc, 0) << shape;
+  ASSERT_EQ(r.rows.size(), 2 * problems) << shape;
+  for (const auto& row : r.rows) expect_verified(row);
+}
+
+}  // namespace
+
+TEST(PeerFlashInfer, decode_and_tensor_core_decode_on_ragged_pages) {
+  // 77 and 129 tokens leave last pages of 13 and 1 tokens at page_size 16; group sizes 1 and 4.
+  expect_all_verified("--batch=3 --heads=8 --kv_heads=8,2 --kv_lens=list:77,200,129 --q_len=1 --head_dim=64,128 "
+                      "--kv_layout=paged --page_size=1,16 --dtype=fp16,bf16 --causal=false,true",
+                      32);
+}
+
+TEST(PeerFlashInfer, decode_on_contiguous_kv_as_16_token_pages) {
+  expect_all_verified("--batch=3 --heads=8 --kv_heads=1,4 --kv_lens=list:77,200,129 --q_len=1 --head_dim=128 "
+                      "--kv_layout=contiguous --dtype=fp16,bf16",
+                      4);
+  expect_all_verified("--batch=2 --heads=4 --seq_len=333 --q_len=1 --head_dim=64 --kv_layout=contiguous", 1);
+}
+
+TEST(PeerFlashInfer, decode_at_head_dim_256) {
+  // Compiled into flashinfer-decode only; prefill says so.
+  auto r = run_both("--batch=3 --heads=16 --kv_heads=8,1 --kv_lens=list:77,200,129 --q_len=1 --head_dim=256 "
+                    "--kv_layout=paged,contiguous --page_size=16 --dtype=fp16,bf16");
+  EXPECT_EQ(r.rc, 0);
+  ASSERT_EQ(r.rows.size(), 16u);
+  for (const auto& row : r.rows) {
+    if (is(row, kDecode)) expect_verified(row);
+    if (is(row, kPrefill)) expect_unsupported(row, "not compiled");
+  }
+}
+
+TEST(PeerFlashInfer, split_kv_plan_launches_two_kernels_and_a_wide_batch_one) {
+  // Two sequences of 4099 tokens fill a few CTAs: both plans split the KV (partial attention, then the merge).
+  auto r = run_both("--batch=2 --heads=8 --kv_heads=2 --seq_len=4099 --q_len=1 --head_dim=128 --kv_layout=paged "
+                    "--page_size=16");
+  EXPECT_EQ(r.rc, 0);
+  ASSERT_EQ(r.rows.size(), 2u);
+  for (const auto& row : r.rows) {
+    expect_verified(row);
+    EXPECT_EQ(row["launches"]["measured"]["kernels"], 2) << "expected a split-KV plan: " << row.dump();
+  }
+  // 128 sequences of 64 tokens: more CTAs than the GPU holds at once, nothing to split.
+  r = run_both("--batch=128 --heads=8 --kv_heads=8 --seq_len=64 --q_len=1 --head_dim=128 --kv_layout=paged "
+               "--page_size=16");
+  EXPECT_EQ(r.rc, 0);
+  ASSERT_EQ(r.rows.size(), 2u);
+  for (const auto& row : r.rows) {
+    expect_verified(row);
+    EXPECT_EQ(row["launches"]["measured"]["kernels"], 1) << "expected an unsplit plan: " << row.dump();
+  }
+}
+
+TEST(PeerFlashInfer, prefill_on_every_query_tile_causal_ragged_paged_and_contiguous) {
+  // q_len 4, 17 and 300 make FlashInfer pick query tiles 16, 64 and 128; decode refuses q_len > 1.
+  const std::pair<const char*, std::size_t> shapes[] = {
+      {"--batch=3 --heads=4 --kv_heads=4 --kv_lens=list:77,200,129 --q_len=4 --head_dim=64,128 --kv_layout=paged "
+       "--page_size=1,16 --dtype=fp16,bf16 --causal=false,true",
+       16},
+      {"--batch=3 --heads=4 --kv_heads=4 --kv_lens=list:77,200,129 --q_len=4,17 --head_dim=128 "
+       "--kv_layout=contiguous --dtype=fp16,bf16 --causal=true",
+       4},
+      {"--batch=2 --heads=4 --kv_heads=4 --seq_len=300 --q_len=300 --head_dim=64,128 --kv_layout=paged "
+       "--page_size=16 --causal=false,true",
+       4},
+  };
+  for (const auto& [shape, problems] : shapes) {
+    auto r = run_both(shape);
+    EXPECT_EQ(r.rc, 0) << shape;
+    ASSERT_EQ(r.rows.size(), 2 * problems) << shape;
+    for (const auto& row : r.rows) {
+      if (is(row, kPrefill)) expect_verified(row);
+      if (is(row, kDecode)) expect_unsupported(row, "q_len 1");
+    }
+  }
+}
+
+TEST(PeerFlashInfer, refusals_say_why) {
+  // GQA with q_len > 1: prefill refuses (attnbench's Q/O layout cannot keep FlashInfer's GQA row packing).
+  auto r = run_both("--batch=2 --heads=8 --kv_heads=2 --seq_len=100 --q_len=4 --head_dim=128 --kv_layout=paged "
+                    "--page_size=16 --causal=true");
+  EXPECT_EQ(r.rc, 0);
+  ASSERT_EQ(r.rows.size(), 2u);
+  for (const auto& row : r.rows) expect_unsupported(row, is(row, kPrefill) ? "GQA" : "q_len 1");
+  // Group size 5: decode has no instance for it; prefill's group size is a runtime value.
+  r = run_both("--batch=2 --heads=10 --kv_heads=2 --seq_len=100 --q_len=1 --head_dim=64 --kv_layout=paged "
+               "--page_size=16");
+  EXPECT_EQ(r.rc, 0);
+  ASSERT_EQ(r.rows.size(), 2u);
+  for (const auto& row : r.rows) {
+    if (is(row, kDecode)) expect_unsupported(row, "group sizes");
+    if (is(row, kPrefill)) expect_verified(row);
+  }
+  // A head_dim not compiled.
+  r = run_both("--batch=2 --heads=4 --seq_len=100 --q_len=1 --head_dim=96 --kv_layout=paged --page_size=16");
+  EXPECT_EQ(r.rc, 0);
+  ASSERT_EQ(r.rows.size(), 2u);
+  for (const auto& row : r.rows) expect_unsupported(row, "not compiled");
+}
+
+int main(int argc, char** argv) {
+  if (ab::cuda_device_count() == 0) attnbench_testing::skip_test_program("no CUDA device");
+  for (const char* name : {"flashinfer-decode", "flashinfer-prefill"})
+    if (!fs::exists(peer_library(name)))
+      attnbench_testing::skip_test_program(peer_library(name).string() +
+                                           " not built (scripts/fetch-peers.sh; ATTNBENCH_PEER_FLASHINFER)");
+  return attnbench_testing::run_all_tests(argc, argv);
+}
