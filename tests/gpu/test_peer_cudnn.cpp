@@ -1,0 +1,111 @@
+// On the GPU: peer:cudnn (peers/cudnn, docs/peers.md) loaded by the real binary with --peers and run beside fused
+// on awkward shapes (odd
+// and ragged lengths, a short last page, pages of 1 and 16, GQA and MQA, q_len 1, 4, 7 and a chunk, bottom-right
+// causal, fp16 and bf16, contiguous and paged): every row the peer takes is verified against the reference; rows
+// it refuses are `unsupported` with the library's reason; a problem cuDNN refuses is a row `unsupported` with
+// cuDNN's words while fused still runs. Exits 77 (skipped) without a device, when the peer was not built, or when
+// libcudnn does not load here.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <initializer_list>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/cuda/cuda_backend.hpp"
+#include "testing.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path peer_library(const std::string& file) { return fs::path(ATTNBENCH_BINARY).parent_path() / "peers" / file; }
+
+struct RunResult {
+  int rc = -1;
+  nlohmann::json rows = nlohmann::json::array();
+};
+
+// The binary with `args`, --verify and a JSON report.
+RunResult run(const std::string& args) {
+  std::string json = (fs::temp_directory_path() / ("attnbench-peers-gpu-" + std::to_string(getpid()) + ".json")).string();
+  std::string cmd = std::string(ATTNBENCH_BINARY) + " --backend=cuda --quiet --timer=cupti --verify --max_time=0.05 " + args +
+                    " --json=" + json + " >/dev/null 2>&1";
+  int status = std::system(cmd.c_str());
+  RunResult r;
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(json);
+  nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+  fs::remove(json);
+  if (doc.is_object() && doc.contains("results")) r.rows = doc["results"];
+  return r;
+}
+
+// The shapes every peer is tried on; a peer refuses what it cannot run (decode-only peers everything but q_len 1).
+const char* const kShapes[] = {
+    "--batch=3 --heads=8 --kv_heads=2 --seq_len=1000 --head_dim=128 --causal --dtype=fp16,bf16",
+    "--batch=3 --heads=8 --kv_heads=1 --seq_len=1000 --q_len=1 --head_dim=128 --kv_layout=paged --page_size=16 --dtype=bf16",
+    "--heads=32 --kv_heads=8 --kv_lens=list:1000,37,517 --q_len=1,4 --causal --head_dim=128 --kv_layout=paged --page_size=16",
+    "--batch=2 --heads=4 --seq_len=300 --q_len=1 --head_dim=64 --kv_layout=paged --page_size=1",
+    "--heads=8 --kv_heads=4 --kv_lens=list:77,300,129 --q_len=1,7 --causal --head_dim=64 --dtype=bf16",
+    "--batch=1 --heads=1 --seq_len=129 --head_dim=64 --causal",
+    "--batch=2 --heads=32 --kv_heads=8 --seq_len=2000 --q_len=333 --causal --head_dim=128 --kv_layout=paged,contiguous "
+    "--page_size=16",
+};
+
+// Runs `peer` (its table name) on every shape: each of its rows ok and verified, or unsupported with a reason;
+// at least `min_ok` rows ok in all. Skips the program when the peer's library does not load here.
+void expect_peer_verified(const std::string& peer, const std::string& file, int min_ok) {
+  int ok = 0, unsupported = 0;
+  for (const char* shape : kShapes) {
+    RunResult r = run(std::string("--peers=") + peer + " --strategies=fused,peer:" + peer + " " + shape);
+    EXPECT_EQ(r.rc, 0) << shape;
+    ASSERT_FALSE(r.rows.empty()) << shape;
+    for (const auto& row : r.rows) {
+      if (row["strategy"] != "peer:" + peer) continue;
+      if (row["status"] == "unsupported") {
+        ++unsupported;
+        std::string why = row.value("reason", "");
+        EXPECT_FALSE(why.empty()) << row.dump();
+        if (why.find("unavailable") != std::string::npos || why.find("not found") != std::string::npos)
+          attnbench_testing::skip_test_program(peer + " does not load here: " + why);
+        continue;
+      }
+      EXPECT_EQ(row["status"], "ok") << shape << "\n" << row.dump();
+      if (row["status"] != "ok") continue;
+      ++ok;
+      EXPECT_TRUE(row["verify"]["passed"].get<bool>()) << row.dump();
+      EXPECT_GE(row["launches"]["measured"]["kernels"].get<int>(), 1) << row.dump();
+      EXPECT_FALSE(row.value("library_version", "").empty()) << row.dump();
+    }
+  }
+  EXPECT_GE(ok, min_ok) << peer << ": " << ok << " rows ok, " << unsupported << " unsupported";
+}
+
+// main() of a peer's test program: skipped without a device or without any of the peer `files`.
+int main_for(int argc, char** argv, std::initializer_list<const char*> files) {
+  if (ab::cuda_device_count() == 0) attnbench_testing::skip_test_program("no CUDA device");
+  for (const char* f : files)
+    if (!fs::exists(peer_library(f)))
+      attnbench_testing::skip_test_program(peer_library(f).string() + " not built (scripts/fetch-peers.sh, docs/peers.md)");
+  return attnbench_testing::run_all_tests(argc, argv);
+}
+}  // namespace
+
+TEST(PeerCudnn, verified_on_every_layout) { expect_peer_verified("cudnn", "libattnbench_peer_cudnn.so", 11); }
+
+TEST(PeerCudnn, refusal_is_unsupported_with_its_reason) {
+  RunResult r = run("--peers=cudnn --strategies=fused,peer:cudnn --batch=1 --heads=2 --seq_len=64 --head_dim=320");
+  bool refused = false;
+  for (const auto& row : r.rows)
+    if (row["strategy"] == "peer:cudnn") {
+      EXPECT_EQ(row["status"], "unsupported") << row.dump();
+      EXPECT_NE(row.value("reason", "").find("cuDNN"), std::string::npos) << row.dump();
+      refused = true;
+    }
+  EXPECT_TRUE(refused);
+}
+
+int main(int argc, char** argv) { return main_for(argc, argv, {"libattnbench_peer_cudnn.so"}); }
