@@ -40,6 +40,8 @@ std::string render_peers(const json& peers) {
       table.add_row({strategy, "unavailable", str(p, "path")}, str(p, "reason"));
     } else if (status == "missing") {
       table.add_row({strategy}, fmt::format("not found ({}); to get it: {}", str(p, "description"), str(p, "how")));
+    } else if (status == "not built") {
+      table.add_row({strategy}, fmt::format("({}): {}", str(p, "description"), str(p, "how")));
     } else {
       table.add_row({strategy}, fmt::format("script peer ({}): {}", str(p, "description"), str(p, "how")));
     }

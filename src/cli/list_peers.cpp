@@ -28,11 +28,11 @@ json found_peer(const PeerOutcome& o) {
 }
 
 json known_peer(const KnownPeer& k) {
-  const bool script = k.source == PeerSource::script;
+  const bool script = k.source == PeerSource::script, unbuilt = k.source == PeerSource::unbuilt;
   return {{"name", k.name},
           {"strategy", kPeerPrefix + k.name},
           {"source", script ? "script" : "library"},
-          {"status", script ? "script" : "missing"},
+          {"status", script ? "script" : unbuilt ? "not built" : "missing"},
           {"description", k.description},
           {"how", how_to_get(k.source)}};
 }

@@ -7,10 +7,12 @@ const std::vector<KnownPeer>& known_peers() {
   static const std::vector<KnownPeer> peers = {
       {"cudnn", "cuDNN SDPA through cudnn_frontend: contiguous and paged K/V, GQA, causal bottom-right, ragged",
        PeerSource::library},
-      {"flashinfer-decode", "FlashInfer paged decode, CUDA cores", PeerSource::library},
-      {"flashinfer-prefill", "FlashInfer FA2 prefill: paged/ragged, chunked prefill; on q_len 1 its tensor-core decode",
+      {"flashinfer-decode", "FlashInfer batch decode over pages, CUDA cores (q_len 1)", PeerSource::library},
+      {"flashinfer-prefill",
+       "FlashInfer FA2 batch prefill over pages (contiguous K/V as pages), chunked prefill; on q_len 1 its tensor-core "
+       "decode; GQA at q_len 1 only",
        PeerSource::library},
-      {"flashinfer-fa3", "FlashInfer Hopper FA3 prefill", PeerSource::library},
+      {"flashinfer-fa3", "FlashInfer Hopper FA3 prefill", PeerSource::unbuilt},
       {"torch-flash", "PyTorch SDPA, its FlashAttention-2 backend", PeerSource::script},
       {"torch-cudnn", "PyTorch SDPA, its cuDNN backend", PeerSource::script},
       {"torch-efficient", "PyTorch SDPA, its memory-efficient backend", PeerSource::script},
@@ -23,6 +25,9 @@ const std::vector<KnownPeer>& known_peers() {
 
 std::string how_to_get(PeerSource source) {
   if (source == PeerSource::script) return "scripts/peer_torch.py, run separately (--merge adds its rows to a report)";
+  if (source == PeerSource::unbuilt)
+    return "not built by this project: its Hopper path needs 29 MB more CUTLASS headers and ~27 CPU-minutes of nvcc, "
+           "and takes Q/O only as [tokens, H, D] (docs/peers.md)";
   return "scripts/fetch-peers.sh, then rebuild (the peers build when their headers are found; docs/peers.md)";
 }
 

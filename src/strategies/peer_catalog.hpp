@@ -9,7 +9,8 @@ namespace ab {
 
 enum class PeerSource {
   library,  // built by this project (peers/) into libattnbench_peer_<name>.so; loaded with --peers
-  script    // a row of scripts/peer_torch.py, run separately (--merge into a report)
+  script,   // a row of scripts/peer_torch.py, run separately (--merge into a report)
+  unbuilt   // known, but this project does not build it (docs/peers.md says why)
 };
 
 struct KnownPeer {

@@ -15,9 +15,11 @@ namespace fs = std::filesystem;
 
 std::vector<std::string> peer_search_dirs() {
   std::vector<std::string> dirs;
-  if (const char* env = std::getenv(kPeersDirEnv))
+  if (const char* env = std::getenv(kPeersDirEnv)) {  // set (even empty): its folders alone
     for (const std::string& d : split_text(env, ':'))
       if (!d.empty()) dirs.push_back(d);
+    return dirs;
+  }
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);  // Linux: the running binary, links resolved
   if (!ec && exe.has_parent_path()) {

@@ -1,5 +1,5 @@
 // Where peers (docs/peers.md) are found: plugin libraries named libattnbench_peer_<name>.so in the folders of
-// ATTNBENCH_PEERS_DIR (colon-separated), then <the binary's folder>/peers (a build tree), then
+// ATTNBENCH_PEERS_DIR (colon-separated) when it is set, else <the binary's folder>/peers (a build tree), then
 // <the binary's folder>/../lib/attnbench/peers (an install). A name found in several folders is the first
 // folder's. Finding a file loads nothing (orchestrate/peer_loader.hpp loads them).
 #pragma once
@@ -15,7 +15,7 @@ struct PeerLibrary {
   std::string path;
 };
 
-// The environment variable naming extra peer folders, searched first.
+// The environment variable naming the peer folders (set: the only ones searched).
 inline constexpr const char* kPeersDirEnv = "ATTNBENCH_PEERS_DIR";
 // A peer's file name: kPeerFilePrefix + name + kPeerFileSuffix.
 inline constexpr const char* kPeerFilePrefix = "libattnbench_peer_";

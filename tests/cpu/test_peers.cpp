@@ -1,4 +1,4 @@
-// Peers (docs/peers.md) below the binary: where peer libraries are found (ATTNBENCH_PEERS_DIR's folders first, a
+// Peers (docs/peers.md) below the binary: where peer libraries are found (ATTNBENCH_PEERS_DIR's folders alone when set, a
 // name's first folder winning, other files ignored), the "unavailable:" version, --peers' parsing, an undeclared
 // launch contract (plugin.h's -1), a row's library_version through its JSON, and compare's version warning.
 #include <cstdlib>
@@ -50,20 +50,24 @@ TEST(PeerLibraries, FoldersInOrderFirstFolderWins) {
   touch(b / "libattnbench_peer_x.so.1");     // not .so at the end
   fs::create_directories(b / "libattnbench_peer_dir.so");  // not a file
   PeersDirEnv env(a.string() + "::" + b.string());
-  std::vector<std::string> dirs = peer_search_dirs();
-  ASSERT_GE(dirs.size(), 4u);
+  std::vector<std::string> dirs = peer_search_dirs();  // set: its folders alone, not the build tree's peers
+  ASSERT_EQ(dirs.size(), 2u);
   EXPECT_EQ(dirs[0], a.string());
   EXPECT_EQ(dirs[1], b.string());
-  EXPECT_EQ(fs::path(dirs[2]).filename(), "peers");  // <binary's folder>/peers
-  EXPECT_NE(dirs[3].find("lib/attnbench/peers"), std::string::npos);
-  std::vector<PeerLibrary> found;
-  for (const PeerLibrary& p : find_peer_libraries())
-    if (p.path.rfind(a.string(), 0) == 0 || p.path.rfind(b.string(), 0) == 0) found.push_back(p);
+  std::vector<PeerLibrary> found = find_peer_libraries();
   ASSERT_EQ(found.size(), 3u);
   EXPECT_EQ(found[0].name, "cudnn");
   EXPECT_EQ(found[0].path, (a / "libattnbench_peer_cudnn.so").string());
   EXPECT_EQ(found[1].name, "zeta");
   EXPECT_EQ(found[2].name, "alpha");
+}
+
+TEST(PeerLibraries, WithoutTheVariableTheBinarysFolders) {
+  unsetenv(kPeersDirEnv);
+  std::vector<std::string> dirs = peer_search_dirs();
+  ASSERT_EQ(dirs.size(), 2u);
+  EXPECT_EQ(fs::path(dirs[0]).filename(), "peers");  // <binary's folder>/peers
+  EXPECT_NE(dirs[1].find("lib/attnbench/peers"), std::string::npos);
 }
 
 TEST(PeerLibraries, UnavailableVersion) {
@@ -78,6 +82,9 @@ TEST(PeerCatalog, KnownPeersAndHowToGetThem) {
   EXPECT_EQ(find_known_peer("cudnn")->source, PeerSource::library);
   ASSERT_NE(find_known_peer("torch-flash"), nullptr);
   EXPECT_EQ(find_known_peer("torch-flash")->source, PeerSource::script);
+  ASSERT_NE(find_known_peer("flashinfer-fa3"), nullptr);
+  EXPECT_EQ(find_known_peer("flashinfer-fa3")->source, PeerSource::unbuilt);
+  EXPECT_NE(how_to_get(PeerSource::unbuilt).find("not built by this project"), std::string::npos);
   EXPECT_EQ(find_known_peer("nosuch"), nullptr);
   EXPECT_EQ(how_to_get(PeerSource::library),
             "scripts/fetch-peers.sh, then rebuild (the peers build when their headers are found; docs/peers.md)");
