@@ -97,7 +97,7 @@ int main_for(int argc, char** argv, std::initializer_list<const char*> files) {
 TEST(PeerCudnn, verified_on_every_layout) { expect_peer_verified("cudnn", "libattnbench_peer_cudnn.so", 11); }
 
 TEST(PeerCudnn, refusal_is_unsupported_with_its_reason) {
-  RunResult r = run("--peers=cudnn --strategies=fused,peer:cudnn --batch=1 --heads=2 --seq_len=64 --head_dim=320");
+  RunResult r = run("--peers=cudnn --strategies=fused,peer:cudnn --batch=1 --heads=2 --seq_len=64 --head_dim=12");
   bool refused = false;
   for (const auto& row : r.rows)
     if (row["strategy"] == "peer:cudnn") {
