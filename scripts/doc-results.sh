@@ -3,9 +3,12 @@
 # the generated blocks of README.md and docs/*.md from them (scripts/doc-samples.sh):
 #   scripts/doc-results.sh                    with the binary in $ATTNBENCH, else build/attnbench
 # Files are named by the card (device 0's model: h100-*, h200-*, ...) under docs/results/:
-#   CARD-default.json        the main job (every strategy, --verify) + PyTorch's SDPA peers (peer_torch --merge)
-#   CARD-prefill.json        fused on docs/results/suites/prefill.json (prefill, head_dim 64 and 128) + peers
-#   CARD-decode.json         fused on docs/results/suites/decode.json (decode, q_len 1) + peers
+#   CARD-default.json        the main job (every strategy and in-process peer, --verify) + PyTorch's SDPA peers
+#                            (peer_torch --merge)
+#   CARD-prefill.json        fused and the in-process peers on docs/results/suites/prefill.json (prefill, head_dim
+#                            64 and 128) + PyTorch's peers
+#   CARD-decode.json         the same on docs/results/suites/decode.json (decode, q_len 1)
+# The in-process peers are those the binary finds (docs/peers.md; libcudnn must be on the loader's path).
 #   CARD-cache-default.json  `attnbench tune` (heuristic top-8, every strategy) of the main job's problem
 #   CARD-cache-tiles.json    `attnbench tune --strategies=fused` (every compiled tile) of both suites
 # The same five files of another card are removed and the docs' references to them renamed, so the docs
@@ -116,14 +119,23 @@ PY
   fi
 }
 
+# The in-process peers this build made (docs/peers.md: cuDNN, FlashInfer), beside fused on every report.
+inproc=$("$bin" list --json=- | python3 -c '
+import json, sys
+print(",".join("peer:" + p["name"] for p in json.load(sys.stdin).get("peers", []) if p.get("status") == "found"))')
+peer_flags=()
+[[ -n $inproc ]] && peer_flags=(--peers=all)
+echo "doc-results: in-process peers: ${inproc:-none}"
+suite_strategies=fused${inproc:+,$inproc}
+
 rm -f "$out/$card-cache-default.json" "$out/$card-cache-tiles.json"  # a tune merges into an existing cache
-step default timeout "$limit" "$bin" "${main[@]}" --json="$out/$card-default.json" --quiet
+step default timeout "$limit" "$bin" "${main[@]}" "${peer_flags[@]}" --json="$out/$card-default.json" --quiet
 # The README's sample shows every peer with its launches and error; the perf-notes tables only times.
 step default-peers peers "$out/$card-default.json" flash,cudnn,efficient,math,unfused --verify
-step prefill timeout "$limit" "$bin" --config="$out/suites/prefill.json" --strategies=fused --verify "${run_opts[@]}" \
+step prefill timeout "$limit" "$bin" --config="$out/suites/prefill.json" "${peer_flags[@]}" --strategies="$suite_strategies" --verify "${run_opts[@]}" \
   --json="$out/$card-prefill.json" --quiet
 step prefill-peers peers "$out/$card-prefill.json" flash,cudnn --no-launches --max-time=0.5
-step decode timeout "$limit" "$bin" --config="$out/suites/decode.json" --strategies=fused --verify "${run_opts[@]}" \
+step decode timeout "$limit" "$bin" --config="$out/suites/decode.json" "${peer_flags[@]}" --strategies="$suite_strategies" --verify "${run_opts[@]}" \
   --json="$out/$card-decode.json" --quiet
 step decode-peers peers "$out/$card-decode.json" flash,cudnn,gqa-packed --no-launches --max-time=0.5
 step tune-default timeout "$limit" "$bin" tune "${tune_main[@]}" --cache="$out/$card-cache-default.json" --md=- --quiet
