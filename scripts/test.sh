@@ -6,6 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh || echo "test.sh: scripts/install-deps.sh failed; tests whose tools are missing are skipped" >&2
+# The in-process peers' headers from PyPI (docs/peers.md); without them the peers are not built and their tests skip.
+scripts/fetch-peers.sh || echo "test.sh: scripts/fetch-peers.sh failed; the peers are not built" >&2
 # The full build, whatever scripts/quickstart.sh left in build/'s CMake cache: the tests and the development
 # harness on, and the CUDA backend wherever nvcc is found (-U: CMakeLists.txt's default again).
 scripts/build.sh -DBUILD_TESTING=ON -DATTNBENCH_FUSED_DEV=ON -DATTNBENCH_FUSED_CAPI=ON -DATTNBENCH_ALL_TILES=ON -UATTNBENCH_CUDA
