@@ -1,5 +1,6 @@
 // The one typed reader on every committed report (docs/results and docs/perf-log/data: reports of earlier versions, peer rows
-// of scripts/peer_torch.py) and on sparse rows: what each row reads as, and one line for a wrong type.
+// of scripts/peer_torch.py and of in-process peers) and on sparse rows: what each row reads as, and one line for a wrong
+// type.
 #include <cmath>
 #include <filesystem>
 
@@ -33,10 +34,18 @@ TEST(ReportReading, every_committed_report_reads_and_renders) {
     ASSERT_FALSE(r.rows.empty()) << path;
     int peers = 0;
     for (const ResultRow& row : r.rows) {
-      EXPECT_TRUE(row.timing.has_value()) << path;   // every committed row is timed
-      // noise_met: in this binary's rows of a report as new as the copy bandwidth (h100-default.json), never
-      // in older reports or in peer rows.
-      const bool new_writer = doc["device"].contains("copy_bandwidth_gbps") && !row.peer();
+      // Every committed row is timed but an in-process peer's refusal (unsupported, with the library's reason).
+      if (row.disposition == Disposition::unsupported) {
+        EXPECT_TRUE(row.peer() && !row.library_version.empty()) << path << " " << row.strategy;
+        EXPECT_FALSE(row.reason.empty()) << path << " " << row.strategy;
+        EXPECT_FALSE(row.timing.has_value()) << path << " " << row.strategy;
+        continue;
+      }
+      EXPECT_TRUE(row.timing.has_value()) << path << " " << row.strategy;
+      // noise_met: in this binary's rows (in-process peers' too) of a report as new as the copy bandwidth
+      // (h100-default.json), never in older reports or in the script peers' rows (no library_version).
+      const bool script_peer = row.peer() && row.library_version.empty();
+      const bool new_writer = doc["device"].contains("copy_bandwidth_gbps") && !script_peer;
       EXPECT_EQ(row.timing->noise_met.has_value(), new_writer) << path << " " << row.strategy;
       if (row.peer()) {
         ++peers;
