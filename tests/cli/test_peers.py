@@ -36,9 +36,11 @@ def env_for(*dirs, **extra):
 
 
 def no_segv_handler():
-    """ASAN_OPTIONS with handle_segv=0 appended (scripts/sanitize.sh): a crashing peer's child dies by its signal."""
+    """ASAN_OPTIONS with handle_segv=0 appended (scripts/sanitize.sh): a crashing peer's child or loader dies by its
+    signal, not by ASan's report and exit 1 (detect_leaks=0: no leak report at a loader's exit either)."""
     have = os.environ.get("ASAN_OPTIONS", "")
-    return f"{have}:handle_segv=0" if have else "handle_segv=0"
+    extra = "handle_segv=0:handle_abort=0:detect_leaks=0"
+    return f"{have}:{extra}" if have else extra
 
 
 # The test peers and the built-in strategies (a CUDA build's own peers may load beside them under --peers=all).
@@ -116,7 +118,8 @@ def test_tune_refuses_a_missing_peer(attnbench, peer_dirs, work):
     ("broken-entry_crash", "cannot be used: loading it crashed: its loader process was killed by signal 11"),
 ])
 def test_named_peer_that_cannot_be_used(attnbench, peer_dirs, work, name, needle):
-    expect_exit(2, needle, attnbench, *GRID, f"--peers={name}", env=env_for(peer_dirs["broken"]))
+    expect_exit(2, needle, attnbench, *GRID, f"--peers={name}",
+                env=env_for(peer_dirs["broken"], ASAN_OPTIONS=no_segv_handler()))
 
 
 def test_peers_all_skips_unusable_and_broken_peers_cost_their_rows(attnbench, peer_dirs, work):
@@ -209,7 +212,7 @@ def test_tune_searches_a_peer(attnbench, peer_dirs, work):
 
 
 def test_list_shows_found_unavailable_and_missing_peers(attnbench, peer_dirs, work):
-    env = env_for(peer_dirs["good"], peer_dirs["broken"])
+    env = env_for(peer_dirs["good"], peer_dirs["broken"], ASAN_OPTIONS=no_segv_handler())
     text = run(attnbench, "list", env=env)
     js = run(attnbench, "list", "--json=-", env=env)
     assert text.returncode == 0 and js.returncode == 0, text.stderr + js.stderr

@@ -39,7 +39,10 @@ def test_halving_is_recorded_in_the_summary_and_the_cache(attnbench, env, in_mod
     for row in rows:
         stages = row["stages"]
         kinds = [s["kind"] for s in stages]
-        assert kinds[0] == "probe" and kinds[-1] == "final" and "halving" in kinds, stages
+        # A halving stage whenever the probe passed more than the final round takes (2 and the heuristic's choice);
+        # under AddressSanitizer the variants' extra GEMM calls dominate and the probe's cutoff may pass only those.
+        assert kinds[0] == "probe" and kinds[-1] == "final", stages
+        assert "halving" in kinds or stages[0]["kept"] <= 3, stages
         assert stages[0]["entered"] == 30 and stages[0]["calls"] == 1, stages[0]
         for before, after in zip(stages, stages[1:]):
             assert after["entered"] == before["kept"], stages
