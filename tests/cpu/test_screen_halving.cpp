@@ -1,19 +1,18 @@
 // Successive halving of the tune's screen (tune/screen_halving.hpp, tune/shape_screen.hpp): the rule alone (the
 // fastest fraction, the noise band, the protected heuristic's choice), then whole tunes on the CPU backend
-// behind a stand-in cuBLASLt whose 400 candidates per shape differ only in time (virtual ms per call with a
-// deterministic ±0.5% noise): the true best reaches the final round and wins, halving replays far fewer GEMM
-// calls than the screen without it, a group of candidates as fast as the best within the noise is never
-// dropped, and the stages are recorded in the record, the cache entry and the summary.
+// behind a stand-in cuBLASLt (cpu/spread_lt.hpp) whose 400 candidates per shape differ only in time (virtual ms
+// per call with a deterministic ±0.5% noise): the true best reaches the final round and wins, halving replays
+// far fewer GEMM calls than the screen without it, a group of candidates as fast as the best within the noise
+// is never dropped, and the stages are recorded in the record, the cache entry and the summary.
 #include <cmath>
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "backends/cpu/cpu_backend.hpp"
-#include "core/backend_decorators.hpp"
+#include "cpu/spread_lt.hpp"
 #include "tune/gemm_search.hpp"
 #include "tune/screen_halving.hpp"
 #include "tune/tune_summary.hpp"
@@ -21,6 +20,7 @@
 #include "tune/tuner.hpp"
 
 using namespace ab;
+using ab_test::SpreadLt;
 
 namespace {
 
@@ -122,75 +122,8 @@ TEST(ScreenHalving, AHalvingDroppedCandidateIsNoFinalistButAHeuristicTopOneStill
 
 namespace {
 
-// A device clock that only GEMM calls advance; the tuner's timers read it.
-class VirtualClock : public ForwardingProfiler {
- public:
-  using ForwardingProfiler::ForwardingProfiler;
-  void spend(double ms) { now_ms_ += ms; }
-  std::unique_ptr<DeviceTimer> make_timer() override { return std::make_unique<Timer>(now_ms_); }
-
- private:
-  class Timer : public DeviceTimer {
-   public:
-    explicit Timer(const double& now) : now_(now) {}
-    void start() override { t0_ = now_; }
-    void stop() override { t1_ = now_; }
-    double elapsed_ms() override { return t1_ - t0_; }
-
-   private:
-    const double& now_;
-    double t0_ = 0, t1_ = 0;
-  };
-  double now_ms_ = 0;
-};
-
 constexpr int kCandidates = 400;
 constexpr int kBest = 257;  // the true best, 1.000 ms a call
-
-// A cuBLASLt stand-in over the CPU backend whose candidates (c0, the heuristic's choice, to c399) are all
-// correct and differ only in time: candidate k's calls cost cost[k] virtual ms each, times a deterministic
-// noise within ±0.5%. `calls` counts every GEMM call.
-class SpreadLt : public ComposedBackend, public ForwardingGemmEngine {
- public:
-  SpreadLt(Backend& cpu, std::vector<double> cost)
-      : ComposedBackend(cpu), ForwardingGemmEngine(cpu.gemm()), clock_(cpu.profiler()), cost_(std::move(cost)) {
-    replace_gemm(*this);
-    replace_profiler(clock_);
-  }
-  std::int64_t calls = 0;
-
-  std::vector<GemmAlgo> candidates(GemmPlanId plan, int top, bool) override {
-    (void)plan_shape(plan);
-    std::vector<GemmAlgo> all;
-    for (int k = 0; k < static_cast<int>(cost_.size()) && k < top; ++k) {
-      GemmAlgo a;
-      a.label = "c" + std::to_string(k);
-      a.attrs = {{"K", k}};
-      a.heuristic_first = k == 0;
-      all.push_back(a);
-    }
-    return all;
-  }
-  void set_algo(GemmPlanId plan, const GemmAlgo& a, const std::string& source) override {
-    current_[plan] = a.attrs.value("K", 0);
-    ForwardingGemmEngine::set_algo(plan, a, source);
-  }
-  void run(GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
-    ++calls;
-    auto it = current_.find(plan);
-    const int k = it == current_.end() ? 0 : it->second;
-    state_ = state_ * 6364136223846793005ull + 1442695040888963407ull;
-    const double noise = (static_cast<double>(state_ >> 11) / 9007199254740992.0 - 0.5) * 0.01;  // ±0.5%
-    clock_.spend(cost_[static_cast<std::size_t>(k)] * (1 + noise));
-    ForwardingGemmEngine::run(plan, a, b, c, alpha, beta);
-  }
-
- private:
-  VirtualClock clock_;
-  std::vector<double> cost_;
-  std::map<GemmPlanId, int> current_;
-  std::uint64_t state_ = 88172645463325252ull;
-};
 
 // 400 candidates: c0 (the heuristic's choice) 1.30 ms a call; c257 the best, 1.000; `equal` more at exactly
 // 1.000 (indices 31, 62, ...); every fifth of the rest over the 1.5x cutoff (1.6-3.0), the others within it

@@ -17,10 +17,12 @@
 #include "run/problem_inputs.hpp"
 #include "tune/tune_summary.hpp"
 #include "tune/tuner.hpp"
+#include "cpu/virtual_clock.hpp"
 #include "testing.hpp"
 #include "strategies/registry.hpp"
 
 using namespace ab;
+using ab_test::VirtualClock;
 namespace fs = std::filesystem;
 
 namespace {
@@ -36,33 +38,12 @@ std::string temp_file(const std::string& name) {
 }
 
 // The fakes' GEMM calls cost virtual time: each call advances a clock by its algorithm's declared cost, and
-// the timers the tuner makes read that clock. Sleeps measured by the host clock once made these tests flaky
+// the timers the tuner makes read that clock (cpu/virtual_clock.hpp). Sleeps measured by the host clock once made these tests flaky
 // under the sanitizers on a 2-core machine (a screened candidate 1 ms slower per call than the lucky one came
 // in under the 1.5x cut); on the virtual clock a forward's time is exact and the bounds below are equalities
 // in disguise.
 constexpr double kGemm = 0.25;             // ms of every GEMM call, whatever its algorithm
 constexpr double kH = 1.5, kS = 3.0;       // H's and S's extra ms per call
-
-class VirtualClock : public ForwardingProfiler {
- public:
-  using ForwardingProfiler::ForwardingProfiler;
-  void spend(double ms) { now_ms_ += ms; }
-  std::unique_ptr<DeviceTimer> make_timer() override { return std::make_unique<Timer>(now_ms_); }
-
- private:
-  class Timer : public DeviceTimer {
-   public:
-    explicit Timer(const double& now) : now_(now) {}
-    void start() override { t0_ = now_; }
-    void stop() override { t1_ = now_; }
-    double elapsed_ms() override { return t1_ - t0_; }
-
-   private:
-    const double& now_;
-    double t0_ = 0, t1_ = 0;
-  };
-  double now_ms_ = 0;
-};
 
 // A cuBLASLt stand-in over the CPU backend. Candidates, by label:
 //   H  the heuristic's first choice: correct, 1.5 ms slower per GEMM call
