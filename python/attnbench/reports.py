@@ -344,7 +344,7 @@ def _view(row, origin, index):
     if "device" in row and not 0 <= device <= 1 << 20:
         r.fail("device", "must be a device index (0 or more)")
     v = {"problem": problem, "strategy": strategy, "status": status, "reason": r.text(row, "reason"),
-         "device_index": device if device >= 0 else None}
+         "device_index": device if device >= 0 else None, "library_version": r.text(row, "library_version")}
 
     # launches
     launches = r.obj(row, "launches") or {}
@@ -496,6 +496,7 @@ def _flat_row(index, key, v, best, fastest, fastest_own, device):
         "padded_fraction": _num(v["padded_fraction"]), "gemm_algos": _text(v["gemm_algos"]),
         "launch_formula": _text(v["launch_formula"]), "launch_source": _text(v["launch_source"]),
         "kernel_names": _text(v["kernel_names"]), "injected_slowdown": _num(v["injected_slowdown"]),
+        "library_version": _text(v["library_version"]),
     }
     return dict(sorted(row.items()))  # the binary's key order
 

@@ -121,6 +121,9 @@ std::vector<ResultColumn> make_columns() {
       {"injected_slowdown", H::fraction, [](R c) {
          return c.row.row->injected_slowdown ? number(c.row.row->injected_slowdown->achieved) : missing();
        }},
+      // A plugin's or in-process peer's library version (its table's `version`); missing for the built-in
+      // strategies, script peers and reports before it.
+      {"library_version", H::text, [](R c) { return text_or_missing(c.row.row->library_version); }},
       // The flat rows' own: the row's place in the report's results, its label, keys and whether a peer ran it.
       {"index", H::count, [](R c) { return count(c.row.row - c.report.rows.data()); }, false},
       {"label", H::text, [](R c) { return text(c.row.label); }, false},

@@ -131,6 +131,9 @@ def test_flat_rows_agree_with_the_binary(attnbench, src, reports, package):
         mine = package.reports.read_flat(path)
         assert not same(mine, json.loads(r.stdout)), f"{path}: {same(mine, json.loads(r.stdout))}"
         assert mine["rows"], path
+    if "plugin" in reports:  # a plugin's rows carry its library's version, the built-ins none
+        versions = {r["strategy"]: r["library_version"] for r in package.reports.read_flat(reports["plugin"])["rows"]}
+        assert versions["plugin:cpu-example"] == "1.0.0" and versions["fused"] is None, versions
     kinds = {r["status"] for p in paths for r in package.reports.read_flat(p)["rows"]}
     assert kinds == {"ok", "failed", "unsupported", "incorrect"} or "plugin" not in reports, kinds
 
@@ -140,6 +143,11 @@ def test_a_malformed_report_is_refused_naming_the_file_and_field(reports, packag
     doc["results"][3]["problem"]["causal"] = "yes"
     (tmp_path / "bad.json").write_text(json.dumps(doc))
     with pytest.raises(package.RowsError, match=r"bad\.json.*results\[3\]\.problem\.causal must be true or false"):
+        package.reports.read_flat(str(tmp_path / "bad.json"))
+    doc["results"][3]["problem"]["causal"] = True
+    doc["results"][0]["library_version"] = 3
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    with pytest.raises(package.RowsError, match=r"bad\.json.*results\[0\]\.library_version must be a string"):
         package.reports.read_flat(str(tmp_path / "bad.json"))
     with pytest.raises(package.RowsError, match=r"cache\.json.*expected 'attnbench\.report/1'"):
         package.reports.read_flat(str(reports["grid"].parent / "cache.json"))

@@ -408,7 +408,10 @@ static json varied_report() {
   configured["noise_met"] = true;
   configured["sm_clock_mhz"] = 1980;
   configured["injected_slowdown"] = {{"fraction", 0.05}, {"delay_ms", 0.004}, {"base_ms", 0.08}, {"achieved", 0.049}};
-  for (const json& x : {profiled, unmeasured, peer, configured}) r["results"].push_back(x);
+  json in_process = row(1024, "peer:cudnn", "ok", 0.8);  // an in-process peer: its library's version
+  in_process["launches"] = peer["launches"];
+  in_process["library_version"] = "cuDNN 9.19.0";
+  for (const json& x : {profiled, unmeasured, peer, configured, in_process}) r["results"].push_back(x);
   return r;
 }
 
@@ -470,7 +473,7 @@ TEST(ResultColumns, launches_match_is_a_verdict_only_where_both_counts_are_known
       ++seen[match ? "match" : "mismatch"];
     }
   }
-  EXPECT_EQ(seen["unknown"], 2);  // the unmeasured row and the peer without a contract
+  EXPECT_EQ(seen["unknown"], 3);  // the unmeasured row and the peers without a contract
   EXPECT_GE(seen["match"], 1);
   EXPECT_EQ(seen["mismatch"], 1);
 }
@@ -506,13 +509,40 @@ TEST(ResultColumns, csv_header_and_table_headings) {
             "fastest_own,launches_expected,launches_measured,launches_match,rel_l2_err,verify_passed,timer,stop_reason,"
             "noise_met,rounds,round_spread,sm_clock_mhz,clock_low,device,device_index,host_median_ms,round_error,"
             "tolerance,max_abs_err,tile,tile_source,config_source,score_dtype,gathered_pages,gqa_packed,padded_fraction,"
-            "gemm_algos,launch_formula,launch_source,kernel_names,injected_slowdown");
+            "gemm_algos,launch_formula,launch_source,kernel_names,injected_slowdown,library_version");
   EXPECT_NE(render_report(sample_report(), "md")
                 .find("| problem | strategy | status | median ms | noise | vs best | TFLOP/s | GB/s | %copy | launches | rel-err |"),
             std::string::npos);
   const std::string console = render_report(sample_report(), "console");
   EXPECT_NE(console.find("median ms   noise  vs best  TFLOP/s     GB/s   %copy  launches   rel-err"), std::string::npos)
       << console;
+}
+
+// A plugin's or in-process peer's library version is a column of every format that lists columns (CSV, flat
+// JSON), and missing (an empty cell, null) for the built-in strategies and script peers.
+TEST(ResultColumns, library_version_of_plugin_and_peer_rows) {
+  const json doc = varied_report();
+  const auto records = parse_csv(render_report(doc, "csv"));
+  const json flat = report_flat_json(report_from_json(doc, "'doc'"));
+  std::map<std::string, std::string> csv_by_strategy;
+  for (std::size_t i = 1; i < records.size(); ++i) {
+    const auto cells = csv_record(records[0], records[i]);
+    csv_by_strategy[cells.at("strategy")] = cells.at("library_version");
+  }
+  EXPECT_EQ(csv_by_strategy.at("peer:cudnn"), "cuDNN 9.19.0");
+  EXPECT_EQ(csv_by_strategy.at("peer:torch-cudnn"), "");
+  EXPECT_EQ(csv_by_strategy.at("fused"), "");
+  int versioned = 0;
+  for (const json& j : flat["rows"]) {
+    ASSERT_TRUE(j.contains("library_version")) << j["strategy"];
+    if (j["strategy"] == "peer:cudnn") {
+      EXPECT_EQ(j["library_version"], "cuDNN 9.19.0");
+      ++versioned;
+    } else {
+      EXPECT_TRUE(j["library_version"].is_null()) << j["strategy"];
+    }
+  }
+  EXPECT_EQ(versioned, 1);
 }
 
 // A row that ran under --profile shows its launches and its check in the tables, and "-" for every time.
