@@ -57,9 +57,9 @@ struct DCfg {
 
 // One tile's step of a warp, shared by both decode kernels: the warp holds S for its NT*8 keys (n8 tiles of
 // mma.sync accumulators, rows of MT m16 slices). decode_mask_keys sets S to -inf for keys at or past k_end
-// and past each row's visible limit (k0: the warp's first key). decode_softmax_step is the online softmax
-// in exp2 units: the new row max, P = 2^(S*sl2 - max*sl2) in place, the running sum and the accumulator
-// rescaled by 2^(old max - new max). decode_pack_p turns P into the A fragments of P V, one per 16 keys.
+// and past each row's visible limit (k0: the warp's first key); then the online softmax
+// (mma_online_softmax.cuh's mma_softmax_step, the prefill kernel's too); decode_pack_p turns P into the A
+// fragments of P V, one per 16 keys.
 template <int MT, int NT>
 __device__ __forceinline__ void decode_mask_keys(float (&acc_s)[MT][NT][4], int k0, int tq, int k_end,
                                                  const int (&row_lim)[MT][2]) {
@@ -72,39 +72,6 @@ __device__ __forceinline__ void decode_mask_keys(float (&acc_s)[MT][NT][4], int 
         const int col = k0 + nt * 8 + tq * 2 + (e & 1);
         if (col >= k_end || col >= row_lim[mt][e >> 1]) acc_s[mt][nt][e] = -INFINITY;
       }
-}
-
-template <int MT, int NT, int DT>
-__device__ __forceinline__ void decode_softmax_step(float (&acc_s)[MT][NT][4], float (&row_max)[MT][2],
-                                                    float (&row_sum)[MT][2], float (&acc_o)[MT][DT][4], float sl2) {
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float mx = row_max[mt][r];
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt) mx = fmaxf(mx, fmaxf(acc_s[mt][nt][2 * r], acc_s[mt][nt][2 * r + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float mb = (mx == -INFINITY ? 0.f : mx) * sl2;
-      const float alpha = ex2(row_max[mt][r] * sl2 - mb);
-      row_max[mt][r] = mx;
-      float sum = 0.f;
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const float pv = ex2(fmaf(acc_s[mt][nt][2 * r + e], sl2, -mb));
-          acc_s[mt][nt][2 * r + e] = pv;
-          sum += pv;
-        }
-      row_sum[mt][r] = row_sum[mt][r] * alpha + sum;
-#pragma unroll
-      for (int dt = 0; dt < DT; ++dt) {
-        acc_o[mt][dt][2 * r] *= alpha;
-        acc_o[mt][dt][2 * r + 1] *= alpha;
-      }
-    }
 }
 
 template <int MT, int NT, bool BF16>
@@ -359,7 +326,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(co
         }
       }
       if (k0 + WN > mask_from) decode_mask_keys<MT, 2>(acc_s, k0, tq, k_end, row_lim);
-      decode_softmax_step<MT, 2, DT>(acc_s, row_max, row_sum, acc_o, sl2);
+      mma_softmax_step<MT, 2, DT>(acc_s, row_max, row_sum, acc_o, sl2);
       const std::uint32_t sV_lane = smem_u32(sK + ((STAGES + stage) * BN + warp * WN + a_row) * LD + a_col);
       std::uint32_t pa[MT][1][4];
       decode_pack_p<MT, 2, BF16>(acc_s, pa);

@@ -281,7 +281,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
     std::uint32_t pa[MT][KS][4];
     if (active) {
       if (k0 + WN > mask_from) decode_mask_keys<MT, NT>(acc_s, k0, tq, k_end, row_lim);
-      decode_softmax_step<MT, NT, DT>(acc_s, row_max, row_sum, acc_o, sl2);
+      mma_softmax_step<MT, NT, DT>(acc_s, row_max, row_sum, acc_o, sl2);
       decode_pack_p<MT, NT, BF16>(acc_s, pa);
     }
     if constexpr (SPLIT) {

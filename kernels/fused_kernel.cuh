@@ -30,6 +30,8 @@
 
 #include "core/fused_tile.hpp"  // the kernel table's tiles (Entry)
 #include "core/query_block_order.hpp"  // grid_query_block: which (head, query block) a CTA runs
+#include "mma_online_softmax.cuh"        // mma_softmax_step: the online softmax of a warp's key tile
+#include "mma_sync_ops.cuh"              // the PTX wrappers: cp.async, ldmatrix, mma.sync, ex2, pack2
 
 namespace ab::kernels::fused_detail {
 
@@ -50,71 +52,6 @@ struct KParams {
   std::int64_t tail_ws_bytes;
   TailSplit tail;               // the walk's tail split, decided by launch_wsp for its grid (rem 0: none)
 };
-
-// ---- PTX wrappers ------------------------------------------------------------------------------------
-
-__device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// 16-byte async copy global -> shared; with valid == false nothing is read and the 16 bytes are zeroed.
-__device__ __forceinline__ void cp_async16(std::uint32_t dst, const void* src, bool valid) {
-  const int src_size = valid ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_size)
-               : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-
-__device__ __forceinline__ void ldsm_x4(std::uint32_t (&r)[4], std::uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-__device__ __forceinline__ void ldsm_x4_t(std::uint32_t (&r)[4], std::uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
-template <bool BF16>
-__device__ __forceinline__ void mma16816(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
-                                         std::uint32_t b1) {
-  if constexpr (BF16) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-}
-
-__device__ __forceinline__ float ex2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
-
-// Two floats to a packed pair (lo = a, the lower column), rounded to nearest.
-template <bool BF16>
-__device__ __forceinline__ std::uint32_t pack2(float a, float b) {
-  std::uint32_t r;
-  if constexpr (BF16) {
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(b), "f"(a));
-  } else {
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(b), "f"(a));
-  }
-  return r;
-}
 
 // ---- the inference-shape rules every fused kernel applies (one definition) ------------------------------
 // Bottom-right causal alignment (FlashAttention, FlashInfer): the q_len queries of a sequence of kv_len keys
@@ -404,35 +341,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
       }
 
       // ---- online softmax (scale folded into exp2) ----
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          float mx = row_max[mt][r];
-#pragma unroll
-          for (int nt = 0; nt < NT; ++nt) mx = fmaxf(mx, fmaxf(acc_s[mt][nt][2 * r], acc_s[mt][nt][2 * r + 1]));
-          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-          const float m_use = (mx == -INFINITY) ? 0.f : mx;
-          const float mb = m_use * sl2;
-          const float alpha = ex2(row_max[mt][r] * sl2 - mb);  // 0 when the old max was -inf
-          row_max[mt][r] = mx;
-          float sum = 0.f;
-#pragma unroll
-          for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              const float pv = ex2(fmaf(acc_s[mt][nt][2 * r + e], sl2, -mb));
-              acc_s[mt][nt][2 * r + e] = pv;
-              sum += pv;
-            }
-          row_sum[mt][r] = row_sum[mt][r] * alpha + sum;
-#pragma unroll
-          for (int dt = 0; dt < DT; ++dt) {
-            acc_o[mt][dt][2 * r] *= alpha;
-            acc_o[mt][dt][2 * r + 1] *= alpha;
-          }
-        }
+      mma_softmax_step<MT, NT, DT>(acc_s, row_max, row_sum, acc_o, sl2);
 
       // ---- O += P V  (P from the S accumulators, V^T through ldmatrix.trans) ----
       const std::uint32_t sV_lane = smem_u32(sK + ((STAGES + stage) * BN + a_row) * LD + a_col);  // V ring follows K
