@@ -2,6 +2,7 @@
 // group of threads a row, scores read once into registers, page-major probabilities written once.
 #include "primitive_device.cuh"
 #include "primitives.hpp"
+#include "row_kernel_launch.cuh"  // dispatch_score_prob, launch_rows
 
 namespace ab::kernels {
 
@@ -74,41 +75,17 @@ int launch_typed(const PageSoftmaxArgs& a, cudaStream_t stream) {
   const bool vec = aligned16(a.scores) && aligned16(a.probs) && stride_aligned16(a.score_bh_stride, sizeof(TS)) &&
                    stride_aligned16(a.score_page_stride, sizeof(TS)) && stride_aligned16(a.score_ld, sizeof(TS)) &&
                    stride_aligned16(a.page_size, sizeof(TP));
-  const std::int64_t blocks = (p.total_rows + rc.rows_per_block - 1) / rc.rows_per_block;
-  if (blocks > 0x7fffffff) return static_cast<int>(cudaErrorInvalidConfiguration);
-  dim3 grid(static_cast<unsigned>(blocks)), block(rc.block);
-  if (rc.long_rows) {
-    page_softmax_kernel<TS, TP, 0, false><<<grid, block, 0, stream>>>(p);
-  } else {
-#define AB_PS_CASE(C)                                                                  \
-  case C:                                                                              \
-    if (vec) page_softmax_kernel<TS, TP, C, true><<<grid, block, 0, stream>>>(p);      \
-    else page_softmax_kernel<TS, TP, C, false><<<grid, block, 0, stream>>>(p);         \
-    break;
-    switch (rc.chunks) {
-      AB_PS_CASE(1)
-      AB_PS_CASE(2)
-      AB_PS_CASE(3)
-      AB_PS_CASE(4)
-      default: return static_cast<int>(cudaErrorInvalidConfiguration);
-    }
-#undef AB_PS_CASE
-  }
-  return static_cast<int>(cudaGetLastError());
+  return launch_rows(p.total_rows, rc, vec, [&](auto chunks, auto v, dim3 grid, dim3 block) {
+    page_softmax_kernel<TS, TP, decltype(chunks)::value, decltype(v)::value><<<grid, block, 0, stream>>>(p);
+  });
 }
 
 }  // namespace
 
 int launch_page_softmax(const PageSoftmaxArgs& a, void* stream) {
-  cudaStream_t s = static_cast<cudaStream_t>(stream);
-  if (a.prob_type == DType::fp16) {
-    if (a.score_type == DType::fp16) return launch_typed<__half, __half>(a, s);
-    if (a.score_type == DType::fp32) return launch_typed<float, __half>(a, s);
-  } else if (a.prob_type == DType::bf16) {
-    if (a.score_type == DType::bf16) return launch_typed<__nv_bfloat16, __nv_bfloat16>(a, s);
-    if (a.score_type == DType::fp32) return launch_typed<float, __nv_bfloat16>(a, s);
-  }
-  return static_cast<int>(cudaErrorInvalidValue);
+  return dev::dispatch_score_prob(a.score_type, a.prob_type, [&](auto ts, auto tp) {
+    return launch_typed<typename decltype(ts)::type, typename decltype(tp)::type>(a, static_cast<cudaStream_t>(stream));
+  });
 }
 
 }  // namespace ab::kernels

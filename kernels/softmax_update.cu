@@ -3,6 +3,7 @@
 // accumulator rescaled by e^(m_old - m_new).
 #include "primitive_device.cuh"
 #include "primitives.hpp"
+#include "row_kernel_launch.cuh"  // dispatch_score_prob, launch_rows
 
 namespace ab::kernels {
 
@@ -92,41 +93,17 @@ int launch_typed(const SoftmaxUpdateArgs& a, cudaStream_t stream) {
   const bool vec = aligned16(a.scores) && aligned16(a.probs) && stride_aligned16(a.score_bh_stride, sizeof(TS)) &&
                    stride_aligned16(a.score_ld, sizeof(TS)) && stride_aligned16(a.prob_bh_stride, sizeof(TP)) &&
                    stride_aligned16(a.prob_ld, sizeof(TP));
-  const std::int64_t blocks = (p.total_rows + rc.rows_per_block - 1) / rc.rows_per_block;
-  if (blocks > 0x7fffffff) return static_cast<int>(cudaErrorInvalidConfiguration);
-  dim3 grid(static_cast<unsigned>(blocks)), block(rc.block);
-  if (rc.long_rows) {
-    softmax_update_kernel<TS, TP, 0, false><<<grid, block, 0, stream>>>(p);
-  } else {
-#define AB_SU_CASE(C)                                                                  \
-  case C:                                                                              \
-    if (vec) softmax_update_kernel<TS, TP, C, true><<<grid, block, 0, stream>>>(p);    \
-    else softmax_update_kernel<TS, TP, C, false><<<grid, block, 0, stream>>>(p);       \
-    break;
-    switch (rc.chunks) {
-      AB_SU_CASE(1)
-      AB_SU_CASE(2)
-      AB_SU_CASE(3)
-      AB_SU_CASE(4)
-      default: return static_cast<int>(cudaErrorInvalidConfiguration);
-    }
-#undef AB_SU_CASE
-  }
-  return static_cast<int>(cudaGetLastError());
+  return launch_rows(p.total_rows, rc, vec, [&](auto chunks, auto v, dim3 grid, dim3 block) {
+    softmax_update_kernel<TS, TP, decltype(chunks)::value, decltype(v)::value><<<grid, block, 0, stream>>>(p);
+  });
 }
 
 }  // namespace
 
 int launch_softmax_update(const SoftmaxUpdateArgs& a, void* stream) {
-  cudaStream_t s = static_cast<cudaStream_t>(stream);
-  if (a.prob_type == DType::fp16) {
-    if (a.score_type == DType::fp16) return launch_typed<__half, __half>(a, s);
-    if (a.score_type == DType::fp32) return launch_typed<float, __half>(a, s);
-  } else if (a.prob_type == DType::bf16) {
-    if (a.score_type == DType::bf16) return launch_typed<__nv_bfloat16, __nv_bfloat16>(a, s);
-    if (a.score_type == DType::fp32) return launch_typed<float, __nv_bfloat16>(a, s);
-  }
-  return static_cast<int>(cudaErrorInvalidValue);
+  return dev::dispatch_score_prob(a.score_type, a.prob_type, [&](auto ts, auto tp) {
+    return launch_typed<typename decltype(ts)::type, typename decltype(tp)::type>(a, static_cast<cudaStream_t>(stream));
+  });
 }
 
 }  // namespace ab::kernels
