@@ -55,6 +55,15 @@ enum ab_kv_layout {
   AB_KV_PAGED = 1       /* K, V: a pool of pool_slots slots, each [kv_heads, page_size, head_dim], reached
                            through block_table [batch, pages] (vLLM / FlashInfer style) */
 };
+/* How Q and O are laid out (ab_plugin.qo_layout). Both hold the same elements; only their order differs. */
+enum ab_qo_layout {
+  AB_QO_HEAD_MAJOR = 0, /* Q, O: [batch, heads, q_len, head_dim] (attnbench's own layout; the default) */
+  AB_QO_TOKEN_MAJOR = 1 /* Q, O: [batch * q_len, heads, head_dim], a sequence's query tokens one after another
+                           with every head of a token together (FlashInfer's, vLLM's and FlashAttention's varlen
+                           layout). attnbench hands the plugin Q in this order (permuted once, before setup)
+                           and an O buffer of its own, which it permutes back to verify; neither permutation
+                           is inside the timed forwards */
+};
 /* Where the tensors live and what runs the forward. */
 enum ab_backend {
   AB_BACKEND_CPU = 0, /* host memory; forward runs synchronously on the calling thread; stream is NULL */
@@ -87,10 +96,10 @@ typedef struct ab_problem {
 /* The problem's tensors, in attnbench's layouts, in backend memory (host for CPU, device for CUDA). Every
  * buffer is surrounded by guard regions that attnbench checks after the forwards. */
 typedef struct ab_tensors {
-  const void* q;               /* [B, H, q_len, D] */
+  const void* q;               /* [B, H, q_len, D]; token-major plugins (ab_qo_layout): [B * q_len, H, D] */
   const void* k;               /* see ab_kv_layout */
   const void* v;               /* same layout as k */
-  void* o;                     /* [B, H, q_len, D]; every element must be written by each forward */
+  void* o;                     /* laid out as q; every element must be written by each forward */
   const int32_t* block_table;  /* paged: [B, pages] slot of each page, -1 past a sequence's last page;
                                   contiguous: NULL */
   const int32_t* kv_lens;      /* [B] KV length of each sequence (always set) */
@@ -108,7 +117,7 @@ typedef struct ab_tensors {
  * Functions write at most err_size bytes (NUL-terminated) into their message buffer. */
 typedef struct ab_plugin {
   uint32_t abi_version;        /* ATTNBENCH_PLUGIN_ABI_VERSION the plugin was built against */
-  uint32_t struct_size;        /* sizeof(ab_plugin) */
+  uint32_t struct_size;        /* sizeof(ab_plugin) as the plugin was built (see the fields at the end) */
   const char* name;            /* short name [A-Za-z0-9_.-]+; the strategy shows as "plugin:<name>" (a peer's
                                   as "peer:<name>") */
   const char* version;         /* the plugin's own version, free text (e.g. "1.2.0"); every row it runs carries
@@ -134,7 +143,14 @@ typedef struct ab_plugin {
   int (*forward)(void* state, char* err, size_t err_size);
   /* Release what setup allocated. */
   void (*teardown)(void* state);
+
+  /* Fields added within ABI version 1. attnbench reads a field only when struct_size covers it, so a table
+   * built against an earlier copy of this header (struct_size ending at teardown) keeps each at its default. */
+  int32_t qo_layout;           /* enum ab_qo_layout of q and o in ab_tensors; default AB_QO_HEAD_MAJOR */
 } ab_plugin;
+
+/* The size of the first version-1 table (through teardown), the smallest struct_size attnbench accepts. */
+#define ATTNBENCH_PLUGIN_TABLE_MIN_SIZE (offsetof(ab_plugin, teardown) + sizeof(void (*)(void*)))
 
 /* The entry point every plugin defines:
  *   ATTNBENCH_PLUGIN_EXPORT const ab_plugin* attnbench_plugin(void) { return &my_table; }  */

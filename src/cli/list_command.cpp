@@ -22,6 +22,13 @@ namespace {
 
 using json = nlohmann::json;
 
+// A found plugin's or peer's configurations, and its Q/O order when it is not attnbench's own.
+std::string configs_cell(const json& p) {
+  std::string cell = fmt::format("configs: {}", fmt::join(p["configs"].get<std::vector<std::string>>(), ","));
+  if (p.value("qo_layout", std::string()) == "token-major") cell += "; Q/O token-major";
+  return cell;
+}
+
 // The peers section: a found peer as a plugin is shown; an unavailable one with its reason; a known one not found,
 // and a script peer, with how to get it.
 std::string render_peers(const json& peers) {
@@ -33,8 +40,7 @@ std::string render_peers(const json& peers) {
     const std::string strategy = "  " + str(p, "strategy"), status = str(p, "status");
     if (status == "found") {
       std::string description = str(p, "description").empty() ? "" : "(" + str(p, "description") + ")";
-      table.add_row({strategy, str(p, "version").empty() ? "-" : str(p, "version"), str(p, "path"),
-                     fmt::format("configs: {}", fmt::join(p["configs"].get<std::vector<std::string>>(), ","))},
+      table.add_row({strategy, str(p, "version").empty() ? "-" : str(p, "version"), str(p, "path"), configs_cell(p)},
                     description);
     } else if (status == "unavailable") {
       table.add_row({strategy, "unavailable", str(p, "path")}, str(p, "reason"));
@@ -123,9 +129,7 @@ std::string render_text(const json& c) {
   for (const auto& p : c["plugins"]) {
     std::string version = str(p, "version").empty() ? "-" : str(p, "version");
     std::string description = str(p, "description").empty() ? "" : "(" + str(p, "description") + ")";
-    plugins.add_row({"  " + str(p, "strategy"), version, str(p, "path"),
-                     fmt::format("configs: {}", fmt::join(p["configs"].get<std::vector<std::string>>(), ","))},
-                    description);
+    plugins.add_row({"  " + str(p, "strategy"), version, str(p, "path"), configs_cell(p)}, description);
   }
   s += plugins.body();
   s += render_peers(c["peers"]);

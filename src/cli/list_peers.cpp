@@ -21,6 +21,7 @@ json found_peer(const PeerOutcome& o) {
     e["version"] = info.version;
     e["description"] = info.description;
     e["configs"] = info.configs;
+    e["qo_layout"] = qo_layout_name(info.qo_layout);
   }
   e["status"] = o.usable() ? "found" : "unavailable";
   if (!o.usable()) e["reason"] = o.unavailable;

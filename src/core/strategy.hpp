@@ -67,6 +67,10 @@ class Strategy {
   virtual void setup(Backend& backend, const Problem& p, const AttentionIO& io, const StrategyOptions& opt) = 0;
   // One forward into io.o. Must not allocate or synchronize (it is captured into graphs).
   virtual void run(Backend& backend) = 0;
+  // After a forward whose output is verified (never between timed forwards): make io.o hold that forward's
+  // output in attnbench's layout. Only a strategy that writes its own layout (a token-major plugin) has work
+  // here; it may synchronize.
+  virtual void publish_output(Backend& backend) { (void)backend; }
   // Free workspace and plans.
   virtual void teardown(Backend& backend) = 0;
   // What this strategy chose for the report's "config" (tile, gathered pages, score precision...).

@@ -311,6 +311,7 @@ void GridRun::first_round_body(ProblemRun& pr, std::size_t si, StrategySession& 
   }
   row.launches = summarize_launches(st.contract(p, opt_.strategy), rec);
   if (opt_.verify) {
+    st.publish_output(be_);
     ErrorStats e = session.inputs().verify_output();
     row.verify = verification(be_, p, e);
     if (!row.verify->passed) {

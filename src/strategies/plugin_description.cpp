@@ -61,11 +61,19 @@ PluginInfo info_from_json(const json& p, const std::string& path) {
     if (!c.is_string()) throw UsageError(plugin_error(path, "its loader's description has a configuration that is not a string"));
     info.configs.push_back(c.get<std::string>());
   }
+  // Optional: a loader of an attnbench that predates it writes none (head-major).
+  if (auto layout = p.find("qo_layout"); layout != p.end()) {
+    if (*layout == qo_layout_name(QoLayout::token_major)) info.qo_layout = QoLayout::token_major;
+    else if (*layout != qo_layout_name(QoLayout::head_major))
+      throw UsageError(plugin_error(path, "its loader's description has an unknown 'qo_layout'"));
+  }
   check_plugin_info(info, path);
   return info;
 }
 
 }  // namespace
+
+const char* qo_layout_name(QoLayout l) { return l == QoLayout::token_major ? "token-major" : "head-major"; }
 
 std::string plugin_error(const std::string& path, const std::string& why) { return fmt::format("--plugin={}: {}", path, why); }
 
@@ -89,7 +97,9 @@ void check_plugin_info(const PluginInfo& info, const std::string& path) {
 }
 
 std::string plugin_description_json(const PluginInfo& info) {
-  json p = {{"name", info.name}, {"version", info.version}, {"description", info.description}, {"configs", info.configs}};
+  json p = {{"name", info.name},       {"version", info.version},
+            {"description", info.description}, {"configs", info.configs},
+            {"qo_layout", qo_layout_name(info.qo_layout)}};
   return json{{"schema", kSchema}, {"plugin", p}}.dump() + "\n";
 }
 

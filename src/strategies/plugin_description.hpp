@@ -11,6 +11,12 @@
 
 namespace ab {
 
+// The order of a plugin's Q and O (plugin.h, enum ab_qo_layout): attnbench's [B, H, q_len, D], or token-major
+// [B * q_len, H, D], which attnbench permutes to and from outside the timed forwards.
+enum class QoLayout { head_major, token_major };
+// "head-major" / "token-major", as descriptions and `list` write it.
+const char* qo_layout_name(QoLayout l);
+
 // What `attnbench list` shows about a loaded plugin.
 struct PluginInfo {
   std::string name;         // the plugin's own name; the strategy is strategy_name()
@@ -18,6 +24,7 @@ struct PluginInfo {
   std::string description;
   std::string path;         // as given to --plugin (or a suite), or where a peer was found
   std::vector<std::string> configs;  // its tunable configurations, the default first
+  QoLayout qo_layout = QoLayout::head_major;  // the table's qo_layout (head-major when its table predates it)
   PluginKind kind = PluginKind::plugin;  // set by whoever loaded it (the table does not say)
   std::string strategy_name() const { return strategy_prefix(kind) + name; }
 };

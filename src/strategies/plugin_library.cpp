@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 
+#include <cstddef>
 #include <cstring>
 #include <filesystem>
 
@@ -30,6 +31,15 @@ std::string bounded_string(const char* s, std::size_t max, const std::string& wh
   return std::string(s, n);
 }
 
+// The table's qo_layout where its struct_size covers the field (plugin.h), else head-major.
+template <class Bad>
+QoLayout read_qo_layout(const ab_plugin* t, const Bad& bad) {
+  if (t->struct_size < offsetof(ab_plugin, qo_layout) + sizeof t->qo_layout) return QoLayout::head_major;
+  if (t->qo_layout == AB_QO_HEAD_MAJOR) return QoLayout::head_major;
+  if (t->qo_layout == AB_QO_TOKEN_MAJOR) return QoLayout::token_major;
+  throw bad(fmt::format("its qo_layout {} is neither AB_QO_HEAD_MAJOR (0) nor AB_QO_TOKEN_MAJOR (1)", t->qo_layout));
+}
+
 // The table's fields, read with bounds and checked; throws UsageError naming `path`.
 PluginInfo read_table(const ab_plugin* t, const std::string& path) {
   auto bad = [&](const std::string& why) { return UsageError(plugin_error(path, why)); };
@@ -37,7 +47,8 @@ PluginInfo read_table(const ab_plugin* t, const std::string& path) {
   if (t->abi_version != ATTNBENCH_PLUGIN_ABI_VERSION)
     throw bad(fmt::format("built for plugin ABI version {}, this attnbench takes version {} (rebuild it against "
                           "include/attnbench/plugin.h)", t->abi_version, ATTNBENCH_PLUGIN_ABI_VERSION));
-  if (t->struct_size < sizeof(ab_plugin)) throw bad(fmt::format("its table is {} bytes, expected {}", t->struct_size, sizeof(ab_plugin)));
+  if (t->struct_size < ATTNBENCH_PLUGIN_TABLE_MIN_SIZE)
+    throw bad(fmt::format("its table is {} bytes, expected at least {}", t->struct_size, ATTNBENCH_PLUGIN_TABLE_MIN_SIZE));
   if (!t->name) throw bad("its name is NULL");
   if (t->num_configs < 1 || t->num_configs > kMaxPluginConfigs || !t->configs)
     throw bad(fmt::format("it must list between 1 and {} configurations (it says {})", kMaxPluginConfigs, t->num_configs));
@@ -48,6 +59,7 @@ PluginInfo read_table(const ab_plugin* t, const std::string& path) {
   info.version = bounded_string(t->version, kMaxPluginVersion, "version", path);
   info.description = bounded_string(t->description, kMaxPluginDescription, "description", path);
   info.path = path;
+  info.qo_layout = read_qo_layout(t, bad);
   for (int i = 0; i < t->num_configs; ++i) {
     if (!t->configs[i]) throw bad(fmt::format("configuration {} has no name", i));
     info.configs.push_back(bounded_string(t->configs[i], kMaxPluginConfigName, fmt::format("configuration {}", i), path));

@@ -3,16 +3,21 @@
 // `failed` row), and after the forwards checks the guard regions around every tensor it handed out. The
 // plugin's code runs only where plugins run in-process (the child process of orchestrate/plugin_process.cpp) and its
 // library is loaded; the parent, which holds its description alone (no table), asks nothing of it and leaves
-// can_implement and the launch contract to the child's row.
+// can_implement and the launch contract to the child's row. A token-major plugin (plugin.h, ab_qo_layout) gets
+// Q permuted into a buffer of its own at setup and writes O into another, which publish_output permutes back
+// into attnbench's O before verification: both buffers have guard regions, and neither copy is timed.
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "attnbench/plugin.h"
 #include "core/errors.hpp"
 #include "core/guarded_buffer.hpp"
+#include "core/sizes.hpp"
 #include "strategies/plugin_library.hpp"
 #include "strategies/plugin_mode.hpp"
+#include "strategies/token_major.hpp"
 
 namespace ab {
 
@@ -40,6 +45,47 @@ ab_problem to_abi(const Problem& p) {
 }
 
 std::int32_t abi_backend(const Backend& be) { return be.kind() == BackendKind::cuda ? AB_BACKEND_CUDA : AB_BACKEND_CPU; }
+
+constexpr unsigned char kPoison = 0xFF;  // NaN in every fp16/bf16 element
+
+QoShape qo_shape(const Problem& p) { return {p.batch, p.heads, p.q_len, p.head_dim}; }
+std::size_t qo_bytes(const Problem& p) { return static_cast<std::size_t>(p.q_elements()) * dtype_size(p.dtype); }
+
+// A token-major plugin's own Q (attnbench's Q permuted once) and O (permuted back to verify), with guards.
+class TokenMajorQo {
+ public:
+  TokenMajorQo(Backend& be, const Problem& p, const void* head_major_q)
+      : shape_(qo_shape(p)),
+        q_(be.memory(), qo_bytes(p), "Q (token-major)"),
+        o_(be.memory(), qo_bytes(p), "O (token-major)") {
+    std::vector<std::uint16_t> q(static_cast<std::size_t>(shape_.elements()));
+    be.memory().download(q.data(), head_major_q, qo_bytes(p));
+    be.memory().synchronize();
+    be.memory().upload(q_.get(), to_token_major(q, shape_).data(), qo_bytes(p));
+    be.memory().fill_bytes(o_.get(), kPoison, o_.bytes());
+    guards_.add(&q_);
+    guards_.add(&o_);
+  }
+  const void* q() const { return q_.get(); }
+  void* o() const { return o_.get(); }
+  // Writes the plugin's O into `head_major_o` in attnbench's order, then poisons its own O again, so that
+  // the next verified forward must write every element.
+  void publish(Backend& be, void* head_major_o) {
+    std::vector<std::uint16_t> o(static_cast<std::size_t>(shape_.elements()));
+    be.memory().synchronize();
+    be.memory().download(o.data(), o_.get(), o_.bytes());
+    be.memory().synchronize();
+    be.memory().upload(head_major_o, to_head_major(o, shape_).data(), o_.bytes());
+    be.memory().fill_bytes(o_.get(), kPoison, o_.bytes());
+    be.memory().synchronize();
+  }
+  std::string check_guards() const { return guards_.check(); }
+
+ private:
+  QoShape shape_;
+  GuardedBuffer q_, o_;
+  GuardRegions guards_;
+};
 
 // The plugin's message, never unterminated.
 std::string message(const char* buf) { return std::string(buf, strnlen(buf, kMessageBytes)); }
@@ -75,16 +121,24 @@ class PluginStrategy : public Strategy {
     std::string why = message(reason);
     return why.empty() ? "the plugin declines this problem (no reason given)" : why;
   }
-  std::int64_t workspace_bytes(const Problem&, const StrategyOptions&) const override { return 0; }
+  // A token-major plugin's own Q and O (TokenMajorQo); the plugin's own workspace is its business.
+  std::int64_t workspace_bytes(const Problem& p, const StrategyOptions&) const override {
+    if (plugin_.info.qo_layout != QoLayout::token_major) return 0;
+    const std::int64_t es = static_cast<std::int64_t>(dtype_size(p.dtype));
+    return size_add(size_mul(2, p.q_elements(), es), size_mul(2, kGuardOverheadBytes));
+  }
 
   void setup(Backend& be, const Problem& p, const AttentionIO& io, const StrategyOptions& opt) override {
     if (std::string why = config_index(opt, &config_); !why.empty()) throw UnsupportedError(why);
     problem_ = to_abi(p);
+    head_major_o_ = io.o;
+    token_major_.reset();
+    if (plugin_.info.qo_layout == QoLayout::token_major) token_major_.emplace(be, p, io.q);
     ab_tensors t{};
-    t.q = io.q;
+    t.q = token_major_ ? token_major_->q() : io.q;
     t.k = io.k;
     t.v = io.v;
-    t.o = io.o;
+    t.o = token_major_ ? token_major_->o() : io.o;
     t.block_table = p.kv_layout == KvLayout::paged ? io.block_table : nullptr;
     t.kv_lens = io.kv_lens;
     t.block_table_host = p.kv_layout == KvLayout::paged ? io.block_table_host : nullptr;
@@ -106,14 +160,19 @@ class PluginStrategy : public Strategy {
     if (table().forward(state_, err, sizeof err) != 0)
       throw BackendError(fmt::format("plugin forward failed: {}", message(err)), false);
   }
+  void publish_output(Backend& be) override {
+    if (token_major_) token_major_->publish(be, head_major_o_);
+  }
   void teardown(Backend& be) override {
     if (!set_up_) return;
     set_up_ = false;
     be.memory().synchronize();  // the forwards have finished before the guards are read
     table().teardown(state_);
     state_ = nullptr;
-    if (guards_)
-      if (std::string why = guards_->check(); !why.empty()) throw BackendError(why, false);
+    std::string why = guards_ ? guards_->check() : "";
+    if (why.empty() && token_major_) why = token_major_->check_guards();
+    token_major_.reset();
+    if (!why.empty()) throw BackendError(why, false);
   }
   StrategyConfig config() const override {
     StrategyConfig c;
@@ -147,6 +206,8 @@ class PluginStrategy : public Strategy {
   ab_problem problem_{};
   ab_tensors tensors_{};
   const GuardRegions* guards_ = nullptr;
+  std::optional<TokenMajorQo> token_major_;  // a token-major plugin's own Q and O, from setup to teardown
+  void* head_major_o_ = nullptr;             // attnbench's O, which publish_output fills
   int config_ = 0;
   void* state_ = nullptr;
   bool set_up_ = false;

@@ -29,6 +29,8 @@
 #define BROKEN_CTOR_HANG 10
 #define BROKEN_TOO_MANY_CONFIGS 11
 #define BROKEN_CTL_CONFIG 12
+#define BROKEN_BAD_LAYOUT 13
+#define BROKEN_SHORT_TABLE 14
 
 namespace {
 
@@ -100,7 +102,7 @@ void teardown(void* state) { delete static_cast<State*>(state); }
 
 const ab_plugin kTable = {
     BROKEN_MODE == BROKEN_ABI ? 999u : ATTNBENCH_PLUGIN_ABI_VERSION,
-    sizeof(ab_plugin),
+    BROKEN_MODE == BROKEN_SHORT_TABLE ? 40u : static_cast<uint32_t>(sizeof(ab_plugin)),
     BROKEN_NAME,
     "0.0.1",
     "deliberately broken (tests/plugins)",
@@ -111,6 +113,7 @@ const ab_plugin kTable = {
     setup,
     forward,
     teardown,
+    BROKEN_MODE == BROKEN_BAD_LAYOUT ? 7 : AB_QO_HEAD_MAJOR,
 };
 
 }  // namespace

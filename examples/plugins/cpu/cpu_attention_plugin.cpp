@@ -22,6 +22,18 @@
 #ifndef EXAMPLE_KERNELS_PER_FORWARD
 #define EXAMPLE_KERNELS_PER_FORWARD 0
 #endif
+// The Q/O order the table declares (plugin.h, ab_qo_layout) and the order forward indexes; the tests build a
+// token-major copy, one that indexes token-major but declares head-major (its rows must be `incorrect`), and one
+// whose table stops at teardown as tables built before qo_layout existed do.
+#ifndef EXAMPLE_QO_LAYOUT
+#define EXAMPLE_QO_LAYOUT AB_QO_HEAD_MAJOR
+#endif
+#ifndef EXAMPLE_QO_INDEXING
+#define EXAMPLE_QO_INDEXING EXAMPLE_QO_LAYOUT
+#endif
+#ifndef EXAMPLE_TABLE_SIZE
+#define EXAMPLE_TABLE_SIZE sizeof(ab_plugin)
+#endif
 
 namespace {
 
@@ -150,7 +162,8 @@ int forward(void* state, char*, size_t) {
     for (int64_t h = 0; h < p.heads; ++h) {
       const int64_t kvh = h / group;
       for (int64_t i = 0; i < p.q_len; ++i) {
-        const int64_t row = ((b * p.heads + h) * p.q_len + i) * D;
+        const int64_t row = EXAMPLE_QO_INDEXING == AB_QO_TOKEN_MAJOR ? ((b * p.q_len + i) * p.heads + h) * D
+                                                                     : ((b * p.heads + h) * p.q_len + i) * D;
         const int64_t visible = p.causal ? i + L - p.q_len + 1 : L;
         for (int64_t d = 0; d < D; ++d) qrow[d] = load(q, row + d, bf16), acc[d] = 0;
         float m = -INFINITY, l = 0;
@@ -190,7 +203,7 @@ void teardown(void* state) { delete static_cast<State*>(state); }
 
 const ab_plugin kTable = {
     ATTNBENCH_PLUGIN_ABI_VERSION,
-    sizeof(ab_plugin),
+    static_cast<uint32_t>(EXAMPLE_TABLE_SIZE),
     EXAMPLE_PLUGIN_NAME,
     EXAMPLE_PLUGIN_VERSION,
     "exact key-blocked online-softmax attention on the CPU (every layout attnbench has)",
@@ -201,6 +214,7 @@ const ab_plugin kTable = {
     setup,
     forward,
     teardown,
+    EXAMPLE_QO_LAYOUT,
 };
 
 }  // namespace

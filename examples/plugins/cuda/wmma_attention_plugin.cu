@@ -252,6 +252,7 @@ const ab_plugin kTable = {
     setup,
     forward,
     teardown,
+    AB_QO_HEAD_MAJOR,
 };
 
 }  // namespace
