@@ -188,7 +188,8 @@ extern "C" ATTNBENCH_PLUGIN_EXPORT const ab_plugin* attnbench_plugin(void) {
   static ab_plugin table = {ATTNBENCH_PLUGIN_ABI_VERSION, sizeof(ab_plugin), "cudnn", nullptr,
                             "cuDNN fused SDPA forward (cudnn_frontend graph API): contiguous and paged K/V, GQA/MQA, "
                             "bottom-right causal, ragged lengths; configs: the heuristics' plan or plan i of heuristics A",
-                            kNumConfigs, kConfigs, can_implement, kernels_per_forward, setup, forward, teardown};
+                            kNumConfigs, kConfigs, can_implement, kernels_per_forward, setup, forward, teardown,
+                            AB_QO_HEAD_MAJOR};  // cuDNN takes attnbench's [B, H, q_len, D] through its strides
   table.version = version_line();
   return &table;
 }

@@ -1,8 +1,8 @@
 // On the GPU: the FlashInfer peers (peers/flashinfer) loaded by the real binary with --peers: peer:flashinfer-decode
 // (FlashInfer's CUDA-core batch decode) and peer:flashinfer-prefill (its FA2 batch prefill; on q_len 1 its
-// tensor-core decode), verified against the reference on awkward cases: odd and ragged KV lengths, last pages of 13
-// and 1 tokens, pages of 1 and 16, contiguous K/V (as 16-token pages), GQA group sizes 1, 2, 4, 5, 8 and 16, q_len
-// 1, 4, 17 and 300 (query tiles 16, 64 and 128), head_dim 64, 128 and (decode) 256, causal, fp16 and bf16, a plan
+// tensor-core decode; Q/O token-major), verified against the reference on awkward cases: odd and ragged KV lengths,
+// last pages of 13 and 1 tokens, pages of 1 and 16, contiguous K/V (as 16-token pages), GQA group sizes 1, 2, 4, 5,
+// 8 and 16 (prefill: with q_len > 1 too), MQA, q_len 1, 4, 17 and 300 (query tiles 16, 64 and 128), head_dim 64, 128 and (decode) 256, causal, fp16 and bf16, a plan
 // that splits the KV (two kernels: partial attention, then the merge) and one that does not (one kernel). What a
 // peer refuses is unsupported with its reason. Skipped (77) without a device or without the peers
 // (scripts/fetch-peers.sh; ATTNBENCH_PEER_FLASHINFER).
@@ -151,13 +151,33 @@ TEST(PeerFlashInfer, prefill_on_every_query_tile_causal_ragged_paged_and_contigu
   }
 }
 
+TEST(PeerFlashInfer, prefill_with_gqa_and_mqa_on_token_major_q_and_o) {
+  // Prefill's Q/O are token-major (plugin.h): a KV head's query heads share FlashInfer's tiles. Group sizes 2, 5
+  // and 8 (MQA: one KV head), q_len 4, 17 and 300 (query tiles 16, 64, 128 of packed rows), ragged and causal,
+  // pages of 1 and 16 with short last pages, contiguous K/V, fp16 and bf16.
+  const std::pair<const char*, std::size_t> shapes[] = {
+      {"--batch=3 --heads=8 --kv_heads=4,1 --kv_lens=list:77,200,129 --q_len=4,17 --head_dim=64,128 "
+       "--kv_layout=paged --page_size=1,16 --dtype=fp16,bf16 --causal=true",
+       32},
+      {"--batch=2 --heads=10 --kv_heads=2 --kv_lens=list:333,301 --q_len=300 --head_dim=128 --kv_layout=paged "
+       "--page_size=16 --causal=false,true --dtype=bf16",
+       2},
+      {"--batch=1 --heads=32 --kv_heads=8 --seq_len=1000 --q_len=17 --head_dim=128 --kv_layout=contiguous "
+       "--causal=true --dtype=fp16",
+       1},
+  };
+  for (const auto& [shape, problems] : shapes) {
+    auto r = run_both(shape);
+    EXPECT_EQ(r.rc, 0) << shape;
+    ASSERT_EQ(r.rows.size(), 2 * problems) << shape;
+    for (const auto& row : r.rows) {
+      if (is(row, kPrefill)) expect_verified(row);
+      if (is(row, kDecode)) expect_unsupported(row, "q_len 1");
+    }
+  }
+}
+
 TEST(PeerFlashInfer, refusals_say_why) {
-  // GQA with q_len > 1: prefill refuses (attnbench's Q/O layout cannot keep FlashInfer's GQA row packing).
-  auto r = run_both("--batch=2 --heads=8 --kv_heads=2 --seq_len=100 --q_len=4 --head_dim=128 --kv_layout=paged "
-                    "--page_size=16 --causal=true");
-  EXPECT_EQ(r.rc, 0);
-  ASSERT_EQ(r.rows.size(), 2u);
-  for (const auto& row : r.rows) expect_unsupported(row, is(row, kPrefill) ? "GQA" : "q_len 1");
   // Group size 5: decode has no instance for it; prefill's group size is a runtime value.
   r = run_both("--batch=2 --heads=10 --kv_heads=2 --seq_len=100 --q_len=1 --head_dim=64 --kv_layout=paged "
                "--page_size=16");

@@ -15,51 +15,40 @@ constexpr int64_t kUint32Max = std::numeric_limits<uint32_t>::max();
 bool paged(const ab_problem& p) { return p.kv_layout == AB_KV_PAGED; }
 int64_t page_size_of(const ab_problem& p) { return paged(p) ? p.page_size : kContiguousPageSize; }
 int64_t pages_per_sequence(const ab_problem& p) { return (p.seq_len + page_size_of(p) - 1) / page_size_of(p); }
-int64_t requests_of(const ab_problem& p, RequestGrouping g) {
-  return g == RequestGrouping::kPerQueryHead ? p.batch * p.heads : p.batch;
-}
-
-// The page number of sequence b's page i for KV head kvh (kvh used per query head only).
-int64_t page_number(const ab_problem& p, RequestGrouping g, int64_t b, int64_t i, int64_t kvh, int64_t slot) {
-  const bool per_head = g == RequestGrouping::kPerQueryHead;
-  if (paged(p)) return per_head ? slot * p.kv_heads + kvh : slot;
-  const int64_t sequence_start = (per_head ? b * p.kv_heads + kvh : b * p.kv_heads) * p.seq_len;  // in tokens
-  return sequence_start + i * kContiguousPageSize;
+// The page number of sequence b's page i (paged: its slot; contiguous: its first token, KV head 0).
+int64_t page_number(const ab_problem& p, int64_t b, int64_t i, int64_t slot) {
+  if (paged(p)) return slot;
+  return b * p.kv_heads * p.seq_len + i * kContiguousPageSize;
 }
 
 }  // namespace
 
-const char* page_table_limit(const ab_problem& p, RequestGrouping grouping) {
-  const bool per_head = grouping == RequestGrouping::kPerQueryHead;
-  if (paged(p) && (per_head ? 1 : p.kv_heads) * p.page_size * p.head_dim > kUint32Max)
+const char* page_table_limit(const ab_problem& p) {
+  if (paged(p) && p.kv_heads * p.page_size * p.head_dim > kUint32Max)
     return "one K/V page (kv_heads x page_size x head_dim elements) is past FlashInfer's 32-bit page stride";
-  const int64_t largest_page_number = paged(p) ? (per_head ? p.pool_slots * p.kv_heads : p.pool_slots)
-                                                : p.batch * p.kv_heads * p.seq_len;
+  const int64_t largest_page_number = paged(p) ? p.pool_slots : p.batch * p.kv_heads * p.seq_len;
   if (largest_page_number > kInt32Max)
     return paged(p) ? "the K/V pool has more pages than FlashInfer's 32-bit page numbers address"
                     : "contiguous K/V has more tokens than FlashInfer's 32-bit page numbers address (its pages are "
                       "numbered by token here)";
-  const int64_t pages = requests_of(p, grouping) * pages_per_sequence(p);
+  const int64_t pages = p.batch * pages_per_sequence(p);
   if (pages > kInt32Max) return "the batch has more pages than FlashInfer's 32-bit page indptr counts";
   if (pages * page_size_of(p) > kUint32Max)
     return "the batch's pages hold more tokens than FlashInfer's 32-bit position in the page list reaches";
   return nullptr;
 }
 
-PageTable build_page_table(const ab_problem& p, const int32_t* block_table_host, const int32_t* kv_lens_host,
-                           RequestGrouping grouping) {
-  if (const char* why = page_table_limit(p, grouping)) throw std::runtime_error(why);
+PageTable build_page_table(const ab_problem& p, const int32_t* block_table_host, const int32_t* kv_lens_host) {
+  if (const char* why = page_table_limit(p)) throw std::runtime_error(why);
   if (!kv_lens_host) throw std::runtime_error("no host kv_lens");
   if (paged(p) && !block_table_host) throw std::runtime_error("no host block table");
-  const bool per_head = grouping == RequestGrouping::kPerQueryHead;
-  const int64_t group = p.heads / p.kv_heads;
   const int64_t page_size = page_size_of(p);
   PageTable t;
-  t.requests = static_cast<uint32_t>(requests_of(p, grouping));
+  t.requests = static_cast<uint32_t>(p.batch);
   t.page_size = static_cast<uint32_t>(page_size);
-  t.kv_heads = static_cast<uint32_t>(per_head ? 1 : p.kv_heads);
+  t.kv_heads = static_cast<uint32_t>(p.kv_heads);
   if (paged(p)) {
-    t.strides[0] = t.kv_heads * page_size * p.head_dim;  // per query head: one KV head's block of a slot
+    t.strides[0] = t.kv_heads * page_size * p.head_dim;
     t.strides[1] = page_size * p.head_dim;
   } else {
     t.strides[0] = p.head_dim;  // page numbers count tokens
@@ -84,12 +73,9 @@ PageTable build_page_table(const ab_problem& p, const int32_t* block_table_host,
                                  std::to_string(slots[i]) + ", outside the pool of " + std::to_string(p.pool_slots));
     }
     const int32_t last = static_cast<int32_t>(len - (pages - 1) * page_size);
-    for (int64_t h = 0; h < (per_head ? p.heads : 1); ++h) {
-      for (int64_t i = 0; i < pages; ++i)
-        t.indices.push_back(static_cast<int32_t>(page_number(p, grouping, b, i, h / group, slots[i])));
-      t.indptr.push_back(static_cast<int32_t>(t.indices.size()));
-      t.last_page_len.push_back(last);
-    }
+    for (int64_t i = 0; i < pages; ++i) t.indices.push_back(static_cast<int32_t>(page_number(p, b, i, slots[i])));
+    t.indptr.push_back(static_cast<int32_t>(t.indices.size()));
+    t.last_page_len.push_back(last);
   }
   return t;
 }

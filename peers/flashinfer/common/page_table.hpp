@@ -9,12 +9,7 @@
 // planner can split a long sequence's KV as it does a paged one (it splits at page granularity; one page per
 // sequence would never split).
 //
-// Two ways to cut the work into FlashInfer requests:
-//  - per sequence (FlashInfer's own): request b is sequence b, its pages hold every KV head;
-//  - per query head: request b*H + h is query head h of sequence b, its pages hold one KV head (the pool seen as
-//    [slots*KVH, page_size, D]: page slot*KVH + kvh). The prefill peer uses it for q_len > 1, where attnbench's Q
-//    and O [B, H, q_len, D] put a head's q_len rows next to each other and FlashInfer's [tokens, H, D] output
-//    can only address one head per request that way.
+// A FlashInfer request is a sequence (FlashInfer's own cut): request b's pages hold every KV head.
 #pragma once
 #include <attnbench/plugin.h>
 
@@ -23,8 +18,6 @@
 
 namespace abfi {
 
-enum class RequestGrouping { kPerSequence, kPerQueryHead };
-
 // Tokens in one of contiguous K/V's virtual pages (the page size serving stacks use with FlashInfer; its planner
 // splits KV into chunks of at least 128 tokens, 8 such pages).
 constexpr int64_t kContiguousPageSize = 16;
@@ -32,7 +25,7 @@ constexpr int64_t kContiguousPageSize = 16;
 struct PageTable {
   uint32_t requests = 0;
   uint32_t page_size = 0;
-  uint32_t kv_heads = 0;          // KV heads a request reads: KVH per sequence, 1 per query head
+  uint32_t kv_heads = 0;          // KV heads every request reads (KVH)
   int64_t strides[3] = {0, 0, 0}; // elements per page number, head and token (paged_kv_t's kv_strides, HND)
   std::vector<int32_t> indptr;        // [requests + 1]: request r's pages are indices[indptr[r] .. indptr[r+1])
   std::vector<int32_t> indices;       // page numbers
@@ -40,13 +33,12 @@ struct PageTable {
 };
 
 // Why FlashInfer's 32-bit page numbers, page counts, page stride or token positions cannot describe this
-// problem's K/V with `grouping`, or nullptr when they can.
-const char* page_table_limit(const ab_problem& p, RequestGrouping grouping);
+// problem's K/V, or nullptr when they can.
+const char* page_table_limit(const ab_problem& p);
 
 // The table for `p`'s K/V from the host block table (paged; NULL for contiguous) and the host kv_lens.
 // Throws std::runtime_error on an input it cannot describe (a KV length of 0 or past seq_len, a page
 // missing from the block table, a slot outside the pool).
-PageTable build_page_table(const ab_problem& p, const int32_t* block_table_host, const int32_t* kv_lens_host,
-                           RequestGrouping grouping);
+PageTable build_page_table(const ab_problem& p, const int32_t* block_table_host, const int32_t* kv_lens_host);
 
 }  // namespace abfi

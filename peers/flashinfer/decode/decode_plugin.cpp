@@ -6,14 +6,12 @@
 // only launches: one kernel, or two (the partial decode and the merge) when the plan splits the KV.
 #include <attnbench/plugin.h>
 
-#include <cstring>
-#include <exception>
 #include <memory>
 #include <string>
 
 #include "common/host_inputs.hpp"
 #include "common/message.hpp"
-#include "common/peer_state.hpp"
+#include "common/peer_plugin.hpp"
 #include "common/problem_checks.hpp"
 #include "decode/decode_instance.hpp"
 
@@ -53,11 +51,8 @@ bool flashinfer_group_size(int64_t group) {
   return group == 1 || group == 2 || group == 3 || group == 4 || group == 6 || group == 8 || group == 16;
 }
 
-const char* const kConfigs[] = {"default"};
-constexpr int32_t kNumConfigs = 1;
-
 int can_implement(const ab_problem* p, int32_t backend, int32_t config, char* reason, size_t reason_size) {
-  if (const char* why = shared_refusal(*p, backend, config, kNumConfigs)) return say(reason, reason_size, "%s", why);
+  if (const char* why = shared_refusal(*p, backend, config, kNumPeerConfigs)) return say(reason, reason_size, "%s", why);
   if (p->q_len != 1)
     return say(reason, reason_size,
                "FlashInfer's CUDA-core batch decode takes one query per sequence (q_len 1); flashinfer-prefill "
@@ -70,57 +65,39 @@ int can_implement(const ab_problem* p, int32_t backend, int32_t config, char* re
     return say(reason, reason_size,
                "FlashInfer's batch decode instantiates GQA group sizes 1, 2, 3, 4, 6, 8 and 16, not heads/kv_heads = %lld",
                static_cast<long long>(p->heads / p->kv_heads));
-  if (const char* why = page_table_limit(*p, RequestGrouping::kPerSequence)) return say(reason, reason_size, "%s", why);
+  if (const char* why = page_table_limit(*p)) return say(reason, reason_size, "%s", why);
   return 0;
 }
 
-// The plan decides between one kernel and two (split KV, then the merge): not declared, counted.
-int64_t kernels_per_forward(const ab_problem*, int32_t) { return -1; }
-
-int setup(const ab_problem* p, const ab_tensors* t, int32_t config, void** state, char* err, size_t err_size) {
-  char why[512] = {};
-  if (can_implement(p, t->backend, config, why, sizeof why) != 0) return say(err, err_size, "%s", why);
-  try {
-    auto s = std::make_unique<PeerState>();
-    s->what = "FlashInfer's batch decode";
-    const HostInputs host = read_host_inputs(*p, *t);
-    s->pages = build_page_table(*p, host.block_table.empty() ? nullptr : host.block_table.data(),
-                                host.kv_lens.data(), RequestGrouping::kPerSequence);
-    DecodeInputs in;
-    in.q = t->q;
-    in.k = t->k;
-    in.v = t->v;
-    in.o = t->o;
-    in.num_qo_heads = static_cast<uint32_t>(p->heads);
-    in.sm_scale = p->scale;
-    in.pages = &s->pages;
-    in.pages_d = upload_page_table(s->pages, s->mem);
-    in.stream = static_cast<cudaStream_t>(t->stream);
-    s->forward = find_instance(*p)->prepare(in, s->mem);
-    *state = s.release();
-    return 0;
-  } catch (const std::exception& e) {
-    return say(err, err_size, "FlashInfer's batch decode setup: %s", e.what());
-  } catch (...) {
-    return say(err, err_size, "FlashInfer's batch decode setup: unknown exception");
-  }
+std::unique_ptr<PeerState> build_state(const ab_problem& p, const ab_tensors& t) {
+  auto s = std::make_unique<PeerState>();
+  s->what = "FlashInfer's batch decode";
+  const HostInputs host = read_host_inputs(p, t);
+  s->pages = build_page_table(p, host.block_table.empty() ? nullptr : host.block_table.data(), host.kv_lens.data());
+  DecodeInputs in;
+  in.q = t.q;
+  in.k = t.k;
+  in.v = t.v;
+  in.o = t.o;
+  in.num_qo_heads = static_cast<uint32_t>(p.heads);
+  in.sm_scale = p.scale;
+  in.pages = &s->pages;
+  in.pages_d = upload_page_table(s->pages, s->mem);
+  in.stream = static_cast<cudaStream_t>(t.stream);
+  s->forward = find_instance(p)->prepare(in, s->mem);
+  return s;
 }
 
-const ab_plugin kTable = {
-    ATTNBENCH_PLUGIN_ABI_VERSION,
-    sizeof(ab_plugin),
-    "flashinfer-decode",
-    ABFI_FLASHINFER_VERSION,
+int setup(const ab_problem* p, const ab_tensors* t, int32_t config, void** state, char* err, size_t err_size) {
+  return fenced_setup("FlashInfer's batch decode", can_implement, build_state, p, t, config, state, err, err_size);
+}
+
+// q_len 1: attnbench's Q/O order is FlashInfer's [tokens, H, D] as it is.
+constexpr ab_plugin kTable = peer_table(
+    "flashinfer-decode", ABFI_FLASHINFER_VERSION,
     "FlashInfer batch decode over paged KV (BatchDecodeWithPagedKVCache, CUDA cores; contiguous KV as 16-token "
     "pages), planned in setup; q_len 1",
-    kNumConfigs,
-    kConfigs,
-    can_implement,
-    kernels_per_forward,
-    setup,
-    peer_forward,
-    peer_teardown,
-};
+    can_implement, setup, AB_QO_HEAD_MAJOR);
 
 }  // namespace
 }  // namespace abfi

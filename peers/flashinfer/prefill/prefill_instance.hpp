@@ -16,11 +16,10 @@
 namespace abfi {
 
 struct PrefillInputs {
-  const void* q;  // attnbench's [B, H, q_len, D], addressed through q_indptr and the two strides
+  const void* q;  // token-major [B * q_len, H, D] (plugin.h), addressed through q_indptr and the two strides
   const void* k;  // pages as `pages` describes
   const void* v;
-  void* o;        // [B, H, q_len, D]: FlashInfer writes [tokens, num_qo_heads, D], the same memory when
-                  // num_qo_heads is 1 (a request per query head) or q_len is 1
+  void* o;        // token-major [B * q_len, H, D]: FlashInfer's [tokens, num_qo_heads, D]
   uint32_t num_qo_heads = 0;  // query heads of one request
   int32_t q_stride_n = 0;     // elements between a request's consecutive queries
   int32_t q_stride_h = 0;     // elements between its consecutive query heads

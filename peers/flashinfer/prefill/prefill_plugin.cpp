@@ -1,25 +1,24 @@
 // The flashinfer-prefill peer (docs/peers.md): FlashInfer's FA2 batch prefill over paged K/V
-// (BatchPrefillWithPagedKVCache, tensor cores) as an attnbench plugin, for any q_len (on q_len 1 it is what
-// FlashInfer calls tensor-core decode, use_tensor_cores=True). Bottom-right causal, ragged lengths, paged K/V
-// (FlashInfer's HND layout) or contiguous K/V as 16-token pages (common/page_table.hpp), fp16/bf16. Setup
-// builds FlashInfer's page arrays and query indptr on the host and runs its plan (query tile, split-KV work
+// (BatchPrefillWithPagedKVCache, tensor cores) as an attnbench plugin, for any q_len and any GQA group (on q_len 1
+// it is what FlashInfer calls tensor-core decode, use_tensor_cores=True). Bottom-right causal, ragged lengths,
+// paged K/V (FlashInfer's HND layout) or contiguous K/V as 16-token pages (common/page_table.hpp), fp16/bf16.
+// Setup builds FlashInfer's page arrays and query indptr on the host and runs its plan (query tile, split-KV work
 // list); forward only launches: one kernel, or two (partial attention and the merge) when the plan splits.
 //
-// attnbench's Q and O are [B, H, q_len, D]; FlashInfer's are [tokens, H, D] (it packs a KV head's query heads
-// into one tile). With q_len 1 the two are the same memory and every request is a sequence (GQA packed as
-// FlashInfer packs it). With q_len > 1 the only way FlashInfer's output addressing fits is one request per
-// query head (num_qo_heads 1, the KV head chosen through the page numbers): exact for heads == kv_heads, but
-// with GQA it would drop the row packing FlashInfer's speed depends on, so GQA with q_len > 1 is refused.
+// Q and O are token-major (plugin.h, AB_QO_TOKEN_MAJOR): [B * q_len, H, D], FlashInfer's own [tokens, H, D], so a
+// request is a sequence and a KV head's query heads share its tiles as FlashInfer packs them; attnbench permutes
+// Q before setup and O after the forwards, outside the timed region.
 #include <attnbench/plugin.h>
 
-#include <exception>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "common/host_inputs.hpp"
 #include "common/message.hpp"
-#include "common/peer_state.hpp"
+#include "common/peer_plugin.hpp"
 #include "common/problem_checks.hpp"
 #include "prefill/prefill_instance.hpp"
 #include "prefill/prefill_plan.hpp"
@@ -65,102 +64,67 @@ std::string compiled_head_dims(int dtype) {
   return dims;
 }
 
-// q_len 1: a request per sequence, FlashInfer's own; q_len > 1: a request per query head (see the top).
-RequestGrouping grouping_of(const ab_problem& p) {
-  return p.q_len == 1 ? RequestGrouping::kPerSequence : RequestGrouping::kPerQueryHead;
-}
-
 // With q_len 1 every query sees the whole sequence: causal or not is the same attention, run unmasked.
 bool masked_causal(const ab_problem& p) { return p.causal && p.q_len > 1; }
 
-const char* const kConfigs[] = {"default"};
-constexpr int32_t kNumConfigs = 1;
-
 int can_implement(const ab_problem* p, int32_t backend, int32_t config, char* reason, size_t reason_size) {
-  if (const char* why = shared_refusal(*p, backend, config, kNumConfigs)) return say(reason, reason_size, "%s", why);
+  if (const char* why = shared_refusal(*p, backend, config, kNumPeerConfigs)) return say(reason, reason_size, "%s", why);
   if (!compiled(*p))
     return say(reason, reason_size, "head_dim %lld is not compiled into this peer (head_dim %s)",
                static_cast<long long>(p->head_dim), compiled_head_dims(p->dtype).c_str());
-  if (p->q_len > 1 && p->heads != p->kv_heads)
-    return say(reason, reason_size,
-               "GQA with q_len > 1: FlashInfer packs a KV head's query heads into [tokens, H, D] rows, which "
-               "attnbench's [B, H, q_len, D] Q/O cannot be addressed as; one request per query head would drop "
-               "that packing (q_len 1 or heads == kv_heads run)");
-  if (p->batch * p->heads * p->q_len > std::numeric_limits<int32_t>::max())
-    return say(reason, reason_size, "more query rows than FlashInfer's 32-bit query indptr counts");
-  if (const char* why = page_table_limit(*p, grouping_of(*p))) return say(reason, reason_size, "%s", why);
+  if (p->batch * p->q_len > std::numeric_limits<int32_t>::max())
+    return say(reason, reason_size, "more query tokens than FlashInfer's 32-bit query indptr counts");
+  if (const char* why = page_table_limit(*p)) return say(reason, reason_size, "%s", why);
   return 0;
 }
 
-// The plan decides between one kernel and two (split KV, then the merge): not declared, counted.
-int64_t kernels_per_forward(const ab_problem*, int32_t) { return -1; }
-
-// Query row r of request e starts at q + (q_indptr[e] + r) * q_stride_n: per sequence (q_len 1) request b's row
-// is Q[b, :, 0, :]; per query head request b*H + h's rows are Q[b, h, :, :].
-std::vector<int32_t> query_indptr(const ab_problem& p, uint32_t requests) {
-  const int64_t rows_per_request = grouping_of(p) == RequestGrouping::kPerSequence ? 1 : p.q_len;
-  std::vector<int32_t> indptr(requests + 1);
-  for (uint32_t e = 0; e <= requests; ++e) indptr[e] = static_cast<int32_t>(e * rows_per_request);
+// Request b's query tokens are rows b*q_len .. (b+1)*q_len - 1 of the token-major Q and O.
+std::vector<int32_t> query_indptr(const ab_problem& p) {
+  std::vector<int32_t> indptr(static_cast<size_t>(p.batch) + 1);
+  for (int64_t b = 0; b <= p.batch; ++b) indptr[b] = static_cast<int32_t>(b * p.q_len);
   return indptr;
 }
 
-int setup(const ab_problem* p, const ab_tensors* t, int32_t config, void** state, char* err, size_t err_size) {
-  char why[512] = {};
-  if (can_implement(p, t->backend, config, why, sizeof why) != 0) return say(err, err_size, "%s", why);
-  try {
-    auto s = std::make_unique<PeerState>();
-    s->what = "FlashInfer's batch prefill";
-    const bool per_sequence = grouping_of(*p) == RequestGrouping::kPerSequence;
-    const HostInputs host = read_host_inputs(*p, *t);
-    s->pages = build_page_table(*p, host.block_table.empty() ? nullptr : host.block_table.data(),
-                                host.kv_lens.data(), grouping_of(*p));
-    s->q_indptr = query_indptr(*p, s->pages.requests);
-    const auto stream = static_cast<cudaStream_t>(t->stream);
-    PrefillInputs in;
-    in.q = t->q;
-    in.k = t->k;
-    in.v = t->v;
-    in.o = t->o;
-    in.num_qo_heads = static_cast<uint32_t>(per_sequence ? p->heads : 1);
-    in.q_stride_n = static_cast<int32_t>(per_sequence ? p->heads * p->head_dim : p->head_dim);
-    in.q_stride_h = static_cast<int32_t>(per_sequence ? p->head_dim : p->q_len * p->head_dim);
-    in.sm_scale = p->scale;
-    in.pages = &s->pages;
-    in.pages_d = upload_page_table(s->pages, s->mem);
-    in.q_indptr_d = s->mem.upload(s->q_indptr, "cudaMalloc/cudaMemcpy of FlashInfer's query indptr");
-    in.stream = stream;
-    const PrefillPlan plan = plan_prefill(s->pages, s->q_indptr, in.num_qo_heads, static_cast<uint32_t>(p->head_dim),
-                                          s->mem, stream);
-    in.plan = &plan;
-    const PrefillInstance* instance = find_instance(p->dtype, p->head_dim, masked_causal(*p), plan.cta_tile_q);
-    if (!instance)
-      return say(err, err_size, "FlashInfer's plan chose query tile %u, which this peer does not compile",
-                 plan.cta_tile_q);
-    s->forward = instance->prepare(in);
-    *state = s.release();
-    return 0;
-  } catch (const std::exception& e) {
-    return say(err, err_size, "FlashInfer's batch prefill setup: %s", e.what());
-  } catch (...) {
-    return say(err, err_size, "FlashInfer's batch prefill setup: unknown exception");
-  }
+std::unique_ptr<PeerState> build_state(const ab_problem& p, const ab_tensors& t) {
+  auto s = std::make_unique<PeerState>();
+  s->what = "FlashInfer's batch prefill";
+  const HostInputs host = read_host_inputs(p, t);
+  s->pages = build_page_table(p, host.block_table.empty() ? nullptr : host.block_table.data(), host.kv_lens.data());
+  s->q_indptr = query_indptr(p);
+  const auto stream = static_cast<cudaStream_t>(t.stream);
+  PrefillInputs in;
+  in.q = t.q;
+  in.k = t.k;
+  in.v = t.v;
+  in.o = t.o;
+  in.num_qo_heads = static_cast<uint32_t>(p.heads);
+  in.q_stride_n = static_cast<int32_t>(p.heads * p.head_dim);
+  in.q_stride_h = static_cast<int32_t>(p.head_dim);
+  in.sm_scale = p.scale;
+  in.pages = &s->pages;
+  in.pages_d = upload_page_table(s->pages, s->mem);
+  in.q_indptr_d = s->mem.upload(s->q_indptr, "cudaMalloc/cudaMemcpy of FlashInfer's query indptr");
+  in.stream = stream;
+  const PrefillPlan plan = plan_prefill(s->pages, s->q_indptr, in.num_qo_heads, static_cast<uint32_t>(p.head_dim),
+                                        s->mem, stream);
+  in.plan = &plan;
+  const PrefillInstance* instance = find_instance(p.dtype, p.head_dim, masked_causal(p), plan.cta_tile_q);
+  if (!instance)
+    throw std::runtime_error("FlashInfer's plan chose query tile " + std::to_string(plan.cta_tile_q) +
+                             ", which this peer does not compile");
+  s->forward = instance->prepare(in);
+  return s;
 }
 
-const ab_plugin kTable = {
-    ATTNBENCH_PLUGIN_ABI_VERSION,
-    sizeof(ab_plugin),
-    "flashinfer-prefill",
-    ABFI_FLASHINFER_VERSION,
+int setup(const ab_problem* p, const ab_tensors* t, int32_t config, void** state, char* err, size_t err_size) {
+  return fenced_setup("FlashInfer's batch prefill", can_implement, build_state, p, t, config, state, err, err_size);
+}
+
+constexpr ab_plugin kTable = peer_table(
+    "flashinfer-prefill", ABFI_FLASHINFER_VERSION,
     "FlashInfer FA2 batch prefill over paged KV (BatchPrefillWithPagedKVCache, tensor cores; q_len 1 is its "
-    "tensor-core decode; contiguous KV as 16-token pages), planned in setup; GQA with q_len 1 only",
-    kNumConfigs,
-    kConfigs,
-    can_implement,
-    kernels_per_forward,
-    setup,
-    peer_forward,
-    peer_teardown,
-};
+    "tensor-core decode; contiguous KV as 16-token pages), planned in setup; Q/O token-major",
+    can_implement, setup, AB_QO_TOKEN_MAJOR);
 
 }  // namespace
 }  // namespace abfi
