@@ -179,7 +179,7 @@ TEST(PeerFlashInfer, prefill_with_gqa_and_mqa_on_token_major_q_and_o) {
 
 TEST(PeerFlashInfer, refusals_say_why) {
   // Group size 5: decode has no instance for it; prefill's group size is a runtime value.
-  r = run_both("--batch=2 --heads=10 --kv_heads=2 --seq_len=100 --q_len=1 --head_dim=64 --kv_layout=paged "
+  auto r = run_both("--batch=2 --heads=10 --kv_heads=2 --seq_len=100 --q_len=1 --head_dim=64 --kv_layout=paged "
                "--page_size=16");
   EXPECT_EQ(r.rc, 0);
   ASSERT_EQ(r.rows.size(), 2u);
