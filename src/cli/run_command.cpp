@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/backend_factory.hpp"
+#include "cli/cache_library_versions.hpp"
 #include "cli/command_notes.hpp"
 #include "cli/run_dry_run.hpp"
 #include "cli/command_paths.hpp"
@@ -278,10 +279,18 @@ std::vector<std::string> install_cache(const HeuristicCache& cache, Backend& bac
   return warnings;
 }
 
-// The warnings known before the grid runs: --cache's, the CPU backend's, an injected slowdown's.
+// The warnings known before the grid runs: --cache's (entries of another environment, or of another version of
+// a plugin's or peer's library: not applied), the CPU backend's, an injected slowdown's.
 std::vector<std::string> warnings_before_running(CheckedRun& run, Backend& backend, const DeviceInfo& dev) {
   std::vector<std::string> warnings;
-  if (run.cache) warnings = install_cache(*run.cache, backend, dev, run.opt);
+  if (run.cache) {
+    const std::vector<std::string> stale = drop_entries_of_other_library_versions(*run.cache, dev);
+    warnings = install_cache(*run.cache, backend, dev, run.opt);
+    for (const std::string& w : stale) {
+      warnings.push_back(w);
+      if (!run.opt.quiet) std::fprintf(stderr, "attnbench: warning: %s\n", w.c_str());
+    }
+  }
   if (backend.kind() == BackendKind::cpu) warnings.push_back("CPU reference backend: times are CPU times, not GPU times");
   if (!run.opt.slowdown.empty())
     warnings.push_back(fmt::format("ATTNBENCH_INJECT_SLOWDOWN={}: rows are deliberately slowed (a test of the CI gate), "

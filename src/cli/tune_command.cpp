@@ -7,12 +7,14 @@
 #include <fmt/format.h>
 
 #include "cli/backend_factory.hpp"
+#include "cli/cache_library_versions.hpp"
 #include "cli/command_notes.hpp"
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
 #include "cli/grid_flags.hpp"
 #include "cli/command_paths.hpp"
 #include "cli/device_pool_flags.hpp"
+#include "cli/peer_flags.hpp"
 #include "orchestrate/grid_journal.hpp"
 #include "cli/report_outputs.hpp"
 #include "cli/plugin_flags.hpp"
@@ -169,7 +171,7 @@ void print_tune_header(const TuneFlags& f, const TuneOptions& opt, const Backend
 // Saves what was found into `path` (merged), says so, and returns the exit code: 1 when a shape or tile
 // found no winner or a strategy failed.
 int save_and_finish(const TuneOutcome& out, const std::string& path, std::FILE* say) {
-  HeuristicCache written = out.cache.save(path);
+  HeuristicCache written = with_library_versions(out.cache).save(path);
   std::fprintf(say, "wrote %zu GEMM and %zu fused entries to %s (it now holds %zu GEMM and %zu fused entries, %zu environment(s))\n",
               out.cache.gemm_entries().size(), out.cache.fused_entries().size(), path.c_str(),
               written.gemm_entries().size(), written.fused_entries().size(), written.environments().size());
@@ -288,7 +290,8 @@ int tune_main(const TuneFlags& f) {
   say_deferred_notes(f.quiet || !f.worker_dir.empty());
   if (!f.worker_dir.empty()) return serve_tune_tasks(worker_seat(f), *backend, opt);
   const std::string path = f.cache;
-  if (!f.dry_run) opt.checkpoint = [&path](const HeuristicCache& found) { found.save(path); };
+  // Each plugin entry records the version of the library it tuned (cli/cache_library_versions.hpp).
+  if (!f.dry_run) opt.checkpoint = [&path](const HeuristicCache& found) { with_library_versions(found).save(path); };
 
   if (!loaded_plugins().empty()) install_plugin_trials(f, *backend, opt);
 

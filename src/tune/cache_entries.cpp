@@ -167,12 +167,14 @@ FusedCacheEntry FusedCacheEntry::from_json(const json& j, const std::string& whe
 }
 
 json PluginCacheEntry::to_json() const {
-  return {{"env", env},          {"key", key},
-          {"strategy", strategy}, {"problem", problem},
-          {"config", config},     {"best_ms", best_ms},
-          {"default_ms", number_or_null(default_ms)}, {"default_config", default_config},
-          {"candidates", candidates}, {"failed", failed},
-          {"tuned_at", tuned_at}};
+  json j = {{"env", env},          {"key", key},
+            {"strategy", strategy}, {"problem", problem},
+            {"config", config},     {"best_ms", best_ms},
+            {"default_ms", number_or_null(default_ms)}, {"default_config", default_config},
+            {"candidates", candidates}, {"failed", failed},
+            {"tuned_at", tuned_at}};
+  if (!library_version.empty()) j["library_version"] = library_version;
+  return j;
 }
 
 PluginCacheEntry PluginCacheEntry::from_json(const json& j, const std::string& where) {
@@ -189,6 +191,7 @@ PluginCacheEntry PluginCacheEntry::from_json(const json& j, const std::string& w
   e.candidates = need_int(j, "candidates", where);
   e.failed = need_int(j, "failed", where);
   e.tuned_at = optional_field(j, "tuned_at", where, std::string());
+  e.library_version = optional_field(j, "library_version", where, std::string());  // absent in older caches
   return e;
 }
 

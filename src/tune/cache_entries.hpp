@@ -51,11 +51,12 @@ struct FusedCacheEntry {
   static FusedCacheEntry from_json(const nlohmann::json& j, const std::string& where);
 };
 
-// One tuned plugin configuration, keyed by (environment, problem_cache_key(problem) + "|" + strategy).
+// One tuned plugin (or in-process peer) configuration, keyed by (environment, problem_cache_key(problem) + "|" +
+// strategy).
 struct PluginCacheEntry {
   std::string env;
-  std::string key;            // problem_cache_key() + "|plugin:<name>"
-  std::string strategy;       // "plugin:<name>"
+  std::string key;            // problem_cache_key() + "|plugin:<name>" (or "|peer:<name>")
+  std::string strategy;       // "plugin:<name>" or "peer:<name>"
   nlohmann::json problem;     // problem_cache_json()
   std::string config;         // the configuration that won
   double best_ms = 0;
@@ -63,6 +64,13 @@ struct PluginCacheEntry {
   std::string default_config;
   int candidates = 0, failed = 0;
   std::string tuned_at;
+  std::string library_version;  // the library tuned (its table's `version`); "" in caches written before it
+  // Whether the entry may configure the library loaded now (its table's `version`): as an entry applies only
+  // on the environment it was tuned on (tune/cache_environment.hpp), a plugin entry applies only to the
+  // library version it was tuned with. An entry that records none (written before versions were) applies.
+  bool applies_to_library(const std::string& loaded_version) const {
+    return library_version.empty() || library_version == loaded_version;
+  }
   nlohmann::json to_json() const;
   static PluginCacheEntry from_json(const nlohmann::json& j, const std::string& where);
 };

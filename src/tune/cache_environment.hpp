@@ -9,7 +9,8 @@
 namespace ab {
 
 // Entries only apply where every field matches: a cuBLASLt algorithm blob is only meaningful for the GPU,
-// driver and library that produced it.
+// driver and library that produced it. A plugin's or peer's entry also records the version of the library it
+// tuned, and applies only to that version (PluginCacheEntry::applies_to_library, tune/cache_entries.hpp).
 struct CacheEnvironment {
   std::string backend;  // "cuda" or "cpu"
   std::string gpu;      // DeviceInfo::name

@@ -211,6 +211,35 @@ def test_tune_searches_a_peer(attnbench, peer_dirs, work):
     assert all(x["config"]["source"] == "cache" for x in rows_of("r.json"))
 
 
+def test_a_cache_entry_of_another_library_version_is_not_applied(attnbench, peer_dirs, work):
+    # The tune records the peer's library version in each entry; a run of another version applies none of them and
+    # says so (stderr and the report's warnings), as for entries of another environment; the same version applies
+    # them; entries of a cache written before versions were recorded load and apply to any version.
+    grid = [*FAST, "--heads=1", "--seq_len=16,24", "--head_dim=8", "--peers=cpu-example", "--strategies=peer:cpu-example"]
+    t = run(attnbench, "tune", *grid, "-q", "--cache=c.json", env=env_for(peer_dirs["good"]))
+    assert t.returncode == 0, f"rc={t.returncode}: {t.stderr[-2000:]}"
+    cache = json.load(open("c.json"))
+    assert len(cache["plugins"]) == 2 and all(e["library_version"] == "1.0.0-peer" for e in cache["plugins"]), cache
+    line = ("2 cache entries of peer:cpu-example tuned with library version '1.0.0-peer', not the loaded '2.0.0-peer': "
+            "not applied")
+    v2 = run(attnbench, *grid, "--no_table", "--cache=c.json", "--json=v2.json", env=env_for(peer_dirs["v2"]))
+    assert v2.returncode == 0, v2.stderr[-2000:]
+    assert f"warning: {line}" in v2.stderr, v2.stderr
+    doc = json.load(open("v2.json"))
+    assert line in doc["warnings"], doc["warnings"]
+    assert all(x["library_version"] == "2.0.0-peer" and x["config"]["source"] != "cache" for x in doc["results"]), doc
+    v1 = run(attnbench, *grid, "-q", "--cache=c.json", "--json=v1.json", env=env_for(peer_dirs["good"]))
+    assert v1.returncode == 0, v1.stderr[-2000:]
+    assert all(x["config"]["source"] == "cache" for x in rows_of("v1.json"))
+    assert not any("library version" in w for w in json.load(open("v1.json"))["warnings"])
+    for e in cache["plugins"]:
+        del e["library_version"]
+    json.dump(cache, open("old.json", "w"))
+    old = run(attnbench, *grid, "-q", "--cache=old.json", "--json=old-v2.json", env=env_for(peer_dirs["v2"]))
+    assert old.returncode == 0, old.stderr[-2000:]
+    assert all(x["config"]["source"] == "cache" for x in rows_of("old-v2.json"))
+
+
 def test_list_shows_found_unavailable_and_missing_peers(attnbench, peer_dirs, work):
     env = env_for(peer_dirs["good"], peer_dirs["broken"], ASAN_OPTIONS=no_segv_handler())
     text = run(attnbench, "list", env=env)

@@ -266,6 +266,50 @@ TEST(Cache, environment_mismatch_is_skipped_and_counted) {
   EXPECT_TRUE(!loaded.fused_tile(problem(512), newer_driver).has_value());
 }
 
+// A plugin or peer entry records the library version it tuned and applies only to that version; an entry of a
+// cache written before versions were recorded still loads, and applies to any version.
+TEST(Cache, plugin_entries_record_their_library_version) {
+  CacheEnvironment env = CacheEnvironment::from_device(gpu("NVIDIA H100 80GB HBM3"));
+  PluginCacheEntry e;
+  e.env = env.id();
+  e.strategy = "peer:cudnn";
+  e.key = problem_cache_key(problem(512)) + "|" + e.strategy;
+  e.problem = problem_cache_json(problem(512));
+  e.config = "plan-2";
+  e.best_ms = 0.07;
+  e.default_ms = 0.08;
+  e.default_config = "heuristics";
+  e.candidates = 4;
+  e.tuned_at = "2026-11-27T00:00:00Z";
+  e.library_version = "cuDNN 9.19.0";
+  HeuristicCache c;
+  c.add_environment(env);
+  c.put_plugin(e);
+  const std::string path = temp_file("plugin_versions.json");
+  c.save(path);
+  HeuristicCache loaded = HeuristicCache::load(path);
+  ASSERT_EQ(loaded.plugin_entries().size(), 1u);
+  const PluginCacheEntry got = loaded.plugin_entries().front();
+  EXPECT_EQ(got.library_version, "cuDNN 9.19.0");
+  EXPECT_TRUE(got.applies_to_library("cuDNN 9.19.0"));
+  EXPECT_FALSE(got.applies_to_library("cuDNN 9.20.0"));  // stale, as an entry of another environment is
+
+  // The same entry as a cache before library versions wrote it: it loads, records none, applies to any version.
+  nlohmann::json old = read_json_document(path, kCacheSchema);
+  ASSERT_TRUE(old["plugins"][0].contains("library_version"));
+  old["plugins"][0].erase("library_version");
+  HeuristicCache before = HeuristicCache::from_json(old, "'old.json'");
+  ASSERT_EQ(before.plugin_entries().size(), 1u);
+  EXPECT_EQ(before.plugin_entries().front().library_version, "");
+  EXPECT_TRUE(before.plugin_entries().front().applies_to_library("cuDNN 9.20.0"));
+  EXPECT_EQ(before.plugin_config(problem(512), "peer:cudnn", gpu("NVIDIA H100 80GB HBM3")), std::optional<std::string>("plan-2"));
+  EXPECT_FALSE(before.plugin_entries().front().to_json().contains("library_version"));  // written only when known
+
+  old["plugins"][0]["library_version"] = 9;
+  EXPECT_TRUE(contains(usage_error_of([&] { HeuristicCache::from_json(old, "'old.json'"); }),
+                       "field 'library_version' must be a string"));
+}
+
 // Captures the chooser install() hands the backend's GEMM engine.
 struct ChooserSpy : public ComposedBackend {
   struct Engine : public ForwardingGemmEngine {
