@@ -57,9 +57,8 @@ struct DCfg {
 
 // One tile's step of a warp, shared by both decode kernels: the warp holds S for its NT*8 keys (n8 tiles of
 // mma.sync accumulators, rows of MT m16 slices). decode_mask_keys sets S to -inf for keys at or past k_end
-// and past each row's visible limit (k0: the warp's first key); then the online softmax
-// (mma_online_softmax.cuh's mma_softmax_step, the prefill kernel's too); decode_pack_p turns P into the A
-// fragments of P V, one per 16 keys.
+// and past each row's visible limit (k0: the warp's first key); then the online softmax and the packing of P
+// (mma_online_softmax.cuh's mma_softmax_step and mma_pack_p, the prefill kernel's too).
 template <int MT, int NT>
 __device__ __forceinline__ void decode_mask_keys(float (&acc_s)[MT][NT][4], int k0, int tq, int k_end,
                                                  const int (&row_lim)[MT][2]) {
@@ -72,19 +71,6 @@ __device__ __forceinline__ void decode_mask_keys(float (&acc_s)[MT][NT][4], int 
         const int col = k0 + nt * 8 + tq * 2 + (e & 1);
         if (col >= k_end || col >= row_lim[mt][e >> 1]) acc_s[mt][nt][e] = -INFINITY;
       }
-}
-
-template <int MT, int NT, bool BF16>
-__device__ __forceinline__ void decode_pack_p(const float (&acc_s)[MT][NT][4], std::uint32_t (&pa)[MT][NT / 2][4]) {
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int j = 0; j < NT / 2; ++j) {
-      pa[mt][j][0] = pack2<BF16>(acc_s[mt][2 * j][0], acc_s[mt][2 * j][1]);
-      pa[mt][j][1] = pack2<BF16>(acc_s[mt][2 * j][2], acc_s[mt][2 * j][3]);
-      pa[mt][j][2] = pack2<BF16>(acc_s[mt][2 * j + 1][0], acc_s[mt][2 * j + 1][1]);
-      pa[mt][j][3] = pack2<BF16>(acc_s[mt][2 * j + 1][2], acc_s[mt][2 * j + 1][3]);
-    }
 }
 
 // The end of a decode CTA, shared by both decode kernels (this file's and fused_decode_tma.cuh's): WARPS
@@ -329,7 +315,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(co
       mma_softmax_step<MT, 2, DT>(acc_s, row_max, row_sum, acc_o, sl2);
       const std::uint32_t sV_lane = smem_u32(sK + ((STAGES + stage) * BN + warp * WN + a_row) * LD + a_col);
       std::uint32_t pa[MT][1][4];
-      decode_pack_p<MT, 2, BF16>(acc_s, pa);
+      mma_pack_p<MT, 2, BF16>(acc_s, pa);
 #pragma unroll
       for (int dp = 0; dp < DT / 2; ++dp) {
         std::uint32_t vb[4];

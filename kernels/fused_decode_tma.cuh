@@ -282,7 +282,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
     if (active) {
       if (k0 + WN > mask_from) decode_mask_keys<MT, NT>(acc_s, k0, tq, k_end, row_lim);
       mma_softmax_step<MT, NT, DT>(acc_s, row_max, row_sum, acc_o, sl2);
-      decode_pack_p<MT, NT, BF16>(acc_s, pa);
+      mma_pack_p<MT, NT, BF16>(acc_s, pa);
     }
     if constexpr (SPLIT) {
       mbar_wait(full_bar(sv), (uv / ST) & 1);

@@ -30,7 +30,7 @@
 
 #include "core/fused_tile.hpp"  // the kernel table's tiles (Entry)
 #include "core/query_block_order.hpp"  // grid_query_block: which (head, query block) a CTA runs
-#include "mma_online_softmax.cuh"        // mma_softmax_step: the online softmax of a warp's key tile
+#include "mma_online_softmax.cuh"        // mma_softmax_step, mma_pack_p_frag: S to P
 #include "mma_sync_ops.cuh"              // the PTX wrappers: cp.async, ldmatrix, mma.sync, ex2, pack2
 
 namespace ab::kernels::fused_detail {
@@ -347,14 +347,9 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
       const std::uint32_t sV_lane = smem_u32(sK + ((STAGES + stage) * BN + a_row) * LD + a_col);  // V ring follows K
 #pragma unroll
       for (int kk = 0; kk < KN; ++kk) {
-        std::uint32_t pa[MT][4];
+        std::uint32_t pa[MT][4];  // per key step: packing every step first changed 30 instances' SASS
 #pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-          pa[mt][0] = pack2<BF16>(acc_s[mt][2 * kk][0], acc_s[mt][2 * kk][1]);
-          pa[mt][1] = pack2<BF16>(acc_s[mt][2 * kk][2], acc_s[mt][2 * kk][3]);
-          pa[mt][2] = pack2<BF16>(acc_s[mt][2 * kk + 1][0], acc_s[mt][2 * kk + 1][1]);
-          pa[mt][3] = pack2<BF16>(acc_s[mt][2 * kk + 1][2], acc_s[mt][2 * kk + 1][3]);
-        }
+        for (int mt = 0; mt < MT; ++mt) mma_pack_p_frag<BF16>(acc_s[mt][2 * kk], acc_s[mt][2 * kk + 1], pa[mt]);
 #pragma unroll
         for (int dp = 0; dp < DT / 2; ++dp) {
           std::uint32_t vb[4];

@@ -1,9 +1,12 @@
 // The online softmax of the mma.sync kernels, one definition: fused_kernel.cuh's prefill and the two decode
-// kernels (fused_decode.cuh, fused_decode_tma.cuh) call it on a warp's S accumulators of one key tile.
+// kernels (fused_decode.cuh, fused_decode_tma.cuh) call it on a warp's S accumulators of one key tile, then pack
+// P into the A fragments of P V.
 #pragma once
 #include <cuda_runtime.h>
 
-#include "mma_sync_ops.cuh"  // ex2
+#include <cstdint>
+
+#include "mma_sync_ops.cuh"  // ex2, pack2
 
 namespace ab::kernels::fused_detail {
 
@@ -44,6 +47,25 @@ __device__ __forceinline__ void mma_softmax_step(float (&acc_s)[MT][NT][4], floa
         acc_o[mt][dt][2 * r + 1] *= alpha;
       }
     }
+}
+
+// P (the softmax's output in S's accumulators) as the A operand of O += P V, rounded to fp16/bf16 pairs:
+// mma_pack_p_frag makes the fragment of 16 keys from the two n8 tiles of S that hold them (s0: keys 0-7, s1:
+// 8-15); mma_pack_p makes every fragment of a warp's tile at once (pa[mt][j]: keys 16j .. 16j + 15 of slice mt).
+template <bool BF16>
+__device__ __forceinline__ void mma_pack_p_frag(const float (&s0)[4], const float (&s1)[4], std::uint32_t (&a)[4]) {
+  a[0] = pack2<BF16>(s0[0], s0[1]);
+  a[1] = pack2<BF16>(s0[2], s0[3]);
+  a[2] = pack2<BF16>(s1[0], s1[1]);
+  a[3] = pack2<BF16>(s1[2], s1[3]);
+}
+
+template <int MT, int NT, bool BF16>
+__device__ __forceinline__ void mma_pack_p(const float (&acc_s)[MT][NT][4], std::uint32_t (&pa)[MT][NT / 2][4]) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int j = 0; j < NT / 2; ++j) mma_pack_p_frag<BF16>(acc_s[mt][2 * j], acc_s[mt][2 * j + 1], pa[mt][j]);
 }
 
 }  // namespace ab::kernels::fused_detail
