@@ -40,6 +40,8 @@ class Bad(Exception):
 def normalize_names(text):
     """Each anonymous namespace <len>_GLOBAL__N__<hash>_<n>_<file>_<hash> as 11_GLOBAL__N_ (the hash follows the
     file's contents), keeping the mangling well formed."""
+    if "_GLOBAL__N_" not in text:
+        return text
     out, pos = [], 0
     for m in ANON.finditer(text):
         if m.start() < pos:
