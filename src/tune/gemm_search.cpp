@@ -265,15 +265,18 @@ class ShapeSearch {
     const std::vector<GemmCall> probe_calls(own_.begin(), own_.begin() + std::max(r_.probe_calls, 0));
     const bool probe_is_screen = probe_calls.size() == own_.size();
     QueuedScreen screen_timer(inner, !s_.opt.screen.hot);
-    std::optional<QueuedScreen> probe_timer;  // its own only when it replays fewer calls than the screen
-    if (!probe_is_screen) probe_timer.emplace(inner, !s_.opt.screen.hot);
+    // The probe has its own timer when it replays fewer calls than the screen: it only ranks, so it runs with
+    // L2 as the last probe left it (unless --probe_flush), saving a flush of twice the L2 per candidate.
+    std::optional<QueuedScreen> probe_timer;
+    if (!probe_is_screen) probe_timer.emplace(inner, !s_.opt.screen.hot && s_.opt.probe_flush);
     ScreenTiming t{probe_timer ? *probe_timer : screen_timer, screen_timer, replay(probe_calls), replay(own_)};
     t.probe_is_screen = probe_is_screen;
     t.scale = probe_calls.empty() ? 1 : static_cast<double>(own_.size()) / static_cast<double>(probe_calls.size());
     t.samples = s_.opt.screen.max_samples;
     t.cutoff = r_.probe_calls > 0 ? s_.opt.screen_cutoff : 0;
     ShapeScreenSetup setup{rec_, g_, t, s_.opt.halving, verify,
-                           [this](std::size_t i, const std::function<void()>& work) { guarded(i, work); }};
+                           [this](std::size_t i, const std::function<void()>& work) { guarded(i, work); },
+                           s_.opt.exhaustive ? s_.opt.group_margin : 0};
     screen_shape(setup, r_, lo, hi);
   }
 

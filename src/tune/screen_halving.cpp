@@ -67,11 +67,13 @@ std::vector<bool> halving_keeps(const std::vector<double>& ms, const std::vector
 
 namespace {
 
-// Where a stage sorts among a shape's stages: the probe, the halving stages by samples, the final round.
+// Where a stage sorts among a shape's stages: the grouped probe's representatives, the probe, the halving
+// stages by samples, the final round.
 int stage_order(const ScreenStage& s) {
-  if (s.kind == "probe") return 0;
+  if (s.kind == "group") return 0;
+  if (s.kind == "probe") return 1;
   if (s.kind == "final") return 1 << 20;
-  return 1 + s.samples;
+  return 2 + s.samples;
 }
 
 }  // namespace
@@ -95,13 +97,20 @@ void add_screen_stages(std::vector<ScreenStage>& into, const std::vector<ScreenS
 
 std::int64_t unhalved_screen_calls(const std::vector<ScreenStage>& stages) {
   if (stages.empty() || stages.back().kind != "final") return 0;
-  const ScreenStage& first = stages.front();
+  auto find = [&](const char* kind) {
+    auto it = std::find_if(stages.begin(), stages.end(), [&](const ScreenStage& s) { return s.kind == kind; });
+    return it == stages.end() ? nullptr : &*it;
+  };
+  const ScreenStage* group = find("group");
+  const ScreenStage* probe = find("probe");
   const ScreenStage& last = stages.back();
   const std::int64_t per_candidate = static_cast<std::int64_t>(last.samples) * last.calls;
-  if (first.kind != "probe")  // no probe: every candidate screened in full
-    return static_cast<std::int64_t>(first.entered) * per_candidate;
-  const std::int64_t probe_is_sample = first.calls == last.calls ? last.calls : 0;
-  return first.calls_spent + static_cast<std::int64_t>(first.passed) * (per_candidate - probe_is_sample);
+  if (!probe)  // no probe: every candidate screened in full
+    return static_cast<std::int64_t>(stages.front().entered) * per_candidate;
+  // Without grouping every candidate of the range is probed (the group stage's entered).
+  const std::int64_t probes = group ? static_cast<std::int64_t>(group->entered) * group->calls : probe->calls_spent;
+  const std::int64_t probe_is_sample = probe->calls == last.calls ? last.calls : 0;
+  return probes + static_cast<std::int64_t>(probe->passed) * (per_candidate - probe_is_sample);
 }
 
 }  // namespace ab

@@ -21,13 +21,14 @@ std::vector<bool> halving_keeps(const std::vector<double>& ms, const std::vector
                                 double band);
 
 // Adds one screening unit's stages (`more`) into `into`, matching each stage by kind and sample count (the
-// units of one shape may run different numbers of halving stages; their final rounds add up), in the order
-// probe, halving stages by samples, final.
+// units of one shape may run different numbers of halving stages, and a unit whose range holds no variants of
+// one base has no group stage; their final rounds add up), in the order group, probe, halving stages by
+// samples, final.
 void add_screen_stages(std::vector<ScreenStage>& into, const std::vector<ScreenStage>& more);
 
-// The GEMM calls the screen without halving would have replayed on the same candidates: the probe's, then
-// `samples` of the final round for every candidate within the probe cutoff (less the probe when it is the
-// screen's first sample). 0 without a final round.
+// The GEMM calls the screen without halving (and without the grouped probe) would have replayed on the same
+// candidates: a probe of every candidate, then `samples` of the final round for every candidate within the probe
+// cutoff (less the probe when it is the screen's first sample). 0 without a final round.
 std::int64_t unhalved_screen_calls(const std::vector<ScreenStage>& stages);
 
 // A shape's stages as JSON (a list of ScreenStage::to_json), and back.

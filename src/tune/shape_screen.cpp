@@ -1,7 +1,9 @@
 // A shape's screen (see the header): the probe, then successive halving and a final round, or one pass.
 #include "tune/shape_screen.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -9,6 +11,7 @@
 
 #include "core/errors.hpp"
 #include "core/stop_request.hpp"
+#include "tune/candidate_groups.hpp"
 #include "tune/screen_halving.hpp"
 
 namespace ab {
@@ -163,43 +166,145 @@ class Halving {
   // Sets and probes every candidate; one whose probe would be the fastest so far is verified at once (the
   // cutoff is always relative to a verified candidate's probe, as without halving), one over the cutoff is cut,
   // the others wait in the pool, unverified. Without a probe (cutoff 0) every candidate that can be set waits.
+  // With the grouped probe (an exhaustive list whose range has variants of one base) the groups' representatives
+  // go first and the groups far behind are not probed further (probe_by_group).
   void probe_all(std::size_t lo, std::size_t hi) {
-    ScreenStage stage{"probe", r_.probe_calls, 1};
-    double best = 0;  // the fastest probe of a verified candidate
     for (std::size_t i = lo; i < hi; ++i) {
       CandidateOutcome& c = outcome(i);
       c = CandidateOutcome{};
       c.label = r_.algos[i].label.empty() ? "algo" : r_.algos[i].label;
       c.baseline = r_.algos[i].heuristic_first;
-      if (interrupted(c)) continue;
-      Entry e;
-      e.i = i;
-      bool waits = false;
-      s_.guarded(i, [&] {
-        if (!set(i)) return;
-        if (t_.cutoff > 0) {
-          if (!sample(i, t_.probe_timer, t_.probe, &c.probe_ms)) return;
-          ++stage.entered;
-          stage.calls_spent += r_.probe_calls;
-          if (best == 0 || c.probe_ms < best) {
-            if (!verify(e)) return;
-            best = c.probe_ms;
-          } else if (c.probe_ms > t_.cutoff * best) {
-            c.status = "cut";
-            c.screen_ms = c.probe_ms * t_.scale;
-            c.screen_samples = t_.probe_is_screen ? 1 : 0;
-            return;
-          }
-          if (t_.probe_is_screen) e.ms.push_back(c.probe_ms);
-        }
-        waits = true;
-      });
-      if (waits) pool_.push_back(std::move(e));
     }
+    if (t_.cutoff > 0 && s_.group_margin > 0) {
+      const std::vector<CandidateGroup> groups = group_candidates(r_.algos, lo, hi);
+      if (any_variants(groups)) {
+        probe_by_group(groups, lo, hi);
+        return;
+      }
+    }
+    ScreenStage stage{"probe", r_.probe_calls, 1};
+    for (std::size_t i = lo; i < hi; ++i) probe_candidate(i, stage);
     if (t_.cutoff > 0) {
       stage.passed = stage.kept = pool_.size();
       r_.stages.push_back(stage);
     }
+  }
+
+  // Sets and probes candidate i (counted in `stage` when it was probed): verified at once when its probe is the
+  // fastest so far, cut when over the cutoff, else it waits in the pool.
+  void probe_candidate(std::size_t i, ScreenStage& stage) {
+    CandidateOutcome& c = outcome(i);
+    if (interrupted(c)) return;
+    Entry e;
+    e.i = i;
+    bool waits = false;
+    s_.guarded(i, [&] {
+      if (!set(i)) return;
+      if (t_.cutoff > 0) {
+        if (!sample(i, t_.probe_timer, t_.probe, &c.probe_ms)) return;
+        ++stage.entered;
+        stage.calls_spent += r_.probe_calls;
+        if (best_probe_ == 0 || c.probe_ms < best_probe_) {
+          if (!verify(e)) return;
+          best_probe_ = c.probe_ms;
+        } else if (c.probe_ms > t_.cutoff * best_probe_) {
+          c.status = "cut";
+          c.screen_ms = c.probe_ms * t_.scale;
+          c.screen_samples = t_.probe_is_screen ? 1 : 0;
+          return;
+        }
+        if (t_.probe_is_screen) e.ms.push_back(c.probe_ms);
+      }
+      waits = true;
+    });
+    if (waits) pool_.push_back(std::move(e));
+  }
+
+  bool failed_or_wrong(std::size_t i) {
+    const std::string& status = outcome(i).status;
+    return status == "failed" || status == "incorrect";
+  }
+
+  // The grouped probe (docs/tuning.md, step 2): the "group" stage probes each group's representative (its
+  // member with the fewest variant settings changed) and every candidate the screen never drops (the
+  // heuristic's choice, and an exhaustive list's heuristic top-N, which are re-measured as finalists anyway);
+  // a group whose fastest such probe is over group_margin times the fastest verified probe is dropped, its
+  // members never probed ("cut", dropped_at this ranking). The "probe" stage then probes the other members of
+  // the groups kept, the fastest groups first, against the cutoff as without groups.
+  void probe_by_group(const std::vector<CandidateGroup>& groups, std::size_t lo, std::size_t hi) {
+    std::vector<char> first(hi - lo, 0);
+    for (const CandidateGroup& g : groups) first[g.representative - lo] = 1;
+    for (std::size_t i = lo; i < hi; ++i)
+      if (static_cast<int>(i) == r_.baseline || static_cast<int>(i) < r_.heuristic_top) first[i - lo] = 1;
+    ScreenStage group{"group", r_.probe_calls, 1};
+    group.entered = hi - lo;
+    {
+      ScreenStage probes{"group", r_.probe_calls, 1};
+      for (std::size_t i = lo; i < hi; ++i)
+        if (first[i - lo]) probe_candidate(i, probes);
+      group.calls_spent = probes.calls_spent;
+    }
+    // Each group's time: the fastest probe among its members probed so far (a wrong or failed one's too: a
+    // group is dropped only on times that say it is slow).
+    std::vector<double> group_ms(groups.size(), 0);
+    for (std::size_t g = 0; g < groups.size(); ++g)
+      for (std::size_t i : groups[g].members) {
+        const double ms = outcome(i).probe_ms;
+        if (first[i - lo] && ms > 0 && (group_ms[g] == 0 || ms < group_ms[g])) group_ms[g] = ms;
+      }
+    const std::vector<bool> keep = groups_within_margin(group_ms, best_probe_, s_.group_margin);
+    const int stage = ++ranked_;
+    std::vector<bool> goes_on(hi - lo, false);
+    for (std::size_t g = 0; g < groups.size(); ++g)
+      for (std::size_t i : groups[g].members)
+        goes_on[i - lo] = keep[g] || static_cast<int>(i) == r_.baseline;
+    for (Entry& e : pool_)  // representatives (and the heuristic's top) of the groups dropped leave the pool
+      if (!goes_on[e.i - lo]) drop_probed(e, stage);
+    sweep();
+    for (std::size_t i = lo; i < hi; ++i) {
+      if (first[i - lo]) {
+        group.passed += !failed_or_wrong(i);
+        group.kept += !failed_or_wrong(i) && goes_on[i - lo];
+      } else {
+        ++group.passed;
+        group.kept += goes_on[i - lo];
+        if (!goes_on[i - lo]) drop_unprobed(outcome(i), stage);
+      }
+    }
+    r_.stages.push_back(group);
+    // The other members of the groups kept, the fastest groups first: the cutoff tightens early.
+    std::vector<std::size_t> order;
+    for (std::size_t g = 0; g < groups.size(); ++g)
+      if (keep[g]) order.push_back(g);
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      const double x = group_ms[a] > 0 ? group_ms[a] : std::numeric_limits<double>::infinity();
+      const double y = group_ms[b] > 0 ? group_ms[b] : std::numeric_limits<double>::infinity();
+      return x < y;
+    });
+    ScreenStage probe{"probe", r_.probe_calls, 1};
+    for (std::size_t g : order)
+      for (std::size_t i : groups[g].members)
+        if (!first[i - lo]) probe_candidate(i, probe);
+    std::stable_sort(pool_.begin(), pool_.end(), [](const Entry& a, const Entry& b) { return a.i < b.i; });
+    probe.entered = group.kept;  // the representatives kept entered it with their probes of the group stage
+    probe.passed = probe.kept = pool_.size();
+    r_.stages.push_back(probe);
+  }
+
+  // A probed candidate of a group the group stage dropped, as a ranking drops it: its probe is its time.
+  void drop_probed(Entry& e, int stage) {
+    CandidateOutcome& c = outcome(e.i);
+    c.status = e.verified ? "ok" : "cut";
+    c.screen_ms = c.probe_ms * t_.scale;
+    c.screen_samples = t_.probe_is_screen ? 1 : 0;
+    c.dropped_at = stage;
+    e.out = true;
+  }
+  // A member of a group the group stage dropped that was never probed: cut, with no time.
+  static void drop_unprobed(CandidateOutcome& c, int stage) {
+    if (!c.status.empty()) return;  // interrupted
+    c.status = "cut";
+    c.dropped_at = stage;
   }
 
   // The first ranking, on the probes already taken (the probe's noise band: fewer calls than a screen sample).
@@ -263,6 +368,7 @@ class Halving {
   GemmTuneRecord& r_;
   std::vector<Entry> pool_;  // the candidates still in the screen, in list order
   int ranked_ = 0;           // rankings so far
+  double best_probe_ = 0;    // the fastest probe of a verified candidate
 };
 
 }  // namespace

@@ -1,7 +1,9 @@
-// Phase 1 of a GEMM shape's search on candidates [lo, hi) of its record: every candidate is probed, and those
-// within the probe cutoff are screened, by successive halving (docs/tuning.md, step 3) or, with halving off or
-// a range of at most its final round, each in one pass as before (tune/candidate_trials.hpp's
-// screen_candidate). Fills the candidates' outcomes in the record, its stages and its verify and screen times.
+// Phase 1 of a GEMM shape's search on candidates [lo, hi) of its record: every candidate is probed (under
+// halving, with a group margin, one representative per base configuration first and only the groups near the
+// fastest in full: docs/tuning.md, step 2), and those within the probe cutoff are screened, by successive
+// halving (step 3) or, with halving off or a range of at most its final round, each in one pass as before
+// (tune/candidate_trials.hpp's screen_candidate). Fills the candidates' outcomes in the record, its stages and
+// its verify and screen times.
 #pragma once
 #include <cstddef>
 #include <functional>
@@ -24,6 +26,8 @@ struct ShapeScreenSetup {
   // Runs one step of candidate i, or marks it failed without running it (it lost the device context before);
   // a sticky BackendError propagates (gemm_search.cpp's ShapeSearch::guarded).
   std::function<void(std::size_t, const std::function<void()>&)> guarded;
+  // The grouped probe's margin (TuneOptions::group_margin; 0: every candidate probed). Used under halving only.
+  double group_margin = 0;
 };
 
 // r.algos and the candidates' labels are set; r.probe_calls and r.screen_calls are the calls the probe and a

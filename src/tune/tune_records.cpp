@@ -34,6 +34,20 @@ nlohmann::json halving_json(const HalvingRule& h) {
   return {{"keep", h.keep}, {"final", h.final_round}, {"band", h.band}};
 }
 
+// How the probe found L2: "flushed" (a probe that is the screen's first sample, or --probe_flush), "warm" (a
+// probe of fewer calls: it only ranks), null without a probe.
+nlohmann::json probe_l2_json(const GemmTuneRecord& r, const TuneOptions& opt) {
+  if (r.probe_calls <= 0) return nullptr;
+  const bool flushed = !opt.screen.hot && (r.probe_calls == r.screen_calls || opt.probe_flush);
+  return flushed ? "flushed" : "warm";
+}
+
+// The grouped probe as the cache records it: its margin, or null when it was off (or the search not exhaustive).
+nlohmann::json grouping_json(const TuneOptions& opt) {
+  if (!opt.exhaustive || !(opt.group_margin > 0) || !opt.halving.on() || !(opt.screen_cutoff > 0)) return nullptr;
+  return {{"margin", opt.group_margin}};
+}
+
 }  // namespace
 
 int GemmTuneRecord::failed() const { return count_failed(candidates); }
@@ -78,7 +92,9 @@ GemmCacheEntry make_gemm_entry(const GemmTuneRecord& r, const CacheEnvironment& 
                      {"verified_on", r.verified_on},
                      {"finalists", r.finalists()},
                      {"best_noise", r.candidates[static_cast<std::size_t>(r.best)].noise},
+                     {"probe_l2", probe_l2_json(r, opt)},
                      {"halving", halving_json(opt.halving)},
+                     {"grouping", grouping_json(opt)},
                      {"stages", screen_stages_to_json(r.stages)}};
   e.tuned_at = tuned_at;
   return e;

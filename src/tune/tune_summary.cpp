@@ -21,12 +21,18 @@ std::string screen_stages_label(const std::vector<ScreenStage>& stages) {
   if (stages.empty()) return "not screened";
   std::string s;
   std::int64_t calls = 0;
-  bool halved = false;
+  bool halved = false, grouped = false;
   auto count = [](int n, const char* what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); };
   for (const ScreenStage& st : stages) {
     calls += st.calls_spent;
     if (!s.empty()) s += "; ";
-    if (st.kind == "probe") {
+    if (st.kind == "group") {
+      const std::int64_t probed = st.calls > 0 ? st.calls_spent / st.calls : 0;
+      s += fmt::format("groups ({}) {} -> {} representatives probed -> {} in the groups within the margin",
+                       count(st.calls, "call"), st.entered, probed, st.kept);
+      grouped = true;
+      halved = halved || st.kept != st.entered;
+    } else if (st.kind == "probe") {
       s += fmt::format("probe ({}) {} -> {} within the cutoff", count(st.calls, "call"), st.entered, st.passed);
       if (st.kept != st.passed) s += fmt::format(" -> {}", st.kept);
       halved = halved || st.kept != st.passed;
@@ -41,8 +47,8 @@ std::string screen_stages_label(const std::vector<ScreenStage>& stages) {
   s += fmt::format("; {} GEMM calls", calls);
   const std::int64_t unhalved = unhalved_screen_calls(stages);
   if (halved && unhalved > 0)
-    s += fmt::format(", {:.0f}% of the {} a screen without halving takes", 100.0 * static_cast<double>(calls) / unhalved,
-                     unhalved);
+    s += fmt::format(", {:.0f}% of the {} a screen without {}halving takes", 100.0 * static_cast<double>(calls) / unhalved,
+                     unhalved, grouped ? "grouping or " : "");
   return s;
 }
 
@@ -158,16 +164,18 @@ std::string gemm_section(const TuneOutcome& out) {
     cut += static_cast<std::size_t>(r.cut());
   }
   s += fmt::format("GEMM search time: listing {:.1f}s, verifying {:.1f}s, screening {:.1f}s, re-measuring {:.1f}s "
-                   "({} candidates, {} of them cut after their probe: over the cutoff or not among the fastest)\n", en,
-                   ve, sc, co, cands, cut);
+                   "({} candidates, {} of them cut after their probe: over the cutoff, not among the fastest, or in "
+                   "a group whose representative was over the margin)\n",
+                   en, ve, sc, co, cands, cut);
   s += "(times are whole forwards of the strategy named, with this GEMM switched: every candidate is probed on\n"
-       " the shape's first GEMM calls (at most --probe_calls); those within --screen_cutoff of the fastest so far\n"
-       " are screened on the shape's own GEMM calls (at most --screen_calls) by successive halving: each stage\n"
-       " keeps the fastest --halving_keep of its candidates and any within its noise band, and takes one more\n"
-       " sample of each, down to --halving_final, screened with --screen_samples fresh samples; a candidate is\n"
-       " verified by a forward (of B=1 H=1 where that has the same GEMM shape, as nested's) before its first\n"
-       " screen sample; the heuristic's choice and the fastest screened are verified on the problem itself and\n"
-       " re-measured as whole forwards, and the winner is the fastest of those)\n";
+       " the shape's first GEMM calls (at most --probe_calls; an exhaustive search probes one representative per\n"
+       " base configuration first, then the variants of the bases within --group_margin of the fastest only);\n"
+       " those within --screen_cutoff of the fastest so far are screened on the shape's own GEMM calls (at most\n"
+       " --screen_calls) by successive halving: each stage keeps the fastest --halving_keep of its candidates and\n"
+       " any within its noise band, and takes one more sample of each, down to --halving_final, screened with\n"
+       " --screen_samples fresh samples; a candidate is verified by a forward (of B=1 H=1 where that has the same\n"
+       " GEMM shape, as nested's) before its first screen sample; the heuristic's choice and the fastest screened\n"
+       " are verified on the problem itself and re-measured as whole forwards, and the winner is the fastest)\n";
   s += "screen stages (candidates in -> going on):\n";
   for (const GemmTuneRecord& r : out.gemm)
     s += fmt::format("  {} ({}): {}\n", gemm_shape_label(r.shape), r.strategy, screen_stages_label(r.stages));

@@ -46,10 +46,12 @@ struct HalvingRule {
   bool on() const { return keep > 0; }
 };
 
-// One stage of a shape's screen, as the tune's summary and cache record it: the probe (with its cutoff and,
-// under halving, the ranking of its times), a halving stage, or the final round.
+// One stage of a shape's screen, as the tune's summary and cache record it: the grouped probe's representatives
+// (entered: the range's candidates; kept: those of the groups within the margin; calls_spent / calls: the
+// candidates it probed), the probe (with its cutoff and, under halving, the ranking of its times), a halving
+// stage, or the final round.
 struct ScreenStage {
-  std::string kind;              // "probe", "halving" or "final"
+  std::string kind;              // "group", "probe", "halving" or "final"
   int calls = 0;                 // GEMM calls one sample replays
   int samples = 0;               // samples behind each candidate's time in this stage (final: fresh ones when halving ran)
   std::size_t entered = 0;       // candidates measured in this stage
@@ -84,6 +86,15 @@ struct TuneOptions {
   // sampled further. 0 turns the probe off: every candidate is verified and screened fully.
   double screen_cutoff = 1.5;
   int probe_calls = 4;
+  // The probe only ranks: when it replays fewer calls than a screen sample (nested's 4 of 32) it runs with L2
+  // as the previous probe left it, unless `probe_flush`; a probe that is the screen's first sample (a batched
+  // strategy's one call) flushes L2 as every screen sample does.
+  bool probe_flush = false;
+  // The grouped probe of an exhaustive search (tune/candidate_groups.hpp, docs/tuning.md step 2): one
+  // representative per base configuration (algorithm, tile, stages, split-K) is probed first, and the variants
+  // (swizzle, custom option, cluster shape) of a base whose representative is over `group_margin` times the
+  // fastest verified probe are not probed at all. 0: every candidate is probed. Under halving only.
+  double group_margin = 1.5;
   // How the candidates within the probe cutoff are screened: by successive halving (the default), or each with
   // `screen`'s samples (halving.keep = 0).
   HalvingRule halving;
@@ -148,6 +159,8 @@ struct CandidateOutcome {
   // GEMM candidates under successive halving: the stage whose ranking dropped it (1 for the first ranked stage,
   // ...), its screen_ms and screen_samples then that stage's; 0 when none did. A dropped candidate is no
   // contender for the finalists (finalist_indices): its time came from fewer samples than the final round's.
+  // The grouped probe's stage is a ranking too: a member of a group it dropped that was never probed is "cut"
+  // with no time (probe_ms and screen_ms 0).
   int dropped_at = 0;
   bool finalist = false;   // GEMM candidates: re-measured with the full settings
   // GEMM: the finalists' winner and the heuristic's choice are measured once more, independently of the

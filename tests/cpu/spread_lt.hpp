@@ -1,7 +1,8 @@
 // A cuBLASLt stand-in for the tune tests, over the CPU backend and on the virtual clock (cpu/virtual_clock.hpp):
 // its candidates (c0, the heuristic's choice, c1, ...) are all correct and differ only in time. Candidate k's
-// calls cost cost[k] virtual ms each, times a deterministic noise within ±0.5%. Each candidate's attributes are
-// {"K": k} and whatever `attrs(k)` adds (cuBLASLt's ALGO_ID, TILE_ID, ... for the grouped probe's tests). A
+// calls cost cost[k] virtual ms each, times a deterministic noise within ±0.5%. Candidate k is labelled "c<k>"
+// (set_algo reads k from the label); its attributes are {"K": k}, or `attrs(k)` when given (cuBLASLt's ALGO_ID,
+// TILE_ID, ... for the grouped probe's tests, where a per-candidate attribute would make every one a base). A
 // heuristic query returns the first `top`; an exhaustive one the first `top`, or all of them for top <= 0 (no
 // cap). `calls` counts every GEMM call. Shared by test_screen_halving.cpp and test_group_probe.cpp.
 #pragma once
@@ -37,15 +38,14 @@ class SpreadLt : public ab::ComposedBackend, public ab::ForwardingGemmEngine {
     for (int k = 0; k < listed; ++k) {
       ab::GemmAlgo a;
       a.label = "c" + std::to_string(k);
-      a.attrs = {{"K", k}};
-      if (attrs_) a.attrs.update(attrs_(k));
+      a.attrs = attrs_ ? attrs_(k) : nlohmann::json{{"K", k}};
       a.heuristic_first = k == 0;
       all.push_back(a);
     }
     return all;
   }
   void set_algo(ab::GemmPlanId plan, const ab::GemmAlgo& a, const std::string& source) override {
-    current_[plan] = a.attrs.value("K", 0);
+    current_[plan] = std::stoi(a.label.substr(1));
     ab::ForwardingGemmEngine::set_algo(plan, a, source);
   }
   void run(ab::GemmPlanId plan, const void* a, const void* b, void* c, float alpha, float beta) override {
