@@ -6,7 +6,7 @@
 #
 # One kernel instance per dtype x head_dim x causal x scheduler (FlashInfer's plan picks one schedule for all
 # query heads past 4096 work items per head, else its persistent per-head one), each a generated .cu of its own,
-# compiled for sm_90a only: about 100 s of nvcc each on this project's 2-core build machine.
+# compiled for sm_90a only: about 90 s of nvcc each on this project's 2-core build machine.
 set(_fa3_cutlass ${ATTNBENCH_PEERS_DIR}/cutlass)
 set(_fa3_cutlass_includes ${_fa3_cutlass}/include ${_fa3_cutlass}/tools/util/include)
 if(NOT EXISTS ${_fa3_cutlass}/include/cute/tensor.hpp OR
@@ -21,9 +21,9 @@ if(NOT EXISTS ${_fi_include}/flashinfer/attention/hopper/prefill_sm90.cuh)
   return()
 endif()
 
-# Each (dtype, head_dim) is 4 instances of ~100 s of nvcc: head_dim 128 alone by default.
+# Each (dtype, head_dim) is 4 instances of ~90 s of nvcc: head_dim 128 alone by default.
 set(ATTNBENCH_FLASHINFER_FA3_HEAD_DIMS "128" CACHE STRING
-    "head_dims compiled into flashinfer-fa3 (of 64, 128, 256; 4 kernel instances per head_dim and dtype, ~100 s of nvcc each)")
+    "head_dims compiled into flashinfer-fa3 (of 64, 128, 256; 4 instances per head_dim and dtype, ~90 s of nvcc each)")
 set(ATTNBENCH_FLASHINFER_FA3_DTYPES "fp16;bf16" CACHE STRING "dtypes compiled into flashinfer-fa3 (of fp16, bf16)")
 foreach(_dim IN LISTS ATTNBENCH_FLASHINFER_FA3_HEAD_DIMS)
   if(NOT _dim MATCHES "^(64|128|256)$")

@@ -48,7 +48,8 @@ const Fa3Instance kInstances[] = {
 
 const Fa3Instance* find_instance(int dtype, int64_t head_dim, bool causal, bool same_schedule) {
   for (const Fa3Instance& i : kInstances)
-    if (i.dtype == dtype && i.head_dim == head_dim && i.causal == causal && i.same_schedule_for_all_heads == same_schedule)
+    if (i.dtype == dtype && i.head_dim == head_dim && i.causal == causal &&
+        i.same_schedule_for_all_heads == same_schedule)
       return &i;
   return nullptr;
 }
@@ -80,7 +81,8 @@ std::string compiled_head_dims(int dtype) {
 bool masked_causal(const ab_problem& p) { return p.causal && p.q_len > 1; }
 
 int can_implement(const ab_problem* p, int32_t backend, int32_t config, char* reason, size_t reason_size) {
-  if (const char* why = shared_refusal(*p, backend, config, kNumPeerConfigs)) return say(reason, reason_size, "%s", why);
+  if (const char* why = shared_refusal(*p, backend, config, kNumPeerConfigs))
+    return say(reason, reason_size, "%s", why);
   if (!compiled_dtype(p->dtype))
     return say(reason, reason_size, "%s is not compiled into this peer (ATTNBENCH_FLASHINFER_FA3_DTYPES)",
                p->dtype == AB_DTYPE_BF16 ? "bf16" : "fp16");
