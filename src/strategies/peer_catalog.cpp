@@ -12,7 +12,9 @@ const std::vector<KnownPeer>& known_peers() {
        "FlashInfer FA2 batch prefill over pages (contiguous K/V as pages), chunked prefill; on q_len 1 its tensor-core "
        "decode; GQA at q_len 1 only",
        PeerSource::library},
-      {"flashinfer-fa3", "FlashInfer Hopper FA3 prefill", PeerSource::unbuilt},
+      {"flashinfer-fa3",
+       "FlashInfer Hopper FA3 batch prefill over pages (contiguous K/V as pages), sm_90a; any q_len and GQA group",
+       PeerSource::library},
       {"torch-flash", "PyTorch SDPA, its FlashAttention-2 backend", PeerSource::script},
       {"torch-cudnn", "PyTorch SDPA, its cuDNN backend", PeerSource::script},
       {"torch-efficient", "PyTorch SDPA, its memory-efficient backend", PeerSource::script},
@@ -26,8 +28,7 @@ const std::vector<KnownPeer>& known_peers() {
 std::string how_to_get(PeerSource source) {
   if (source == PeerSource::script) return "scripts/peer_torch.py, run separately (--merge adds its rows to a report)";
   if (source == PeerSource::unbuilt)
-    return "not built by this project: its Hopper path needs 29 MB more CUTLASS headers and ~27 CPU-minutes of nvcc, "
-           "and takes Q/O only as [tokens, H, D] (docs/peers.md)";
+    return "not built by this project (docs/peers.md says why)";
   return "scripts/fetch-peers.sh, then rebuild (the peers build when their headers are found; docs/peers.md)";
 }
 
