@@ -56,6 +56,8 @@ struct TuneFlags : SharedFlags {
   int screen_calls = 32;
   double screen_cutoff = 1.5;
   int probe_calls = 4;
+  bool probe_flush = false;
+  double group_margin = 1.5;
   HalvingRule halving;  // --halving_keep, --halving_final, --halving_band
   bool dry_run = false;
   std::string search = "heuristic";
@@ -92,6 +94,10 @@ void check_search_flags(const TuneFlags& f, TuneOptions& opt) {
   opt.screen_cutoff = f.screen_cutoff;
   if (f.probe_calls < 0) throw UsageError(fmt::format("--probe_calls must be 0 (the screen's calls) or more, got {}", f.probe_calls));
   opt.probe_calls = f.probe_calls;
+  opt.probe_flush = f.probe_flush;
+  if (!(f.group_margin == 0 || f.group_margin >= 1))
+    throw UsageError(fmt::format("--group_margin must be 0 (off) or at least 1, got {}", f.group_margin));
+  opt.group_margin = f.group_margin;
   check_halving_flags(f.halving);
   opt.halving = f.halving;
   opt.exhaustive = f.search == "exhaustive";
@@ -160,6 +166,9 @@ void print_tune_header(const TuneFlags& f, const TuneOptions& opt, const Backend
   std::string halving = h.on() ? fmt::format("successive halving (the fastest {:g} of a stage and any within {:g}% of it go on, "
                                              "down to {}), then a ", h.keep, 100 * h.band, h.final_round)
                                : std::string("no halving: a ");
+  if (opt.exhaustive && h.on() && opt.group_margin > 0 && opt.screen_cutoff > 0)
+    halving = fmt::format("a grouped probe (a representative per base configuration first; the variants of those over "
+                          "{:g}x the fastest are not probed), ", opt.group_margin) + halving;
   std::fprintf(stderr, "attnbench tune: %zu problem(s), strategies %s, search %s, %s; %s timer, %s%d-sample screen of "
                "at most %d calls, %d finalist(s) re-measured; on %s\n",
                opt.problems.size(), f.strategies.c_str(), search.c_str(), opt.dry_run ? "dry run" : "timed",
@@ -223,6 +232,7 @@ nlohmann::json tune_journal_header(const TuneFlags& f, const TuneOptions& opt, c
                              {"max_candidates", f.max_candidates}, {"finalists", f.finalists},
                              {"screen_samples", f.screen_samples}, {"screen_calls", f.screen_calls},
                              {"screen_cutoff", f.screen_cutoff}, {"probe_calls", f.probe_calls},
+                             {"probe_flush", f.probe_flush}, {"group_margin", f.group_margin},
                              {"halving_keep", f.halving.keep}, {"halving_final", f.halving.final_round},
                              {"halving_band", f.halving.band},
                              {"skip_cached", f.skip_cached},
@@ -353,6 +363,14 @@ Command add_tune_command(CLI::App& parent) {
                   "calls (0: all of them)")
       ->capture_default_str();
   app->add_option("--halving_keep,--halving-keep", f.halving.keep,
+  app->add_flag("--probe_flush,--probe-flush", f.probe_flush,
+                "flush L2 before a probe of fewer calls than the screen's too (by default such a probe only ranks and "
+                "runs with L2 as the last probe left it; a probe that is the screen's first sample always flushes)");
+  app->add_option("--group_margin,--group-margin", f.group_margin,
+                  "exhaustive search: probe one representative per base configuration (algorithm, tile, stages, "
+                  "split-K) first and skip the variants (swizzle, custom option, cluster shape) of a base whose "
+                  "representative is over this many times the fastest (0: off, every candidate probed)")
+      ->capture_default_str();
                   "successive halving of the screen: each stage keeps this fraction of its candidates, the fastest, "
                   "and any within its noise band, and takes one more sample of each (0: off, every candidate within "
                   "the probe cutoff gets --screen_samples)")

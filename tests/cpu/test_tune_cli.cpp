@@ -126,6 +126,8 @@ TEST(TuneCli, tune_rejects_bad_input_with_one_line) {
   EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --halving_keep=-0.5")));
   EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --halving_final=0")));
   EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --halving_band=-0.01")));
+  EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --group_margin=0.5")));
+  EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --group_margin=-1")));
   EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --max_candidates=-1")));
   EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --timer=sundial")));
   EXPECT_TRUE(one_error_line(run("tune --cache=" + fresh + kGrid + " --strategies=nested,nope")));
@@ -135,6 +137,20 @@ TEST(TuneCli, tune_rejects_bad_input_with_one_line) {
   Result m = run("run --cache=" + (dir() / "nope.json").string() + kGrid);
   EXPECT_TRUE(one_error_line(m));
   EXPECT_TRUE(m.err.find("nope.json") != std::string::npos);
+}
+
+TEST(TuneCli, the_grouped_probe_flags_are_taken_and_the_header_says_so) {
+  // Exhaustive and halving: the header names the grouped probe and its margin; --group_margin=0 turns it off.
+  const std::string dry = " --backend=cpu --batch=1 --heads=2 --head_dim=16 --seq_len=32 --dry_run --search=exhaustive";
+  Result on = run("tune" + dry + " --group_margin=2 --probe_flush");
+  EXPECT_EQ(on.rc, 0) << on.err;
+  EXPECT_NE(on.err.find("a grouped probe (a representative per base configuration first; the variants of those over "
+                        "2x the fastest are not probed), successive halving"), std::string::npos) << on.err;
+  Result off = run("tune" + dry + " --group_margin=0");
+  EXPECT_EQ(off.rc, 0) << off.err;
+  EXPECT_EQ(off.err.find("grouped probe"), std::string::npos) << off.err;
+  Result heuristic = run("tune --backend=cpu --batch=1 --heads=2 --head_dim=16 --seq_len=32 --dry_run");
+  EXPECT_EQ(heuristic.err.find("grouped probe"), std::string::npos) << heuristic.err;
 }
 
 TEST(TuneCli, run_with_the_cache_reports_cache_as_the_source) {
