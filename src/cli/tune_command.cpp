@@ -362,7 +362,6 @@ Command add_tune_command(CLI::App& parent) {
                   "the probe (one sample before a candidate is verified) replays at most this many of the screen's "
                   "calls (0: all of them)")
       ->capture_default_str();
-  app->add_option("--halving_keep,--halving-keep", f.halving.keep,
   app->add_flag("--probe_flush,--probe-flush", f.probe_flush,
                 "flush L2 before a probe of fewer calls than the screen's too (by default such a probe only ranks and "
                 "runs with L2 as the last probe left it; a probe that is the screen's first sample always flushes)");
@@ -371,6 +370,7 @@ Command add_tune_command(CLI::App& parent) {
                   "split-K) first and skip the variants (swizzle, custom option, cluster shape) of a base whose "
                   "representative is over this many times the fastest (0: off, every candidate probed)")
       ->capture_default_str();
+  app->add_option("--halving_keep,--halving-keep", f.halving.keep,
                   "successive halving of the screen: each stage keeps this fraction of its candidates, the fastest, "
                   "and any within its noise band, and takes one more sample of each (0: off, every candidate within "
                   "the probe cutoff gets --screen_samples)")
