@@ -9,8 +9,8 @@ const std::vector<KnownPeer>& known_peers() {
        PeerSource::library},
       {"flashinfer-decode", "FlashInfer batch decode over pages, CUDA cores (q_len 1)", PeerSource::library},
       {"flashinfer-prefill",
-       "FlashInfer FA2 batch prefill over pages (contiguous K/V as pages), chunked prefill; on q_len 1 its tensor-core "
-       "decode; GQA at q_len 1 only",
+       "FlashInfer FA2 batch prefill over pages (contiguous K/V as pages), chunked prefill, any q_len and GQA group; "
+       "on q_len 1 its tensor-core decode",
        PeerSource::library},
       {"flashinfer-fa3",
        "FlashInfer Hopper FA3 batch prefill over pages (contiguous K/V as pages), sm_90a; any q_len and GQA group",
