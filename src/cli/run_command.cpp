@@ -313,7 +313,7 @@ nlohmann::json run_settings(const RunFlags& f, const CheckedRun& run) {
 }
 
 // The journal's header: what must match for --resume to continue it. `device`: the device's backend and name
-// (DeviceInfo::to_json's, or a --devices worker's).
+// (DeviceInfo::to_json's, or a --devices worker's). `peers`: the peers loaded (--peers or a suite's), by name.
 nlohmann::json journal_header(const RunFlags& f, const CheckedRun& run, const nlohmann::json& device) {
   nlohmann::json settings = run_settings(f, run);
   settings["strategies"] = f.strategies;
@@ -323,6 +323,7 @@ nlohmann::json journal_header(const RunFlags& f, const CheckedRun& run, const nl
           {"tool", {{"version", this_tool().version}, {"git", this_tool().git}}},
           {"device", {{"backend", device.value("backend", "")}, {"name", device.value("name", "")}}},
           {"settings", settings},
+          {"peers", loaded_peers()},
           {"grid", grid_fingerprint(run.opt.problems)},
           {"shard", run.shard.text()}};
 }

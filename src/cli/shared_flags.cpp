@@ -66,9 +66,9 @@ void add_shared_flags(CLI::App& app, SharedFlags& f, const SharedFlagText& text)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--peers", f.peers,
                  "other libraries' kernels to run beside the strategies, as peer:<name> rows: all, none, or names "
-                 "(e.g. cudnn,flashinfer-decode); found in $ATTNBENCH_PEERS_DIR's folders when it is set, else "
-                 "<binary>/peers and <binary>/../lib/attnbench/peers; `attnbench list` shows them; docs/peers.md")
-      ->capture_default_str()
+                 "(e.g. cudnn,flashinfer-decode); default none, or the \"peers\" of a --config suite, which this "
+                 "replaces; found in $ATTNBENCH_PEERS_DIR's folders when it is set, else <binary>/peers and "
+                 "<binary>/../lib/attnbench/peers; `attnbench list` shows them; docs/peers.md")
       ->check(usage_validator([](const std::string& s) { parse_peers_flag(s); }, "all|none|NAME,..."));
   app.add_option("--plugin_timeout,--plugin-timeout", f.plugin_timeout,
                  "seconds a plugin's or peer's child process may take for one problem before it is killed (default 300); "

@@ -27,7 +27,8 @@ struct SharedFlags : GridFlags {
   std::string gqa_packing = "on";
   bool quiet = false;
   std::vector<std::string> plugins;  // --plugin=PATH, repeatable (cli/plugin_flags.hpp)
-  std::string peers = "none";        // --peers=all|none|NAME,...: peers to run as peer:<name> (cli/peer_flags.hpp)
+  std::string peers;                 // --peers=all|none|NAME,...: peers to run as peer:<name>; "": not given (a
+                                     // suite's "peers", else none: cli/peer_flags.hpp)
   double plugin_timeout = 300;       // seconds a plugin row's child process may take
   std::string devices;         // --devices=all|0,2,...: one worker process per device (orchestrate/worker_pool.hpp)
   bool mixed_devices = false;  // --mixed_devices: allow devices of different models

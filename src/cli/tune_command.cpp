@@ -242,6 +242,7 @@ nlohmann::json tune_journal_header(const TuneFlags& f, const TuneOptions& opt, c
           {"tool", {{"version", this_tool().version}, {"git", this_tool().git}}},
           {"device", {{"backend", dev.backend}, {"name", dev.name}}},
           {"settings", settings},
+          {"peers", loaded_peers()},  // by name: a resume loads the same peers
           {"grid", grid_fingerprint(opt.problems)},
           {"shard", shard.text()}};
 }

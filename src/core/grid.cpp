@@ -182,9 +182,9 @@ std::vector<Problem> suite_from_json(const nlohmann::json& j, const std::string&
     throw UsageError(fmt::format("config '{}': expected an object with a non-empty 'grids' list", path));
   for (auto it = j.begin(); it != j.end(); ++it)
     if (it.key() != "name" && it.key() != "description" && it.key() != "comment" && it.key() != "grids" &&
-        it.key() != "plugins")
+        it.key() != "plugins" && it.key() != "peers")  // plugins, peers: read by cli/plugin_flags, cli/peer_flags
       throw UsageError(fmt::format("config '{}': unknown top-level key {} (a suite has name, description, comment, "
-                                   "plugins and grids)", path, quoted_excerpt(it.key())));
+                                   "plugins, peers and grids)", path, quoted_excerpt(it.key())));
   if (j.contains("name") && !j["name"].is_string())
     throw UsageError(fmt::format("config '{}': 'name' must be a string", path));
   if (suite_name) *suite_name = j.value("name", std::filesystem::path(path).stem().string());

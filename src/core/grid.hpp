@@ -23,7 +23,8 @@ struct GridSpec {
 // choices made for the user: that batch, a lengths file longer than the batch.
 std::vector<Problem> expand_grid(const GridSpec& spec, std::vector<std::string>* notes = nullptr);
 
-// Loads a suite file (attnbench.suite/1 JSON: {"name", "description", "grids": [GridSpec-like objects]}).
+// Loads a suite file (attnbench.suite/1 JSON: {"name", "description", "grids": [GridSpec-like objects]}, and
+// optionally "plugins" and "peers", which the command line's flag readers take: cli/plugin_flags, cli/peer_flags).
 // Throws UsageError for a missing or malformed file, naming the file and the problem. `overrides`: axes that
 // replace the suite's own in every grid (the size flags given beside --config); problems they make identical
 // run once, said in `notes`. `path` may list several suites ("a,b,c"): their problems in that order, one

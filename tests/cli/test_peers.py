@@ -189,6 +189,60 @@ def test_peers_on_suites(attnbench, peer_dirs, work):
     assert all(x["status"] == "ok" and x["verify"]["passed"] for x in peer), peer
 
 
+def test_a_suite_names_its_peers(attnbench, peer_dirs, work):
+    # A suite's "peers" load as --peers would (here with no --peers); --peers beside it replaces them; a peer the
+    # suite names that is not found is one line naming the suite file; a malformed "peers" too.
+    def suite(name, peers):
+        with open(name, "w") as f:
+            json.dump({"name": name, "peers": peers, "grids": [{"batch": 1, "heads": 2, "kv_heads": 1, "seq_len": [17, 40],
+                                                                  "head_dim": 8}]}, f)
+        return os.path.abspath(name)
+    env = env_for(peer_dirs["good"])
+    named = suite("named.json", ["cpu-example"])
+    r = run(attnbench, *FAST, "-q", "--no_table", f"--config={named}", "--verify", "--json=s.json", env=env)
+    assert r.returncode == 0, f"rc={r.returncode}: {r.stderr[-2000:]}"
+    peer = by_strategy(rows_of("s.json"), "peer:cpu-example")
+    assert len(peer) == 2 and all(x["status"] == "ok" and x["verify"]["passed"] for x in peer), peer
+    everything = suite("all.json", "all")
+    r = run(attnbench, *FAST, "-q", "--no_table", f"--config={everything}", "--strategies=fused,peer:cpu-example",
+            "--json=a.json", env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert len(by_strategy(rows_of("a.json"), "peer:cpu-example")) == 2
+    r = run(attnbench, *FAST, "-q", "--no_table", f"--config={named}", "--peers=none", "--json=n.json", env=env)
+    assert r.returncode == 0 and not by_strategy(rows_of("n.json"), "peer:cpu-example"), r.stderr[-2000:]
+    missing = suite("missing.json", ["nosuch"])
+    expect_exit(2, f"config '{missing}': peers: no peer named 'nosuch' (found: cpu-example;", attnbench, *FAST,
+                f"--config={missing}", env=env)
+    for bad, needle in ((3, 'peers must be "all", "none" or a list of peer names'),
+                        (["cpu-example", "cpu-example"], "'cpu-example' is listed twice"),
+                        (["all"], "'all' stands alone")):
+        path = suite("bad.json", bad)
+        expect_exit(2, f"config '{path}': peers", attnbench, *FAST, f"--config={path}", env=env)
+        expect_exit(2, needle, attnbench, *FAST, f"--config={path}", env=env)
+
+
+def test_a_resume_runs_the_same_peers(attnbench, peer_dirs, work):
+    # The journal records the peers loaded, by name: a resume with other peers is refused in one line (exit 2); the
+    # same peers, named by --peers or by a suite, resume it.
+    env = env_for(peer_dirs["good"])
+    args = [*GRID, "-q", "--no_table", "--strategies=fused,peer:cpu-example", "--json=r.json", "--resume"]
+    first = run(attnbench, *args, "--peers=cpu-example", env=env)
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert os.path.exists("r.json.journal")
+    expect_exit(2, "belongs to another run: its peers differs (was cpu-example, now none)", attnbench,
+                *[a for a in args if a != "--strategies=fused,peer:cpu-example"], "--strategies=fused", env=env)
+    again = run(attnbench, *args, "--peers=all", env=env)  # all finds the same one peer
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert json.load(open("r.json"))["journal"]["resumed_problems"] == 4
+    # tune --resume: the same rule.
+    tune = ["tune", *FAST, "-q", "--heads=1", "--seq_len=16", "--head_dim=8", "--strategies=peer:cpu-example",
+            "--cache=c.json", "--resume"]
+    t = run(attnbench, *tune, "--peers=cpu-example", env=env)
+    assert t.returncode == 0 and os.path.exists("c.json.journal"), t.stderr[-2000:]
+    expect_exit(2, "its peers differs (was cpu-example, now none)", attnbench, *tune[:-3], "--strategies=fused",
+                "--cache=c.json", "--resume", env=env)
+
+
 def test_peers_continue_in_a_fresh_process(attnbench, peer_dirs, work):
     # A sticky fault in head_batched: the rest of the grid runs in a fresh process, which loads the same peers.
     r = run(attnbench, *GRID, "-q", "--no_table", "--peers=all", "--json=f.json",

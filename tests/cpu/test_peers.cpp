@@ -7,6 +7,7 @@
 
 #include "cli/peer_flags.hpp"
 #include "core/errors.hpp"
+#include "core/grid.hpp"
 #include "report/compare.hpp"
 #include "run/launch_summary.hpp"
 #include "run/result_row.hpp"
@@ -112,6 +113,53 @@ TEST(PeersFlag, ChildrenAreToldThePeersLoaded) {
   EXPECT_EQ(arguments_with_loaded_peers({"attnbench", "--peers", "cudnn", "--batch=2"}),
             (std::vector<std::string>{"attnbench", "--batch=2", "--peers=none"}));
   EXPECT_EQ(arguments_with_loaded_peers({"attnbench", "--batch=2"}), (std::vector<std::string>{"attnbench", "--batch=2"}));
+  // A suite may name peers: its children are told the peers loaded here, not the suite's again.
+  EXPECT_EQ(arguments_with_loaded_peers({"attnbench", "--config=s.json"}),
+            (std::vector<std::string>{"attnbench", "--config=s.json", "--peers=none"}));
+  EXPECT_EQ(loaded_peers(), "none");  // what a journal records when no peer is loaded
+}
+
+// A suite's "peers" select peers as --peers does when --peers is not given ("all", "none", --peers' spelling or a
+// list of names; several suites: each peer once); --peers replaces them; a malformed "peers" names the file.
+TEST(PeersFlag, ASuiteNamesPeers) {
+  using attnbench_testing::usage_error_of;
+  const fs::path d = fresh_dir("suites");
+  auto suite = [&](const std::string& name, const json& peers) {
+    json doc = {{"name", name}, {"grids", {{{"batch", 1}, {"heads", 2}, {"seq_len", 16}, {"head_dim", 8}}}}};
+    if (!peers.is_null()) doc["peers"] = peers;
+    std::ofstream((d / name).string()) << doc.dump();
+    EXPECT_FALSE(load_suite((d / name).string()).empty()) << name;  // the suite reader takes the key
+    return (d / name).string();
+  };
+  SharedFlags f;
+  f.config = suite("a.json", json::array({"cudnn", "flashinfer-decode"}));
+  PeerSelection s = selected_peers(f);
+  EXPECT_FALSE(s.all);
+  EXPECT_EQ(s.names, (std::vector<std::string>{"cudnn", "flashinfer-decode"}));
+  EXPECT_EQ(s.origin, "config '" + f.config + "': peers");
+  const std::string b = suite("b.json", "flashinfer-prefill,cudnn"), none = suite("none.json", "none");
+  const std::string plain = suite("plain.json", json());
+  f.config = f.config + "," + none + "," + b + "," + plain;
+  EXPECT_EQ(selected_peers(f).names, (std::vector<std::string>{"cudnn", "flashinfer-decode", "flashinfer-prefill"}));
+  f.config = suite("all.json", "all") + "," + b;
+  EXPECT_TRUE(selected_peers(f).all);
+  f.peers = "none";  // given: it replaces the suites'
+  s = selected_peers(f);
+  EXPECT_TRUE(!s.all && s.names.empty() && s.origin == "--peers");
+  f.peers.clear();
+  f.config = plain;
+  EXPECT_TRUE(selected_peers(f).names.empty() && !selected_peers(f).all);
+  for (const auto& [bad, needle] : std::vector<std::pair<json, std::string>>{
+           {3, "peers must be \"all\", \"none\" or a list of peer names"},
+           {json::array(), "peers must be"},
+           {json::array({"a,b"}), "peers: 'a,b' is not a peer name"},
+           {json::array({"cudnn", "cudnn"}), "peers: 'cudnn' is listed twice"},
+           {json::array({"all"}), "peers: 'all' stands alone"},
+           {"bad name", "peers: 'bad name' is not a peer name"}}) {
+    f.config = suite("bad.json", bad);
+    const std::string e = usage_error_of([&] { selected_peers(f); });
+    EXPECT_NE(e.find("config '" + f.config + "': " + needle), std::string::npos) << bad.dump() << ": " << e;
+  }
 }
 
 TEST(UndeclaredContract, MeasuredWithoutAVerdict) {
