@@ -18,9 +18,10 @@ class QueuedScreen {
   // One sample of `calls` in milliseconds of device time. On a GPU the delay kernel keeps the device busy
   // while the host enqueues the start event, the calls and the stop event, so the events time the GPU's
   // work back to back, not the host's launches (nested's 32 calls are launch-bound otherwise). A sample
-  // whose enqueue outlasted its delay is taken again once, behind twice that enqueue time. The next delay
-  // is twice the recent enqueue time: the last take's, or a slower one forgotten by 10% a sample, so that
-  // a one-off slow enqueue (a kernel's first launch loads its module) does not slow every later sample.
+  // whose enqueue outlasted its delay is taken again behind the same delay (a kernel's first launch, which
+  // loads its module, is slow once), and when that overran too, once more behind twice its enqueue time. The
+  // next delay is twice the recent enqueue time: the last take's, or a slower one forgotten by 10% a sample,
+  // so that a one-off slow enqueue does not slow every later sample.
   // The CPU backend runs synchronously: no delay there.
   double sample(const std::function<void()>& calls);
   double delay_ms() const { return delay_ms_; }
