@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/text_table.hpp"
+#include "tune/candidate_groups.hpp"
 #include "tune/screen_halving.hpp"
 
 namespace ab {
@@ -109,13 +110,17 @@ std::string format_dry_run(const TuneOutcome& out) {
   if (!out.gemm.empty()) {
     std::vector<std::vector<std::string>> rows;
     std::size_t total = 0;
+    std::size_t bases = 0;
     for (const GemmTuneRecord& r : out.gemm) {
-      rows.push_back({gemm_shape_label(r.shape), r.strategy, fmt::format("{}", r.algos.size()),
+      const std::size_t groups = group_candidates(r.algos, 0, r.algos.size()).size();
+      rows.push_back({gemm_shape_label(r.shape), r.strategy, fmt::format("{}", r.algos.size()), fmt::format("{}", groups),
                       fmt::format("{:.1f}", r.enumerate_s), r.baseline >= 0 ? r.algos[r.baseline].label : "-"});
       total += r.algos.size();
+      bases += groups;
     }
-    s += table({"GEMM shape", "strategy", "candidates", "listed in s", "heuristic's choice"}, rows);
-    s += fmt::format("{} candidates over {} GEMM shapes\n", total, out.gemm.size());
+    s += table({"GEMM shape", "strategy", "candidates", "base groups", "listed in s", "heuristic's choice"}, rows);
+    s += fmt::format("{} candidates over {} GEMM shapes; {} base groups (an exhaustive search's grouped probe takes "
+                     "one representative of each first)\n", total, out.gemm.size(), bases);
   }
   if (!out.fused.empty()) {
     if (!s.empty()) s += "\n";

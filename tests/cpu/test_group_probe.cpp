@@ -373,3 +373,11 @@ TEST(GroupProbe, TheCacheAndTheSummaryRecordTheGroupStage) {
     EXPECT_EQ(e.measured_with.at("stages").front().at("kind"), "probe");
   }
 }
+
+TEST(GroupProbe, ADryRunCountsTheBaseGroups) {
+  // What the group stage would probe first, before anything is timed: 40 bases a shape.
+  TuneOptions opt = options(1.5);
+  opt.dry_run = true;
+  const std::string text = format_tune_summary(tune(opt).out);
+  EXPECT_NE(text.find("800 candidates over 2 GEMM shapes; 80 base groups"), std::string::npos) << text;
+}
