@@ -27,6 +27,7 @@
 #include <cuda.h>  // CUtensorMap (the type only: the encode function comes from the runtime's entry point)
 
 #include "fused_kernel_wg.cuh"
+#include "fused_ws_smem.cuh"  // WsRingSmem: the shared memory layout
 #include "mbarrier_tma.cuh"  // mbar_*, tma_load_3d
 #include "tensor_map.cuh"  // encode_rows_map: [B*H][S][D] maps, 128-byte swizzle
 
@@ -42,8 +43,10 @@ struct WsCfg {
   static constexpr int ATOMS = D / 64;  // 64-column (128-byte) blocks of a row: one TMA box each
   static constexpr int Q_BYTES = BM * D * 2;
   static constexpr int TILE_BYTES = BN * D * 2;
-  static constexpr int BARRIERS = 1 + 4 * STAGES;  // Q, then full/empty of K and of V per stage
-  static constexpr int SMEM = 1024 /*alignment slack*/ + Q_BYTES + 2 * STAGES * TILE_BYTES + BARRIERS * 8;
+  // Shared memory: one Q buffer (a full barrier, no empty one), the K/V ring, the barriers.
+  using Smem = WsRingSmem<Q_BYTES, 1, false, TILE_BYTES, STAGES>;
+  using Off = WsRingOffsets<Smem>;
+  static constexpr int SMEM = 1024 /*alignment slack*/ + static_cast<int>(sizeof(Smem));
   static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;  // 128*24 + 256*240 <= 64K registers
   static constexpr int COPY_PASSES = BN * CPR / 128;              // cp.async fill: 16-byte chunks per producer thread
 
@@ -109,14 +112,14 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   unsigned char* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);
   unsigned char* sQ = smem;
   const std::uint32_t sQ_a = smem_u32(sQ);
-  const std::uint32_t sK_a = sQ_a + C::Q_BYTES;            // ST slots
-  const std::uint32_t sV_a = sK_a + ST * C::TILE_BYTES;    // ST slots
-  const std::uint32_t bar_a = sV_a + ST * C::TILE_BYTES;   // barriers, 8 bytes each
-  const std::uint32_t bar_q = bar_a;
-  auto full_k = [&](int s) { return bar_a + 8u * (1 + s); };
-  auto empty_k = [&](int s) { return bar_a + 8u * (1 + ST + s); };
-  auto full_v = [&](int s) { return bar_a + 8u * (1 + 2 * ST + s); };
-  auto empty_v = [&](int s) { return bar_a + 8u * (1 + 3 * ST + s); };
+  using Off = typename C::Off;  // offsets of C::Smem's members
+  const std::uint32_t sK_a = sQ_a + Off::K;  // ST slots
+  const std::uint32_t sV_a = sQ_a + Off::V;  // ST slots
+  const std::uint32_t bar_q = sQ_a + Off::FULL_Q;
+  auto full_k = [&](int s) { return sQ_a + Off::FULL_K + 8u * s; };
+  auto empty_k = [&](int s) { return sQ_a + Off::EMPTY_K + 8u * s; };
+  auto full_v = [&](int s) { return sQ_a + Off::FULL_V + 8u * s; };
+  auto empty_v = [&](int s) { return sQ_a + Off::EMPTY_V + 8u * s; };
 
   const int tid = threadIdx.x;
   const int warp = __shfl_sync(0xffffffffu, tid >> 5, 0);

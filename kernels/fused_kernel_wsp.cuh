@@ -46,6 +46,26 @@
 
 namespace ab::kernels::fused_detail {
 
+// What the consumers need of an item, noted by the producer beside its Q buffer before the Q load (the
+// load's arrive releases it, the consumers' wait on the buffer acquires it), so that the consumers do not walk
+// the order themselves: its divisions sat on their path between items. run 0: no more items.
+struct ItemNote {
+  int bh, q_row0, kv_len, diag, n_tiles, first_copy, run;
+  int key0;  // the item's first key (a piece's t_begin * BN): kv_len, diag and first_copy count from it
+};
+static_assert(sizeof(ItemNote) == 32, "wsp kernel: one 32-byte note per Q buffer");
+
+// The producer's notes, one per Q buffer: its item, and with TAIL the piece of a split block it is.
+template <int QB, bool TAIL>
+struct WspNotes {
+  ItemNote item[QB];
+  TailPiece piece[QB];
+};
+template <int QB>
+struct WspNotes<QB, false> {
+  ItemNote item[QB];
+};
+
 template <int D_, int BN_, int ST_, int CONSUMERS_, int QB_ = 2, bool TAIL_ = false>
 struct WspCfg {
   static constexpr int D = D_, BN = BN_, STAGES = ST_, CONSUMERS = CONSUMERS_;
@@ -60,7 +80,9 @@ struct WspCfg {
   static constexpr int Q_BUFFERS = QB_;
   static constexpr int Q_BYTES = BM * D * 2;
   static constexpr int TILE_BYTES = BN * D * 2;
-  static constexpr int BARRIERS = 2 * Q_BUFFERS + 4 * STAGES;  // Q full/empty per buffer, K/V full/empty per stage
+  // The ring: Q buffers (full/empty barriers each), K/V stages (full/empty barriers each).
+  using Ring = WsRingSmem<Q_BYTES, Q_BUFFERS, true, TILE_BYTES, STAGES>;
+  using Off = WsRingOffsets<Ring>;
   // After the barriers: per Q buffer, the producer's note of its item (ItemNote).
   // TAIL: the walk splits its last round (core/query_block_order.hpp: tail_split; launch_wsp launches this
   // kernel only where it does, else NoTail's); the note of a piece then says where its partial goes
@@ -68,8 +90,10 @@ struct WspCfg {
   // block is split (H200, session 33), hence the two kernels.
   static constexpr bool TAIL = TAIL_;
   using NoTail = WspCfg<D_, BN_, ST_, CONSUMERS_, QB_, false>;
-  static constexpr int NOTE_BYTES = 32 + (TAIL ? 16 : 0);
-  static constexpr int NOTES_END = Q_BUFFERS * Q_BYTES + 2 * STAGES * TILE_BYTES + BARRIERS * 8 + Q_BUFFERS * NOTE_BYTES;
+  using Head = WsHeadSmem<Ring, WspNotes<Q_BUFFERS, TAIL>>;
+  static constexpr int NOTES = static_cast<int>(offsetof(Head, notes));
+  static constexpr int PIECES = NOTES + static_cast<int>(ws_pieces_offset<WspNotes<Q_BUFFERS, TAIL>, TAIL>());
+  static constexpr int NOTES_END = static_cast<int>(sizeof(Head));
   // O leaves by TMA stores from a staging tile of its own (after the notes, 1024-byte aligned): each consumer
   // warp stages its 16 rows, its lane 0 stores them, and the warp reuses its rows an item later, once that
   // store has read them. On an H200 2-4 % faster on every head_dim-64 row than staging O in the Q buffer and
@@ -78,13 +102,15 @@ struct WspCfg {
   // Where that tile does not fit (160-key tiles at head_dim 128), O is staged in its item's own Q buffer
   // instead: a warp's rows there are its own warpgroup's Q rows, which no S reads once its last S landed. The
   // buffer then goes back to the producer only once the store has read it (at the next item's start).
-  static constexpr bool O_IN_Q = 1024 + (NOTES_END + 1023) / 1024 * 1024 + O_BYTES > 227 * 1024;
-  static constexpr int O_OFFSET = O_IN_Q ? 0 : (NOTES_END + 1023) / 1024 * 1024;
+  static constexpr bool O_IN_Q = 1024 + sizeof(WsOTileSmem<Head, O_BYTES>) > 227 * 1024;
+  // The whole layout: the head, then the O staging tile where it has room.
+  using Smem = WsOTileSmem<Head, O_IN_Q ? 0 : O_BYTES>;
+  static constexpr int O_OFFSET = O_IN_Q ? 0 : static_cast<int>(ws_o_offset<Smem, !O_IN_Q>());
   // Where a warp waits for its previous store to have read its rows: at head_dim 128 when the next item
   // starts, at head_dim 64 just before it stages again. Each place gives its head_dim's fastest key-tile loop
   // schedule of those timed (H200, sessions 30-31: ptxas reorders the softmax with the epilogue's code).
   static constexpr bool STORE_WAIT_AT_ITEM_START = D == 128 || O_IN_Q;
-  static constexpr int SMEM = 1024 + (O_IN_Q ? NOTES_END : O_OFFSET + O_BYTES);
+  static constexpr int SMEM = 1024 + static_cast<int>(sizeof(Smem));
   // setmaxnreg moves registers within the CTA's launch allocation (ENTRY_REGS per thread, what
   // __launch_bounds__(THREADS, 1) leaves: 168 or 128). With two consumers the producer keeps 40 (its item
   // loop spills at 24 or 32: ptxas -v) and they take 224; with three it keeps 32 (a few spilled registers
@@ -137,15 +163,6 @@ struct QSlot<2> {
   __device__ __forceinline__ void next(int) { ++n; }
 };
 
-// What the consumers need of an item, noted by the producer beside its Q buffer before the Q load (the
-// load's arrive releases it, the consumers' wait on the buffer acquires it), so that the consumers do not walk
-// the order themselves: its divisions sat on their path between items. run 0: no more items.
-struct ItemNote {
-  int bh, q_row0, kv_len, diag, n_tiles, first_copy, run;
-  int key0;  // the item's first key (a piece's t_begin * BN): kv_len, diag and first_copy count from it
-};
-static_assert(sizeof(ItemNote) == 32, "wsp kernel: one 32-byte note per Q buffer");
-
 template <class C, bool BF16>
 __global__ void __launch_bounds__(C::THREADS, 1)
     fused_attention_fwd_wsp(const KParams p, const __grid_constant__ CUtensorMap tm_q,
@@ -158,19 +175,19 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   unsigned char* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);
   const std::uint32_t sQ_a0 = smem_u32(smem);                      // Q_BUFFERS buffers
-  const std::uint32_t sK_a = sQ_a0 + C::Q_BUFFERS * C::Q_BYTES;    // ST slots
-  const std::uint32_t sV_a = sK_a + ST * C::TILE_BYTES;            // ST slots
-  const std::uint32_t bar_a = sV_a + ST * C::TILE_BYTES;           // barriers, 8 bytes each
+  using Off = typename C::Off;  // offsets of the ring's members (C::Smem)
+  const std::uint32_t sK_a = sQ_a0 + Off::K;  // ST slots
+  const std::uint32_t sV_a = sQ_a0 + Off::V;  // ST slots
   const std::uint32_t sO_a0 = sQ_a0 + C::O_OFFSET;  // the O staging tile (O_IN_Q: item's Q buffer added)
-  auto full_q = [&](int qb) { return bar_a + 8u * qb; };
   constexpr int QB = C::Q_BUFFERS;
-  auto empty_q = [&](int qb) { return bar_a + 8u * (QB + qb); };
-  auto full_k = [&](int s) { return bar_a + 8u * (2 * QB + s); };
-  auto empty_k = [&](int s) { return bar_a + 8u * (2 * QB + ST + s); };
-  auto full_v = [&](int s) { return bar_a + 8u * (2 * QB + 2 * ST + s); };
-  auto empty_v = [&](int s) { return bar_a + 8u * (2 * QB + 3 * ST + s); };
-  ItemNote* const notes = reinterpret_cast<ItemNote*>(smem + (bar_a - sQ_a0) + 8 * C::BARRIERS);  // per Q buffer
-  TailPiece* const piece_notes = reinterpret_cast<TailPiece*>(notes + QB);  // TAIL: per Q buffer
+  auto full_q = [&](int qb) { return sQ_a0 + Off::FULL_Q + 8u * qb; };
+  auto empty_q = [&](int qb) { return sQ_a0 + Off::EMPTY_Q + 8u * qb; };
+  auto full_k = [&](int s) { return sQ_a0 + Off::FULL_K + 8u * s; };
+  auto empty_k = [&](int s) { return sQ_a0 + Off::EMPTY_K + 8u * s; };
+  auto full_v = [&](int s) { return sQ_a0 + Off::FULL_V + 8u * s; };
+  auto empty_v = [&](int s) { return sQ_a0 + Off::EMPTY_V + 8u * s; };
+  ItemNote* const notes = reinterpret_cast<ItemNote*>(smem + C::NOTES);  // per Q buffer
+  TailPiece* const piece_notes = reinterpret_cast<TailPiece*>(smem + C::PIECES);  // TAIL: per Q buffer
 
   const int tid = threadIdx.x;
   const int warp = __shfl_sync(0xffffffffu, tid >> 5, 0);

@@ -1,0 +1,92 @@
+// Shared memory of the warp-specialized Hopper kernels (ws, wsp) as structs whose member offsets the compiler
+// computes: the Q buffers, the K/V ring, the barriers, the persistent kernel's item notes and its O staging
+// tile. The kernels address shared memory through 32-bit addresses (TMA, mbarrier, wgmma descriptors), so
+// they read these offsets (WsSmemOffsets) and add them to the CTA's 1024-byte aligned base.
+#pragma once
+#include <cstddef>  // offsetof
+#include <cstdint>
+
+namespace ab::kernels::fused_detail {
+
+// The Q buffers' barriers: a full barrier each (TMA bytes), and with EMPTY an empty barrier each (the
+// persistent kernel's consumers hand a buffer back).
+template <int QB, bool EMPTY_>
+struct WsQBarriers {
+  static constexpr bool EMPTY = true;
+  std::uint64_t full[QB];
+  std::uint64_t empty[QB];
+};
+template <int QB>
+struct WsQBarriers<QB, false> {
+  static constexpr bool EMPTY = false;
+  std::uint64_t full[QB];
+};
+
+// Q buffers, the K and V rings of ST stages, then every barrier (8 bytes each): Q's, then full/empty of K
+// and of V per stage. Every member's size is a multiple of 8: no padding.
+template <int Q_BYTES, int QB, bool Q_EMPTY, int TILE_BYTES, int ST>
+struct WsRingSmem {
+  unsigned char q[QB][Q_BYTES];
+  unsigned char k[ST][TILE_BYTES];
+  unsigned char v[ST][TILE_BYTES];
+  WsQBarriers<QB, Q_EMPTY> q_bars;
+  std::uint64_t full_k[ST];
+  std::uint64_t empty_k[ST];
+  std::uint64_t full_v[ST];
+  std::uint64_t empty_v[ST];
+};
+
+// A ring followed by per-Q-buffer notes of the producer (Notes: a struct of arrays, or none).
+template <class Ring, class Notes>
+struct WsHeadSmem {
+  Ring ring;
+  Notes notes;
+};
+// A head followed by a 1024-byte aligned O staging tile of O_BYTES (0: none, O is staged elsewhere).
+template <class Head, int O_BYTES>
+struct WsOTileSmem {
+  Head head;
+  alignas(1024) unsigned char o[O_BYTES];
+};
+template <class Head>
+struct WsOTileSmem<Head, 0> {
+  Head head;
+};
+
+// The offset of a WsQBarriers' empty barriers (0 where it has none).
+template <class QBars>
+constexpr std::size_t ws_empty_q_offset() {
+  if constexpr (QBars::EMPTY) return offsetof(QBars, empty);
+  return 0;
+}
+
+// Byte offsets of a ring's parts from the CTA's aligned base, and the dynamic shared memory a launch asks for
+// (1024 bytes of alignment slack, then the layout).
+template <class Ring>
+struct WsRingOffsets {
+  static constexpr std::uint32_t K = offsetof(Ring, k);
+  static constexpr std::uint32_t V = offsetof(Ring, v);
+  static constexpr std::uint32_t BARRIERS = offsetof(Ring, q_bars);
+  static constexpr std::uint32_t FULL_Q = BARRIERS + offsetof(decltype(Ring::q_bars), full);
+  static constexpr std::uint32_t EMPTY_Q = BARRIERS + ws_empty_q_offset<decltype(Ring::q_bars)>();
+  static constexpr std::uint32_t FULL_K = offsetof(Ring, full_k);
+  static constexpr std::uint32_t EMPTY_K = offsetof(Ring, empty_k);
+  static constexpr std::uint32_t FULL_V = offsetof(Ring, full_v);
+  static constexpr std::uint32_t EMPTY_V = offsetof(Ring, empty_v);
+  static constexpr std::uint32_t END = sizeof(Ring);
+};
+
+// The O staging tile's offset in a WsOTileSmem that has one (HAS), else 0.
+template <class Smem, bool HAS>
+constexpr std::size_t ws_o_offset() {
+  if constexpr (HAS) return offsetof(Smem, o);
+  return 0;
+}
+// The piece notes' offset in a notes struct that has them (HAS), else 0.
+template <class Notes, bool HAS>
+constexpr std::size_t ws_pieces_offset() {
+  if constexpr (HAS) return offsetof(Notes, piece);
+  return 0;
+}
+
+}  // namespace ab::kernels::fused_detail
