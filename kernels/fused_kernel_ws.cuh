@@ -27,6 +27,7 @@
 #include <cuda.h>  // CUtensorMap (the type only: the encode function comes from the runtime's entry point)
 
 #include "fused_kernel_wg.cuh"
+#include "fused_ws_producer.cuh"  // WsKvLoader: the producer's K/V loads
 #include "fused_ws_smem.cuh"  // WsRingSmem: the shared memory layout
 #include "mbarrier_tma.cuh"  // mbar_*, tma_load_3d
 #include "tensor_map.cuh"  // encode_rows_map: [B*H][S][D] maps, 128-byte swizzle
@@ -73,23 +74,6 @@ __device__ __forceinline__ int ws_first_copy_tile(bool paged, bool pages_by_tma,
   if (paged && !pages_by_tma) return 0;
   return !paged && S == seq_len ? n_tiles : S / bn;
 }
-// Row of key `key` (below its sequence's length) of batch b's KV head kvh in K or V: contiguous [B, KVH, seq_len, D]
-// (b_kvh = b * kv_heads + kvh) or the paged pool [slots][KVH][page_size][D] through bt, batch b's row of the
-// block table (paged: p.paged != 0, ps: p.page_size).
-__device__ __forceinline__ std::int64_t ws_kv_row(const KParams& p, bool paged, int ps, const std::int32_t* bt,
-                                                  std::int64_t b_kvh, int kvh, int key) {
-  if (paged) {
-    const int page = key / ps;
-    return (static_cast<std::int64_t>(__ldg(bt + page)) * p.kv_heads + kvh) * ps + (key - page * ps);
-  }
-  return b_kvh * p.seq_len + key;
-}
-// Barrier 1 over the producer warpgroup only (the consumers never wait on it). Its warps may come from
-// divergent code (the leader's copies): reconverge first, bar.sync is warp-aligned.
-__device__ __forceinline__ void producer_sync() {
-  __syncwarp();
-  asm volatile("bar.sync 1, 128;\n" ::: "memory");
-}
 template <int N>
 __device__ __forceinline__ void regs_dec() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
@@ -106,7 +90,6 @@ __global__ void __launch_bounds__(C::THREADS, 1)
                            const __grid_constant__ CUtensorMap tm_k, const __grid_constant__ CUtensorMap tm_v) {
 #ifdef AB_FUSED_WGMMA
   constexpr int D = C::D, BM = C::BM, BN = C::BN, ST = C::STAGES;
-  constexpr int CPR = C::CPR;
 
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   unsigned char* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);
@@ -161,39 +144,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     // ---- producer ----
     regs_dec<C::PRODUCER_REGS>();
     const bool leader = warp == 0 && lane == 0;
-    // TMA: tile t of K or V into stage slot `dst`, completing on `bar`; paged: one box per page piece.
-    auto tma_tile = [&](const CUtensorMap& map, std::uint32_t dst, int t, std::uint32_t bar) {
-      mbar_expect_tx(bar, C::TILE_BYTES);
-      if (!paged) {
-#pragma unroll
-        for (int a = 0; a < C::ATOMS; ++a) tma_load_3d(dst + a * BN * 128, map, a * 64, t * BN, b_kvh, bar);
-        return;
-      }
-      const int box = ps < BN ? ps : BN;
-      for (int r = 0; r < BN; r += box) {
-        const int key = t * BN + r;
-        const int page = key / ps;
-        const int row = __ldg(bt + page) * p.kv_heads + kvh;
-#pragma unroll
-        for (int a = 0; a < C::ATOMS; ++a) tma_load_3d(dst + a * BN * 128 + r * 128, map, a * 64, key - page * ps, row, bar);
-      }
-    };
-    // cp.async: this producer thread's chunks of tile t of K or V (from `src`) into slot `dst`, rows at
-    // or past the sequence end zero-filled; then `bar` tracks them.
-    const int ptid = tid;  // 0..127
-    auto copy_tile = [&](const std::uint16_t* src, std::uint32_t dst, int t, std::uint32_t bar) {
-#pragma unroll 1
-      for (int i = 0; i < C::COPY_PASSES; ++i) {
-        const int c = ptid + i * 128;
-        const int r = c / CPR, ch = c % CPR;
-        const int key = t * BN + r;
-        const bool valid = key < S;
-        std::int64_t row = 0;
-        if (valid) row = ws_kv_row(p, paged, ps, bt, b_kvh, kvh, key);
-        cp_async16(dst + sw_off(BN, r, ch), src + row * D + ch * 8, valid);
-      }
-      mbar_track_cp_async(bar);
-    };
+    const WsKvLoader<D, BN> kv{p, paged, ps, bt, b_kvh, kvh, S, tid};  // fused_ws_producer.cuh
     if (leader) {
       mbar_expect_tx(bar_q, C::Q_BYTES);
 #pragma unroll
@@ -208,24 +159,8 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       const int s = t % ST;
       const std::uint32_t free_parity = ((t / ST) & 1) ^ 1;  // round 0 passes at once
       const std::uint32_t dk = sK_a + s * C::TILE_BYTES, dv = sV_a + s * C::TILE_BYTES;
-      if (tile_by_tma(t)) {
-        mbar_wait(empty_k(s), free_parity);
-        if (all_follow) producer_sync();  // the leader refills a stage once every producer thread saw it free
-        if (leader) tma_tile(tm_k, dk, t, full_k(s));
-        mbar_wait(empty_v(s), free_parity);
-        if (all_follow) producer_sync();
-        if (leader) tma_tile(tm_v, dv, t, full_v(s));
-      } else {
-        mbar_wait(empty_k(s), free_parity);
-        mbar_wait(empty_v(s), free_parity);
-        copy_tile(p.k, dk, t, full_k(s));
-        copy_tile(p.v, dv, t, full_v(s));
-        producer_sync();  // every producer thread's copies are tracked before the phase's one arrive
-        if (leader) {
-          mbar_arrive(full_k(s));
-          mbar_arrive(full_v(s));
-        }
-      }
+      kv.fill(tm_k, tm_v, tile_by_tma(t), all_follow, leader, t, dk, dv,
+              WsStageBars{full_k(s), empty_k(s), full_v(s), empty_v(s)}, free_parity);
     }
   } else {
     // ---- consumers ----

@@ -40,7 +40,9 @@
 #include <type_traits>
 
 #include "fused_cta_times.cuh"  // cta_time_mark: a developer build's load-balance record
-#include "fused_kernel_ws.cuh"  // ws_pages_by_tma, producer_sync, regs_dec / regs_inc, encode_rows_map
+#include "fused_kernel_ws.cuh"  // ws_pages_by_tma, regs_dec / regs_inc, encode_rows_map
+#include "fused_ws_producer.cuh"  // WsKvLoader: the producer's K/V loads
+#include "fused_ws_smem.cuh"  // WsRingSmem: the shared memory layout
 #include "core/query_block_order.hpp"  // persistent_step: the static work order
 #include "fused_tail_merge.cuh"        // TailMerge: the pieces of a split last round merged
 
@@ -170,7 +172,6 @@ __global__ void __launch_bounds__(C::THREADS, 1)
                             const __grid_constant__ CUtensorMap tm_o) {
 #ifdef AB_FUSED_WGMMA
   constexpr int D = C::D, BM = C::BM, BN = C::BN, ST = C::STAGES;
-  constexpr int CPR = C::CPR;
 
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   unsigned char* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);
@@ -280,58 +281,13 @@ __global__ void __launch_bounds__(C::THREADS, 1)
 #pragma unroll
         for (int a = 0; a < C::ATOMS; ++a) tma_load_3d(dq + a * BM * 128, tm_q, a * 64, g.q_row0, g.bh, full_q(qb));
       }
-      auto tma_tile = [&](const CUtensorMap& map, std::uint32_t dst, int t, std::uint32_t bar) {
-        mbar_expect_tx(bar, C::TILE_BYTES);
-        if (!paged) {
-#pragma unroll
-          for (int a = 0; a < C::ATOMS; ++a) tma_load_3d(dst + a * BN * 128, map, a * 64, t * BN, g.b_kvh, bar);
-          return;
-        }
-        const int box = ps < BN ? ps : BN;
-        for (int r = 0; r < BN; r += box) {
-          const int key = t * BN + r;
-          const int page = key / ps;
-          const int row = __ldg(bt + page) * p.kv_heads + g.kvh;
-#pragma unroll
-          for (int a = 0; a < C::ATOMS; ++a)
-            tma_load_3d(dst + a * BN * 128 + r * 128, map, a * 64, key - page * ps, row, bar);
-        }
-      };
-      auto copy_tile = [&](const std::uint16_t* src, std::uint32_t dst, int t, std::uint32_t bar) {
-#pragma unroll 1
-        for (int i = 0; i < C::COPY_PASSES; ++i) {
-          const int c = ptid + i * 128;
-          const int r = c / CPR, ch = c % CPR;
-          const int key = t * BN + r;
-          const bool valid = key < g.S;
-          std::int64_t row = 0;
-          if (valid) row = ws_kv_row(p, paged, ps, bt, g.b_kvh, g.kvh, key);
-          cp_async16(dst + sw_off(BN, r, ch), src + row * D + ch * 8, valid);
-        }
-        mbar_track_cp_async(bar);
-      };
+      const WsKvLoader<D, BN> kv{p, paged, ps, bt, g.b_kvh, g.kvh, g.S, ptid};  // fused_ws_producer.cuh
       for (int t = t_begin; t < t_end; ++t, ++tile_seq) {
         const int s = tile_seq % ST;
         const std::uint32_t free_parity = ((tile_seq / ST) & 1) ^ 1;  // round 0 of the ring passes at once
         const std::uint32_t dk = sK_a + s * C::TILE_BYTES, dv = sV_a + s * C::TILE_BYTES;
-        if (t < g.first_copy) {  // by TMA: the leader refills a stage once every producer thread saw it free
-          mbar_wait(empty_k(s), free_parity);
-          producer_sync();
-          if (leader) tma_tile(tm_k, dk, t, full_k(s));
-          mbar_wait(empty_v(s), free_parity);
-          producer_sync();
-          if (leader) tma_tile(tm_v, dv, t, full_v(s));
-        } else {  // by cp.async, every producer thread
-          mbar_wait(empty_k(s), free_parity);
-          mbar_wait(empty_v(s), free_parity);
-          copy_tile(p.k, dk, t, full_k(s));
-          copy_tile(p.v, dv, t, full_v(s));
-          producer_sync();  // every producer thread's copies are tracked before the phase's one arrive
-          if (leader) {
-            mbar_arrive(full_k(s));
-            mbar_arrive(full_v(s));
-          }
-        }
+        kv.fill(tm_k, tm_v, t < g.first_copy, true, leader, t, dk, dv,
+                WsStageBars{full_k(s), empty_k(s), full_v(s), empty_v(s)}, free_parity);
       }
       q.next(q_bufs);
     }

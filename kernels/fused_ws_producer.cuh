@@ -1,0 +1,117 @@
+// The producer of the warp-specialized Hopper kernels (ws, wsp): the K/V loads of one work item into the
+// shared-memory ring. A key tile goes by TMA boxes (issued by the leader thread, completing on the stage's full
+// barrier by its bytes) or by cp.async from every producer thread (rows past the sequence zero-filled, tracked
+// by the full barrier, one arrive after the producer's named barrier): fused_kernel_ws.cuh says when each.
+#pragma once
+#include <cuda.h>  // CUtensorMap
+
+#include <cstdint>
+
+#include "fused_kernel_wg.cuh"  // KParams, cp_async16, sw_off
+#include "mbarrier_tma.cuh"    // mbar_*, tma_load_3d
+
+namespace ab::kernels::fused_detail {
+
+#ifdef AB_FUSED_WGMMA
+// Row of key `key` (below its sequence's length) of batch b's KV head kvh in K or V: contiguous [B, KVH, seq_len, D]
+// (b_kvh = b * kv_heads + kvh) or the paged pool [slots][KVH][page_size][D] through bt, batch b's row of the
+// block table (paged: p.paged != 0, ps: p.page_size).
+__device__ __forceinline__ std::int64_t ws_kv_row(const KParams& p, bool paged, int ps, const std::int32_t* bt,
+                                                  std::int64_t b_kvh, int kvh, int key) {
+  if (paged) {
+    const int page = key / ps;
+    return (static_cast<std::int64_t>(__ldg(bt + page)) * p.kv_heads + kvh) * ps + (key - page * ps);
+  }
+  return b_kvh * p.seq_len + key;
+}
+// Barrier 1 over the producer warpgroup only (the consumers never wait on it). Its warps may come from
+// divergent code (the leader's copies): reconverge first, bar.sync is warp-aligned.
+__device__ __forceinline__ void producer_sync() {
+  __syncwarp();
+  asm volatile("bar.sync 1, 128;\n" ::: "memory");
+}
+
+// The barriers of one ring stage (shared-memory addresses).
+struct WsStageBars {
+  std::uint32_t full_k, empty_k, full_v, empty_v;
+};
+
+// One item's K/V loads, BN keys of head_dim D a tile: where its keys live (batch b's KV head kvh: b_kvh's rows of
+// a contiguous map, or pages through bt, batch b's row of the block table) and its sequence's length S.
+template <int D, int BN>
+struct WsKvLoader {
+  static constexpr int ATOMS = D / 64;               // 64-column (128-byte) blocks of a row: one TMA box each
+  static constexpr int TILE_BYTES = BN * D * 2;
+  static constexpr int CPR = D / 8;                  // 16-byte chunks of a row
+  static constexpr int COPY_PASSES = BN * CPR / 128;  // cp.async fill: chunks per producer thread
+
+  const KParams& p;
+  bool paged;
+  int ps;  // page size
+  const std::int32_t* __restrict__ bt;
+  int b_kvh, kvh, S;
+  int ptid;  // this producer thread, 0..127
+
+  // TMA: tile t of K or V into stage slot `dst`, completing on `bar`; paged: one box per page piece.
+  __device__ __forceinline__ void tma_tile(const CUtensorMap& map, std::uint32_t dst, int t, std::uint32_t bar) const {
+    mbar_expect_tx(bar, TILE_BYTES);
+    if (!paged) {
+#pragma unroll
+      for (int a = 0; a < ATOMS; ++a) tma_load_3d(dst + a * BN * 128, map, a * 64, t * BN, b_kvh, bar);
+      return;
+    }
+    const int box = ps < BN ? ps : BN;
+    for (int r = 0; r < BN; r += box) {
+      const int key = t * BN + r;
+      const int page = key / ps;
+      const int row = __ldg(bt + page) * p.kv_heads + kvh;
+#pragma unroll
+      for (int a = 0; a < ATOMS; ++a) tma_load_3d(dst + a * BN * 128 + r * 128, map, a * 64, key - page * ps, row, bar);
+    }
+  }
+  // cp.async: this producer thread's chunks of tile t of K or V (from `src`) into slot `dst`, rows at or past
+  // the sequence end zero-filled; then `bar` tracks them.
+  __device__ __forceinline__ void copy_tile(const std::uint16_t* src, std::uint32_t dst, int t, std::uint32_t bar) const {
+#pragma unroll 1
+    for (int i = 0; i < COPY_PASSES; ++i) {
+      const int c = ptid + i * 128;
+      const int r = c / CPR, ch = c % CPR;
+      const int key = t * BN + r;
+      const bool valid = key < S;
+      std::int64_t row = 0;
+      if (valid) row = ws_kv_row(p, paged, ps, bt, b_kvh, kvh, key);
+      cp_async16(dst + sw_off(BN, r, ch), src + row * D + ch * 8, valid);
+    }
+    mbar_track_cp_async(bar);
+  }
+  // Key tile t into the stage at dk/dv with barriers `b`, once its previous round was read (free_parity). By
+  // TMA the leader loads; with all_follow every producer thread waits on the empty barriers too, and the leader
+  // refills a stage only after the named barrier, once every producer thread saw it free (a parity wait cannot
+  // tell phase k from phase k+2: no producer thread may fall a phase behind). By cp.async every producer
+  // thread copies and follows.
+  __device__ __forceinline__ void fill(const CUtensorMap& tm_k, const CUtensorMap& tm_v, bool by_tma, bool all_follow,
+                                       bool leader, int t, std::uint32_t dk, std::uint32_t dv, const WsStageBars& b,
+                                       std::uint32_t free_parity) const {
+    if (by_tma) {
+      mbar_wait(b.empty_k, free_parity);
+      if (all_follow) producer_sync();
+      if (leader) tma_tile(tm_k, dk, t, b.full_k);
+      mbar_wait(b.empty_v, free_parity);
+      if (all_follow) producer_sync();
+      if (leader) tma_tile(tm_v, dv, t, b.full_v);
+    } else {
+      mbar_wait(b.empty_k, free_parity);
+      mbar_wait(b.empty_v, free_parity);
+      copy_tile(p.k, dk, t, b.full_k);
+      copy_tile(p.v, dv, t, b.full_v);
+      producer_sync();  // every producer thread's copies are tracked before the phase's one arrive
+      if (leader) {
+        mbar_arrive(b.full_k);
+        mbar_arrive(b.full_v);
+      }
+    }
+  }
+};
+#endif
+
+}  // namespace ab::kernels::fused_detail
