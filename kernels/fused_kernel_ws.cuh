@@ -27,6 +27,7 @@
 #include <cuda.h>  // CUtensorMap (the type only: the encode function comes from the runtime's entry point)
 
 #include "fused_kernel_wg.cuh"
+#include "fused_ws_consumer.cuh"  // ws_tile_step: the consumers' key-tile step
 #include "fused_ws_producer.cuh"  // WsKvLoader: the producer's K/V loads
 #include "fused_ws_smem.cuh"  // WsRingSmem: the shared memory layout
 #include "mbarrier_tma.cuh"  // mbar_*, tma_load_3d
@@ -99,10 +100,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   const std::uint32_t sK_a = sQ_a + Off::K;  // ST slots
   const std::uint32_t sV_a = sQ_a + Off::V;  // ST slots
   const std::uint32_t bar_q = sQ_a + Off::FULL_Q;
-  auto full_k = [&](int s) { return sQ_a + Off::FULL_K + 8u * s; };
-  auto empty_k = [&](int s) { return sQ_a + Off::EMPTY_K + 8u * s; };
-  auto full_v = [&](int s) { return sQ_a + Off::FULL_V + 8u * s; };
-  auto empty_v = [&](int s) { return sQ_a + Off::EMPTY_V + 8u * s; };
+  const WsBars<Off> bars{sQ_a};  // the K/V stages' barriers
 
   const int tid = threadIdx.x;
   const int warp = __shfl_sync(0xffffffffu, tid >> 5, 0);
@@ -127,14 +125,15 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   const std::int32_t* __restrict__ bt = p.block_table + static_cast<std::int64_t>(b) * p.pages;
   const int first_copy = ws_first_copy_tile(paged, pages_by_tma, S, p.seq_len, n_tiles, BN);
   auto tile_by_tma = [&](int t) { return t < first_copy; };
+  auto by_copy = [&](int t) { return !tile_by_tma(t); };
 
   if (tid == 0) {
     mbar_init(bar_q, 1);
     for (int s = 0; s < ST; ++s) {
-      mbar_init(full_k(s), 1);
-      mbar_init(full_v(s), 1);
-      mbar_init(empty_k(s), C::CONSUMERS * 128);  // every consumer thread
-      mbar_init(empty_v(s), C::CONSUMERS * 128);
+      mbar_init(bars.full_k(s), 1);
+      mbar_init(bars.full_v(s), 1);
+      mbar_init(bars.empty_k(s), C::CONSUMERS * 128);  // every consumer thread
+      mbar_init(bars.empty_v(s), C::CONSUMERS * 128);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -160,7 +159,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       const std::uint32_t free_parity = ((t / ST) & 1) ^ 1;  // round 0 passes at once
       const std::uint32_t dk = sK_a + s * C::TILE_BYTES, dv = sV_a + s * C::TILE_BYTES;
       kv.fill(tm_k, tm_v, tile_by_tma(t), all_follow, leader, t, dk, dv,
-              WsStageBars{full_k(s), empty_k(s), full_v(s), empty_v(s)}, free_parity);
+              WsStageBars{bars.full_k(s), bars.empty_k(s), bars.full_v(s), bars.empty_v(s)}, free_parity);
     }
   } else {
     // ---- consumers ----
@@ -185,27 +184,13 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       const int s = j % ST;
       const int sp = (j + ST - 1) % ST;  // stage of tile j-1
       const bool has_pv = j > 0;
-      mbar_wait(full_k(s), (j / ST) & 1);
-      if (has_pv) mbar_wait(full_v(sp), ((j - 1) / ST) & 1);
-      // cp.async wrote tile j or j-1 (whose V is read now) through the generic proxy; the cp.async tiles
-      // are the last ones, so j is one where j-1 is.
-      if (!tile_by_tma(j)) fence_proxy_async();
-      w.template s_descs<BM>(dq, dk + static_cast<std::uint64_t>((s * C::TILE_BYTES) >> 4));
-      w.v_descs(dv + static_cast<std::uint64_t>((sp * C::TILE_BYTES) >> 4));
-      w.step(
-          has_pv, j, rg, sl2, row_max, row_sum, [&] { mbar_arrive(empty_k(s)); },  // K_j read: the producer may refill its slot
-          [&] {
-            if (has_pv) mbar_arrive(empty_v(sp));  // V_{j-1} read
-          });
+      ws_tile_step<BM, C::TILE_BYTES>(  // fused_ws_consumer.cuh
+          w, bars, dq, dk, dv, has_pv, j, s, sp, [&] { return (j / ST) & 1; }, [&] { return ((j - 1) / ST) & 1; },
+          by_copy, rg, sl2, row_max, row_sum);
     } while (++j < n_tiles);
     // ---- the last tile's P V ----
-    {
-      const int sl = (n_tiles - 1) % ST;
-      mbar_wait(full_v(sl), ((n_tiles - 1) / ST) & 1);
-      if (!tile_by_tma(n_tiles - 1)) fence_proxy_async();
-      w.v_descs(dv + static_cast<std::uint64_t>((sl * C::TILE_BYTES) >> 4));
-      w.last_pv();
-    }
+    ws_last_pv<C::TILE_BYTES>(w, bars, dv, n_tiles - 1, (n_tiles - 1) % ST, [&] { return ((n_tiles - 1) / ST) & 1; },
+                              by_copy);
 
     // ---- epilogue: O / l into this warp's 16 rows of sQ (its warpgroup's rows, no longer read), then
     // 16-byte stores ----

@@ -41,6 +41,7 @@
 
 #include "fused_cta_times.cuh"  // cta_time_mark: a developer build's load-balance record
 #include "fused_kernel_ws.cuh"  // ws_pages_by_tma, regs_dec / regs_inc, encode_rows_map
+#include "fused_ws_consumer.cuh"  // ws_tile_step: the consumers' key-tile step
 #include "fused_ws_producer.cuh"  // WsKvLoader: the producer's K/V loads
 #include "fused_ws_smem.cuh"  // WsRingSmem: the shared memory layout
 #include "core/query_block_order.hpp"  // persistent_step: the static work order
@@ -179,14 +180,9 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   using Off = typename C::Off;  // offsets of the ring's members (C::Smem)
   const std::uint32_t sK_a = sQ_a0 + Off::K;  // ST slots
   const std::uint32_t sV_a = sQ_a0 + Off::V;  // ST slots
+  const WsBars<Off> bars{sQ_a0};  // the Q buffers' and K/V stages' barriers
   const std::uint32_t sO_a0 = sQ_a0 + C::O_OFFSET;  // the O staging tile (O_IN_Q: item's Q buffer added)
   constexpr int QB = C::Q_BUFFERS;
-  auto full_q = [&](int qb) { return sQ_a0 + Off::FULL_Q + 8u * qb; };
-  auto empty_q = [&](int qb) { return sQ_a0 + Off::EMPTY_Q + 8u * qb; };
-  auto full_k = [&](int s) { return sQ_a0 + Off::FULL_K + 8u * s; };
-  auto empty_k = [&](int s) { return sQ_a0 + Off::EMPTY_K + 8u * s; };
-  auto full_v = [&](int s) { return sQ_a0 + Off::FULL_V + 8u * s; };
-  auto empty_v = [&](int s) { return sQ_a0 + Off::EMPTY_V + 8u * s; };
   ItemNote* const notes = reinterpret_cast<ItemNote*>(smem + C::NOTES);  // per Q buffer
   TailPiece* const piece_notes = reinterpret_cast<TailPiece*>(smem + C::PIECES);  // TAIL: per Q buffer
 
@@ -224,14 +220,14 @@ __global__ void __launch_bounds__(C::THREADS, 1)
 
   if (tid == 0) {
     for (int qb = 0; qb < C::Q_BUFFERS; ++qb) {
-      mbar_init(full_q(qb), 1);
-      mbar_init(empty_q(qb), C::CONSUMERS * 128);
+      mbar_init(bars.full_q(qb), 1);
+      mbar_init(bars.empty_q(qb), C::CONSUMERS * 128);
     }
     for (int s = 0; s < ST; ++s) {
-      mbar_init(full_k(s), 1);
-      mbar_init(full_v(s), 1);
-      mbar_init(empty_k(s), C::CONSUMERS * 128);
-      mbar_init(empty_v(s), C::CONSUMERS * 128);
+      mbar_init(bars.full_k(s), 1);
+      mbar_init(bars.full_v(s), 1);
+      mbar_init(bars.empty_k(s), C::CONSUMERS * 128);
+      mbar_init(bars.empty_v(s), C::CONSUMERS * 128);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -262,7 +258,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       const std::int32_t* __restrict__ bt = p.block_table + static_cast<std::int64_t>(g.b) * p.pages;
       const int qb = q.buf();
       if (leader) {  // Q of this item, once the epilogue of the item q_bufs back has left the buffer
-        mbar_wait(empty_q(qb), q.phase() ^ 1u);
+        mbar_wait(bars.empty_q(qb), q.phase() ^ 1u);
         const int shift = t_begin * BN;
         notes[qb] = ItemNote{g.bh, g.q_row0, g.S - shift, g.diag - shift, t_end - t_begin,
                              max(0, g.first_copy - t_begin), 1, shift};
@@ -276,10 +272,10 @@ __global__ void __launch_bounds__(C::THREADS, 1)
           }
           piece_notes[qb] = tp;
         }
-        mbar_expect_tx(full_q(qb), C::Q_BYTES);
+        mbar_expect_tx(bars.full_q(qb), C::Q_BYTES);
         const std::uint32_t dq = sQ_a0 + qb * C::Q_BYTES;
 #pragma unroll
-        for (int a = 0; a < C::ATOMS; ++a) tma_load_3d(dq + a * BM * 128, tm_q, a * 64, g.q_row0, g.bh, full_q(qb));
+        for (int a = 0; a < C::ATOMS; ++a) tma_load_3d(dq + a * BM * 128, tm_q, a * 64, g.q_row0, g.bh, bars.full_q(qb));
       }
       const WsKvLoader<D, BN> kv{p, paged, ps, bt, g.b_kvh, g.kvh, g.S, ptid};  // fused_ws_producer.cuh
       for (int t = t_begin; t < t_end; ++t, ++tile_seq) {
@@ -287,15 +283,15 @@ __global__ void __launch_bounds__(C::THREADS, 1)
         const std::uint32_t free_parity = ((tile_seq / ST) & 1) ^ 1;  // round 0 of the ring passes at once
         const std::uint32_t dk = sK_a + s * C::TILE_BYTES, dv = sV_a + s * C::TILE_BYTES;
         kv.fill(tm_k, tm_v, t < g.first_copy, true, leader, t, dk, dv,
-                WsStageBars{full_k(s), empty_k(s), full_v(s), empty_v(s)}, free_parity);
+                WsStageBars{bars.full_k(s), bars.empty_k(s), bars.full_v(s), bars.empty_v(s)}, free_parity);
       }
       q.next(q_bufs);
     }
     if (leader) {  // no more items: a note saying so, in the next buffer once it is free
       const int qb = q.buf();
-      mbar_wait(empty_q(qb), q.phase() ^ 1u);
+      mbar_wait(bars.empty_q(qb), q.phase() ^ 1u);
       notes[qb].run = 0;
-      mbar_arrive(full_q(qb));
+      mbar_arrive(bars.full_q(qb));
     }
   } else {
     // ---- consumers ----
@@ -321,10 +317,10 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       if constexpr (C::O_IN_Q) {  // the previous item's store has read its Q buffer: it goes back
         if (lane == 0) bulk_wait_read<0>();
         __syncwarp();
-        if (staged_qb >= 0) mbar_arrive(empty_q(staged_qb));
+        if (staged_qb >= 0) mbar_arrive(bars.empty_q(staged_qb));
         staged_qb = qb;
       }
-      mbar_wait(full_q(qb), q.phase());
+      mbar_wait(bars.full_q(qb), q.phase());
       const ItemNote g = notes[qb];
       if constexpr (C::STORE_WAIT_AT_ITEM_START && !C::O_IN_Q) {
         if (lane == 0) bulk_wait_read<0>();
@@ -354,18 +350,9 @@ __global__ void __launch_bounds__(C::THREADS, 1)
           const int s = stage_of(seq);
           const int sp = stage_of(seq + ST - 1);  // stage of tile j-1
           const bool has_pv = j > 0;
-          mbar_wait(full_k(s), round_of(seq));
-          if (has_pv) mbar_wait(full_v(sp), round_of(seq - 1));
-          // cp.async wrote tile j or j-1 (whose V is read now) through the generic proxy; the cp.async
-          // tiles are the item's last ones, so j is one where j-1 is.
-          if (j >= g.first_copy) fence_proxy_async();
-          w.template s_descs<BM>(dq, dk + static_cast<std::uint64_t>((s * C::TILE_BYTES) >> 4));
-          w.v_descs(dv + static_cast<std::uint64_t>((sp * C::TILE_BYTES) >> 4));
-          w.step(
-              has_pv, j, rg, sl2, row_max, row_sum, [&] { mbar_arrive(empty_k(s)); },  // K_j read: the producer may refill its slot
-              [&] {
-                if (has_pv) mbar_arrive(empty_v(sp));  // V_{j-1} read
-              },
+          ws_tile_step<BM, C::TILE_BYTES>(  // fused_ws_consumer.cuh
+              w, bars, dq, dk, dv, has_pv, j, s, sp, [&] { return round_of(seq); }, [&] { return round_of(seq - 1); },
+              g.first_copy, rg, sl2, row_max, row_sum,
               turns, [&](int key_rel) -> const std::uint16_t* {  // K rows for the speculative base's rare path
                 if (key_rel >= g.kv_len) return nullptr;
                 // ws_kv_row's row, written out: through that function ptxas schedules the key-tile loop differently.
@@ -385,11 +372,8 @@ __global__ void __launch_bounds__(C::THREADS, 1)
         {
           const unsigned seq = static_cast<unsigned>(tile_seq + wg_tiles - 1);
           const int sl = stage_of(seq);
-          mbar_wait(full_v(sl), round_of(seq));
-          if (wg_tiles - 1 >= g.first_copy) fence_proxy_async();
-          w.v_descs(dv + static_cast<std::uint64_t>((sl * C::TILE_BYTES) >> 4));
-          w.last_pv(turns);
-          mbar_arrive(empty_v(sl));  // the next item's tiles reuse this stage
+          ws_last_pv<C::TILE_BYTES>(w, bars, dv, wg_tiles - 1, sl, [&] { return round_of(seq); }, g.first_copy, turns);
+          mbar_arrive(bars.empty_v(sl));  // the next item's tiles reuse this stage
         }
       }
       // The tiles this warpgroup's rows do not see: wait for each (an arrive before the fill could count
@@ -397,10 +381,10 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       for (; j < g.n_tiles; ++j) {
         const unsigned seq = static_cast<unsigned>(tile_seq + j);
         const int s = stage_of(seq);
-        mbar_wait(full_k(s), round_of(seq));
-        mbar_arrive(empty_k(s));
-        mbar_wait(full_v(s), round_of(seq));
-        mbar_arrive(empty_v(s));
+        mbar_wait(bars.full_k(s), round_of(seq));
+        mbar_arrive(bars.empty_k(s));
+        mbar_wait(bars.full_v(s), round_of(seq));
+        mbar_arrive(bars.empty_v(s));
         turns.wait();
         turns.pass();
       }
@@ -415,7 +399,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       // previous store has read them, then to O by a TMA store from lane 0 (rows past q_len are not written) ----
       TailPiece tp{-1, 0, 0, 0};
       if constexpr (C::TAIL) tp = piece_notes[qb];  // before the buffer (and its note) goes back
-      if constexpr (!C::O_IN_Q) mbar_arrive(empty_q(qb));
+      if constexpr (!C::O_IN_Q) mbar_arrive(bars.empty_q(qb));
       const std::uint32_t o_off = C::O_IN_Q ? qb * C::Q_BYTES : 0;
       const std::uint32_t sO_a = sO_a0 + o_off;
       bool whole = true;  // not a piece of a split block: O goes out through the staging tile

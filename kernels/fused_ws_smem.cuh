@@ -76,6 +76,18 @@ struct WsRingOffsets {
   static constexpr std::uint32_t END = sizeof(Ring);
 };
 
+// The barriers of a ring at `base`, the CTA's aligned shared-memory address (Off: its WsRingOffsets).
+template <class Off>
+struct WsBars {
+  std::uint32_t base;
+  __device__ __forceinline__ std::uint32_t full_q(int qb) const { return base + Off::FULL_Q + 8u * qb; }
+  __device__ __forceinline__ std::uint32_t empty_q(int qb) const { return base + Off::EMPTY_Q + 8u * qb; }
+  __device__ __forceinline__ std::uint32_t full_k(int s) const { return base + Off::FULL_K + 8u * s; }
+  __device__ __forceinline__ std::uint32_t empty_k(int s) const { return base + Off::EMPTY_K + 8u * s; }
+  __device__ __forceinline__ std::uint32_t full_v(int s) const { return base + Off::FULL_V + 8u * s; }
+  __device__ __forceinline__ std::uint32_t empty_v(int s) const { return base + Off::EMPTY_V + 8u * s; }
+};
+
 // The O staging tile's offset in a WsOTileSmem that has one (HAS), else 0.
 template <class Smem, bool HAS>
 constexpr std::size_t ws_o_offset() {
