@@ -127,16 +127,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   auto tile_by_tma = [&](int t) { return t < first_copy; };
   auto by_copy = [&](int t) { return !tile_by_tma(t); };
 
-  if (tid == 0) {
-    mbar_init(bar_q, 1);
-    for (int s = 0; s < ST; ++s) {
-      mbar_init(bars.full_k(s), 1);
-      mbar_init(bars.full_v(s), 1);
-      mbar_init(bars.empty_k(s), C::CONSUMERS * 128);  // every consumer thread
-      mbar_init(bars.empty_v(s), C::CONSUMERS * 128);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
+  if (tid == 0) ws_init_barriers(bars, C::CONSUMERS * 128);  // fused_ws_smem.cuh
   __syncthreads();  // the only CTA-wide barrier: the barriers exist before anyone waits on them
 
   if (wg == 0) {

@@ -218,19 +218,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     return g;
   };
 
-  if (tid == 0) {
-    for (int qb = 0; qb < C::Q_BUFFERS; ++qb) {
-      mbar_init(bars.full_q(qb), 1);
-      mbar_init(bars.empty_q(qb), C::CONSUMERS * 128);
-    }
-    for (int s = 0; s < ST; ++s) {
-      mbar_init(bars.full_k(s), 1);
-      mbar_init(bars.full_v(s), 1);
-      mbar_init(bars.empty_k(s), C::CONSUMERS * 128);
-      mbar_init(bars.empty_v(s), C::CONSUMERS * 128);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
+  if (tid == 0) ws_init_barriers(bars, C::CONSUMERS * 128);  // fused_ws_smem.cuh
   __syncthreads();  // the only CTA-wide barrier
   if (tid == 0) cta_time_mark(cta, 0);
 

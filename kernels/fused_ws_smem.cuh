@@ -1,10 +1,13 @@
 // Shared memory of the warp-specialized Hopper kernels (ws, wsp) as structs whose member offsets the compiler
 // computes: the Q buffers, the K/V ring, the barriers, the persistent kernel's item notes and its O staging
-// tile. The kernels address shared memory through 32-bit addresses (TMA, mbarrier, wgmma descriptors), so
-// they read these offsets (WsSmemOffsets) and add them to the CTA's 1024-byte aligned base.
+// tile; and the barriers' addresses (WsBars) and initialisation. The kernels address shared memory through
+// 32-bit addresses (TMA, mbarrier, wgmma descriptors), so they read these offsets (WsRingOffsets, WspCfg's
+// NOTES / O_OFFSET) and add them to the CTA's 1024-byte aligned base.
 #pragma once
 #include <cstddef>  // offsetof
 #include <cstdint>
+
+#include "mbarrier_tma.cuh"  // mbar_init
 
 namespace ab::kernels::fused_detail {
 
@@ -26,6 +29,8 @@ struct WsQBarriers<QB, false> {
 // and of V per stage. Every member's size is a multiple of 8: no padding.
 template <int Q_BYTES, int QB, bool Q_EMPTY, int TILE_BYTES, int ST>
 struct WsRingSmem {
+  static constexpr int Q_BUFFERS = QB, STAGES = ST;
+  static constexpr bool Q_EMPTY_BARRIERS = Q_EMPTY;
   unsigned char q[QB][Q_BYTES];
   unsigned char k[ST][TILE_BYTES];
   unsigned char v[ST][TILE_BYTES];
@@ -64,6 +69,8 @@ constexpr std::size_t ws_empty_q_offset() {
 // (1024 bytes of alignment slack, then the layout).
 template <class Ring>
 struct WsRingOffsets {
+  static constexpr int Q_BUFFERS = Ring::Q_BUFFERS, STAGES = Ring::STAGES;
+  static constexpr bool Q_EMPTY_BARRIERS = Ring::Q_EMPTY_BARRIERS;
   static constexpr std::uint32_t K = offsetof(Ring, k);
   static constexpr std::uint32_t V = offsetof(Ring, v);
   static constexpr std::uint32_t BARRIERS = offsetof(Ring, q_bars);
@@ -87,6 +94,26 @@ struct WsBars {
   __device__ __forceinline__ std::uint32_t full_v(int s) const { return base + Off::FULL_V + 8u * s; }
   __device__ __forceinline__ std::uint32_t empty_v(int s) const { return base + Off::EMPTY_V + 8u * s; }
 };
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// Every barrier of a ring, by one thread (a CTA-wide barrier must follow before anyone waits on them): a full
+// barrier takes one arrive (TMA's bytes, or the producer's one arrive after cp.async), an empty barrier one from
+// each of the consumer_threads.
+template <class Off>
+__device__ __forceinline__ void ws_init_barriers(const WsBars<Off>& bars, std::uint32_t consumer_threads) {
+  for (int qb = 0; qb < Off::Q_BUFFERS; ++qb) {
+    mbar_init(bars.full_q(qb), 1);
+    if constexpr (Off::Q_EMPTY_BARRIERS) mbar_init(bars.empty_q(qb), consumer_threads);
+  }
+  for (int s = 0; s < Off::STAGES; ++s) {
+    mbar_init(bars.full_k(s), 1);
+    mbar_init(bars.full_v(s), 1);
+    mbar_init(bars.empty_k(s), consumer_threads);
+    mbar_init(bars.empty_v(s), consumer_threads);
+  }
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+#endif
 
 // The O staging tile's offset in a WsOTileSmem that has one (HAS), else 0.
 template <class Smem, bool HAS>
