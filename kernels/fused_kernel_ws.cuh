@@ -136,9 +136,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     const bool leader = warp == 0 && lane == 0;
     const WsKvLoader<D, BN> kv{p, paged, ps, bt, b_kvh, kvh, S, tid};  // fused_ws_producer.cuh
     if (leader) {
-      mbar_expect_tx(bar_q, C::Q_BYTES);
-#pragma unroll
-      for (int a = 0; a < C::ATOMS; ++a) tma_load_3d(sQ_a + a * BM * 128, tm_q, a * 64, q_row0, bh, bar_q);
+      ws_load_q<BM, D>(sQ_a, tm_q, q_row0, bh, bar_q);  // fused_ws_producer.cuh
     }
     // With a cp.async tile ahead (cp.async tiles are all tiles or only the last), every producer thread
     // follows the ring, waiting on each tile's empty barriers, and the producer's named barrier follows each

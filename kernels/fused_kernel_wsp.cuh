@@ -260,10 +260,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
           }
           piece_notes[qb] = tp;
         }
-        mbar_expect_tx(bars.full_q(qb), C::Q_BYTES);
-        const std::uint32_t dq = sQ_a0 + qb * C::Q_BYTES;
-#pragma unroll
-        for (int a = 0; a < C::ATOMS; ++a) tma_load_3d(dq + a * BM * 128, tm_q, a * 64, g.q_row0, g.bh, bars.full_q(qb));
+        ws_load_q<BM, D>(sQ_a0 + qb * C::Q_BYTES, tm_q, g.q_row0, g.bh, bars.full_q(qb));  // fused_ws_producer.cuh
       }
       const WsKvLoader<D, BN> kv{p, paged, ps, bt, g.b_kvh, g.kvh, g.S, ptid};  // fused_ws_producer.cuh
       for (int t = t_begin; t < t_end; ++t, ++tile_seq) {

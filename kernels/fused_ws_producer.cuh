@@ -1,4 +1,4 @@
-// The producer of the warp-specialized Hopper kernels (ws, wsp): the K/V loads of one work item into the
+// The producer of the warp-specialized Hopper kernels (ws, wsp): a work item's Q load and its K/V loads into the
 // shared-memory ring. A key tile goes by TMA boxes (issued by the leader thread, completing on the stage's full
 // barrier by its bytes) or by cp.async from every producer thread (rows past the sequence zero-filled, tracked
 // by the full barrier, one arrive after the producer's named barrier): fused_kernel_ws.cuh says when each.
@@ -29,6 +29,16 @@ __device__ __forceinline__ std::int64_t ws_kv_row(const KParams& p, bool paged, 
 __device__ __forceinline__ void producer_sync() {
   __syncwarp();
   asm volatile("bar.sync 1, 128;\n" ::: "memory");
+}
+
+// Q of a block of BM rows (row0 on, head bh of the [B*H][q_len][D] map) into the buffer at dst, completing on bar
+// by its bytes; rows outside the map land as zeros. By the leader thread.
+template <int BM, int D>
+__device__ __forceinline__ void ws_load_q(std::uint32_t dst, const CUtensorMap& tm_q, int row0, int bh,
+                                          std::uint32_t bar) {
+  mbar_expect_tx(bar, BM * D * 2);
+#pragma unroll
+  for (int a = 0; a < D / 64; ++a) tma_load_3d(dst + a * BM * 128, tm_q, a * 64, row0, bh, bar);
 }
 
 // The barriers of one ring stage (shared-memory addresses).
