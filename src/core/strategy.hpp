@@ -73,6 +73,11 @@ class Strategy {
   virtual void publish_output(Backend& backend) { (void)backend; }
   // Free workspace and plans.
   virtual void teardown(Backend& backend) = 0;
+  // After a sticky device error, before the backend rebuilds its context (every allocation goes with it): drop,
+  // never free, the device memory this strategy holds or points at (buffers of its own, the inputs' guard
+  // regions). Its teardown follows and must touch none of it. Only a strategy that allocates for itself or keeps
+  // pointers into the inputs past setup has work here.
+  virtual void forget_device_memory() {}
   // What this strategy chose for the report's "config" (tile, gathered pages, score precision...).
   virtual StrategyConfig config() const = 0;
   // True when the strategy runs the backend's fused kernel with a tile from StrategyOptions::fused_tile (the

@@ -85,7 +85,9 @@ std::optional<SessionFailure> StrategySession::run(const std::function<void()>& 
     touched_ = false;  // a setup that threw by itself left nothing to tear down
     return f;
   }
-  // The context is gone: rebuild it (the allocations with it), then let the strategy drop its state.
+  // The context is gone: the strategy lets go of its device memory, the context is rebuilt (the allocations
+  // with it), then the strategy drops its state.
+  if (touched_) st_.forget_device_memory();
   bool ok = ws_.recover_device();
   teardown_quietly();
   f.context_lost = !ok;
