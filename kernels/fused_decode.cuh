@@ -155,6 +155,32 @@ __device__ __forceinline__ void decode_write_rows(const float* merge, int tid, c
   }
 }
 
+// A decode CTA's packed rows (the query heads of one KV head, QL queries each, rows_total of them): row r's row
+// of Q/O [B,H,q_len,D], or -1 past the group's rows.
+struct DecodeQRows {
+  const DParams& p;
+  int b, kvh, QL, rows_total;
+  __device__ __forceinline__ std::int64_t operator()(int r) const {
+    if (r >= rows_total) return -1;
+    const int hq = kvh * p.group + r / QL;
+    return (static_cast<std::int64_t>(b) * p.heads + hq) * QL + (r % QL);
+  }
+};
+
+// Issues the cp.async loads of the packed rows row0 .. row0 + ROWS - 1 of Q into sQ (rows LD elements apart, CPR
+// 16-byte chunks each), by THREADS threads (tid among them); rows past the group's are zero-filled.
+template <int D, int ROWS, int CPR, int THREADS, int LD>
+__device__ __forceinline__ void decode_load_q(std::uint16_t* sQ, const std::uint16_t* q, int tid,
+                                              const DecodeQRows& q_row_of, int row0) {
+#pragma unroll
+  for (int i = 0; i < (ROWS * CPR) / THREADS; ++i) {
+    const int c = tid + i * THREADS;
+    const int row = c / CPR, ch = c % CPR;
+    const std::int64_t qr = q_row_of(row0 + row);
+    cp_async16(smem_u32(sQ + row * LD + ch * 8), qr >= 0 ? q + qr * D + ch * 8 : q, qr >= 0);
+  }
+}
+
 // A decode warp's rows before its first key tile: each row's visible-key limit (L, or with causal (nonzero) its query's
 // position + 1; row pr of the split is query pr % QL), and its O accumulator, running max and sum cleared.
 template <int MT, int DT>
@@ -206,20 +232,10 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(co
   const int n_tiles = k_end > k_begin ? (k_end - k_begin + BN - 1) / BN : 0;
 
   // Packed row r -> row of Q/O [B,H,q_len,D]; -1 past the group's rows.
-  auto q_row_of = [&](int r) -> std::int64_t {
-    if (r >= rows_total) return -1;
-    const int hq = kvh * p.group + r / QL;
-    return (static_cast<std::int64_t>(b) * p.heads + hq) * QL + (r % QL);
-  };
+  const DecodeQRows q_row_of{p, b, kvh, QL, rows_total};
 
   // ---- Q (group 0 with tile 0) ----
-#pragma unroll
-  for (int i = 0; i < (ROWS * CPR) / C::THREADS; ++i) {
-    const int c = tid + i * C::THREADS;
-    const int row = c / CPR, ch = c % CPR;
-    const std::int64_t qr = q_row_of(row0 + row);
-    cp_async16(smem_u32(sQ + row * LD + ch * 8), qr >= 0 ? p.q + qr * D + ch * 8 : p.q, qr >= 0);
-  }
+  decode_load_q<D, ROWS, CPR, C::THREADS, LD>(sQ, p.q, tid, q_row_of, row0);
 
   const std::uint16_t* __restrict__ gK = p.k;
   const std::uint16_t* __restrict__ gV = p.v;

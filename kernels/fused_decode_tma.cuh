@@ -165,18 +165,8 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
   }
 
   // ---- consumer warps 0-3 ----
-  auto q_row_of = [&](int r) -> std::int64_t {
-    if (r >= rows_total) return -1;
-    const int hq = kvh * p.group + r / QL;
-    return (static_cast<std::int64_t>(b) * p.heads + hq) * QL + (r % QL);
-  };
-#pragma unroll
-  for (int i = 0; i < (ROWS * CPR) / C::CONSUMERS; ++i) {
-    const int c = tid + i * C::CONSUMERS;
-    const int row = c / CPR, ch = c % CPR;
-    const std::int64_t qr = q_row_of(row0 + row);
-    cp_async16(smem_u32(sQ + row * LDQ + ch * 8), qr >= 0 ? p.q + qr * D + ch * 8 : p.q, qr >= 0);
-  }
+  const DecodeQRows q_row_of{p, b, kvh, QL, rows_total};  // fused_decode.cuh
+  decode_load_q<D, ROWS, CPR, C::CONSUMERS, LDQ>(sQ, p.q, tid, q_row_of, row0);
   cp_async_commit();
   cp_async_wait<0>();
   consumers_sync();
