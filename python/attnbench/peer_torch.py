@@ -90,7 +90,22 @@ def peer_problem(p):
     if isinstance(p.get("kv_lens_values"), list):
         out["kv_lens"] = p.get("kv_lens", "list")
         out["kv_lens_values"] = [int(x) for x in p["kv_lens_values"]]
+    for variant in VARIANTS:  # kept, so that the rows match attnbench's problem; run_variants refuses them
+        if int(p.get(variant, 0) or 0) > 0:
+            out[variant] = int(p[variant])
     return out
+
+
+# The problem variants attnbench poses (--window, --softcap) and why these peers do not run them: PyTorch's SDPA
+# has no soft-capping at all, and a window only as an explicit boolean mask (flash takes none), not built here.
+VARIANTS = {"window": "a sliding window (PyTorch SDPA takes one only as a boolean mask; not built here)",
+            "softcap": "logit soft-capping (no PyTorch SDPA backend has it)"}
+
+
+def variant_refusal(p):
+    """The reason a problem's variant is not run here, or None."""
+    reasons = [why for variant, why in VARIANTS.items() if int(p.get(variant, 0) or 0) > 0]
+    return "; ".join(reasons) if reasons else None
 
 
 def problem_key(p):
@@ -671,7 +686,9 @@ def main(argv):
             if a.dry_run and not a.quiet:
                 notes = f"  # {'; '.join(planned['notes'])}" if planned["notes"] else ""
                 print(f"[{i + 1}/{len(problems)}] {label(p)}  peer:torch-{backend}: {planned['call']}{notes}")
-            if gpu is None:
+            if variant_refusal(p):
+                row = unsupported_row(p, backend, variant_refusal(p))
+            elif gpu is None:
                 row = unsupported_row(p, backend, why_not)
             else:
                 row = gpu.run_row(backend, p, planned, work[problem_key(p)])

@@ -1,5 +1,6 @@
 // The dispatch-strategy interface (cutlass_profiler's can_implement / run split) and launch contracts.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -86,6 +87,20 @@ class Strategy {
   // True for a strategy whose code attnbench does not own (a plugin): its rows run in a child process with a
   // time limit (orchestrate/plugin_process.hpp), so that a crash or a hang costs only its own rows.
   virtual bool runs_isolated() const { return false; }
+  // The problem variants (Problem::variants: "sliding window", "soft-capping") this strategy runs. A problem with
+  // another one is refused by can_run before can_implement is asked; a plugin's ABI carries none of them yet.
+  virtual std::vector<std::string> runs_variants() const { return {}; }
+  // What every caller asks (run, tune, --dry_run): "" when the strategy runs each of p's variants and
+  // can_implement accepts p, else the reason.
+  std::string can_run(const Problem& p, const Backend& backend, const StrategyOptions& opt) const {
+    const std::vector<std::string> mine = runs_variants(), kernels = backend.kernels().runs_variants();
+    for (const std::string& v : p.variants()) {
+      if (std::find(mine.begin(), mine.end(), v) == mine.end()) return name() + " does not run " + v + " problems";
+      if (std::find(kernels.begin(), kernels.end(), v) == kernels.end())
+        return "the " + std::string(backend_kind_name(backend.kind())) + " backend's kernels do not apply " + v + " yet";
+    }
+    return can_implement(p, backend, opt);
+  }
   // The configurations the tuner searches for this strategy (plugins); empty for the built-in ones.
   virtual std::vector<std::string> tunable_configs() const { return {}; }
   // The version of the library whose code this strategy runs (a plugin's or peer's table `version`), which

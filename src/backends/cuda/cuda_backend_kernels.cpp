@@ -119,6 +119,8 @@ void CudaBackend::reference_attention(const Problem& p, const AttentionIO& io, f
   r.causal = p.causal;
   r.bf16 = p.dtype == DType::bf16;
   r.scale = p.scale();
+  r.window = p.window;
+  r.softcap = static_cast<float>(p.softcap);
   count_kernel();
   check_launch(kernels::launch_reference_attention(r, stream_), "reference_attention_kernel");
 }
