@@ -2,10 +2,11 @@
 every built-in strategy runs them, verified against the fp64 reference, on awkward shapes (a window of 1, one
 ending inside a page, one longer than the sequence, q_len 1 and > 1, GQA, ragged lengths, paged and contiguous,
 fp16 and bf16, causal and not); the FLOPs and bytes a row reports count only the pairs and K/V rows inside the
-window; a peer (a plugin: its ABI carries neither) gets an `unsupported` row naming the variant; bad values are
-one line and exit 2."""
+window; a peer (a plugin: its ABI carries neither) gets an `unsupported` row naming the variant; PyTorch's SDPA
+peers take the window as an explicit boolean mask and refuse the cap; bad values are one line and exit 2."""
 import json
 import os
+import sys
 
 import pytest
 
@@ -85,3 +86,20 @@ def test_bad_values_are_one_line_and_exit_2(attnbench, work, flag):
     assert r.returncode == 2, (flag, r.returncode, r.stderr)
     lines = [l for l in r.stderr.splitlines() if l.strip()]
     assert len(lines) == 1 and flag.split("=")[0] in lines[0], (flag, r.stderr)
+
+
+def test_pytorch_peers_plan_the_window_as_a_mask_and_refuse_the_cap(attnbench, src, work):
+    # peer_torch plans without torch (--dry-run): the window goes into the explicit boolean mask; soft-capping,
+    # which no SDPA backend has, is an unsupported row naming it.
+    r = run(sys.executable, src / "scripts" / "peer_torch.py", "--dry-run", "--batch=1", "--heads=4", "--kv_heads=2",
+            "--seq_len=64", "--q_len=16", "--head_dim=64", "--causal", "--window=8", "--softcap=50",
+            "--json=pt.json", env={"ATTNBENCH": attnbench})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "sliding window 8 via explicit bool mask" in r.stdout and "win=8 cap=50" in r.stdout, r.stdout[-2000:]
+    got = rows("pt.json")
+    assert got and all(x["status"] == "unsupported" and "soft-capping" in x["reason"] for x in got), got[:2]
+    assert all(x["problem"]["window"] == 8 and x["problem"]["softcap"] == 50 for x in got)
+    r = run(sys.executable, src / "scripts" / "peer_torch.py", "--dry-run", "--batch=1", "--heads=2", "--seq_len=40",
+            "--head_dim=64", "--window=5", "--json=pw.json", env={"ATTNBENCH": attnbench})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert all("soft-capping" not in x.get("reason", "") for x in rows("pw.json"))
