@@ -91,8 +91,9 @@ struct WindowCap {
 template <class Mod>
 inline constexpr bool kModifies = !std::is_same_v<Mod, NoScoreMod>;
 
-// Softmax numerator of one row, read once and written once. The row has `nvalid` unmasked leading
-// scores (masking is always a suffix: causal keys past the query, or a short page's missing keys) and
+// Softmax numerator of one row, read once and written once. The row has `nvalid` leading scores not masked
+// at its end (causal keys past the query, or a short page's missing keys; a window's hidden keys at its start are
+// Mod's) and
 // `out_len` probability slots; slots past nvalid get 0. m = max(m_prev, max of the valid scores);
 // P = round_to<TP>(exp(s - m)), 0 when m is -inf; returns m and the sum of the rounded P. Thread `lane`
 // of a group of G holds chunks c = (k*G + lane)*8 for k < CHUNKS, so G*8*CHUNKS >= out_len is required.

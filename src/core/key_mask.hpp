@@ -40,7 +40,8 @@ AB_HOST_DEVICE inline std::int64_t key_first(const KeyMask& m, std::int64_t item
   return first > 0 ? first : 0;
 }
 
-// Keys [0, limit) are visible to row `row` of item `item` (counted from the launch's first item).
+// The end of the keys row `row` of item `item` (counted from the launch's first item) sees: keys
+// [key_first, key_limit) are visible.
 AB_HOST_DEVICE inline std::int64_t key_limit(const KeyMask& m, std::int64_t item, std::int64_t row) {
   std::int64_t len = m.kv_len;
   if (m.kv_lens) len = m.kv_lens[(m.item0 + item) / m.items_per_seq];

@@ -23,6 +23,8 @@ ReducedVerifier::ReducedVerifier(Backend& be, const std::string& strategy, const
   s.kv_layout = p.kv_layout;
   s.dtype = p.dtype;
   s.causal = p.causal;
+  s.window = p.window;
+  s.softcap = p.softcap;
   problem_ = make_problem(s);
   auto made = make_strategies(strategy);
   if (made.size() != 1) return;

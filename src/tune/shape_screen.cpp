@@ -308,18 +308,26 @@ class Halving {
 
   // Probes candidate i once more (counted in `stage`), into *ms; its probe time becomes the faster of the two
   // (with a probe that is the screen's first sample, that one stands as its first sample: the retake replaces a
-  // stalled one). One cut over the cutoff that the retake brings within it waits in the pool again, unverified.
-  // False when it could not be set or timed.
+  // stalled one, which biases a retaken candidate low, toward keeping it). One cut over the cutoff that the retake
+  // brings within it waits in the pool again, unverified. False (the candidate as it was) when it could not be set
+  // or timed, or a stop was asked for.
   bool retake_probe(std::size_t i, ScreenStage& stage, double* ms) {
+    if (stop_requested()) return false;  // the rest of the shape is dropped anyway
     CandidateOutcome& c = outcome(i);
+    const std::string status = c.status, reason = c.reason;
     bool ok = false;
     s_.guarded(i, [&] {
       if (!set(i) || !sample(i, t_.probe_timer, t_.probe, ms)) return;
       stage.calls_spent += r_.probe_calls;
       ok = true;
     });
-    if (!ok) return false;
+    if (!ok) {  // no news: the candidate stays as its first probe left it
+      c.status = status;
+      c.reason = reason;
+      return false;
+    }
     c.probe_ms = std::min(c.probe_ms, *ms);
+    if (c.status == "cut") c.screen_ms = c.probe_ms * t_.scale;
     Entry* waiting = nullptr;
     for (Entry& e : pool_)
       if (e.i == i) waiting = &e;

@@ -72,6 +72,7 @@ class CountingStrategy : public Strategy {
   void teardown(Backend&) override {
     ++teardowns;
     teardown_after_forget = forgets > 0;
+    if (teardown_sticky) throw BackendError("teardown lost the context", true);
     if (teardown_throws) throw BackendError("teardown failed");
   }
   void forget_device_memory() override {
@@ -80,7 +81,7 @@ class CountingStrategy : public Strategy {
   }
   StrategyConfig config() const override { return {}; }
   int setups = 0, teardowns = 0, forgets = 0;
-  bool setup_sticky = false, teardown_throws = false;
+  bool setup_sticky = false, teardown_throws = false, teardown_sticky = false;
   const int* recover_count = nullptr;  // the backend's recoveries, read when the strategy is told to forget
   int recovers_when_forgotten = -1;
   bool teardown_after_forget = false;
@@ -208,6 +209,27 @@ TEST(StrategySession, StickyErrorAfterSetupForgetsDeviceMemoryBeforeTheRecovery)
   EXPECT_EQ(f.be.recovers, 1);
   EXPECT_EQ(f.st.teardowns, 1);
   EXPECT_TRUE(f.st.teardown_after_forget);
+}
+
+// A sticky error thrown by the strategy's own teardown (a plugin's teardown faulting): teardown has run, but what
+// it had not freed yet must not be freed into the rebuilt context, so the strategy is told to forget it too.
+TEST(StrategySession, StickyErrorFromTeardownStillForgetsBeforeTheRecovery) {
+  Fixture f;
+  ASSERT_TRUE(f.ws.prepare());
+  f.st.teardown_sticky = true;
+  {
+    StrategySession s(f.be, f.st, f.ws);
+    auto failure = s.run([&] {
+      s.setup(f.p, {});
+      s.teardown();
+    });
+    ASSERT_TRUE(failure.has_value());
+    EXPECT_TRUE(failure->sticky);
+  }
+  EXPECT_EQ(f.st.teardowns, 1);
+  EXPECT_EQ(f.st.forgets, 1);
+  EXPECT_EQ(f.st.recovers_when_forgotten, 0);
+  EXPECT_EQ(f.be.recovers, 1);
 }
 
 TEST(StrategySession, StickyErrorWithoutRecoveryLosesTheContext) {
