@@ -16,9 +16,21 @@
 #include <nlohmann/json.hpp>
 
 #include "core/backend_decorators.hpp"
+#include "measure/measure.hpp"
 #include "cpu/virtual_clock.hpp"
 
 namespace ab_test {
+
+// The measurement settings the tunes over a SpreadLt take (virtual time: quick, and noise never stops a sample).
+inline ab::MeasureSettings quick_measure() {
+  ab::MeasureSettings m;
+  m.warmup = 1;
+  m.min_samples = 5;
+  m.max_samples = 20;
+  m.max_noise = 0.5;
+  m.max_time_s = 0.2;
+  return m;
+}
 
 class SpreadLt : public ab::ComposedBackend, public ab::ForwardingGemmEngine {
  public:

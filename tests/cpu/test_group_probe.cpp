@@ -27,6 +27,7 @@
 
 using namespace ab;
 using ab_test::SpreadLt;
+using ab_test::quick_measure;
 
 namespace {
 
@@ -154,23 +155,13 @@ std::vector<double> costs() {
   return c;
 }
 
-MeasureSettings quick() {
-  MeasureSettings m;
-  m.warmup = 1;
-  m.min_samples = 5;
-  m.max_samples = 20;
-  m.max_noise = 0.5;
-  m.max_time_s = 0.2;
-  return m;
-}
-
 // An exhaustive tune of `strategy` on a small problem: the heuristic's top-1 (c0), then the whole list.
 TuneOptions options(double margin, const std::string& strategy = "head_batched") {
   TuneOptions opt;
   opt.problems = {make_problem(1, 2, 32, 16, 1, 0, KvLayout::contiguous, DType::fp16, false)};
   opt.strategies = strategy;
-  opt.measure = quick();
-  opt.screen = screening_settings(quick(), 3);
+  opt.measure = quick_measure();
+  opt.screen = screening_settings(quick_measure(), 3);
   opt.exhaustive = true;
   opt.top = 1;
   opt.group_margin = margin;

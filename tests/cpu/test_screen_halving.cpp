@@ -21,6 +21,7 @@
 
 using namespace ab;
 using ab_test::SpreadLt;
+using ab_test::quick_measure;
 
 namespace {
 
@@ -138,24 +139,14 @@ std::vector<double> costs(int equal) {
   return c;
 }
 
-MeasureSettings quick() {
-  MeasureSettings m;
-  m.warmup = 1;
-  m.min_samples = 5;
-  m.max_samples = 20;
-  m.max_noise = 0.5;
-  m.max_time_s = 0.2;
-  return m;
-}
-
 // A tune of head_batched (one call per shape: the probe is the screen's first sample) on a small problem,
 // every candidate listed (top = 400), halving as `h`.
 TuneOptions options(const HalvingRule& h, const std::string& strategy = "head_batched") {
   TuneOptions opt;
   opt.problems = {make_problem(1, 2, 32, 16, 1, 0, KvLayout::contiguous, DType::fp16, false)};
   opt.strategies = strategy;
-  opt.measure = quick();
-  opt.screen = screening_settings(quick(), 3);
+  opt.measure = quick_measure();
+  opt.screen = screening_settings(quick_measure(), 3);
   opt.top = kCandidates;
   opt.halving = h;
   opt.quiet = true;
