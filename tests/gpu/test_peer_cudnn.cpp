@@ -5,43 +5,14 @@
 // it refuses are `unsupported` with the library's reason; a problem cuDNN refuses is a row `unsupported` with
 // cuDNN's words while fused still runs. Exits 77 (skipped) without a device, when the peer was not built, or when
 // libcudnn does not load here.
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <string>
-#include <initializer_list>
-#include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
-#include "backends/cuda/cuda_backend.hpp"
-#include "testing.hpp"
+#include "gpu/peer_rows.hpp"  // run_verified, skip_without
 
 namespace {
 
-namespace fs = std::filesystem;
-
-fs::path peer_library(const std::string& file) { return fs::path(ATTNBENCH_BINARY).parent_path() / "peers" / file; }
-
-struct RunResult {
-  int rc = -1;
-  nlohmann::json rows = nlohmann::json::array();
-};
-
-// The binary with `args`, --verify and a JSON report.
-RunResult run(const std::string& args) {
-  std::string json = (fs::temp_directory_path() / ("attnbench-peers-gpu-" + std::to_string(getpid()) + ".json")).string();
-  std::string cmd = std::string(ATTNBENCH_BINARY) + " --backend=cuda --quiet --timer=cupti --verify --max_time=0.05 " + args +
-                    " --json=" + json + " >/dev/null 2>&1";
-  int status = std::system(cmd.c_str());
-  RunResult r;
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(json);
-  nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
-  fs::remove(json);
-  if (doc.is_object() && doc.contains("results")) r.rows = doc["results"];
-  return r;
-}
+using peer_test::Rows;
+using peer_test::run_verified;
 
 // The shapes every peer is tried on; a peer refuses what it cannot run (decode-only peers everything but q_len 1).
 const char* const kShapes[] = {
@@ -57,10 +28,10 @@ const char* const kShapes[] = {
 
 // Runs `peer` (its table name) on every shape: each of its rows ok and verified, or unsupported with a reason;
 // at least `min_ok` rows ok in all. Skips the program when the peer's library does not load here.
-void expect_peer_verified(const std::string& peer, const std::string& file, int min_ok) {
+void expect_peer_verified(const std::string& peer, int min_ok) {
   int ok = 0, unsupported = 0;
   for (const char* shape : kShapes) {
-    RunResult r = run(std::string("--peers=") + peer + " --strategies=fused,peer:" + peer + " " + shape);
+    Rows r = run_verified(std::string("--peers=") + peer + " --strategies=fused,peer:" + peer + " " + shape);
     EXPECT_EQ(r.rc, 0) << shape;
     ASSERT_FALSE(r.rows.empty()) << shape;
     for (const auto& row : r.rows) {
@@ -83,21 +54,12 @@ void expect_peer_verified(const std::string& peer, const std::string& file, int 
   }
   EXPECT_GE(ok, min_ok) << peer << ": " << ok << " rows ok, " << unsupported << " unsupported";
 }
-
-// main() of a peer's test program: skipped without a device or without any of the peer `files`.
-int main_for(int argc, char** argv, std::initializer_list<const char*> files) {
-  if (ab::cuda_device_count() == 0) attnbench_testing::skip_test_program("no CUDA device");
-  for (const char* f : files)
-    if (!fs::exists(peer_library(f)))
-      attnbench_testing::skip_test_program(peer_library(f).string() + " not built (scripts/fetch-peers.sh, docs/peers.md)");
-  return attnbench_testing::run_all_tests(argc, argv);
-}
 }  // namespace
 
-TEST(PeerCudnn, verified_on_every_layout) { expect_peer_verified("cudnn", "libattnbench_peer_cudnn.so", 11); }
+TEST(PeerCudnn, verified_on_every_layout) { expect_peer_verified("cudnn", 11); }
 
 TEST(PeerCudnn, refusal_is_unsupported_with_its_reason) {
-  RunResult r = run("--peers=cudnn --strategies=fused,peer:cudnn --batch=1 --heads=2 --seq_len=64 --head_dim=12");
+  Rows r = run_verified("--peers=cudnn --strategies=fused,peer:cudnn --batch=1 --heads=2 --seq_len=64 --head_dim=12");
   bool refused = false;
   for (const auto& row : r.rows)
     if (row["strategy"] == "peer:cudnn") {
@@ -108,4 +70,7 @@ TEST(PeerCudnn, refusal_is_unsupported_with_its_reason) {
   EXPECT_TRUE(refused);
 }
 
-int main(int argc, char** argv) { return main_for(argc, argv, {"libattnbench_peer_cudnn.so"}); }
+int main(int argc, char** argv) {
+  peer_test::skip_without({"cudnn"}, "scripts/fetch-peers.sh, docs/peers.md");
+  return attnbench_testing::run_all_tests(argc, argv);
+}

@@ -6,50 +6,22 @@
 // that splits the KV (two kernels: partial attention, then the merge) and one that does not (one kernel). What a
 // peer refuses is unsupported with its reason. Skipped (77) without a device or without the peers
 // (scripts/fetch-peers.sh; ATTNBENCH_PEER_FLASHINFER).
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <utility>
-#include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
-#include "backends/cuda/cuda_backend.hpp"
-#include "testing.hpp"
+#include "gpu/peer_rows.hpp"  // run_verified, skip_without
 
 namespace {
-
-namespace fs = std::filesystem;
 
 const char* const kDecode = "peer:flashinfer-decode";
 const char* const kPrefill = "peer:flashinfer-prefill";
 
-fs::path peer_library(const std::string& name) {
-  return fs::path(ATTNBENCH_BINARY).parent_path() / "peers" / ("libattnbench_peer_" + name + ".so");
-}
-
-struct Rows {
-  int rc = -1;
-  nlohmann::json rows = nlohmann::json::array();
-};
+using peer_test::Rows;
 
 // Both peers on `shape`, with --verify and a JSON report: the exit code and the rows of both.
 Rows run_both(const std::string& shape) {
-  const std::string json =
-      (fs::temp_directory_path() / ("attnbench-peer-flashinfer-" + std::to_string(getpid()) + ".json")).string();
-  const std::string cmd = std::string(ATTNBENCH_BINARY) +
-                          " --backend=cuda --quiet --timer=cupti --verify --max_time=0.05"
-                          " --peers=flashinfer-decode,flashinfer-prefill --strategies=" +
-                          kDecode + "," + kPrefill + " " + shape + " --json=" + json + " >/dev/null 2>&1";
-  const int status = std::system(cmd.c_str());
-  Rows r;
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(json);
-  nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
-  fs::remove(json);
-  if (doc.is_object() && doc.contains("results")) r.rows = doc["results"];
-  return r;
+  return peer_test::run_verified(std::string("--peers=flashinfer-decode,flashinfer-prefill --strategies=") + kDecode +
+                                 "," + kPrefill + " " + shape);
 }
 
 bool is(const nlohmann::json& row, const char* strategy) { return row["strategy"] == strategy; }
@@ -195,10 +167,6 @@ TEST(PeerFlashInfer, refusals_say_why) {
 }
 
 int main(int argc, char** argv) {
-  if (ab::cuda_device_count() == 0) attnbench_testing::skip_test_program("no CUDA device");
-  for (const char* name : {"flashinfer-decode", "flashinfer-prefill"})
-    if (!fs::exists(peer_library(name)))
-      attnbench_testing::skip_test_program(peer_library(name).string() +
-                                           " not built (scripts/fetch-peers.sh; ATTNBENCH_PEER_FLASHINFER)");
+  peer_test::skip_without({"flashinfer-decode", "flashinfer-prefill"}, "scripts/fetch-peers.sh; ATTNBENCH_PEER_FLASHINFER");
   return attnbench_testing::run_all_tests(argc, argv);
 }

@@ -6,49 +6,19 @@
 // What it refuses is unsupported with its reason. Skipped (77) without a device, without the peer
 // (scripts/fetch-peers.sh; ATTNBENCH_PEER_FLASHINFER_FA3) or on a GPU that is not sm_90 (its kernels are sm_90a).
 // Expects the default build's instances (fp16 and bf16, head_dim 128); head_dims 64 and 256 are verified when compiled.
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <string>
-#include <utility>
-#include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
-#include "backends/cuda/cuda_backend.hpp"
-#include "testing.hpp"
+#include "gpu/peer_rows.hpp"  // run_verified, skip_without
 
 namespace {
 
-namespace fs = std::filesystem;
-
 const char* const kFa3 = "peer:flashinfer-fa3";
 
-fs::path peer_library() {
-  return fs::path(ATTNBENCH_BINARY).parent_path() / "peers" / "libattnbench_peer_flashinfer-fa3.so";
-}
-
-struct Rows {
-  int rc = -1;
-  nlohmann::json rows = nlohmann::json::array();
-};
+using peer_test::Rows;
 
 // The peer on `shape`, with --verify and a JSON report: the exit code and its rows.
 Rows run_fa3(const std::string& shape) {
-  const std::string json =
-      (fs::temp_directory_path() / ("attnbench-peer-fa3-" + std::to_string(getpid()) + ".json")).string();
-  const std::string cmd = std::string(ATTNBENCH_BINARY) +
-                          " --backend=cuda --quiet --timer=cupti --verify --max_time=0.05"
-                          " --peers=flashinfer-fa3 --strategies=" + kFa3 + " " + shape + " --json=" + json +
-                          " >/dev/null 2>&1";
-  const int status = std::system(cmd.c_str());
-  Rows r;
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(json);
-  nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
-  fs::remove(json);
-  if (doc.is_object() && doc.contains("results")) r.rows = doc["results"];
-  return r;
+  return peer_test::run_verified(std::string("--peers=flashinfer-fa3 --strategies=") + kFa3 + " " + shape);
 }
 
 bool not_compiled(const nlohmann::json& r) {
@@ -133,10 +103,7 @@ TEST(PeerFlashInferFa3, refusals_say_why) {
 }
 
 int main(int argc, char** argv) {
-  if (ab::cuda_device_count() == 0) attnbench_testing::skip_test_program("no CUDA device");
-  if (!fs::exists(peer_library()))
-    attnbench_testing::skip_test_program(peer_library().string() +
-                                         " not built (scripts/fetch-peers.sh; ATTNBENCH_PEER_FLASHINFER_FA3)");
+  peer_test::skip_without({"flashinfer-fa3"}, "scripts/fetch-peers.sh; ATTNBENCH_PEER_FLASHINFER_FA3");
   // Its kernels are sm_90a SASS: on another GPU its setup says so, and there is nothing to test.
   auto probe = run_fa3("--batch=1 --heads=2 --seq_len=64 --q_len=17 --head_dim=128 --kv_layout=paged --page_size=16");
   for (const auto& row : probe.rows)
