@@ -11,7 +11,9 @@
  *
  * Life of a plugin row (attnbench runs every plugin row in a child process of its own, with a time limit):
  *   can_implement(problem, backend, config)  -> 0, or nonzero with a reason: the row is `unsupported`
- *   setup(problem, tensors, config, &state)   -> allocate workspace; not timed
+ *   setup(problem, tensors, config, &state)   -> allocate workspace; not timed. Device work it does (a warm-up
+ *                                                forward, a plan) must be finished or queued on tensors->stream
+ *                                                when it returns: attnbench then poisons O on that stream
  *   forward(state) ...                        -> one forward each call, enqueued on tensors->stream; timed
  *   teardown(state)                           -> free everything setup allocated
  * A nonzero return from setup or forward makes the row `failed` with the message written into `err`. A

@@ -126,6 +126,9 @@ class AttentionKernels {
   virtual void combine_pages(const CombineArgs& a) = 0;
   virtual void finalize(const FinalizeArgs& a) = 0;
   virtual void gather_pages(const GatherArgs& a) = 0;
+  // The problem variants (Problem::variants) these primitives and fused kernel apply (KeyMask's window and
+  // soft-cap): a strategy runs a variant only on a backend whose kernels do (Strategy::can_run).
+  virtual std::vector<std::string> runs_variants() const { return {}; }
 
   // Fused attention: the compiled tiles, which of them take a problem, and one launch.
   virtual std::vector<FusedTile> fused_tiles() const = 0;

@@ -73,6 +73,20 @@ std::vector<std::int64_t> parse_causal(const std::string& text) {
 
 std::string number_or_minus(const json& p, const char* key) { return std::to_string(int_at(p, key, -1)); }
 
+// An optional variant's value (window, softcap): every value given must be positive (0 would read as "none").
+std::vector<std::int64_t> parse_positive(const char* axis, const char* what, const std::string& text) {
+  std::vector<std::int64_t> v = parse_axis(axis, text);
+  for (std::int64_t x : v)
+    if (x <= 0) throw UsageError(fmt::format("--{}: {} is not a positive {}", axis, x, what));
+  return v;
+}
+// "win=128" / "win128" where the problem has a window (the label's prefix, the key's), else nothing; the same for
+// the soft-cap.
+std::string variant_fragment(const json& p, const char* key, const char* prefix) {
+  const std::int64_t v = int_at(p, key, 0);
+  return v > 0 ? prefix + std::to_string(v) : std::string();
+}
+
 // Ragged-length specs, interned for the life of the process: the axis machinery carries whole numbers, so a
 // spec travels through the grid as its index here.
 std::vector<std::unique_ptr<KvLengthsSpec>>& interned_specs() {
@@ -214,6 +228,24 @@ const std::vector<ProblemAxis> kAxes = {
      [](const Problem& p) { return json(p.causal); },
      [](const json& p) { return bool_at(p, "causal") ? std::string("causal") : std::string(); },
      [](const json& p) { return std::string(bool_at(p, "causal") ? "causal" : "full"); }},
+    {"window", "--window",
+     "sliding window: a query sees at most WINDOW keys before its own position (with or without --causal; "
+     "value, list or range; default: none)",
+     "", "", false, AxisType::integer, 1,
+     [](const std::string& t) { return parse_positive("window", "number of keys", t); },
+     [](ProblemDraft& d, std::int64_t v) { d.window = v; },
+     [](const Problem& p) { return p.window > 0 ? json(p.window) : json(); },
+     [](const json& p) { return variant_fragment(p, "window", "win="); },
+     [](const json& p) { return variant_fragment(p, "window", "win"); }},
+    {"softcap", "--softcap",
+     "logit soft-capping: scaled scores s become C*tanh(s/C) before the softmax (Gemma 2: 50; value or list; "
+     "default: none)",
+     "", "", false, AxisType::integer, 1,
+     [](const std::string& t) { return parse_positive("softcap", "cap", t); },
+     [](ProblemDraft& d, std::int64_t v) { d.softcap = v; },
+     [](const Problem& p) { return p.softcap > 0 ? json(p.softcap) : json(); },
+     [](const json& p) { return variant_fragment(p, "softcap", "cap="); },
+     [](const json& p) { return variant_fragment(p, "softcap", "cap"); }},
 };
 
 std::string join_fragments(const json& problem, std::string (*ProblemAxis::*fragment)(const json&), const char* sep,

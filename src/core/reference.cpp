@@ -68,6 +68,7 @@ void reference_attention_fp64(const Problem& p, const void* q, const void* k, co
                               const std::int32_t* block_table, double* out) {
   const std::int64_t S = p.seq_len, D = p.head_dim, Q = p.q_len;
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  const double cap = static_cast<double>(p.softcap);  // 0: no soft-capping
   // One task per (sequence, KV head): its K/V are loaded once for the group of query heads that share them.
   parallel_for(p.b_kvh(), 4.0 * p.pairs() * D, [&](std::int64_t lo, std::int64_t hi) {
     std::vector<double> kk(S * D), vv(S * D), qrow(D), s(S);
@@ -83,22 +84,24 @@ void reference_attention_fp64(const Problem& p, const void* q, const void* k, co
         const std::int64_t bh = b * p.heads + h;
         for (std::int64_t i = 0; i < Q; ++i) {
           for (std::int64_t d = 0; d < D; ++d) qrow[d] = load_element(q, (bh * Q + i) * D + d, p.dtype);
-          const std::int64_t n = p.visible_keys(b, i);
+          // Keys [j0, n): the window's first to the mask's limit (Problem::first_visible_key, visible_keys).
+          const std::int64_t j0 = p.first_visible_key(b, i), n = p.visible_keys(b, i);
           double m = -std::numeric_limits<double>::infinity();
-          for (std::int64_t j = 0; j < n; ++j) {
+          for (std::int64_t j = j0; j < n; ++j) {
             double acc = 0;
             for (std::int64_t d = 0; d < D; ++d) acc += qrow[d] * kk[j * D + d];
             s[j] = acc * scale;
+            if (cap > 0) s[j] = cap * std::tanh(s[j] / cap);
             m = std::max(m, s[j]);
           }
           double l = 0;
-          for (std::int64_t j = 0; j < n; ++j) {
+          for (std::int64_t j = j0; j < n; ++j) {
             s[j] = std::exp(s[j] - m);
             l += s[j];
           }
           double* o = out + (bh * Q + i) * D;
           for (std::int64_t d = 0; d < D; ++d) o[d] = 0;
-          for (std::int64_t j = 0; j < n; ++j) {
+          for (std::int64_t j = j0; j < n; ++j) {
             double w = s[j] / l;
             for (std::int64_t d = 0; d < D; ++d) o[d] += w * vv[j * D + d];
           }

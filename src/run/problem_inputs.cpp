@@ -8,7 +8,6 @@
 namespace ab {
 
 namespace {
-constexpr unsigned char kPoison = 0xFF;  // NaN in every fp16/bf16/fp32 element
 
 std::int64_t kv_elements(const Problem& p) {
   if (p.kv_layout == KvLayout::paged) return p.pool_elements();
@@ -73,7 +72,7 @@ AttentionIO ProblemInputs::io() const {
 }
 
 void ProblemInputs::poison_output() {
-  be_.memory().fill_bytes(o_.get(), kPoison, o_.bytes());
+  be_.memory().fill_bytes(o_.get(), kOutputPoison, o_.bytes());
   be_.memory().synchronize();
 }
 

@@ -258,7 +258,7 @@ std::optional<std::string> GridRun::refusal(ProblemRun& pr, Strategy& st, Strate
   if (st.runs_isolated() && sopt->config.empty() && opt_.cached_plugin_config &&
       opt_.cached_plugin_config(p, st.name(), &cached_config))
     sopt->config = cached_config;
-  std::string why = st.can_implement(p, be_, *sopt);
+  std::string why = st.can_run(p, be_, *sopt);
   if (why.empty()) why = workspace_refusal(pr.used, st.workspace_bytes(p, *sopt), limit_);
   if (why.empty()) return std::nullopt;
   return why;

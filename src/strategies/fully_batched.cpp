@@ -29,6 +29,8 @@ class FullyBatched : public Strategy {
     std::string gather = gh == 0 ? "" : qr.group > 1 ? " + 1 gather (K/V broadcast per query head)" : " + 1 gather/pad";
     return {2, gh ? 3 : 2, fmt::format("2 gemm + softmax + combine{}", gather)};
   }
+  // The window and soft-cap ride in the key mask its softmax primitives (or fused kernel) apply.
+  std::vector<std::string> runs_variants() const override { return key_mask_variants(); }
   std::string can_implement(const Problem&, const Backend&, const StrategyOptions&) const override { return ""; }
   std::int64_t workspace_bytes(const Problem& p, const StrategyOptions& opt) const override {
     QueryRows qr = query_rows(p, opt);

@@ -30,6 +30,8 @@ class HeadBatched : public Strategy {
     return {2 * p.pages, p.pages + 1 + (gh ? 1 : 0),
             fmt::format("2·P gemm + P softmax + 1 finalize{}", gather)};
   }
+  // The window and soft-cap ride in the key mask its softmax primitives (or fused kernel) apply.
+  std::vector<std::string> runs_variants() const override { return key_mask_variants(); }
   std::string can_implement(const Problem&, const Backend&, const StrategyOptions&) const override { return ""; }
   std::int64_t workspace_bytes(const Problem& p, const StrategyOptions& opt) const override {
     QueryRows qr = query_rows(p, opt);

@@ -16,6 +16,8 @@ class PtrArray : public Strategy {
   std::string name() const override { return "ptr_array"; }
   std::string description() const override { return "pointer-array batched GEMMs over every (head, page) in the pool"; }
   LaunchContract contract(const Problem&, const StrategyOptions&) const override { return {2, 2, "2 gemm + softmax + combine"}; }
+  // The window and soft-cap ride in the key mask its softmax primitives (or fused kernel) apply.
+  std::vector<std::string> runs_variants() const override { return key_mask_variants(); }
   std::string can_implement(const Problem&, const Backend&, const StrategyOptions&) const override { return ""; }
   std::int64_t workspace_bytes(const Problem& p, const StrategyOptions& opt) const override {
     QueryRows qr = query_rows(p, opt);

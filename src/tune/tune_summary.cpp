@@ -29,7 +29,7 @@ std::string screen_stages_label(const std::vector<ScreenStage>& stages) {
     if (!s.empty()) s += "; ";
     if (st.kind == "group") {
       const std::int64_t probed = st.calls > 0 ? st.calls_spent / st.calls : 0;
-      s += fmt::format("groups ({}) {} -> {} representatives probed -> {} in the groups within the margin",
+      s += fmt::format("groups ({}) {} -> {} probes of representatives -> {} in the groups within the margin",
                        count(st.calls, "call"), st.entered, probed, st.kept);
       grouped = true;
       halved = halved || st.kept != st.entered;

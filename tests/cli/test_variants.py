@@ -1,0 +1,105 @@
+"""The sliding window and soft-capping (--window, --softcap; issue 47) through the real binary on the CPU backend:
+every built-in strategy runs them, verified against the fp64 reference, on awkward shapes (a window of 1, one
+ending inside a page, one longer than the sequence, q_len 1 and > 1, GQA, ragged lengths, paged and contiguous,
+fp16 and bf16, causal and not); the FLOPs and bytes a row reports count only the pairs and K/V rows inside the
+window; a peer (a plugin: its ABI carries neither) gets an `unsupported` row naming the variant; PyTorch's SDPA
+peers take the window as an explicit boolean mask and refuse the cap; bad values are one line and exit 2."""
+import json
+import os
+import sys
+
+import pytest
+
+from cli_helpers import run
+
+FAST = ["--backend=cpu", "--warmup=0", "--min_samples=1", "--max_time=0.01", "--verify", "-q"]
+
+
+def rows(path):
+    with open(path) as f:
+        return json.load(f)["results"]
+
+
+def test_every_built_in_strategy_runs_them_verified(attnbench, work):
+    r = run(attnbench, "run", *FAST, "--batch=2", "--heads=4", "--kv_heads=2", "--seq_len=37", "--q_len=1,6",
+            "--head_dim=16", "--window=1,13,60", "--softcap=2", "--causal=false,true",
+            "--page_size=16", "--kv_layout=contiguous,paged", "--dtype=fp16,bf16", "--json=v.json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    got = rows("v.json")
+    strategies = {x["strategy"] for x in got}
+    assert {"head_batched", "fully_batched", "nested", "fused"} <= strategies, strategies
+    assert got and all(x["status"] == "ok" and x["verify"]["passed"] for x in got), \
+        [(x["strategy"], x["problem"], x.get("reason")) for x in got if x["status"] != "ok"][:5]
+    assert all(x["problem"]["window"] in (1, 13, 60) and x["problem"]["softcap"] == 2 for x in got)
+
+
+def test_ragged_lengths_shorter_than_the_window(attnbench, work):
+    r = run(attnbench, "run", *FAST, "--kv_lens=list:5,40,17", "--heads=2", "--kv_heads=1", "--q_len=3",
+            "--head_dim=8", "--window=8", "--causal", "--page_size=4", "--kv_layout=paged", "--json=r.json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    got = rows("r.json")
+    assert got and all(x["status"] == "ok" for x in got), [(x["strategy"], x.get("reason")) for x in got]
+
+
+def brute_force(batch, heads, kv_heads, lens, q_len, head_dim, window, causal):
+    pairs, kv_rows = 0, 0
+    for L in lens:
+        seen = set()
+        for i in range(q_len):
+            pos = i + L - q_len
+            for j in range(L):
+                if j >= pos - window and (not causal or j <= pos):
+                    pairs += heads
+                    seen.add(j)
+        kv_rows += len(seen)
+    es = 2
+    return 4.0 * pairs * head_dim, (2 * batch * heads * q_len * head_dim + 2 * kv_heads * kv_rows * head_dim) * es
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_flops_and_bytes_count_only_what_the_window_lets_in(attnbench, work, causal):
+    args = ["--batch=2", "--heads=4", "--kv_heads=2", "--seq_len=50", "--q_len=20", "--head_dim=8", "--window=7",
+            f"--causal={'true' if causal else 'false'}"]
+    r = run(attnbench, "grid", *args, "--format=json")
+    assert r.returncode == 0, r.stderr[-1000:]
+    (p,) = json.loads(r.stdout)
+    flops, nbytes = brute_force(2, 4, 2, [50, 50], 20, 8, 7, causal)
+    assert p["flops"] == pytest.approx(flops, rel=1e-12) and p["bytes"] == pytest.approx(nbytes, rel=1e-12), p
+    assert "win=7" in p["label"], p["label"]
+
+
+def test_a_peer_gets_an_unsupported_row_naming_the_variant(attnbench, work):
+    peers = os.path.join(os.path.dirname(attnbench), "test-peers")
+    r = run(attnbench, "run", *FAST, "--batch=1", "--heads=2", "--seq_len=24", "--head_dim=8", "--window=4",
+            "--peers=cpu-example", "--json=p.json", env={"ATTNBENCH_PEERS_DIR": peers})
+    assert r.returncode == 0, r.stderr[-2000:]
+    by = {x["strategy"]: x for x in rows("p.json")}
+    assert by["head_batched"]["status"] == "ok", by["head_batched"]
+    peer = by["peer:cpu-example"]
+    assert peer["status"] == "unsupported" and "sliding window" in peer["reason"], peer
+
+
+@pytest.mark.parametrize("flag", ["--window=0", "--window=-3", "--window=abc", "--softcap=0", "--softcap=2.5",
+                                  "--softcap=-1"])
+def test_bad_values_are_one_line_and_exit_2(attnbench, work, flag):
+    r = run(attnbench, "run", "--backend=cpu", "--batch=1", "--heads=1", "--seq_len=16", "--head_dim=8", flag)
+    assert r.returncode == 2, (flag, r.returncode, r.stderr)
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1 and flag.split("=")[0] in lines[0], (flag, r.stderr)
+
+
+def test_pytorch_peers_plan_the_window_as_a_mask_and_refuse_the_cap(attnbench, src, work):
+    # peer_torch plans without torch (--dry-run): the window goes into the explicit boolean mask; soft-capping,
+    # which no SDPA backend has, is an unsupported row naming it.
+    r = run(sys.executable, src / "scripts" / "peer_torch.py", "--dry-run", "--batch=1", "--heads=4", "--kv_heads=2",
+            "--seq_len=64", "--q_len=16", "--head_dim=64", "--causal", "--window=8", "--softcap=50",
+            "--json=pt.json", env={"ATTNBENCH": attnbench})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "sliding window 8 via explicit bool mask" in r.stdout and "win=8 cap=50" in r.stdout, r.stdout[-2000:]
+    got = rows("pt.json")
+    assert got and all(x["status"] == "unsupported" and "soft-capping" in x["reason"] for x in got), got[:2]
+    assert all(x["problem"]["window"] == 8 and x["problem"]["softcap"] == 50 for x in got)
+    r = run(sys.executable, src / "scripts" / "peer_torch.py", "--dry-run", "--batch=1", "--heads=2", "--seq_len=40",
+            "--head_dim=64", "--window=5", "--json=pw.json", env={"ATTNBENCH": attnbench})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert all("soft-capping" not in x.get("reason", "") for x in rows("pw.json"))
