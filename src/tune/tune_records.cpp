@@ -31,7 +31,7 @@ nlohmann::json failure_list(const std::vector<CandidateOutcome>& cs, const char*
 // The screen's successive halving as the cache records it: its rule, or null when it was off.
 nlohmann::json halving_json(const HalvingRule& h) {
   if (!h.on()) return nullptr;
-  return {{"keep", h.keep}, {"final", h.final_round}, {"band", h.band}};
+  return {{"keep", h.keep}, {"final", h.final_round}, {"band", h.band}, {"band_limit", h.band_limit}};
 }
 
 // How the probe found L2: "flushed" (a probe that is the screen's first sample, or --probe_flush), "warm" (a

@@ -32,7 +32,7 @@ def entries(path):
 def test_halving_is_recorded_in_the_summary_and_the_cache(attnbench, env, in_module_work):
     r = run(attnbench, *TUNE, "--cache=halved.json", "--json=halved-summary.json", env=env)
     assert r.returncode == 0, (r.stdout + r.stderr)[-2000:]
-    assert "successive halving (the fastest 0.25 of a stage and any within 3% of it go on, down to 2)" in r.stderr, \
+    assert "successive halving (the fastest 0.25 of a stage and any within 3% of it go on, at most 1.5x as many, down to 2)" in r.stderr, \
         r.stderr[-1000:]
     rows = json.load(open("halved-summary.json"))["rows"]
     assert len(rows) == 2, rows
@@ -50,7 +50,7 @@ def test_halving_is_recorded_in_the_summary_and_the_cache(attnbench, env, in_mod
         assert row["best"] in WINNERS, row
     for e in entries("halved.json"):
         m = e["measured_with"]
-        assert m["halving"] == {"keep": 0.25, "final": 2, "band": 0.03}, m
+        assert m["halving"] == {"keep": 0.25, "final": 2, "band": 0.03, "band_limit": 1.5}, m
         assert [s["entered"] for s in m["stages"]] == [s["entered"] for s in rows[0]["stages"]] or \
             [s["entered"] for s in m["stages"]] == [s["entered"] for s in rows[1]["stages"]], m["stages"]
         assert e["algo"]["label"] in WINNERS, e["algo"]
