@@ -93,12 +93,9 @@ int launch_typed(const PageSoftmaxArgs& a, cudaStream_t stream) {
   const bool vec = aligned16(a.scores) && aligned16(a.probs) && stride_aligned16(a.score_bh_stride, sizeof(TS)) &&
                    stride_aligned16(a.score_page_stride, sizeof(TS)) && stride_aligned16(a.score_ld, sizeof(TS)) &&
                    stride_aligned16(a.page_size, sizeof(TP));
-  const bool modifies = a.mask.window > 0 || a.mask.softcap > 0;
-  return launch_rows(p.total_rows, rc, vec, [&](auto chunks, auto v, dim3 grid, dim3 block) {
-    if (modifies)
-      page_softmax_mod_kernel<TS, TP, decltype(chunks)::value, decltype(v)::value><<<grid, block, 0, stream>>>(p);
-    else
-      page_softmax_kernel<TS, TP, decltype(chunks)::value, decltype(v)::value><<<grid, block, 0, stream>>>(p);
+  return launch_rows(p, p.total_rows, rc, vec, a.mask, stream, [](auto c, auto v, auto modifies) {
+    if constexpr (decltype(modifies)::value) return &page_softmax_mod_kernel<TS, TP, decltype(c)::value, decltype(v)::value>;
+    else return &page_softmax_kernel<TS, TP, decltype(c)::value, decltype(v)::value>;
   });
 }
 
