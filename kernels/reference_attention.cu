@@ -81,6 +81,7 @@ __global__ void __launch_bounds__(kRefThreads) reference_attention_kernel(Refere
     m = m_new;
     __syncthreads();
   }
+  if (p.sinks) l += expf(p.sinks[bh % p.heads] - m);
   float* out = p.out + (bh * S + i) * D;
 #pragma unroll
   for (int k = 0; k < kRefMaxPerThread; ++k) {

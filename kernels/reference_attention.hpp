@@ -16,6 +16,7 @@ struct ReferenceParams {
   float scale = 1.0f;
   std::int64_t window = 0;  // a query sees no key before its position (i + len - q_len) minus window; 0: none
   float softcap = 0.0f;     // scaled scores s become softcap * tanh(s / softcap); 0: none
+  const float* sinks = nullptr;  // [H] sink logits (device memory): a row's denominator gains exp(sink - max); null: none
 };
 
 // Largest head_dim the reference kernel takes.

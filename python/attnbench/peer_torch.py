@@ -93,6 +93,8 @@ def peer_problem(p):
     for variant in ("window", "softcap"):  # kept, so that the rows match attnbench's problem
         if int(p.get(variant, 0) or 0) > 0:
             out[variant] = int(p[variant])
+    if p.get("sinks") is True:
+        out["sinks"] = True
     return out
 
 
@@ -103,8 +105,12 @@ def window(p):
 
 def variant_refusal(p):
     """The reason a problem's variant is not run here, or None. A window goes in the boolean mask (mask_mode); no
-    SDPA backend has soft-capping."""
-    return "logit soft-capping (no PyTorch SDPA backend has it)" if int(p.get("softcap", 0) or 0) > 0 else None
+    SDPA backend has soft-capping or attention sinks."""
+    if int(p.get("softcap", 0) or 0) > 0:
+        return "logit soft-capping (no PyTorch SDPA backend has it)"
+    if p.get("sinks") is True:
+        return "attention sinks (no PyTorch SDPA backend has them)"
+    return None
 
 
 def problem_key(p):
@@ -116,7 +122,7 @@ def grid_from_flags(a):
     args = [f"--{k}={v}" for k, v in (("batch", a.batch), ("heads", a.heads), ("kv_heads", a.kv_heads),
                                       ("seq_len", a.seq_len), ("q_len", a.q_len), ("kv_lens", a.kv_lens),
                                       ("head_dim", a.head_dim), ("dtype", a.dtype), ("causal", a.causal),
-                                      ("window", a.window), ("softcap", a.softcap))
+                                      ("window", a.window), ("softcap", a.softcap), ("sinks", a.sinks))
             if v is not None]
     return [(peer_problem(p), p) for p in ask_grid(args)]
 
@@ -164,7 +170,7 @@ def suite_grid(p):
     """A peer problem as one grid of an attnbench suite (its only problem)."""
     g = {k: p[k] for k in ("batch", "heads", "kv_heads", "q_len", "head_dim", "dtype", "causal")}
     g.update(pages=1, kv_layout="contiguous")
-    g.update({k: p[k] for k in ("window", "softcap") if p.get(k)})
+    g.update({k: p[k] for k in ("window", "softcap", "sinks") if p.get(k)})
     if ragged(p):
         g["kv_lens"] = "list:" + ",".join(str(n) for n in p["kv_lens_values"])
     else:
@@ -174,7 +180,8 @@ def suite_grid(p):
 
 def work_key(p):
     """What FLOPs and bytes depend on: every field but the paging."""
-    fields = ("batch", "heads", "kv_heads", "seq_len", "q_len", "head_dim", "dtype", "causal", "window", "softcap")
+    fields = ("batch", "heads", "kv_heads", "seq_len", "q_len", "head_dim", "dtype", "causal", "window", "softcap",
+              "sinks")
     return tuple(p.get(k) or 0 for k in fields) + (tuple(p.get("kv_lens_values") or ()),)
 
 
@@ -598,6 +605,8 @@ def parse_args(argv):
     ap.add_argument("--dtype", default=None, help="fp16 | bf16 | fp16,bf16 (default fp16)")
     ap.add_argument("--window", default=None, help="sliding window (attnbench's --window; an explicit bool mask here)")
     ap.add_argument("--softcap", default=None, help="attnbench's --softcap (no SDPA backend has it: rows unsupported)")
+    ap.add_argument("--sinks", nargs="?", const="true", default=None,
+                    help="attnbench's --sinks (no SDPA backend has them: rows unsupported)")
     ap.add_argument("--causal", nargs="?", const="true", default=None,
                     help="--causal alone: causal; --causal=false,true: both (default false)")
     ap.add_argument("--config", help="an attnbench suite (configs/NAME.json or a path) instead of the size flags")
@@ -639,7 +648,7 @@ def parse_args(argv):
 
 def build_grid(a, merge_doc):
     sized = any(x is not None for x in (a.batch, a.heads, a.kv_heads, a.seq_len, a.q_len, a.kv_lens, a.head_dim,
-                                        a.dtype, a.causal, a.window, a.softcap))
+                                        a.dtype, a.causal, a.window, a.softcap, a.sinks))
     if a.config and sized:
         raise UsageError("--config and size flags are exclusive")
     if a.config:
@@ -742,6 +751,7 @@ def label(p):
     q = f" q={p['q_len']}" if p.get("q_len", p["seq_len"]) != p["seq_len"] else ""
     lens = f" lens={p.get('kv_lens', 'list')}" if "kv_lens_values" in p else ""
     variants = "".join(f" {tag}={p[k]}" for k, tag in (("window", "win"), ("softcap", "cap")) if p.get(k))
+    variants += " sinks" if p.get("sinks") is True else ""
     return (f"B={p['batch']} H={p['heads']}{kvh} S={p['seq_len']}{q} D={p['head_dim']} {p['dtype']}{lens}"
             + (" causal" if p["causal"] else "") + variants)
 

@@ -54,10 +54,12 @@ std::vector<std::string> Problem::variants() const {
   std::vector<std::string> v;
   if (window > 0) v.push_back(kSlidingWindow);
   if (softcap > 0) v.push_back(kSoftCapping);
+  if (sinks) v.push_back(kSinks);
   return v;
 }
 
 std::vector<std::string> key_mask_variants() { return {kSlidingWindow, kSoftCapping}; }
+std::vector<std::string> softmax_variants() { return {kSlidingWindow, kSoftCapping, kSinks}; }
 
 namespace {
 // The sum over queries qi = 0 .. q-1 of max(0, a + qi): the keys before each query's window (a = L - q - window).
@@ -89,7 +91,8 @@ double Problem::bytes() const {
   double kv_rows = static_cast<double>(total_kv_len());
   for (std::int64_t b = 0; window > 0 && b < batch; ++b) kv_rows -= static_cast<double>(first_visible_key(b, 0));
   const double kv = 2.0 * static_cast<double>(kv_heads) * kv_rows * head_dim;
-  return (qo + kv) * es;
+  const double sink_logits = sinks ? 4.0 * static_cast<double>(heads) : 0.0;
+  return (qo + kv) * es + sink_logits;
 }
 
 std::int64_t Problem::pool_slots() const {
@@ -110,7 +113,7 @@ bool Problem::operator==(const Problem& o) const {
   return batch == o.batch && heads == o.heads && kv_heads == o.kv_heads && seq_len == o.seq_len &&
          q_len == o.q_len && head_dim == o.head_dim && pages == o.pages && page_size == o.page_size &&
          kv_layout == o.kv_layout && dtype == o.dtype && causal == o.causal && window == o.window &&
-         softcap == o.softcap && kv_lens == o.kv_lens && kv_lens_spec == o.kv_lens_spec;
+         softcap == o.softcap && sinks == o.sinks && kv_lens == o.kv_lens && kv_lens_spec == o.kv_lens_spec;
 }
 
 namespace {
@@ -142,6 +145,7 @@ Problem make_problem(const ProblemSpec& s) {
   if (s.softcap < 0) throw UsageError(fmt::format("softcap must be a positive integer, got {}", s.softcap));
   p.window = s.window;
   p.softcap = s.softcap;
+  p.sinks = s.sinks;
   if (!s.kv_lens.empty()) {
     if (static_cast<std::int64_t>(s.kv_lens.size()) != s.batch)
       throw UsageError(fmt::format("kv_lens: {} lengths for batch {} (give one per sequence)", s.kv_lens.size(), s.batch));

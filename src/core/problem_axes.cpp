@@ -61,12 +61,13 @@ std::vector<std::int64_t> parse_dtypes(const std::string& text) {
   return out;
 }
 
-std::vector<std::int64_t> parse_causal(const std::string& text) {
+// A boolean axis's text (--causal, --sinks): true/false words, a list for both.
+std::vector<std::int64_t> parse_boolean(const char* name, const std::string& text) {
   std::vector<std::int64_t> out;
-  for (const std::string& w : split_list("causal", text)) {
+  for (const std::string& w : split_list(name, text)) {
     if (w == "true" || w == "1" || w == "on" || w == "yes") out.push_back(1);
     else if (w == "false" || w == "0" || w == "off" || w == "no") out.push_back(0);
-    else throw UsageError(fmt::format("--causal: '{}' is not true or false", w));
+    else throw UsageError(fmt::format("--{}: '{}' is not true or false", name, w));
   }
   return out;
 }
@@ -224,7 +225,8 @@ const std::vector<ProblemAxis> kAxes = {
      [](const Problem& p) { return json(dtype_name(p.dtype)); }, [](const json& p) { return str_at(p, "dtype", "?"); },
      [](const json& p) { return str_at(p, "dtype", "?"); }},
     {"causal", "--causal", "causal mask (--causal alone: true; --causal=false,true: both)", "false", "", true,
-     AxisType::boolean, 1, parse_causal, [](ProblemDraft& d, std::int64_t v) { d.causal = v != 0; },
+     AxisType::boolean, 1, [](const std::string& t) { return parse_boolean("causal", t); },
+     [](ProblemDraft& d, std::int64_t v) { d.causal = v != 0; },
      [](const Problem& p) { return json(p.causal); },
      [](const json& p) { return bool_at(p, "causal") ? std::string("causal") : std::string(); },
      [](const json& p) { return std::string(bool_at(p, "causal") ? "causal" : "full"); }},
@@ -246,6 +248,14 @@ const std::vector<ProblemAxis> kAxes = {
      [](const Problem& p) { return p.softcap > 0 ? json(p.softcap) : json(); },
      [](const json& p) { return variant_fragment(p, "softcap", "cap="); },
      [](const json& p) { return variant_fragment(p, "softcap", "cap"); }},
+    {"sinks", "--sinks",
+     "attention sinks: a per-head logit in each softmax's denominator (gpt-oss), seeded from --seed "
+     "(--sinks alone: true; --sinks=false,true: both; default: none)",
+     "", "", true, AxisType::boolean, 1, [](const std::string& t) { return parse_boolean("sinks", t); },
+     [](ProblemDraft& d, std::int64_t v) { d.sinks = v != 0; },
+     [](const Problem& p) { return p.sinks ? json(true) : json(); },
+     [](const json& p) { return bool_at(p, "sinks") ? std::string("sinks") : std::string(); },
+     [](const json& p) { return bool_at(p, "sinks") ? std::string("sinks") : std::string(); }},
 };
 
 std::string join_fragments(const json& problem, std::string (*ProblemAxis::*fragment)(const json&), const char* sep,
@@ -360,7 +370,9 @@ std::vector<std::string> problem_csv_cells(const Problem& p) {
         break;
       }
       case AxisType::word: out.push_back(str_at(problem, a.name, "")); break;
-      case AxisType::boolean: out.push_back(bool_at(problem, a.name) ? "true" : "false"); break;
+      case AxisType::boolean:  // absent (a variant the problem does not have: sinks): an empty cell
+        out.push_back(!problem.contains(a.name) ? std::string() : bool_at(problem, a.name) ? "true" : "false");
+        break;
     }
   }
   return out;

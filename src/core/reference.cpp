@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 
 #include "core/parallel.hpp"
 #include "core/sizes.hpp"
@@ -22,9 +23,21 @@ std::int64_t kv_index(const Problem& p, const std::int32_t* block_table, std::in
 std::int64_t host_input_bytes(const Problem& p) {
   bool paged = p.kv_layout == KvLayout::paged;
   std::int64_t kv = paged ? p.pool_elements() : p.kv_elements();
-  return size_add(size_mul(size_add(p.q_elements(), size_mul(2, kv)), sizeof(std::uint16_t)),
-                  paged ? size_mul(p.batch, p.pages, sizeof(std::int32_t)) : 0);
+  return size_add(size_add(size_mul(size_add(p.q_elements(), size_mul(2, kv)), sizeof(std::uint16_t)),
+                           paged ? size_mul(p.batch, p.pages, sizeof(std::int32_t)) : 0),
+                  p.sinks ? size_mul(p.heads, sizeof(float)) : 0);
 }
+
+namespace {
+// Sink logits in [-1, 5): against scaled scores of about ±1 they take from a few percent to most of a short
+// row's softmax, so an output that leaves them out fails verification.
+void draw_sinks(const Problem& p, std::mt19937_64& rng, HostTensors* t) {
+  if (!p.sinks) return;
+  std::uniform_real_distribution<float> dist(-1.0f, 5.0f);
+  t->sinks.resize(static_cast<std::size_t>(p.heads));
+  for (float& s : t->sinks) s = dist(rng);
+}
+}  // namespace
 
 HostTensors make_random_inputs(const Problem& p, std::uint64_t seed) {
   HostTensors t;
@@ -40,6 +53,7 @@ HostTensors make_random_inputs(const Problem& p, std::uint64_t seed) {
     t.v.resize(p.kv_elements());
     for (auto& x : t.k) x = bits(dist(rng));
     for (auto& x : t.v) x = bits(dist(rng));
+    draw_sinks(p, rng, &t);
     return t;
   }
   std::int64_t pool = p.pool_elements();
@@ -61,11 +75,13 @@ HostTensors make_random_inputs(const Problem& p, std::uint64_t seed) {
           t.k[i] = bits(dist(rng));
           t.v[i] = bits(dist(rng));
         }
+  draw_sinks(p, rng, &t);
   return t;
 }
 
 void reference_attention_fp64(const Problem& p, const void* q, const void* k, const void* v,
-                              const std::int32_t* block_table, double* out) {
+                              const std::int32_t* block_table, double* out, const float* sinks) {
+  if (p.sinks && !sinks) throw std::invalid_argument("reference_attention_fp64: a problem with sinks needs their logits");
   const std::int64_t S = p.seq_len, D = p.head_dim, Q = p.q_len;
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
   const double cap = static_cast<double>(p.softcap);  // 0: no soft-capping
@@ -94,7 +110,7 @@ void reference_attention_fp64(const Problem& p, const void* q, const void* k, co
             if (cap > 0) s[j] = cap * std::tanh(s[j] / cap);
             m = std::max(m, s[j]);
           }
-          double l = 0;
+          double l = p.sinks ? std::exp(static_cast<double>(sinks[h]) - m) : 0.0;
           for (std::int64_t j = j0; j < n; ++j) {
             s[j] = std::exp(s[j] - m);
             l += s[j];

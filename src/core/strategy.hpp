@@ -87,7 +87,7 @@ class Strategy {
   // True for a strategy whose code attnbench does not own (a plugin): its rows run in a child process with a
   // time limit (orchestrate/plugin_process.hpp), so that a crash or a hang costs only its own rows.
   virtual bool runs_isolated() const { return false; }
-  // The problem variants (Problem::variants: "sliding window", "soft-capping") this strategy runs. A problem with
+  // The problem variants (Problem::variants: "sliding window", "soft-capping", "sinks") this strategy runs. A problem with
   // another one is refused by can_run before can_implement is asked; a plugin's ABI carries none of them yet.
   virtual std::vector<std::string> runs_variants() const { return {}; }
   // What every caller asks (run, tune, --dry_run): "" when the strategy runs each of p's variants and

@@ -30,7 +30,7 @@ class FullyBatched : public Strategy {
     return {2, gh ? 3 : 2, fmt::format("2 gemm + softmax + combine{}", gather)};
   }
   // The window and soft-cap ride in the key mask its softmax primitives (or fused kernel) apply.
-  std::vector<std::string> runs_variants() const override { return key_mask_variants(); }
+  std::vector<std::string> runs_variants() const override { return softmax_variants(); }
   std::string can_implement(const Problem&, const Backend&, const StrategyOptions&) const override { return ""; }
   std::int64_t workspace_bytes(const Problem& p, const StrategyOptions& opt) const override {
     QueryRows qr = query_rows(p, opt);
@@ -90,7 +90,7 @@ class FullyBatched : public Strategy {
       be.gemm().run(pv_plan_, pc_.probs, v_, pc_.partial, 1.0f, 0.0f);
     }
     ScopedRange r(be.profiler(), "combine pages");
-    be.kernels().combine_pages(pc_.combine_args(p, io_.o));
+    be.kernels().combine_pages(pc_.combine_args(p, io_));
   }
   void teardown(Backend&) override {
     qk_plan_.reset();

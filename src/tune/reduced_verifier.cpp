@@ -25,6 +25,7 @@ ReducedVerifier::ReducedVerifier(Backend& be, const std::string& strategy, const
   s.causal = p.causal;
   s.window = p.window;
   s.softcap = p.softcap;
+  s.sinks = p.sinks;
   problem_ = make_problem(s);
   auto made = make_strategies(strategy);
   if (made.size() != 1) return;

@@ -1,9 +1,10 @@
-"""The sliding window and soft-capping (--window, --softcap; issue 47) through the real binary on the CPU backend:
-every built-in strategy runs them, verified against the fp64 reference, on awkward shapes (a window of 1, one
-ending inside a page, one longer than the sequence, q_len 1 and > 1, GQA, ragged lengths, paged and contiguous,
-fp16 and bf16, causal and not); the FLOPs and bytes a row reports count only the pairs and K/V rows inside the
-window; a peer (a plugin: its ABI carries neither) gets an `unsupported` row naming the variant; PyTorch's SDPA
-peers take the window as an explicit boolean mask and refuse the cap; bad values are one line and exit 2."""
+"""The sliding window, soft-capping and attention sinks (--window, --softcap, --sinks; issue 47) through the real
+binary on the CPU backend: every built-in strategy runs them, verified against the fp64 reference, on awkward
+shapes (a window of 1, one ending inside a page, one longer than the sequence, q_len 1 and > 1, GQA, ragged
+lengths, paged and contiguous, fp16 and bf16, causal and not); the FLOPs and bytes a row reports count only the
+pairs and K/V rows inside the window (and a sink logit a head); a peer (a plugin: its ABI carries none of them)
+gets an `unsupported` row naming the variant; PyTorch's SDPA peers take the window as an explicit boolean mask
+and refuse the cap and the sinks; bad values are one line and exit 2."""
 import json
 import os
 import sys
@@ -80,7 +81,7 @@ def test_a_peer_gets_an_unsupported_row_naming_the_variant(attnbench, work):
 
 
 @pytest.mark.parametrize("flag", ["--window=0", "--window=-3", "--window=abc", "--softcap=0", "--softcap=2.5",
-                                  "--softcap=-1"])
+                                  "--softcap=-1", "--sinks=maybe", "--sinks=2"])
 def test_bad_values_are_one_line_and_exit_2(attnbench, work, flag):
     r = run(attnbench, "run", "--backend=cpu", "--batch=1", "--heads=1", "--seq_len=16", "--head_dim=8", flag)
     assert r.returncode == 2, (flag, r.returncode, r.stderr)
@@ -103,3 +104,47 @@ def test_pytorch_peers_plan_the_window_as_a_mask_and_refuse_the_cap(attnbench, s
             "--head_dim=64", "--window=5", "--json=pw.json", env={"ATTNBENCH": attnbench})
     assert r.returncode == 0, r.stderr[-2000:]
     assert all("soft-capping" not in x.get("reason", "") for x in rows("pw.json"))
+
+
+def test_sinks_run_verified_with_the_other_variants_and_both_packings(attnbench, work):
+    # The sink logits are seeded: two runs with one seed verify against the same reference; --sinks=false,true
+    # gives both problems, and the sinks change the answer (a run that dropped them would fail: test_variants).
+    for packing in ("on", "off"):
+        r = run(attnbench, "run", *FAST, "--batch=3", "--heads=6", "--kv_heads=1,3", "--seq_len=29", "--q_len=1,4",
+                "--head_dim=16", "--sinks=false,true", "--window=5", "--softcap=30", "--causal=false,true",
+                "--page_size=8", "--kv_layout=paged,contiguous", "--dtype=bf16", f"--gqa_packing={packing}",
+                f"--json=s-{packing}.json")
+        assert r.returncode == 0, r.stderr[-2000:]
+        got = rows(f"s-{packing}.json")
+        assert {"head_batched", "fully_batched", "nested", "ptr_array", "fused"} <= {x["strategy"] for x in got}
+        assert all(x["status"] == "ok" and x["verify"]["passed"] for x in got), \
+            [(x["strategy"], x["problem"], x.get("reason")) for x in got if x["status"] != "ok"][:5]
+        with_sinks = [x for x in got if x["problem"].get("sinks") is True]
+        assert with_sinks and len(with_sinks) * 2 == len(got), len(with_sinks)
+        assert all("sinks" not in x["problem"] for x in got if x not in with_sinks)
+
+
+def test_sinks_are_counted_and_a_peer_refuses_them(attnbench, work):
+    r = run(attnbench, "grid", "--batch=2", "--heads=6", "--kv_heads=2", "--seq_len=40", "--head_dim=8",
+            "--sinks=false,true", "--json=-")
+    assert r.returncode == 0, r.stderr[-1000:]
+    plain, sinks = json.loads(r.stdout)
+    assert sinks["sinks"] is True and "sinks" not in plain, (plain, sinks)
+    assert sinks["label"].endswith(" sinks") and "sinks" not in plain["label"], (plain, sinks)
+    assert sinks["bytes"] == plain["bytes"] + 4 * 6 and sinks["flops"] == plain["flops"], (plain, sinks)
+    peers = os.path.join(os.path.dirname(attnbench), "test-peers")
+    r = run(attnbench, "run", *FAST, "--batch=1", "--heads=2", "--seq_len=24", "--head_dim=8", "--sinks",
+            "--peers=cpu-example", "--json=p.json", env={"ATTNBENCH_PEERS_DIR": peers})
+    assert r.returncode == 0, r.stderr[-2000:]
+    by = {x["strategy"]: x for x in rows("p.json")}
+    assert by["fused"]["status"] == "ok", by["fused"]
+    assert by["peer:cpu-example"]["status"] == "unsupported" and "sinks" in by["peer:cpu-example"]["reason"]
+
+
+def test_pytorch_peers_refuse_the_sinks(attnbench, src, work):
+    r = run(sys.executable, src / "scripts" / "peer_torch.py", "--dry-run", "--batch=1", "--heads=4", "--seq_len=64",
+            "--head_dim=64", "--sinks", "--json=ps.json", env={"ATTNBENCH": attnbench})
+    assert r.returncode == 0, r.stderr[-2000:]
+    got = rows("ps.json")
+    assert got and all(x["status"] == "unsupported" and "attention sinks" in x["reason"] for x in got), got[:2]
+    assert all(x["problem"]["sinks"] is True for x in got)

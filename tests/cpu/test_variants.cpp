@@ -1,7 +1,8 @@
-// The sliding window and soft-capping as a problem poses them (issue 47): the keys each query sees (Problem's
-// range, and KeyMask's for packed rows), the FLOPs and bytes counted from them against a brute-force count, the
-// axes' label, cache key, JSON and CSV, bad values refused, the fp64 reference against attention written out
-// by hand, and which strategies and backends take them (Strategy::can_run).
+// The sliding window, soft-capping and attention sinks as a problem poses them (issue 47): the keys each query
+// sees (Problem's range, and KeyMask's for packed rows), the FLOPs and bytes counted from them against a
+// brute-force count, the axes' label, cache key, JSON and CSV, bad values refused, the fp64 reference against
+// attention written out by hand, the sinks' rows mapped to their heads and applied by the CPU primitives, and
+// which strategies and backends take them (Strategy::can_run).
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -14,7 +15,10 @@
 #include "core/key_mask.hpp"
 #include "core/problem.hpp"
 #include "core/problem_axes.hpp"
+#include "core/problem_filter.hpp"
 #include "core/reference.hpp"
+#include "core/softmax_sinks.hpp"
+#include "run/problem_inputs.hpp"
 #include "strategies/registry.hpp"
 #include "testing.hpp"
 
@@ -206,4 +210,148 @@ TEST(Variants, StrategiesRunThemWhereTheBackendsKernelsDo) {
   } plain;
   EXPECT_EQ(plain.can_run(p, *cpu, {}), "plain does not run sliding window problems");
   EXPECT_EQ(plain.can_run(make(1, 32, 32, true, 0), *cpu, {}), "");
+}
+
+// ---- attention sinks ----------------------------------------------------------------------------------
+
+TEST(Variants, SinksAreAnAxisCountedAndDrawnFromTheSeed) {
+  ProblemSpec s;
+  s.batch = 2;
+  s.heads = 6;
+  s.kv_heads = 2;
+  s.seq_len = 40;
+  s.q_len = 3;
+  s.head_dim = 8;
+  s.page_size = 16;
+  const Problem plain = make_problem(s);
+  s.sinks = true;
+  const Problem p = make_problem(s);
+  EXPECT_FALSE(p == plain);
+  EXPECT_NE(p.label().find(" sinks"), std::string::npos) << p.label();
+  EXPECT_EQ(plain.label().find("sinks"), std::string::npos);
+  const nlohmann::json j = problem_to_json(p);
+  EXPECT_EQ(j.at("sinks"), true);
+  EXPECT_FALSE(problem_to_json(plain).contains("sinks"));
+  EXPECT_NE(problem_cache_key_of_json(j).find("sinks"), std::string::npos);
+  EXPECT_TRUE(problem_from_json(j, "test") == p);
+  EXPECT_TRUE(p.variants() == (std::vector<std::string>{kSinks}));
+  // Bytes: one fp32 logit a query head besides Q, O and K/V; FLOPs unchanged.
+  EXPECT_DOUBLE_EQ(p.bytes(), plain.bytes() + 4.0 * 6);
+  EXPECT_DOUBLE_EQ(p.flops(), plain.flops());
+  // The grid: --sinks alone, a list of both, and words it refuses; --where on a problem without the field.
+  GridSpec g;
+  g.set("batch", "1").set("heads", "2").set("seq_len", "8").set("head_dim", "8").set("sinks", "true,false");
+  const std::vector<Problem> grid = expand_grid(g);
+  ASSERT_EQ(grid.size(), 2u);
+  EXPECT_NE(grid[0].sinks, grid[1].sinks);
+  EXPECT_THROW(expand_grid(GridSpec(g).set("sinks", "maybe")), UsageError);
+  EXPECT_FALSE(expand_grid(GridSpec(g).set("sinks", "false")).front().sinks);
+  const std::vector<Problem> both = {plain, p};
+  EXPECT_EQ(filter_problems(both, {parse_problem_filter("sinks=false")}).size(), 1u);
+  EXPECT_TRUE(filter_problems(both, {parse_problem_filter("sinks=false")}).front() == plain);
+  EXPECT_TRUE(filter_problems(both, {parse_problem_filter("sinks!=false")}).front() == p);
+  // The logits: one a head, from the seed, in [-1, 5); the other tensors are those of the problem without sinks.
+  const HostTensors a = make_random_inputs(p, 7), b = make_random_inputs(p, 7), c = make_random_inputs(p, 8);
+  const HostTensors none = make_random_inputs(plain, 7);
+  ASSERT_EQ(a.sinks.size(), 6u);
+  EXPECT_EQ(a.sinks, b.sinks);
+  EXPECT_NE(a.sinks, c.sinks);
+  EXPECT_TRUE(none.sinks.empty());
+  EXPECT_EQ(a.q, none.q);
+  EXPECT_EQ(a.k, none.k);
+  for (float x : a.sinks) {
+    EXPECT_GE(x, -1.0f);
+    EXPECT_LT(x, 5.0f);
+  }
+}
+
+TEST(Variants, TheReferenceAddsEachHeadsSinkToItsDenominator) {
+  // Two heads, D=1, one query against 4 keys: out_h = sum_j e^{s_j} v_j / (sum_j e^{s_j} + e^{sink_h}).
+  ProblemSpec s;
+  s.batch = s.head_dim = s.q_len = 1;
+  s.heads = s.kv_heads = 2;
+  s.seq_len = s.page_size = 4;
+  s.sinks = true;
+  const Problem p = make_problem(s);
+  const double qv[2] = {0.75, -0.5}, kv[2][4] = {{0.5, -1, 0.25, 1}, {1, 0.125, -0.75, 0.5}},
+               vv[2][4] = {{1, 2, -3, 0.5}, {-1, 4, 0.25, 2}};
+  const float sinks[2] = {2.5f, -0.75f};
+  std::vector<std::uint16_t> q, k, v;
+  for (int h = 0; h < 2; ++h) {
+    q.push_back(float_to_half_bits(static_cast<float>(qv[h])));
+    for (int j = 0; j < 4; ++j) {
+      k.push_back(float_to_half_bits(static_cast<float>(kv[h][j])));
+      v.push_back(float_to_half_bits(static_cast<float>(vv[h][j])));
+    }
+  }
+  double out[2] = {0, 0};
+  reference_attention_fp64(p, q.data(), k.data(), v.data(), nullptr, out, sinks);
+  for (int h = 0; h < 2; ++h) {
+    double num = 0, den = std::exp(static_cast<double>(sinks[h]));
+    for (int j = 0; j < 4; ++j) {
+      num += std::exp(qv[h] * kv[h][j]) * vv[h][j];
+      den += std::exp(qv[h] * kv[h][j]);
+    }
+    EXPECT_NEAR(out[h], num / den, 1e-12) << "head " << h;
+  }
+  EXPECT_THROW(reference_attention_fp64(p, q.data(), k.data(), v.data(), nullptr, out, nullptr), std::invalid_argument);
+}
+
+TEST(Variants, EveryRowFindsItsHeadsSinkPackedOrNot) {
+  // Packed GQA rows: item = (sequence, KV head), rows = group x q_len, head-major; unpacked: item = query head.
+  SoftmaxSinks packed;
+  packed.items_per_seq = 2;   // KV heads
+  packed.heads_per_item = 3;  // the group
+  packed.q_len = 4;
+  EXPECT_EQ(sink_head(packed, 0, 0), 0);
+  EXPECT_EQ(sink_head(packed, 0, 11), 2);
+  EXPECT_EQ(sink_head(packed, 1, 4), 4);
+  EXPECT_EQ(sink_head(packed, 3, 9), 5) << "sequence 1, KV head 1, its third query head";
+  SoftmaxSinks plain;
+  plain.items_per_seq = 6;
+  plain.q_len = 4;
+  EXPECT_EQ(sink_head(plain, 7, 3), 1);
+  EXPECT_EQ(sink_head(plain, 11, 0), 5);
+}
+
+TEST(Variants, SinksChangeTheAnswerAndEveryStrategyAppliesThem) {
+  // A run whose outputs left the sinks out would fail verification: the reference with sinks differs from the
+  // one without by far more than the fp16 tolerance. Every built-in strategy on the CPU backend (packed GQA or
+  // not, paged with a short last page, causal, q_len > 1) passes against the reference with them.
+  ProblemSpec s;
+  s.batch = 3;
+  s.heads = 6;
+  s.kv_heads = 2;
+  s.seq_len = 37;
+  s.q_len = 5;
+  s.head_dim = 16;
+  s.page_size = 8;
+  s.kv_layout = KvLayout::paged;
+  s.causal = true;
+  s.sinks = true;
+  const Problem p = make_problem(s);
+  s.sinks = false;
+  const Problem plain = make_problem(s);
+  const HostTensors t = make_random_inputs(p, 11);
+  std::vector<double> with(static_cast<std::size_t>(p.q_elements())), without(with.size());
+  reference_attention_fp64(p, t.q.data(), t.k.data(), t.v.data(), t.block_table.data(), with.data(), t.sinks.data());
+  reference_attention_fp64(plain, t.q.data(), t.k.data(), t.v.data(), t.block_table.data(), without.data());
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < with.size(); ++i) {
+    num += (with[i] - without[i]) * (with[i] - without[i]);
+    den += with[i] * with[i];
+  }
+  EXPECT_GT(std::sqrt(num / den), 20 * tolerance_for(DType::fp16));
+  auto cpu = make_cpu_backend();
+  for (const char* packing : {"on", "off"}) {
+    StrategyOptions opt;
+    opt.gqa_packing = std::string(packing) == "on";
+    for (const auto& st : make_strategies("nested,head_batched,fully_batched,ptr_array,fused")) {
+      ASSERT_EQ(st->can_run(p, *cpu, opt), "") << st->name();
+      ProblemInputs in(*cpu, p, 11);
+      st->setup(*cpu, p, in.io(), opt);
+      EXPECT_EQ(in.check_forward([&] { st->run(*cpu); }), "") << st->name() << " packing " << packing;
+      st->teardown(*cpu);
+    }
+  }
 }

@@ -19,7 +19,7 @@ std::unique_ptr<Backend>& gpu() {
 }
 
 struct DeviceInputs {
-  Buffer q, k, v, bt, lens;
+  Buffer q, k, v, bt, lens, sinks;
   std::vector<std::int32_t> bt_host, lens_host;
   AttentionIO io() const {
     AttentionIO a;
@@ -30,6 +30,7 @@ struct DeviceInputs {
     a.block_table_host = bt_host.empty() ? nullptr : bt_host.data();
     a.kv_lens = lens_host.empty() ? nullptr : lens.as<std::int32_t>();
     a.kv_lens_host = lens_host.empty() ? nullptr : lens_host.data();
+    a.sinks = sinks.as<float>();
     return a;
   }
 };
@@ -49,6 +50,10 @@ DeviceInputs upload(Backend& be, const Problem& p, const HostTensors& t) {
   if (!d.lens_host.empty()) {  // a ragged batch: each sequence's length, as the runner hands it over
     d.lens = Buffer(be.memory(), d.lens_host.size() * 4);
     be.memory().upload(d.lens.get(), d.lens_host.data(), d.lens_host.size() * 4);
+  }
+  if (!t.sinks.empty()) {
+    d.sinks = Buffer(be.memory(), t.sinks.size() * 4);
+    be.memory().upload(d.sinks.get(), t.sinks.data(), t.sinks.size() * 4);
   }
   d.bt_host = t.block_table;
   if (!t.block_table.empty()) {
@@ -70,7 +75,7 @@ void check_against_fp64(const Problem& p, std::uint64_t seed) {
   be.memory().download(got.data(), out.get(), got.size() * 4);
   std::vector<double> ref(p.q_elements());
   reference_attention_fp64(p, t.q.data(), t.k.data(), t.v.data(), t.block_table.empty() ? nullptr : t.block_table.data(),
-                           ref.data());
+                           ref.data(), t.sinks.empty() ? nullptr : t.sinks.data());
   double num = 0, den = 0, max_abs = 0;
   std::int64_t bad = 0;
   for (std::size_t i = 0; i < ref.size(); ++i) {
@@ -106,8 +111,8 @@ TEST(CudaReference, reference_matches_cpu_fp64_multi_head) {
   check_against_fp64(make_problem(1, 2, 200, 32, 0, 64, KvLayout::paged, DType::bf16, false), 102);
 }
 
-// The sliding window and soft-cap (issue 47): a window of 1, one ending inside a page, one longer than the
-// sequence, with GQA, q_len < KV length, ragged lengths and the cap.
+// The sliding window, soft-cap and sinks (issue 47): a window of 1, one ending inside a page, one longer than the
+// sequence, with GQA, q_len < KV length, ragged lengths, the cap, and each head's sink in its denominator.
 TEST(CudaReference, reference_applies_the_window_and_the_cap) {
   std::uint64_t seed = 300;
   for (std::int64_t window : {1, 13, 500})
@@ -125,6 +130,7 @@ TEST(CudaReference, reference_applies_the_window_and_the_cap) {
       s.kv_lens = {37, 9, 64};
       s.window = window;
       s.softcap = window == 13 ? 2 : 0;
+      s.sinks = window != 13 || causal;
       check_against_fp64(make_problem(s), seed++);
     }
 }

@@ -211,6 +211,21 @@ TEST(CudaStrategies, sliding_window_and_soft_cap) {
   run_all(make_problem(ls), false, seed++, true);
 }
 
+// Attention sinks: the CUDA combine and finalize kernels do not add them yet, so every strategy says so (the
+// same problem without sinks is taken).
+TEST(CudaStrategies, sinks_are_refused_with_the_reason) {
+  ProblemSpec s{2, 8, 2, 300, 4, 64, 0, 16, KvLayout::paged, DType::fp16, true, {}, "", 0, 0};
+  s.sinks = true;
+  const Problem p = make_problem(s);
+  s.sinks = false;
+  const Problem plain = make_problem(s);
+  for (const auto& st : make_strategies("nested,head_batched,fully_batched,ptr_array,fused")) {
+    const std::string why = st->can_run(p, *gpu(), {});
+    EXPECT_NE(why.find("sinks"), std::string::npos) << st->name() << ": " << why;
+    EXPECT_EQ(st->can_run(plain, *gpu(), {}), "") << st->name();
+  }
+}
+
 int main(int argc, char** argv) {
   if (ab::cuda_device_count() == 0) attnbench_testing::skip_test_program("no CUDA device");
   int rc = attnbench_testing::run_all_tests(argc, argv);

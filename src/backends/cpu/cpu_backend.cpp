@@ -29,6 +29,12 @@ constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 // A visible score after the mask's soft-cap (KeyMask::softcap; 0: the score itself).
 double capped(const KeyMask& m, double s) { return m.softcap > 0 ? m.softcap * std::tanh(s / m.softcap) : s; }
 
+// A row's sink term of its softmax denominator, exp(sink - m) with m its max (0 without sinks).
+double sink_term(const SoftmaxSinks& s, std::int64_t item, std::int64_t row, double m) {
+  if (!s.logits) return 0.0;
+  return std::exp(static_cast<double>(s.logits[sink_head(s, item, row)]) - m);
+}
+
 class HostTimer : public DeviceTimer {
  public:
   void start() override { t0_ = std::chrono::steady_clock::now(); }
@@ -248,7 +254,7 @@ class CpuBackend final : public DeviceMemory,
   void combine_pages(const CombineArgs& a) override;
   void finalize(const FinalizeArgs& a) override;
   void gather_pages(const GatherArgs& a) override;
-  std::vector<std::string> runs_variants() const override { return key_mask_variants(); }
+  std::vector<std::string> runs_variants() const override { return softmax_variants(); }
 
   std::vector<FusedTile> fused_tiles() const override {
     return {{128, 64, 4, 2}, {64, 64, 4, 2}, {128, 128, 8, 2}};
@@ -268,7 +274,7 @@ class CpuBackend final : public DeviceMemory,
 
   void reference_attention(const Problem& p, const AttentionIO& io, float* out) override {
     std::vector<double> ref(p.q_elements());
-    reference_attention_fp64(p, io.q, io.k, io.v, io.block_table_host, ref.data());
+    reference_attention_fp64(p, io.q, io.k, io.v, io.block_table_host, ref.data(), io.sinks_host);
     for (std::size_t i = 0; i < ref.size(); ++i) out[i] = static_cast<float>(ref[i]);
   }
   std::string reference_name() const override { return "cpu-fp64"; }
@@ -407,6 +413,7 @@ void CpuBackend::combine_pages(const CombineArgs& a) {
         const float* part = a.partial + sidx * a.head_dim;
         for (std::int64_t d = 0; d < a.head_dim; ++d) o[d] += part[d] * w;
       }
+      l += sink_term(a.sinks, bh, r, m);
       for (std::int64_t d = 0; d < a.head_dim; ++d) store_element(a.out, idx * a.head_dim + d, a.out_type, o[d] / l);
     }
   });
@@ -417,6 +424,7 @@ void CpuBackend::finalize(const FinalizeArgs& a) {
   std::int64_t n = a.bh_count * a.rows;
   for (std::int64_t idx = 0; idx < n; ++idx) {
     double l = a.row_sum[idx];
+    if (a.sinks.logits) l += sink_term(a.sinks, idx / a.rows, idx % a.rows, a.row_max[idx]);
     for (std::int64_t d = 0; d < a.head_dim; ++d)
       store_element(a.out, idx * a.head_dim + d, a.out_type, a.acc[idx * a.head_dim + d] / l);
   }
@@ -510,9 +518,11 @@ void cpu_fused_attention(const Problem& p, const AttentionIO& io, int block_m, i
           m[r] = m_new;
         }
       }
-      for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t r = 0; r < rows; ++r) {
+        if (p.sinks) l[r] += std::exp(static_cast<double>(io.sinks[h]) - m[r]);
         for (std::int64_t d = 0; d < D; ++d)
           store_element(io.o, (bh * Q + r0 + r) * D + d, p.dtype, acc[r * D + d] / l[r]);
+      }
     }
   });
 }

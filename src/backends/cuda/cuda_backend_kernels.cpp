@@ -45,12 +45,16 @@ void CudaBackend::page_softmax(const PageSoftmaxArgs& a) {
   check_launch(kernels::launch_page_softmax(a, stream_), "page_softmax_kernel");
 }
 
+// The CUDA combine and finalize kernels do not add sinks yet (runs_variants leaves them out, so no strategy
+// passes any): a caller that did would get outputs without them.
 void CudaBackend::combine_pages(const CombineArgs& a) {
+  if (a.sinks.logits) throw BackendError("combine_pages: the CUDA kernels do not apply sinks yet");
   count_kernel();
   check_launch(kernels::launch_combine_pages(a, stream_), "combine_pages_kernel");
 }
 
 void CudaBackend::finalize(const FinalizeArgs& a) {
+  if (a.sinks.logits) throw BackendError("finalize: the CUDA kernels do not apply sinks yet");
   count_kernel();
   check_launch(kernels::launch_finalize(a, stream_), "finalize_kernel");
 }
@@ -123,6 +127,8 @@ void CudaBackend::reference_attention(const Problem& p, const AttentionIO& io, f
   r.scale = p.scale();
   r.window = p.window;
   r.softcap = static_cast<float>(p.softcap);
+  r.sinks = p.sinks ? io.sinks : nullptr;
+  if (p.sinks && !io.sinks) throw BackendError("cuda reference attention: a problem with sinks needs their logits");
   count_kernel();
   check_launch(kernels::launch_reference_attention(r, stream_), "reference_attention_kernel");
 }
