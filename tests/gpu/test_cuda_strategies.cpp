@@ -21,7 +21,7 @@ std::unique_ptr<Backend>& gpu() {
 }
 
 struct Inputs {
-  Buffer q, k, v, o, bt, lens, ref;
+  Buffer q, k, v, o, bt, lens, ref, sinks;
   std::vector<std::int32_t> bt_host, lens_host;
   std::vector<float> ref_host;
   AttentionIO io() const {
@@ -34,6 +34,7 @@ struct Inputs {
     a.block_table_host = bt_host.empty() ? nullptr : bt_host.data();
     a.kv_lens = lens.as<std::int32_t>();
     a.kv_lens_host = lens_host.data();
+    a.sinks = sinks.as<float>();
     return a;
   }
 };
@@ -60,6 +61,10 @@ Inputs prepare(const Problem& p, std::uint64_t seed) {
   for (std::int64_t b = 0; b < p.batch; ++b) in.lens_host.push_back(static_cast<std::int32_t>(p.kv_len(b)));
   in.lens = Buffer(be.memory(), in.lens_host.size() * 4);
   be.memory().upload(in.lens.get(), in.lens_host.data(), in.lens_host.size() * 4);
+  if (!t.sinks.empty()) {
+    in.sinks = Buffer(be.memory(), t.sinks.size() * 4);
+    be.memory().upload(in.sinks.get(), t.sinks.data(), t.sinks.size() * 4);
+  }
   in.ref = Buffer(be.memory(), p.q_elements() * 4);
   be.verifier().reference_attention(p, in.io(), in.ref.as<float>());
   be.memory().synchronize();
@@ -211,19 +216,26 @@ TEST(CudaStrategies, sliding_window_and_soft_cap) {
   run_all(make_problem(ls), false, seed++, true);
 }
 
-// Attention sinks: the CUDA combine and finalize kernels do not add them yet, so every strategy says so (the
-// same problem without sinks is taken).
-TEST(CudaStrategies, sinks_are_refused_with_the_reason) {
-  ProblemSpec s{2, 8, 2, 300, 4, 64, 0, 16, KvLayout::paged, DType::fp16, true, {}, "", 0, 0};
-  s.sinks = true;
-  const Problem p = make_problem(s);
-  s.sinks = false;
-  const Problem plain = make_problem(s);
-  for (const auto& st : make_strategies("nested,head_batched,fully_batched,ptr_array,fused")) {
-    const std::string why = st->can_run(p, *gpu(), {});
-    EXPECT_NE(why.find("sinks"), std::string::npos) << st->name() << ": " << why;
-    EXPECT_EQ(st->can_run(plain, *gpu(), {}), "") << st->name();
-  }
+// Attention sinks (the combine and finalize kernels' *_sinks_kernel instances), against the GPU reference (which
+// test_cuda_reference checks against the fp64 one): packed GQA rows and not, one page (combine as a finalize)
+// and many with a short last page, ragged, decode and q_len > 1, with a window and a cap, fp16 and bf16, and a
+// contiguous problem (head_batched and nested finalize, the others combine). The fused kernels refuse them.
+TEST(CudaStrategies, sinks) {
+  std::uint64_t seed = 90;
+  for (KvLayout l : {KvLayout::contiguous, KvLayout::paged})
+    for (bool packing : {true, false}) {
+      ProblemSpec s{3, 8, 2, 0, 7, 64, 0, 16, l, DType::bf16, true, {90, 7, 260}, "list", 13, 0};
+      s.sinks = true;
+      run_all(make_problem(s), false, seed++, packing);
+      ProblemSpec d{4, 8, 2, 1000, 1, 128, 0, 1000, l, DType::fp16, false, {}, "", 0, 30};
+      d.sinks = true;
+      run_all(make_problem(d), true, seed++, packing);
+    }
+  ProblemSpec one{2, 4, 1, 100, 100, 64, 0, 100, KvLayout::paged, DType::fp16, true, {}, "", 0, 0};
+  one.sinks = true;
+  run_all(make_problem(one), false, seed++, true);
+  std::string why = make_strategies("fused").front()->can_run(make_problem(one), *gpu(), {});
+  EXPECT_NE(why.find("sinks"), std::string::npos) << why;
 }
 
 int main(int argc, char** argv) {

@@ -45,16 +45,12 @@ void CudaBackend::page_softmax(const PageSoftmaxArgs& a) {
   check_launch(kernels::launch_page_softmax(a, stream_), "page_softmax_kernel");
 }
 
-// The CUDA combine and finalize kernels do not add sinks yet (runs_variants leaves them out, so no strategy
-// passes any): a caller that did would get outputs without them.
 void CudaBackend::combine_pages(const CombineArgs& a) {
-  if (a.sinks.logits) throw BackendError("combine_pages: the CUDA kernels do not apply sinks yet");
   count_kernel();
   check_launch(kernels::launch_combine_pages(a, stream_), "combine_pages_kernel");
 }
 
 void CudaBackend::finalize(const FinalizeArgs& a) {
-  if (a.sinks.logits) throw BackendError("finalize: the CUDA kernels do not apply sinks yet");
   count_kernel();
   check_launch(kernels::launch_finalize(a, stream_), "finalize_kernel");
 }
@@ -80,7 +76,7 @@ void CudaBackend::gather_pages(const GatherArgs& a) {
 std::vector<FusedTile> CudaBackend::fused_tiles() const { return kernels::fused_compiled_tiles(); }
 
 std::string CudaBackend::fused_can_implement(const Problem& p, const FusedTile& tile) const {
-  // The softmax primitives apply the key mask's window and soft-cap (runs_variants); the fused kernels not yet.
+  // The primitives apply the key mask's window and soft-cap and the sinks (runs_variants); the fused kernels not yet.
   if (const std::vector<std::string> v = p.variants(); !v.empty()) return "the fused kernels do not apply " + v[0] + " yet";
   return kernels::fused_can_implement(kernels::fused_params(p, AttentionIO{}), tile);
 }
