@@ -20,6 +20,8 @@
 #   DOC_RESULTS_COPY_TO=DIR   also copy README.md, docs/*.md and docs/results/ into DIR (a device run's $OUT),
 #                             after the last step, whether or not every step succeeded
 #   DOC_RESULTS_STEP_TIMEOUT=S  seconds one step may take (default 150; a run stopped by it writes what finished)
+#   DOC_RESULTS_GPUS=0,1,2,3  run the four lanes of steps (default, prefill, decode, the tunes) at once, one a GPU
+#                             of the list (identical cards: the reports name device 0's model)
 #   DOC_RESULTS_SMOKE=1       dry run of the whole pipeline on the CPU backend at tiny shapes, in a scratch copy
 #                             of the docs (printed at the end); PyTorch's rows are stand-ins (copies of fused's
 #                             rows), nothing under docs/ changes
@@ -129,20 +131,60 @@ echo "doc-results: in-process peers: ${inproc:-none}"
 suite_strategies=fused${inproc:+,$inproc}
 
 rm -f "$out/$card-cache-default.json" "$out/$card-cache-tiles.json"  # a tune merges into an existing cache
-step default timeout "$limit" "$bin" "${main[@]}" "${peer_flags[@]}" --json="$out/$card-default.json" --quiet
-# The README's sample shows every peer with its launches and error; the perf-notes tables only times.
-step default-peers peers "$out/$card-default.json" flash,cudnn,efficient,math,unfused --verify
-step prefill timeout "$limit" "$bin" --config="$out/suites/prefill.json" "${peer_flags[@]}" --strategies="$suite_strategies" --verify "${run_opts[@]}" \
-  --json="$out/$card-prefill.json" --quiet
-step prefill-peers peers "$out/$card-prefill.json" flash,cudnn --no-launches --max-time=0.5
-step decode timeout "$limit" "$bin" --config="$out/suites/decode.json" "${peer_flags[@]}" --strategies="$suite_strategies" --verify "${run_opts[@]}" \
-  --json="$out/$card-decode.json" --quiet
-step decode-peers peers "$out/$card-decode.json" flash,cudnn,gqa-packed --no-launches --max-time=0.5
-step tune-default timeout "$limit" "$bin" tune "${tune_main[@]}" --cache="$out/$card-cache-default.json" --md=- --quiet
-step tune-tiles-prefill timeout "$limit" "$bin" tune --config="$out/suites/prefill.json" --strategies=fused "${tune_opts[@]}" \
-  --cache="$out/$card-cache-tiles.json" --md=- --quiet
-step tune-tiles-decode timeout "$limit" "$bin" tune --config="$out/suites/decode.json" --strategies=fused "${tune_opts[@]}" \
-  --cache="$out/$card-cache-tiles.json" --md=- --quiet
+# Four lanes of steps that share nothing (each writes its own report or, the tunes, one cache in turn). With
+# DOC_RESULTS_GPUS (device indices, e.g. 0,1,2,3) each lane runs on one GPU of the list (CUDA_VISIBLE_DEVICES;
+# lanes share a GPU round-robin when there are fewer), all at once: on a host of four identical GPUs the wall
+# time is the longest lane's instead of the sum. Without it they run one after another on device 0.
+lane_default() {
+  step default timeout "$limit" "$bin" "${main[@]}" "${peer_flags[@]}" --json="$out/$card-default.json" --quiet
+  # The README's sample shows every peer with its launches and error; the perf-notes tables only times.
+  step default-peers peers "$out/$card-default.json" flash,cudnn,efficient,math,unfused --verify
+}
+lane_prefill() {
+  step prefill timeout "$limit" "$bin" --config="$out/suites/prefill.json" "${peer_flags[@]}" --strategies="$suite_strategies" --verify "${run_opts[@]}" \
+    --json="$out/$card-prefill.json" --quiet
+  step prefill-peers peers "$out/$card-prefill.json" flash,cudnn --no-launches --max-time=0.5
+}
+lane_decode() {
+  step decode timeout "$limit" "$bin" --config="$out/suites/decode.json" "${peer_flags[@]}" --strategies="$suite_strategies" --verify "${run_opts[@]}" \
+    --json="$out/$card-decode.json" --quiet
+  step decode-peers peers "$out/$card-decode.json" flash,cudnn,gqa-packed --no-launches --max-time=0.5
+}
+lane_tunes() {
+  step tune-default timeout "$limit" "$bin" tune "${tune_main[@]}" --cache="$out/$card-cache-default.json" --md=- --quiet
+  step tune-tiles-prefill timeout "$limit" "$bin" tune --config="$out/suites/prefill.json" --strategies=fused "${tune_opts[@]}" \
+    --cache="$out/$card-cache-tiles.json" --md=- --quiet
+  step tune-tiles-decode timeout "$limit" "$bin" tune --config="$out/suites/decode.json" --strategies=fused "${tune_opts[@]}" \
+    --cache="$out/$card-cache-tiles.json" --md=- --quiet
+}
+lanes=(lane_default lane_prefill lane_decode lane_tunes)
+if [[ -z ${DOC_RESULTS_GPUS:-} ]]; then
+  for lane in "${lanes[@]}"; do "$lane"; done
+else
+  read -r -a gpu_ids <<<"${DOC_RESULTS_GPUS//,/ }"
+  [[ ${#gpu_ids[@]} -ge 1 ]] || { echo "doc-results: DOC_RESULTS_GPUS names no device" >&2; exit 2; }
+  lane_dir=$(mktemp -d "${TMPDIR:-/tmp}/doc-results-lanes.XXXXXX")
+  pids=()
+  for ((g = 0; g < ${#gpu_ids[@]} && g < ${#lanes[@]}; g++)); do
+    (
+      export CUDA_VISIBLE_DEVICES=${gpu_ids[g]}
+      for ((i = g; i < ${#lanes[@]}; i += ${#gpu_ids[@]})); do "${lanes[i]}"; done
+      for f in "${failed[@]+"${failed[@]}"}"; do echo "$f"; done >"$lane_dir/failed-$g"
+    ) >"$lane_dir/lane-$g.log" 2>&1 &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || true; done
+  for ((g = 0; g < ${#pids[@]}; g++)); do
+    echo "-- lane on device ${gpu_ids[g]}:"
+    cat "$lane_dir/lane-$g.log"
+    if [[ -s $lane_dir/failed-$g ]]; then
+      while IFS= read -r f; do failed+=("$f"); done <"$lane_dir/failed-$g"
+    elif [[ ! -e $lane_dir/failed-$g ]]; then
+      failed+=("the lane on device ${gpu_ids[g]} (it did not finish)")
+    fi
+  done
+  rm -rf "$lane_dir"
+fi
 echo "doc-results: measured in $(( $(date +%s) - t_all )) s"
 
 # Another card's files of the same set are stale now; the docs name this card's.
@@ -166,7 +208,7 @@ PY
 
 ATTNBENCH=$bin scripts/doc-samples.sh || failed+=("doc-samples (exit $?)")
 if [[ $smoke == 1 ]]; then
-  ATTNBENCH=$bin scripts/doc-samples.sh --check
+  [[ ${#failed[@]} -gt 0 ]] || ATTNBENCH=$bin scripts/doc-samples.sh --check  # (reports a failed step left out fail it)
   echo "doc-results: smoke run done; the docs it rewrote are in $work"
 fi
 if [[ -n ${DOC_RESULTS_COPY_TO:-} ]]; then

@@ -47,3 +47,24 @@ def test_every_report_field_is_documented(attnbench, src, work):
         if lost:
             missing[str(path)] = lost
     assert not missing, f"fields written but not named in docs/report-format.md: {missing}"
+
+
+def test_doc_results_runs_its_lanes_on_several_devices(attnbench, src, work):
+    # The smoke run (CPU backend, tiny shapes, a scratch copy of the docs) with DOC_RESULTS_GPUS: the four lanes
+    # of steps run at once, two a device here, every step once; a failing step in any lane fails the whole run.
+    if shutil.which("bash") is None:
+        pytest.skip("bash not found: scripts/doc-results.sh is a bash script")
+    env = {"ATTNBENCH": attnbench, "DOC_RESULTS_SMOKE": "1", "DOC_RESULTS_GPUS": "0,1", "TMPDIR": str(work)}
+    r = run(src / "scripts/doc-results.sh", env=env)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    assert "-- lane on device 0:" in out and "-- lane on device 1:" in out, out[-3000:]
+    steps = ["default", "default-peers", "prefill", "prefill-peers", "decode", "decode-peers", "tune-default",
+             "tune-tiles-prefill", "tune-tiles-decode"]
+    for s in steps:
+        assert len(re.findall(rf"^== {s}: rc=0, ", out, re.M)) == 1, (s, out[-3000:])
+    env["DOC_RESULTS_STEP_TIMEOUT"] = "not-a-number"  # every timed step fails (timeout's usage error)
+    r = run(src / "scripts/doc-results.sh", env=env)
+    out = r.stdout + r.stderr
+    assert r.returncode == 1, out[-3000:]
+    assert "FAILED" in out and "prefill (exit" in out and "tune-default (exit" in out, out[-3000:]
