@@ -32,7 +32,7 @@ struct Problem {
   bool causal = false;         // query i of a sequence of KV length L sees keys 0 ... i + L - q_len
   std::int64_t window = 0;     // sliding window: query i (position i + L - q_len) sees no key before position - window; 0: none
   std::int64_t softcap = 0;    // soft-capping: scores s (scaled) become softcap·tanh(s / softcap); 0: none
-  bool sinks = false;          // attention sinks: head h's softmax denominator gains exp(sink_h - max) (core/sinks.hpp)
+  bool sinks = false;          // attention sinks: head h's softmax denominator gains exp(sink_h - max) (core/softmax_sinks.hpp)
   std::vector<std::int64_t> kv_lens;  // ragged: one KV length per sequence (max = seq_len); empty: all seq_len
   std::string kv_lens_spec;           // how the lengths were given ("uniform:512:8192:1", "list:...", "file:..."); "" when not ragged
   std::int64_t pages_requested = 0;   // what the user asked for (0: given as page_size); not part of ==

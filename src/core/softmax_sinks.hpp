@@ -20,11 +20,12 @@ struct SoftmaxSinks {
   std::int64_t items_per_seq = 1;   // items of one sequence: query heads, or KV heads when packed
   std::int64_t heads_per_item = 1;  // query heads one item's rows hold: the group when packed, else 1
   std::int64_t q_len = 1;           // consecutive rows of one query head within an item
+  std::int64_t item0 = 0;           // index of the launch's first item among all items (as KeyMask::item0)
 };
 
-// The query head of row `row` of item `item` (items counted from the launch's first, the sequence's first head).
+// The query head of row `row` of item `item` (counted from the launch's first item).
 AB_SINKS_HOST_DEVICE inline std::int64_t sink_head(const SoftmaxSinks& s, std::int64_t item, std::int64_t row) {
-  return (item % s.items_per_seq) * s.heads_per_item + row / s.q_len;
+  return ((s.item0 + item) % s.items_per_seq) * s.heads_per_item + row / s.q_len;
 }
 
 }  // namespace ab

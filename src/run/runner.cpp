@@ -62,7 +62,8 @@ struct PendingProblem {
 constexpr std::size_t kKeptHostInputBytes = std::size_t(2) << 30;
 
 std::size_t host_bytes(const HostTensors& t) {
-  return (t.q.size() + t.k.size() + t.v.size()) * sizeof(std::uint16_t) + t.block_table.size() * sizeof(std::int32_t);
+  return (t.q.size() + t.k.size() + t.v.size()) * sizeof(std::uint16_t) + t.block_table.size() * sizeof(std::int32_t) +
+         t.sinks.size() * sizeof(float);
 }
 
 // The timed forward: the strategy's run, plus the injected delay when the test hook asks for one.

@@ -88,5 +88,14 @@ def test_split_units_halve_their_ranges_and_their_stages_add_up(attnbench, env, 
 
 def test_help_names_the_halving_flags(attnbench):
     r = run(attnbench, "tune", "--help")
-    for flag in ("--halving_keep", "--halving_final", "--halving_band"):
+    for flag in ("--halving_keep", "--halving_final", "--halving_band", "--halving_band_limit"):
         assert flag in r.stdout, flag
+
+
+@pytest.mark.parametrize("flag", ["--halving_band_limit=0.5", "--halving_band_limit=-1", "--halving_band_limit=inf",
+                                  "--halving_band_limit=nan", "--halving_keep=1.5", "--halving_final=0",
+                                  "--halving_band=1"])
+def test_bad_halving_flags_are_one_line_and_exit_2(attnbench, work, flag):
+    r = run(attnbench, "tune", "--backend=cpu", "--batch=1", "--heads=1", "--seq_len=16", "--head_dim=8", flag)
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    assert r.returncode == 2 and len(lines) == 1 and flag.split("=")[0] in lines[0], (flag, r.returncode, r.stderr)

@@ -308,6 +308,27 @@ TEST(ScreenHalving, TheBandsTiesAreLimitedAndTheWinnerIsOneOfThem) {
   }
 }
 
+TEST(ScreenHalving, ABestJustFasterThanACrowdOfTiesStillWinsUnderTheLimit) {
+  // Forty near-ties at 1.015 ms (inside every stage's band of the best), the true best at 1.000: the limit drops
+  // most of the crowd at each stage, but ranks them on their times, so the best, faster by more than the ±0.5%
+  // noise, is always among those kept and wins; without a limit the same best wins with many more calls.
+  std::vector<double> cost = costs(0);
+  for (int j = 1; j <= 40; ++j) cost[static_cast<std::size_t>(7 * j)] = 1.015;
+  HalvingRule limited = rule(0.25, 4, 0.03), unlimited = rule(0.25, 4, 0.03);
+  unlimited.band_limit = 0;
+  Tuned a = tune(cost, options(limited)), b = tune(cost, options(unlimited));
+  ASSERT_EQ(a.out.gemm.size(), 2u);
+  for (std::size_t s = 0; s < 2; ++s) {
+    const GemmTuneRecord& r = a.out.gemm[s];
+    ASSERT_GE(r.best, 0);
+    EXPECT_EQ(r.candidates[static_cast<std::size_t>(r.best)].label, "c257") << screen_stages_label(r.stages);
+    EXPECT_EQ(r.candidates[kBest].dropped_at, 0);
+    EXPECT_LE(r.stages.back().entered, 7u) << "the final round: at most 1.5 x 4, and the heuristic's choice";
+    EXPECT_EQ(b.out.gemm[s].candidates[static_cast<std::size_t>(b.out.gemm[s].best)].label, "c257");
+  }
+  EXPECT_LT(a.calls, b.calls) << "the limit saves samples of the crowd";
+}
+
 TEST(ScreenHalving, AProbeOfFewerCallsIsRankedInItsWiderBand) {
   // nested: two calls of each shape per forward (one per head); a probe of one call is not a screen sample, so
   // the first ranking is on the probe (band 3% x √2) and the first halving stage verifies and takes one sample.

@@ -312,6 +312,8 @@ TEST(Variants, EveryRowFindsItsHeadsSinkPackedOrNot) {
   plain.q_len = 4;
   EXPECT_EQ(sink_head(plain, 7, 3), 1);
   EXPECT_EQ(sink_head(plain, 11, 0), 5);
+  plain.item0 = 4;  // a launch over items 4.. of all
+  EXPECT_EQ(sink_head(plain, 3, 0), 1);
 }
 
 TEST(Variants, SinksChangeTheAnswerAndEveryStrategyAppliesThem) {
