@@ -189,7 +189,8 @@ extern "C" ATTNBENCH_PLUGIN_EXPORT const ab_plugin* attnbench_plugin(void) {
                             "cuDNN fused SDPA forward (cudnn_frontend graph API): contiguous and paged K/V, GQA/MQA, "
                             "bottom-right causal, ragged lengths; configs: the heuristics' plan or plan i of heuristics A",
                             kNumConfigs, kConfigs, can_implement, kernels_per_forward, setup, forward, teardown,
-                            AB_QO_HEAD_MAJOR};  // cuDNN takes attnbench's [B, H, q_len, D] through its strides
+                            AB_QO_HEAD_MAJOR,  // cuDNN takes attnbench's [B, H, q_len, D] through its strides
+                            0u};               // variants: none yet (its sliding window is issue 47's to do)
   table.version = version_line();
   return &table;
 }

@@ -41,8 +41,15 @@ ab_problem to_abi(const Problem& p) {
   a.causal = p.causal ? 1 : 0;
   a.ragged = p.ragged() ? 1 : 0;
   a.scale = p.scale();
+  a.window = static_cast<std::int32_t>(p.window);  // can_implement refuses a window past int32 first
+  a.softcap = static_cast<float>(p.softcap);
+  a.sinks = p.sinks ? 1 : 0;
   return a;
 }
+
+// The ABI's structs keep their sizes (the variants took reserved fields): a plugin built before reads them alike.
+static_assert(sizeof(ab_problem) == 120, "ab_problem's size is part of plugin ABI version 1");
+static_assert(sizeof(ab_tensors) == 13 * sizeof(void*) + 8, "ab_tensors' size is part of plugin ABI version 1");
 
 std::int32_t abi_backend(const Backend& be) { return be.kind() == BackendKind::cuda ? AB_BACKEND_CUDA : AB_BACKEND_CPU; }
 
@@ -107,6 +114,8 @@ class PluginStrategy : public Strategy {
   }
   bool runs_isolated() const override { return true; }
   std::vector<std::string> tunable_configs() const override { return plugin_.info.configs; }
+  // The variants its table declares (plugin.h, ab_plugin.variants); the others' rows are refused by can_run.
+  std::vector<std::string> runs_variants() const override { return plugin_.info.variants; }
   std::string library_version() const override { return plugin_.info.version; }
 
   LaunchContract contract(const Problem& p, const StrategyOptions& opt) const override {
@@ -121,6 +130,7 @@ class PluginStrategy : public Strategy {
   std::string can_implement(const Problem& p, const Backend& be, const StrategyOptions& opt) const override {
     int index = 0;
     if (std::string why = config_index(opt, &index); !why.empty()) return why;
+    if (p.window > INT32_MAX) return fmt::format("a window of {} keys is past the plugin ABI's 32 bits", p.window);
     if (!code_here()) return "";  // the child process asks the plugin
     ab_problem ap = to_abi(p);
     char reason[kMessageBytes] = {};
@@ -153,6 +163,7 @@ class PluginStrategy : public Strategy {
     t.backend = abi_backend(be);
     t.device = be.device_ordinal();
     t.stream = be.native_stream();
+    t.sinks = p.sinks ? io.sinks : nullptr;
     tensors_ = t;
     guards_ = io.guards;
     be.memory().synchronize();  // inputs uploaded on attnbench's stream are ready before the plugin reads them

@@ -69,15 +69,26 @@ def test_flops_and_bytes_count_only_what_the_window_lets_in(attnbench, work, cau
     assert "win=7" in p["label"], p["label"]
 
 
-def test_a_peer_gets_an_unsupported_row_naming_the_variant(attnbench, work):
-    peers = os.path.join(os.path.dirname(attnbench), "test-peers")
-    r = run(attnbench, "run", *FAST, "--batch=1", "--heads=2", "--seq_len=24", "--head_dim=8", "--window=4",
-            "--peers=cpu-example", "--json=p.json", env={"ATTNBENCH_PEERS_DIR": peers})
+def test_a_peer_runs_the_variants_its_table_declares_and_refuses_the_others(attnbench, work):
+    # cpu-example declares all three (plugin.h, ab_plugin.variants) and runs them verified, with GQA, paged,
+    # q_len > 1 and causal; cpu-old-table, built from the same source with a table that stops before the field
+    # (as tables built before it do), declares none: its rows are `unsupported` naming the variant.
+    d = os.path.dirname(attnbench)
+    peers = os.path.join(d, "test-peers") + os.pathsep + os.path.join(d, "test-peers-layouts")
+    r = run(attnbench, "run", *FAST, "--batch=2", "--heads=4", "--kv_heads=2", "--seq_len=45", "--q_len=1,5",
+            "--head_dim=8", "--window=6", "--softcap=3", "--sinks=false,true", "--causal", "--page_size=8",
+            "--kv_layout=paged", "--peers=cpu-example,cpu-old-table", "--json=p.json", env={"ATTNBENCH_PEERS_DIR": peers})
     assert r.returncode == 0, r.stderr[-2000:]
-    by = {x["strategy"]: x for x in rows("p.json")}
-    assert by["head_batched"]["status"] == "ok", by["head_batched"]
-    peer = by["peer:cpu-example"]
-    assert peer["status"] == "unsupported" and "sliding window" in peer["reason"], peer
+    got = rows("p.json")
+    example = [x for x in got if x["strategy"] == "peer:cpu-example"]
+    old = [x for x in got if x["strategy"] == "peer:cpu-old-table"]
+    assert len(example) == 4 and all(x["status"] == "ok" and x["verify"]["passed"] for x in example), example[:2]
+    assert len(old) == 4 and all(x["status"] == "unsupported" and "sliding window" in x["reason"] for x in old), old[:2]
+    r = run(attnbench, "run", *FAST, "--batch=1", "--heads=2", "--seq_len=24", "--head_dim=8", "--sinks",
+            "--peers=cpu-old-table", "--json=o.json", env={"ATTNBENCH_PEERS_DIR": peers})
+    assert r.returncode == 0, r.stderr[-2000:]
+    (old,) = [x for x in rows("o.json") if x["strategy"] == "peer:cpu-old-table"]
+    assert old["status"] == "unsupported" and "sinks" in old["reason"], old
 
 
 @pytest.mark.parametrize("flag", ["--window=0", "--window=-3", "--window=abc", "--softcap=0", "--softcap=2.5",
@@ -132,13 +143,13 @@ def test_sinks_are_counted_and_a_peer_refuses_them(attnbench, work):
     assert sinks["sinks"] is True and "sinks" not in plain, (plain, sinks)
     assert sinks["label"].endswith(" sinks") and "sinks" not in plain["label"], (plain, sinks)
     assert sinks["bytes"] == plain["bytes"] + 4 * 6 and sinks["flops"] == plain["flops"], (plain, sinks)
-    peers = os.path.join(os.path.dirname(attnbench), "test-peers")
+    peers = os.path.join(os.path.dirname(attnbench), "test-peers-layouts")
     r = run(attnbench, "run", *FAST, "--batch=1", "--heads=2", "--seq_len=24", "--head_dim=8", "--sinks",
-            "--peers=cpu-example", "--json=p.json", env={"ATTNBENCH_PEERS_DIR": peers})
+            "--peers=cpu-old-table", "--json=p.json", env={"ATTNBENCH_PEERS_DIR": peers})
     assert r.returncode == 0, r.stderr[-2000:]
     by = {x["strategy"]: x for x in rows("p.json")}
     assert by["fused"]["status"] == "ok", by["fused"]
-    assert by["peer:cpu-example"]["status"] == "unsupported" and "sinks" in by["peer:cpu-example"]["reason"]
+    assert by["peer:cpu-old-table"]["status"] == "unsupported" and "sinks" in by["peer:cpu-old-table"]["reason"]
 
 
 def test_pytorch_peers_refuse_the_sinks(attnbench, src, work):

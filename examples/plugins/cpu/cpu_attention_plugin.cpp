@@ -1,7 +1,8 @@
 // Example attnbench plugin (user-side code, include/attnbench/plugin.h): exact attention on the CPU backend,
 // key-blocked with an online softmax and fp32 accumulation. It takes every layout attnbench has (contiguous
 // and paged K/V, grouped KV heads, ragged lengths, q_len below the KV length, bottom-right causal, fp16 and
-// bf16); its configurations are the key block (64, 16 or 256 keys), which `attnbench tune` searches.
+// bf16) and the variants of plugin.h's ab_variant (a sliding window, soft-capping, sinks); its configurations
+// are the key block (64, 16 or 256 keys), which `attnbench tune` searches.
 #include <attnbench/plugin.h>
 
 #include <cmath>
@@ -160,9 +161,11 @@ void attend(const State& s) {
         const int64_t row = EXAMPLE_QO_INDEXING == AB_QO_TOKEN_MAJOR ? ((b * p.q_len + i) * p.heads + h) * D
                                                                      : ((b * p.heads + h) * p.q_len + i) * D;
         const int64_t visible = p.causal ? i + L - p.q_len + 1 : L;
+        // A sliding window: no key before the query's position (i + L - q_len) minus the window.
+        const int64_t first = p.window > 0 && i + L - p.q_len - p.window > 0 ? i + L - p.q_len - p.window : 0;
         for (int64_t d = 0; d < D; ++d) qrow[d] = load(q, row + d, bf16), acc[d] = 0;
         float m = -INFINITY, l = 0;
-        for (int64_t j0 = 0; j0 < visible; j0 += s.key_block) {
+        for (int64_t j0 = first; j0 < visible; j0 += s.key_block) {
           const int64_t n = visible - j0 < s.key_block ? visible - j0 : s.key_block;
           float block_max = -INFINITY;
           for (int64_t j = 0; j < n; ++j) {
@@ -170,6 +173,7 @@ void attend(const State& s) {
             float dot = 0;
             for (int64_t d = 0; d < D; ++d) dot += qrow[d] * load(k, kr + d, bf16);
             scores[j] = dot * p.scale;
+            if (p.softcap > 0) scores[j] = p.softcap * std::tanh(scores[j] / p.softcap);
             block_max = scores[j] > block_max ? scores[j] : block_max;
           }
           const float m_new = m > block_max ? m : block_max;
@@ -184,6 +188,7 @@ void attend(const State& s) {
           }
           m = m_new;
         }
+        if (p.sinks) l += std::exp(s.t.sinks[h] - m);  // the head's sink logit joins the denominator
         for (int64_t d = 0; d < D; ++d) {
           const float out = l > 0 ? acc[d] / l : 0.0f;
           o[row + d] = bf16 ? float_to_bf16(out) : float_to_half(out);
@@ -225,6 +230,7 @@ const ab_plugin kTable = {
     forward,
     teardown,
     EXAMPLE_QO_LAYOUT,
+    AB_VARIANT_SLIDING_WINDOW | AB_VARIANT_SOFT_CAPPING | AB_VARIANT_SINKS,
 };
 
 }  // namespace
