@@ -1,5 +1,8 @@
 // Page combine (O = sum_p e^(m_p - m) acc_p / sum_p e^(m_p - m) l_p over a row's pages) and finalize
-// (O = acc / l): fp32 partials in, the output dtype out, float4 loads where the head dim allows.
+// (O = acc / l): fp32 partials in, the output dtype out, float4 loads where the head dim allows. With attention
+// sinks (core/softmax_sinks.hpp) each row's denominator gains exp(sink - m): the *_sinks_kernel instances, one
+// row body with the kernels without them (whose code does not change).
+#include "core/softmax_sinks.hpp"
 #include "primitive_device.cuh"
 #include "primitives.hpp"
 
@@ -16,6 +19,21 @@ template <class T> __device__ __forceinline__ void store4(T* p, float4 v) {
 }
 template <> __device__ __forceinline__ void store4<float>(float* p, float4 v) { *reinterpret_cast<float4*>(p) = v; }
 
+// The sink term of a row's denominator: NoSink adds none (its kernels keep their code), RowSink
+// exp(logit[head] - m), the head found from the row's item and row within it (core/softmax_sinks.hpp).
+struct NoSink {
+  static constexpr bool kAdds = false;
+};
+struct RowSink {
+  static constexpr bool kAdds = true;
+  SoftmaxSinks s;
+  const float* row_max;  // finalize: each row's max (the combine computes its own)
+  __device__ float term(std::int64_t item, std::int64_t r, float m) const {
+    return expf(__ldg(s.logits + sink_head(s, item, r)) - m);
+  }
+  __device__ float max_of(std::int64_t row) const { return __ldg(row_max + row); }
+};
+
 struct CombineParams {
   const float* partial;
   const float* page_max;
@@ -27,8 +45,8 @@ struct CombineParams {
 
 // One pass over a row's pages with an online rescale, so each page's statistics and partial are loaded
 // together (no dependent second sweep); pages with max -inf (every key masked) are skipped.
-template <class TO, bool VEC4>
-__global__ void combine_pages_kernel(CombineParams p) {
+template <class TO, bool VEC4, class Sink>
+__device__ __forceinline__ void combine_row(const CombineParams& p, const Sink& sink) {
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x / p.tpr) + threadIdx.x / p.tpr;
   const int lane = threadIdx.x % p.tpr;
   if (row >= p.total_rows) return;
@@ -70,9 +88,19 @@ __global__ void combine_pages_kernel(CombineParams p) {
       o.w = o.w * a + x.w * w;
       m = m_new;
     }
+    if constexpr (Sink::kAdds) l += sink.term(bh, r, m);
     if (VEC4) store4<TO>(out + d, make_float4(o.x / l, o.y / l, o.z / l, o.w / l));
     else out[d] = from_f<TO>(o.x / l);
   }
+}
+
+template <class TO, bool VEC4>
+__global__ void combine_pages_kernel(CombineParams p) {
+  combine_row<TO, VEC4>(p, NoSink{});
+}
+template <class TO, bool VEC4>
+__global__ void combine_pages_sinks_kernel(CombineParams p, RowSink sink) {
+  combine_row<TO, VEC4>(p, sink);
 }
 
 template <class TO>
@@ -88,8 +116,14 @@ int launch_combine_typed(const CombineArgs& a, cudaStream_t stream) {
   const int block = 256, rows_per_block = block / tpr;
   const std::int64_t blocks = (p.total_rows + rows_per_block - 1) / rows_per_block;
   if (blocks > 0x7fffffff) return static_cast<int>(cudaErrorInvalidConfiguration);
-  if (vec4) combine_pages_kernel<TO, true><<<static_cast<unsigned>(blocks), block, 0, stream>>>(p);
-  else combine_pages_kernel<TO, false><<<static_cast<unsigned>(blocks), block, 0, stream>>>(p);
+  const RowSink sink{a.sinks, nullptr};
+  if (a.sinks.logits) {
+    if (vec4) combine_pages_sinks_kernel<TO, true><<<static_cast<unsigned>(blocks), block, 0, stream>>>(p, sink);
+    else combine_pages_sinks_kernel<TO, false><<<static_cast<unsigned>(blocks), block, 0, stream>>>(p, sink);
+  } else {
+    if (vec4) combine_pages_kernel<TO, true><<<static_cast<unsigned>(blocks), block, 0, stream>>>(p);
+    else combine_pages_kernel<TO, false><<<static_cast<unsigned>(blocks), block, 0, stream>>>(p);
+  }
   return static_cast<int>(cudaGetLastError());
 }
 
@@ -100,13 +134,18 @@ struct FinalizeParams {
   std::int64_t total, head_dim;  // total = rows * head_dim elements
 };
 
-template <class TO, bool VEC4>
-__global__ void finalize_kernel(FinalizeParams p) {
+// `rows`: rows of one item (the sink's head comes from the item and the row within it).
+template <class TO, bool VEC4, class Sink>
+__device__ __forceinline__ void finalize_rows(const FinalizeParams& p, const Sink& sink, std::int64_t rows) {
   const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x * (VEC4 ? 4 : 1);
   TO* out = static_cast<TO*>(p.out);
   for (std::int64_t i = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * (VEC4 ? 4 : 1);
        i < p.total; i += step) {
-    const float l = p.row_sum[i / p.head_dim];
+    float l = p.row_sum[i / p.head_dim];
+    if constexpr (Sink::kAdds) {
+      const std::int64_t row = i / p.head_dim;
+      l += sink.term(row / rows, row % rows, sink.max_of(row));
+    }
     if (VEC4) {
       const float4 x = __ldg(reinterpret_cast<const float4*>(p.acc + i));
       store4<TO>(out + i, make_float4(x.x / l, x.y / l, x.z / l, x.w / l));
@@ -114,6 +153,15 @@ __global__ void finalize_kernel(FinalizeParams p) {
       out[i] = from_f<TO>(p.acc[i] / l);
     }
   }
+}
+
+template <class TO, bool VEC4>
+__global__ void finalize_kernel(FinalizeParams p) {
+  finalize_rows<TO, VEC4>(p, NoSink{}, 1);
+}
+template <class TO, bool VEC4>
+__global__ void finalize_sinks_kernel(FinalizeParams p, RowSink sink, std::int64_t rows) {
+  finalize_rows<TO, VEC4>(p, sink, rows);
 }
 
 template <class TO>
@@ -126,8 +174,15 @@ int launch_finalize_typed(const FinalizeArgs& a, cudaStream_t stream) {
   std::int64_t threads = vec4 ? p.total / 4 : p.total;
   std::int64_t blocks = (threads + block - 1) / block;
   if (blocks > 65536) blocks = 65536;
-  if (vec4) finalize_kernel<TO, true><<<static_cast<unsigned>(blocks), block, 0, stream>>>(p);
-  else finalize_kernel<TO, false><<<static_cast<unsigned>(blocks), block, 0, stream>>>(p);
+  if (a.sinks.logits) {
+    if (!a.row_max || a.rows <= 0) return static_cast<int>(cudaErrorInvalidValue);
+    const RowSink sink{a.sinks, a.row_max};
+    if (vec4) finalize_sinks_kernel<TO, true><<<static_cast<unsigned>(blocks), block, 0, stream>>>(p, sink, a.rows);
+    else finalize_sinks_kernel<TO, false><<<static_cast<unsigned>(blocks), block, 0, stream>>>(p, sink, a.rows);
+  } else {
+    if (vec4) finalize_kernel<TO, true><<<static_cast<unsigned>(blocks), block, 0, stream>>>(p);
+    else finalize_kernel<TO, false><<<static_cast<unsigned>(blocks), block, 0, stream>>>(p);
+  }
   return static_cast<int>(cudaGetLastError());
 }
 
@@ -140,6 +195,8 @@ int launch_combine_pages(const CombineArgs& a, void* stream) {
     FinalizeArgs f;
     f.acc = a.partial;
     f.row_sum = a.page_sum;
+    f.row_max = a.page_max;  // one page: its max is the row's
+    f.sinks = a.sinks;
     f.bh_count = a.bh_count;
     f.rows = a.rows;
     f.head_dim = a.head_dim;

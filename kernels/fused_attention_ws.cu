@@ -5,7 +5,7 @@
 // 2.6x the mma.sync tile, 1.05x cuDNN); and the TMA descriptor encoding they launch with, through
 // the driver entry point the runtime hands out (no -lcuda link). The D=64 instance of m128n128w12s2ws was
 // dropped after run 5 (0.0996 ms at S=512, behind m128n64w8s2's 0.0911; it would have led the D=64 order).
-#include "fused_kernel_ws.cuh"
+#include "fused_ws_launch.cuh"
 
 namespace ab::kernels::fused_detail {
 

@@ -11,7 +11,7 @@
 // partial last round of long non-causal blocks over the grid (WspCfg::TAIL; session 33).
 // And the developer cap on their grid and the developer build's load-balance record (fused_dev_hooks.cuh).
 #include "fused_dev_hooks.cuh"
-#include "fused_kernel_wsp.cuh"
+#include "fused_wsp_launch.cuh"
 
 namespace ab::kernels {
 

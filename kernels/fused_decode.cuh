@@ -155,6 +155,59 @@ __device__ __forceinline__ void decode_write_rows(const float* merge, int tid, c
   }
 }
 
+// A decode CTA's packed rows (the query heads of one KV head, QL queries each, rows_total of them): row r's row
+// of Q/O [B,H,q_len,D], or -1 past the group's rows.
+struct DecodeQRows {
+  const DParams& p;
+  int b, kvh, QL, rows_total;
+  __device__ __forceinline__ std::int64_t operator()(int r) const {
+    if (r >= rows_total) return -1;
+    const int hq = kvh * p.group + r / QL;
+    return (static_cast<std::int64_t>(b) * p.heads + hq) * QL + (r % QL);
+  }
+};
+
+// Issues the cp.async loads of the packed rows row0 .. row0 + ROWS - 1 of Q into sQ (rows LD elements apart, CPR
+// 16-byte chunks each), by THREADS threads (tid among them); rows past the group's are zero-filled.
+template <int D, int ROWS, int CPR, int THREADS, int LD>
+__device__ __forceinline__ void decode_load_q(std::uint16_t* sQ, const std::uint16_t* q, int tid,
+                                              const DecodeQRows& q_row_of, int row0) {
+#pragma unroll
+  for (int i = 0; i < (ROWS * CPR) / THREADS; ++i) {
+    const int c = tid + i * THREADS;
+    const int row = c / CPR, ch = c % CPR;
+    const std::int64_t qr = q_row_of(row0 + row);
+    cp_async16(smem_u32(sQ + row * LD + ch * 8), qr >= 0 ? q + qr * D + ch * 8 : q, qr >= 0);
+  }
+}
+
+// A decode warp's rows before its first key tile: each row's visible-key limit (L, or with causal (nonzero) its query's
+// position + 1; row pr of the split is query pr % QL), and its O accumulator, running max and sum cleared.
+template <int MT, int DT>
+__device__ __forceinline__ void decode_init_rows(int (&row_lim)[MT][2], float (&acc_o)[MT][DT][4],
+                                                 float (&row_max)[MT][2], float (&row_sum)[MT][2], int row0, int g,
+                                                 int QL, int L, int diag, int causal) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int pr = row0 + mt * 16 + g + r * 8;
+      row_lim[mt][r] = causal ? min(L, (pr % QL) + diag + 1) : L;
+    }
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+    for (int dt = 0; dt < DT; ++dt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc_o[mt][dt][e] = 0.f;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      row_max[mt][r] = -INFINITY;
+      row_sum[mt][r] = 0.f;
+    }
+  }
+}
+
 template <class C, bool BF16>
 __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(const DParams p) {
   constexpr int D = C::D, MT = C::MT, STAGES = C::STAGES, ROWS = C::ROWS, BN = C::BN, WN = C::WN;
@@ -179,20 +232,10 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(co
   const int n_tiles = k_end > k_begin ? (k_end - k_begin + BN - 1) / BN : 0;
 
   // Packed row r -> row of Q/O [B,H,q_len,D]; -1 past the group's rows.
-  auto q_row_of = [&](int r) -> std::int64_t {
-    if (r >= rows_total) return -1;
-    const int hq = kvh * p.group + r / QL;
-    return (static_cast<std::int64_t>(b) * p.heads + hq) * QL + (r % QL);
-  };
+  const DecodeQRows q_row_of{p, b, kvh, QL, rows_total};
 
   // ---- Q (group 0 with tile 0) ----
-#pragma unroll
-  for (int i = 0; i < (ROWS * CPR) / C::THREADS; ++i) {
-    const int c = tid + i * C::THREADS;
-    const int row = c / CPR, ch = c % CPR;
-    const std::int64_t qr = q_row_of(row0 + row);
-    cp_async16(smem_u32(sQ + row * LD + ch * 8), qr >= 0 ? p.q + qr * D + ch * 8 : p.q, qr >= 0);
-  }
+  decode_load_q<D, ROWS, CPR, C::THREADS, LD>(sQ, p.q, tid, q_row_of, row0);
 
   const std::uint16_t* __restrict__ gK = p.k;
   const std::uint16_t* __restrict__ gV = p.v;
@@ -254,30 +297,11 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(co
   const int k_row = (lane & 7) + (lane >> 4) * 8, k_col = ((lane >> 3) & 1) * 8;
   const std::uint32_t sQ_lane = smem_u32(sQ + a_row * LD + a_col);
 
-  // Visible-key limit (exclusive) of this thread's rows: L, or with causal q + diag + 1.
+  // Visible-key limit (exclusive) of this thread's rows, O, max and sum.
   int row_lim[MT][2];
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int pr = row0 + mt * 16 + g + r * 8;
-      row_lim[mt][r] = p.causal ? min(L, (pr % QL) + diag + 1) : L;
-    }
-
   float acc_o[MT][DT][4];
   float row_max[MT][2], row_sum[MT][2];
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt) {
-#pragma unroll
-    for (int dt = 0; dt < DT; ++dt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc_o[mt][dt][e] = 0.f;
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      row_max[mt][r] = -INFINITY;
-      row_sum[mt][r] = 0.f;
-    }
-  }
+  decode_init_rows<MT, DT>(row_lim, acc_o, row_max, row_sum, row0, g, QL, L, diag, p.causal);
   const float sl2 = p.scale_log2;
   const int mask_from = p.causal ? min(k_end, diag + 1) : k_end;  // keys below this are seen by every row
 

@@ -165,18 +165,8 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
   }
 
   // ---- consumer warps 0-3 ----
-  auto q_row_of = [&](int r) -> std::int64_t {
-    if (r >= rows_total) return -1;
-    const int hq = kvh * p.group + r / QL;
-    return (static_cast<std::int64_t>(b) * p.heads + hq) * QL + (r % QL);
-  };
-#pragma unroll
-  for (int i = 0; i < (ROWS * CPR) / C::CONSUMERS; ++i) {
-    const int c = tid + i * C::CONSUMERS;
-    const int row = c / CPR, ch = c % CPR;
-    const std::int64_t qr = q_row_of(row0 + row);
-    cp_async16(smem_u32(sQ + row * LDQ + ch * 8), qr >= 0 ? p.q + qr * D + ch * 8 : p.q, qr >= 0);
-  }
+  const DecodeQRows q_row_of{p, b, kvh, QL, rows_total};  // fused_decode.cuh
+  decode_load_q<D, ROWS, CPR, C::CONSUMERS, LDQ>(sQ, p.q, tid, q_row_of, row0);
   cp_async_commit();
   cp_async_wait<0>();
   consumers_sync();
@@ -199,27 +189,9 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
   };
 
   int row_lim[MT][2];
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int pr = row0 + mt * 16 + g + r * 8;
-      row_lim[mt][r] = p.causal ? min(L, (pr % QL) + diag + 1) : L;
-    }
   float acc_o[MT][DT][4];
   float row_max[MT][2], row_sum[MT][2];
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt) {
-#pragma unroll
-    for (int dt = 0; dt < DT; ++dt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc_o[mt][dt][e] = 0.f;
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      row_max[mt][r] = -INFINITY;
-      row_sum[mt][r] = 0.f;
-    }
-  }
+  decode_init_rows<MT, DT>(row_lim, acc_o, row_max, row_sum, row0, g, QL, L, diag, p.causal);
   const float sl2 = p.scale_log2;
   const int mask_from = p.causal ? min(k_end, diag + 1) : k_end;
 

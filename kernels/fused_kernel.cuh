@@ -109,6 +109,17 @@ struct Cfg {
 
 // ---- the kernel ------------------------------------------------------------------------------------------
 
+// Element offset of key/value row s of KV head kvh in K (or V): contiguous, the head's rows from bh_rows on
+// ([B*KVH][seq_len][D]); paged, through the sequence's block table bt into the pool ([slots][KVH][page_size][D]).
+template <int D>
+__device__ __forceinline__ std::int64_t kv_row_offset(const KParams& p, bool paged, const std::int32_t* __restrict__ bt,
+                                                      std::int64_t bh_rows, int kvh, int ps, int s) {
+  if (!paged) return (bh_rows + s) * D;
+  const int page = s / ps;
+  const int slot = __ldg(bt + page);
+  return ((static_cast<std::int64_t>(slot) * p.kv_heads + kvh) * ps + (s - page * ps)) * D;
+}
+
 template <class C, bool BF16>
 __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd(const KParams p) {
   constexpr int D = C::D, BM = C::BM, BN = C::BN, STAGES = C::STAGES, THREADS = C::THREADS;
@@ -149,12 +160,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
   const bool paged = p.paged != 0;
 
   // Element offset of key/value row s (s < S) in K/V, computed directly (prologue) ...
-  auto row_off_direct = [&](int s) -> std::int64_t {
-    if (!paged) return (bh_rows + s) * D;
-    const int page = s / ps;
-    const int slot = __ldg(bt + page);
-    return ((static_cast<std::int64_t>(slot) * p.kv_heads + kvh) * ps + (s - page * ps)) * D;
-  };
+  auto row_off_direct = [&](int s) { return kv_row_offset<D>(p, paged, bt, bh_rows, kvh, ps, s); };
 
   // ... and the 16-byte cp.async issue of one K/V tile into ring slot `slot`. When the chunks of a row
   // divide the CTA evenly, every pass of a thread covers the same chunk column, RPP rows further down:

@@ -93,12 +93,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
   const int ps = p.page_size;
   const bool paged = p.paged != 0;
 
-  auto row_off_direct = [&](int s) -> std::int64_t {
-    if (!paged) return (bh_rows + s) * D;
-    const int page = s / ps;
-    const int slot = __ldg(bt + page);
-    return ((static_cast<std::int64_t>(slot) * p.kv_heads + kvh) * ps + (s - page * ps)) * D;
-  };
+  auto row_off_direct = [&](int s) { return kv_row_offset<D>(p, paged, bt, bh_rows, kvh, ps, s); };  // fused_kernel.cuh
 
   // Load geometry: thread covers chunk ld_ch of rows ld_row0 + i*RPP (RPP is a multiple of 8, so the
   // swizzled chunk is the same for every pass).

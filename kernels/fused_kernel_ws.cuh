@@ -1,6 +1,7 @@
 // The warp-specialized Hopper (sm_90a) fused attention forward (tiles named "...ws"): one producer
-// warpgroup feeds two consumer warpgroups through a shared-memory ring. Included by
-// kernels/fused_attention_ws.cu only.
+// warpgroup feeds two consumer warpgroups through a shared-memory ring, one query block per CTA
+// (OneBlockPerCta, fused_tile_scheduler.cuh). The kernel and its configuration; the launch is fused_ws_launch.cuh's.
+// Included by fused_ws_launch.cuh and fused_kernel_wsp.cuh.
 //
 // CTA = 3 warpgroups, BLOCK_M = 128 query rows (64 per consumer warpgroup) of one (batch, query head h);
 // K/V come from KV head h / group (grouped KV heads).
@@ -27,6 +28,7 @@
 #include <cuda.h>  // CUtensorMap (the type only: the encode function comes from the runtime's entry point)
 
 #include "fused_kernel_wg.cuh"
+#include "fused_tile_scheduler.cuh"  // OneBlockPerCta: one query block per CTA
 #include "fused_ws_consumer.cuh"  // ws_tile_step: the consumers' key-tile step
 #include "fused_ws_producer.cuh"  // WsKvLoader: the producer's K/V loads
 #include "fused_ws_smem.cuh"  // WsRingSmem: the shared memory layout
@@ -107,7 +109,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   const int lane = tid & 31;
   const int wg = __shfl_sync(0xffffffffu, tid >> 7, 0);
 
-  const QueryBlock qblk = grid_query_block(blockIdx.x, p.m_blocks, p.causal != 0);  // core/query_block_order.hpp
+  const QueryBlock qblk = OneBlockPerCta::block(p);  // fused_tile_scheduler.cuh
   const int m_block = qblk.m_block, bh = qblk.bh;
   const int b = bh / p.heads;
   const int kvh = (bh - b * p.heads) / p.group;  // grouped KV heads: query head h reads KV head h / group
@@ -193,55 +195,6 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   (void)tm_v;
   __trap();  // built without sm_90a; fused_can_implement refuses these tiles on such devices
 #endif
-}
-
-// The maps a ws or wsp launch passes: Q/O rows [B*H][q_len] in boxes of BM rows, contiguous K/V
-// [B*KVH][seq_len] in boxes of BN, paged K/V the pool [slots*KVH][page_size] (by TMA only where
-// ws_pages_by_tma; else the kernel never reads tm_k/tm_v and they are left as Q's map). 0 or the encode error.
-template <int D, int BM, int BN, bool BF16>
-int encode_ws_maps(const KParams& kp, CUtensorMap* mq, CUtensorMap* mk, CUtensorMap* mv) {
-  const long long bh = static_cast<long long>(kp.batch) * kp.heads;
-  int e = encode_rows_map(mq, kp.q, BF16, D, kp.q_len, bh, BM);
-  if (e != 0) return e;
-  *mk = *mq;
-  *mv = *mq;
-  if (!kp.paged) {
-    const long long b_kvh = static_cast<long long>(kp.batch) * kp.kv_heads;
-    e = encode_rows_map(mk, kp.k, BF16, D, kp.seq_len, b_kvh, BN);
-    if (e == 0) e = encode_rows_map(mv, kp.v, BF16, D, kp.seq_len, b_kvh, BN);
-  } else if (ws_pages_by_tma(kp.page_size, BN)) {
-    const long long rows_outer = kp.pool_slots * kp.kv_heads;
-    const int box = kp.page_size < BN ? kp.page_size : BN;
-    e = encode_rows_map(mk, kp.k, BF16, D, kp.page_size, rows_outer, box);
-    if (e == 0) e = encode_rows_map(mv, kp.v, BF16, D, kp.page_size, rows_outer, box);
-  }
-  return e;
-}
-
-template <class C, bool BF16>
-int launch_ws(const KParams& kp, void* stream) {
-  CUtensorMap mq, mk, mv;
-  const int e = encode_ws_maps<C::D, C::BM, C::BN, BF16>(kp, &mq, &mk, &mv);
-  if (e != 0) return e;
-  const long long bh = static_cast<long long>(kp.batch) * kp.heads;
-  auto kern = fused_attention_fwd_ws<C, BF16>;
-  cudaError_t ce = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
-  if (ce != cudaSuccess) return static_cast<int>(ce);
-  const long long blocks = static_cast<long long>(kp.m_blocks) * bh;
-  kern<<<static_cast<unsigned>(blocks), C::THREADS, C::SMEM, static_cast<cudaStream_t>(stream)>>>(kp, mq, mk, mv);
-  return static_cast<int>(cudaGetLastError());
-}
-
-template <class C, bool BF16>
-int attrs_ws(cudaFuncAttributes* a) {
-  return static_cast<int>(cudaFuncGetAttributes(a, fused_attention_fwd_ws<C, BF16>));
-}
-
-template <int D, int BN, int ST, bool BF16>
-constexpr Entry make_entry_ws() {
-  using C = WsCfg<D, BN, ST>;
-  return Entry{D, FusedTile::prefill_tile(C::BM, BN, C::THREADS / 32, ST, TileFamily::prefill_ws), BF16, C::SMEM, true,
-               &launch_ws<C, BF16>, &attrs_ws<C, BF16>};
 }
 
 }  // namespace ab::kernels::fused_detail

@@ -1,5 +1,6 @@
-// The persistent warp-specialized Hopper (sm_90a) fused attention forward (tiles named "...wsp"). Included
-// by kernels/fused_attention_wsp.cu only.
+// The persistent warp-specialized Hopper (sm_90a) fused attention forward (tiles named "...wsp"): the kernel and
+// its configuration; its launch policy and launch are fused_wsp_launch.cuh's, its work order PersistentWalk's
+// (fused_tile_scheduler.cuh). Included by fused_wsp_launch.cuh only.
 //
 // The ws kernel (fused_kernel_ws.cuh) with a grid of the CTAs that fit on the SMs, each walking work items
 // (batch*head, query block) in the static order of core/query_block_order.hpp (causal: pairs of blocks).
@@ -36,7 +37,6 @@
 //     same code, and each consumer warp ends it through TailMerge (fused_tail_merge.cuh) instead of the store.
 // Loads (TMA boxes or cp.async by the producer warpgroup), masks, softmax and epilogue are the ws kernel's.
 #pragma once
-#include <algorithm>
 #include <type_traits>
 
 #include "fused_cta_times.cuh"  // cta_time_mark: a developer build's load-balance record
@@ -44,7 +44,7 @@
 #include "fused_ws_consumer.cuh"  // ws_tile_step: the consumers' key-tile step
 #include "fused_ws_producer.cuh"  // WsKvLoader: the producer's K/V loads
 #include "fused_ws_smem.cuh"  // WsRingSmem: the shared memory layout
-#include "core/query_block_order.hpp"  // persistent_step: the static work order
+#include "fused_tile_scheduler.cuh"  // PersistentWalk: the static work order
 #include "fused_tail_merge.cuh"        // TailMerge: the pieces of a split last round merged
 
 namespace ab::kernels::fused_detail {
@@ -229,8 +229,9 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     const int ptid = tid;  // 0..127
     int tile_seq = 0;      // tiles this CTA has loaded over all its items: the ring position
     QSlot<QB> q;  // this item's Q buffer and its phase
-    for (int step = 0;; ++step) {  // p.tail: the split launch_wsp decided (only a TAIL kernel gets one)
-      const PersistentStep st = persistent_step(step, cta, grid, p.m_blocks, bh_count, p.causal != 0, p.tail);
+    const PersistentWalk walk{cta, grid, bh_count};  // fused_tile_scheduler.cuh
+    for (int step = 0;; ++step) {
+      const PersistentStep st = walk.step(p, step);
       if (st.step == WalkStep::done) break;
       if (st.step == WalkStep::skip) continue;
       const Geom g = geom_of(st.block);
@@ -436,91 +437,6 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   (void)tm_o;
   __trap();  // built without sm_90a; fused_can_implement refuses these tiles on such devices
 #endif
-}
-
-// The persistent grid: the CTAs that fit on the device at once (one per SM), or fewer where there are
-// fewer work units (persistent_units: causal pairs of blocks, else blocks); a developer override
-// (fused_dev_hooks.cuh) caps it, so a small problem walks many items.
-int wsp_grid_cap();
-// tail_split's min_gain: kTailMinGain, or a developer override (fused_dev_hooks.cuh) that lets small
-// problems split.
-int wsp_tail_min_gain();
-
-// The tail split of a launch of config C on `grid` CTAs (rem 0: none): C may split (TAIL), the problem is
-// non-causal with every sequence seq_len long, the workspace has room for this grid's partials, and
-// tail_split, at kTailMinGain or the developer override, finds the split worth it.
-template <class C>
-TailSplit wsp_tail_split(const KParams& kp, long long grid) {
-  if (!C::TAIL || !kp.tail_ws || kp.causal || kp.kv_lens || grid > fused_tail::kGridBound) return {};
-  const std::int64_t need = fused_tail::workspace_bytes(static_cast<int>(grid), C::BM, C::D);
-  if (need == 0 || kp.tail_ws_bytes < need) return {};
-  const int min_gain = wsp_tail_min_gain() > 0 ? wsp_tail_min_gain() : kTailMinGain;
-  return tail_split(static_cast<int>(grid), kp.m_blocks, kp.batch * kp.heads, (kp.seq_len + C::BN - 1) / C::BN,
-                    min_gain);
-}
-
-template <class K, bool BF16>
-int launch_wsp_kernel(const KParams& kp, const CUtensorMap& mq, const CUtensorMap& mk, const CUtensorMap& mv,
-                      const CUtensorMap& mo, long long grid, void* stream) {
-  auto kern = fused_attention_fwd_wsp<K, BF16>;
-  const cudaError_t ce = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, K::SMEM);
-  if (ce != cudaSuccess) return static_cast<int>(ce);
-  kern<<<static_cast<unsigned>(grid), K::THREADS, K::SMEM, static_cast<cudaStream_t>(stream)>>>(kp, mq, mk, mv, mo);
-  return static_cast<int>(cudaGetLastError());
-}
-
-// C's kernel where its walk splits the last round, else C::NoTail's (the same kernel without the split's code).
-template <class C, bool BF16>
-int launch_wsp(const KParams& kp_in, void* stream) {
-  using Plain = typename C::NoTail;
-  KParams kp = kp_in;
-  CUtensorMap mq, mk, mv, mo;
-  int e = encode_ws_maps<C::D, C::BM, C::BN, BF16>(kp, &mq, &mk, &mv);  // the ws kernel's maps
-  if (e != 0) return e;
-  const long long bh = static_cast<long long>(kp.batch) * kp.heads;
-  e = encode_rows_map(&mo, kp.o, BF16, C::D, kp.q_len, bh, 16);  // a warp's 16 rows a box
-  if (e != 0) return e;
-  // The CTAs that fit at once, per device (asked once per device: the occupancy query is not free). One per
-  // SM for both kernels (C's shared memory is NoTail's and a note per Q buffer).
-  static int resident[64] = {};
-  int dev = 0;
-  cudaError_t ce = cudaGetDevice(&dev);
-  if (ce != cudaSuccess) return static_cast<int>(ce);
-  int fit = dev >= 0 && dev < 64 ? resident[dev] : 0;
-  if (fit == 0) {
-    auto kern = fused_attention_fwd_wsp<C, BF16>;
-    int sms = 0, per_sm = 0;
-    ce = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
-    if (ce == cudaSuccess) ce = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (ce == cudaSuccess) ce = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, C::THREADS, C::SMEM);
-    if (ce != cudaSuccess) return static_cast<int>(ce);
-    if (per_sm < 1) return static_cast<int>(cudaErrorInvalidConfiguration);
-    fit = sms * per_sm;
-    if (dev >= 0 && dev < 64) resident[dev] = fit;
-  }
-  const long long units = persistent_units(kp.m_blocks, static_cast<int>(bh), kp.causal != 0);
-  long long grid = std::min<long long>(units, fit);
-  if (wsp_grid_cap() > 0) grid = std::min<long long>(grid, wsp_grid_cap());
-  kp.tail = wsp_tail_split<C>(kp, grid);
-  if constexpr (C::TAIL) {
-    if (kp.tail.rem > 0) return launch_wsp_kernel<C, BF16>(kp, mq, mk, mv, mo, grid, stream);
-  }
-  kp.tail = TailSplit{};
-  kp.tail_ws = nullptr;
-  return launch_wsp_kernel<Plain, BF16>(kp, mq, mk, mv, mo, grid, stream);
-}
-
-template <class C, bool BF16>
-int attrs_wsp(cudaFuncAttributes* a) {
-  return static_cast<int>(cudaFuncGetAttributes(a, fused_attention_fwd_wsp<C, BF16>));
-}
-
-// TAIL: the tile may split its last round (its launches without a split run the NoTail kernel).
-template <int D, int BN, int ST, int CONSUMERS, bool BF16, int QB = 2, bool TAIL = false>
-constexpr Entry make_entry_wsp() {
-  using C = WspCfg<D, BN, ST, CONSUMERS, QB, TAIL>;
-  return Entry{D, FusedTile::prefill_tile(C::BM, BN, C::THREADS / 32, ST, TileFamily::prefill_wsp), BF16, C::SMEM, true,
-               &launch_wsp<C, BF16>, &attrs_wsp<C, BF16>, C::TAIL};
 }
 
 }  // namespace ab::kernels::fused_detail

@@ -21,14 +21,17 @@ struct PageSoftmaxParams {
   KeyMask mask;
 };
 
-template <class TS, class TP, int CHUNKS, bool VEC>
-__global__ void page_softmax_kernel(PageSoftmaxParams p) {
+// One row of the page softmax; Mod: what its scores become first (primitive_device.cuh: NoScoreMod for the
+// kernel without a variant, WindowCap for page_softmax_mod_kernel, from the mask's window and soft-cap).
+template <class TS, class TP, int CHUNKS, bool VEC, class Mod>
+__device__ __forceinline__ void page_softmax_row(const PageSoftmaxParams& p) {
   __shared__ float smem[32];
   const int G = CHUNKS > 0 ? p.G : static_cast<int>(blockDim.x);
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x / G) + threadIdx.x / G;
   const int lane = threadIdx.x % G;
   const bool active = row < p.total_rows;
   int nvalid = 0, out_len = 0;
+  Mod mod{};
   const TS* srow = static_cast<const TS*>(p.scores);
   TP* prow = static_cast<TP*>(p.probs);
   if (active) {
@@ -49,19 +52,34 @@ __global__ void page_softmax_kernel(PageSoftmaxParams p) {
     std::int64_t nv = key_limit(p.mask, bh, r) - pg * p.page_size;
     nv = nv < 0 ? 0 : (nv > len ? len : nv);
     nvalid = static_cast<int>(nv);
+    if constexpr (kModifies<Mod>) {
+      const std::int64_t first = key_first(p.mask, bh, r) - pg * p.page_size;
+      mod.first = static_cast<int>(first < 0 ? 0 : (first > len ? len : first));
+      mod.cap = static_cast<float>(p.mask.softcap);
+    }
     out_len = static_cast<int>(p.page_size);
     srow += bh * p.score_bh_stride + pg * p.score_page_stride + r * p.score_ld;
     prow += row * p.page_size;
   }
   float m, sum;
   if constexpr (CHUNKS > 0)
-    row_softmax<TS, TP, CHUNKS, VEC>(srow, nvalid, prow, out_len, G, lane, smem, -INFINITY, &m, &sum);
+    row_softmax<TS, TP, CHUNKS, VEC, Mod>(srow, nvalid, prow, out_len, G, lane, smem, -INFINITY, &m, &sum, mod);
   else
-    row_softmax_long<TS, TP>(srow, nvalid, prow, out_len, smem, -INFINITY, &m, &sum);
+    row_softmax_long<TS, TP, Mod>(srow, nvalid, prow, out_len, smem, -INFINITY, &m, &sum, mod);
   if (active && lane == 0) {
     p.page_max[row] = m;
     p.page_sum[row] = sum;
   }
+}
+
+template <class TS, class TP, int CHUNKS, bool VEC>
+__global__ void page_softmax_kernel(PageSoftmaxParams p) {
+  page_softmax_row<TS, TP, CHUNKS, VEC, NoScoreMod>(p);
+}
+// The same where the mask has a window or a soft-cap.
+template <class TS, class TP, int CHUNKS, bool VEC>
+__global__ void page_softmax_mod_kernel(PageSoftmaxParams p) {
+  page_softmax_row<TS, TP, CHUNKS, VEC, WindowCap>(p);
 }
 
 template <class TS, class TP>
@@ -75,8 +93,9 @@ int launch_typed(const PageSoftmaxArgs& a, cudaStream_t stream) {
   const bool vec = aligned16(a.scores) && aligned16(a.probs) && stride_aligned16(a.score_bh_stride, sizeof(TS)) &&
                    stride_aligned16(a.score_page_stride, sizeof(TS)) && stride_aligned16(a.score_ld, sizeof(TS)) &&
                    stride_aligned16(a.page_size, sizeof(TP));
-  return launch_rows(p.total_rows, rc, vec, [&](auto chunks, auto v, dim3 grid, dim3 block) {
-    page_softmax_kernel<TS, TP, decltype(chunks)::value, decltype(v)::value><<<grid, block, 0, stream>>>(p);
+  return launch_rows(p, p.total_rows, rc, vec, a.mask, stream, [](auto c, auto v, auto modifies) {
+    if constexpr (decltype(modifies)::value) return &page_softmax_mod_kernel<TS, TP, decltype(c)::value, decltype(v)::value>;
+    else return &page_softmax_kernel<TS, TP, decltype(c)::value, decltype(v)::value>;
   });
 }
 

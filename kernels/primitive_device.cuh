@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace ab::kernels::dev {
 
@@ -75,16 +76,34 @@ struct SumOp {
   __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
 };
 
-// Softmax numerator of one row, read once and written once. The row has `nvalid` unmasked leading
-// scores (masking is always a suffix: causal keys past the query, or a short page's missing keys) and
+// What a row's scores become before its softmax (core/key_mask.hpp's window and soft-cap). NoScoreMod: nothing
+// (every score below nvalid counts; the kernels without a variant are built with it, unchanged). WindowCap: the
+// scores before `first` are hidden (a sliding window) and the others soft-capped (cap > 0: cap·tanh(s/cap)).
+struct NoScoreMod {};
+struct WindowCap {
+  int first = 0;
+  float cap = 0.0f;
+  __device__ __forceinline__ float apply(int c, float s) const {
+    if (c < first) return -INFINITY;
+    return cap > 0.0f ? cap * tanhf(s / cap) : s;
+  }
+};
+template <class Mod>
+inline constexpr bool kModifies = !std::is_same_v<Mod, NoScoreMod>;
+
+// Softmax numerator of one row, read once and written once. The row has `nvalid` leading scores not masked
+// at its end (causal keys past the query, or a short page's missing keys; a window's hidden keys at its start are
+// Mod's) and
 // `out_len` probability slots; slots past nvalid get 0. m = max(m_prev, max of the valid scores);
 // P = round_to<TP>(exp(s - m)), 0 when m is -inf; returns m and the sum of the rounded P. Thread `lane`
 // of a group of G holds chunks c = (k*G + lane)*8 for k < CHUNKS, so G*8*CHUNKS >= out_len is required.
-// VEC: row starts of scores and probs are 16-byte aligned, so whole chunks move as 16-byte vectors.
-template <class TS, class TP, int CHUNKS, bool VEC>
+// VEC: row starts of scores and probs are 16-byte aligned, so whole chunks move as 16-byte vectors. Mod: what
+// the valid scores become first (WindowCap: a hidden one counts as masked).
+template <class TS, class TP, int CHUNKS, bool VEC, class Mod = NoScoreMod>
 __device__ __forceinline__ void row_softmax(const TS* __restrict__ srow, int nvalid, TP* __restrict__ prow,
                                             int out_len, int G, int lane, float* smem, float m_prev,
-                                            float* m_out, float* sum_out) {
+                                            float* m_out, float* sum_out, const Mod& mod = Mod{}) {
+  (void)mod;
   float v[CHUNKS][kVec];
   float mx = -INFINITY;
 #pragma unroll
@@ -95,6 +114,11 @@ __device__ __forceinline__ void row_softmax(const TS* __restrict__ srow, int nva
     } else {
 #pragma unroll
       for (int i = 0; i < kVec; ++i) v[k][i] = c + i < nvalid ? to_f<TS>(srow[c + i]) : -INFINITY;
+    }
+    if constexpr (kModifies<Mod>) {
+#pragma unroll
+      for (int i = 0; i < kVec; ++i)
+        if (c + i < nvalid) v[k][i] = mod.apply(c + i, v[k][i]);
     }
 #pragma unroll
     for (int i = 0; i < kVec; ++i) mx = fmaxf(mx, v[k][i]);
@@ -109,6 +133,7 @@ __device__ __forceinline__ void row_softmax(const TS* __restrict__ srow, int nva
     const int c = (k * G + lane) * kVec;
 #pragma unroll
     for (int i = 0; i < kVec; ++i) {
+      // A hidden score (Mod) is -inf: its p is exp2(-inf) = 0.
       float p = (c + i < nvalid && !none) ? round_to<TP>(exp2f(fmaf(v[k][i], kLog2e, -m2))) : 0.0f;
       v[k][i] = p;
       sum += p;
@@ -128,20 +153,29 @@ __device__ __forceinline__ void row_softmax(const TS* __restrict__ srow, int nva
 
 // The same row with no register cache, for rows too long for it: the block (G = blockDim.x threads)
 // is one group; scores are read twice (max, then exp) instead of once.
-template <class TS, class TP>
+template <class TS, class TP, class Mod = NoScoreMod>
 __device__ __forceinline__ void row_softmax_long(const TS* __restrict__ srow, int nvalid, TP* __restrict__ prow,
                                                  int out_len, float* smem, float m_prev, float* m_out,
-                                                 float* sum_out) {
+                                                 float* sum_out, const Mod& mod = Mod{}) {
+  (void)mod;
   const int G = blockDim.x, lane = threadIdx.x;
   float mx = -INFINITY;
-  for (int c = lane; c < nvalid; c += G) mx = fmaxf(mx, to_f<TS>(srow[c]));
+  if constexpr (kModifies<Mod>) {
+    for (int c = lane; c < nvalid; c += G) mx = fmaxf(mx, mod.apply(c, to_f<TS>(srow[c])));
+  } else {
+    for (int c = lane; c < nvalid; c += G) mx = fmaxf(mx, to_f<TS>(srow[c]));
+  }
   mx = group_reduce(mx, G, smem, MaxOp());
   const float m = fmaxf(m_prev, mx);
   const bool none = m == -INFINITY;
   const float m2 = none ? 0.0f : m * kLog2e;
   float sum = 0.0f;
   for (int c = lane; c < out_len; c += G) {
-    float p = (c < nvalid && !none) ? round_to<TP>(exp2f(fmaf(to_f<TS>(srow[c]), kLog2e, -m2))) : 0.0f;
+    float p;
+    if constexpr (kModifies<Mod>)
+      p = (c < nvalid && !none) ? round_to<TP>(exp2f(fmaf(mod.apply(c, to_f<TS>(srow[c])), kLog2e, -m2))) : 0.0f;
+    else
+      p = (c < nvalid && !none) ? round_to<TP>(exp2f(fmaf(to_f<TS>(srow[c]), kLog2e, -m2))) : 0.0f;
     prow[c] = from_f<TP>(p);
     sum += p;
   }

@@ -1,6 +1,7 @@
 // The GPU reference attention: plain fp32, one 128-thread block per (head, query row), keys in chunks of
 // 128 with an online softmax, K/V read through either layout (query head h reads KV head h / group), each
-// sequence's own KV length, causal aligned bottom-right. Correctness over speed.
+// sequence's own KV length, causal aligned bottom-right, a sliding window and soft-capping (Problem's rules).
+// Correctness over speed.
 #include "primitive_device.cuh"
 #include "reference_attention.hpp"
 
@@ -51,7 +52,8 @@ __global__ void __launch_bounds__(kRefThreads) reference_attention_kernel(Refere
   for (int k = 0; k < kRefMaxPerThread; ++k) o[k] = 0.0f;
   float m = -INFINITY, l = 0.0f;
   const std::int64_t n = p.causal && i + len - S + 1 < len ? i + len - S + 1 : len;
-  for (std::int64_t j0 = 0; j0 < n; j0 += kRefThreads) {
+  const std::int64_t first = p.window > 0 && i + len - S - p.window > 0 ? i + len - S - p.window : 0;
+  for (std::int64_t j0 = first; j0 < n; j0 += kRefThreads) {
     const std::int64_t j = j0 + threadIdx.x;
     float s = -INFINITY;
     if (j < n) {
@@ -59,6 +61,7 @@ __global__ void __launch_bounds__(kRefThreads) reference_attention_kernel(Refere
       float dot = 0.0f;
       for (std::int64_t d = 0; d < D; ++d) dot = fmaf(q[d], to_f<T>(krow[d]), dot);
       s = dot * p.scale;
+      if (p.softcap > 0.0f) s = p.softcap * tanhf(s / p.softcap);
     }
     const float m_new = fmaxf(m, block_reduce(s, red, true));
     const float alpha = m == -INFINITY ? 0.0f : expf(m - m_new);
@@ -78,6 +81,7 @@ __global__ void __launch_bounds__(kRefThreads) reference_attention_kernel(Refere
     m = m_new;
     __syncthreads();
   }
+  if (p.sinks) l += expf(p.sinks[bh % p.heads] - m);
   float* out = p.out + (bh * S + i) * D;
 #pragma unroll
   for (int k = 0; k < kRefMaxPerThread; ++k) {

@@ -14,6 +14,9 @@ struct ReferenceParams {
   std::int64_t batch = 0, heads = 0, kv_heads = 0, seq_len = 0, q_len = 0, head_dim = 0, pages = 1, page_size = 0;
   bool paged = false, causal = false, bf16 = false;  // inputs bf16, else fp16
   float scale = 1.0f;
+  std::int64_t window = 0;  // a query sees no key before its position (i + len - q_len) minus window; 0: none
+  float softcap = 0.0f;     // scaled scores s become softcap * tanh(s / softcap); 0: none
+  const float* sinks = nullptr;  // [H] sink logits (device memory): a row's denominator gains exp(sink - max); null: none
 };
 
 // Largest head_dim the reference kernel takes.

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "core/dtype.hpp"          // DType
+#include "core/key_mask.hpp"       // KeyMask
 #include "primitive_device.cuh"  // RowConfig
 
 namespace ab::kernels::dev {
@@ -33,22 +34,30 @@ int dispatch_score_prob(DType score_type, DType prob_type, Typed typed) {
   return static_cast<int>(cudaErrorInvalidValue);
 }
 
-// Launches `total_rows` rows of rc's geometry: launch(chunks, vec, grid, block) with chunks an
-// std::integral_constant<int> (0: the long-row kernel) and vec an std::integral_constant<bool>, which the
-// caller turns into its kernel's template arguments. Returns the launch's cudaError_t.
-template <class Launch>
-int launch_rows(std::int64_t total_rows, const RowConfig& rc, bool vec, Launch launch) {
+// Launches the instance of a row-kernel family (page_softmax, softmax_update) that the rows need: pick(chunks,
+// vec, modifies) returns it (a __global__ function of Params), with chunks an std::integral_constant<int> (0: the
+// long-row kernel), vec an std::integral_constant<bool> and modifies one that says the key mask has a window or
+// a soft-cap (the family's WindowCap instance; the others run none of that code). Returns the launch's
+// cudaError_t.
+template <class Params, class Pick>
+int launch_rows(const Params& p, std::int64_t total_rows, const RowConfig& rc, bool vec, const KeyMask& mask,
+                cudaStream_t stream, Pick pick) {
   const std::int64_t blocks = (total_rows + rc.rows_per_block - 1) / rc.rows_per_block;
   if (blocks > 0x7fffffff) return static_cast<int>(cudaErrorInvalidConfiguration);
   const dim3 grid(static_cast<unsigned>(blocks)), block(rc.block);
   using Off = std::false_type;
   using On = std::true_type;
+  const bool modifies = mask.window > 0 || mask.softcap > 0;
+  auto launch = [&](auto c, auto v) {
+    auto kernel = modifies ? pick(c, v, On{}) : pick(c, v, Off{});
+    kernel<<<grid, block, 0, stream>>>(p);
+  };
   auto chunks = [&](auto c) {
-    if (vec) launch(c, On{}, grid, block);
-    else launch(c, Off{}, grid, block);
+    if (vec) launch(c, On{});
+    else launch(c, Off{});
   };
   if (rc.long_rows) {
-    launch(std::integral_constant<int, 0>{}, Off{}, grid, block);
+    launch(std::integral_constant<int, 0>{}, Off{});
   } else {
     switch (rc.chunks) {
       case 1: chunks(std::integral_constant<int, 1>{}); break;

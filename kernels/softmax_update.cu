@@ -24,14 +24,17 @@ struct SoftmaxUpdateParams {
   KeyMask mask;
 };
 
-template <class TS, class TP, int CHUNKS, bool VEC>
-__global__ void softmax_update_kernel(SoftmaxUpdateParams p) {
+// One row of the online-softmax update; Mod: what its scores become first (primitive_device.cuh: NoScoreMod for
+// the kernel without a variant, WindowCap for softmax_update_mod_kernel, from the mask's window and soft-cap).
+template <class TS, class TP, int CHUNKS, bool VEC, class Mod>
+__device__ __forceinline__ void softmax_update_row(const SoftmaxUpdateParams& p) {
   __shared__ float smem[32];
   const int G = CHUNKS > 0 ? p.G : static_cast<int>(blockDim.x);
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x / G) + threadIdx.x / G;
   const int lane = threadIdx.x % G;
   const bool active = row < p.total_rows;
   int nvalid = 0, out_len = 0;
+  Mod mod{};
   float m_old = -INFINITY, l_old = 0.0f;
   const TS* srow = static_cast<const TS*>(p.scores);
   TP* prow = static_cast<TP*>(p.probs);
@@ -48,6 +51,11 @@ __global__ void softmax_update_kernel(SoftmaxUpdateParams p) {
     std::int64_t nv = key_limit(p.mask, bh, r) - p.col_offset;
     nv = nv < 0 ? 0 : (nv > p.cols ? p.cols : nv);
     nvalid = static_cast<int>(nv);
+    if constexpr (kModifies<Mod>) {
+      const std::int64_t first = key_first(p.mask, bh, r) - p.col_offset;
+      mod.first = static_cast<int>(first < 0 ? 0 : (first > p.cols ? p.cols : first));
+      mod.cap = static_cast<float>(p.mask.softcap);
+    }
     out_len = static_cast<int>(p.cols);
     srow += bh * p.score_bh_stride + r * p.score_ld;
     prow += bh * p.prob_bh_stride + r * p.prob_ld;
@@ -58,9 +66,9 @@ __global__ void softmax_update_kernel(SoftmaxUpdateParams p) {
   }
   float m, sum;
   if constexpr (CHUNKS > 0)
-    row_softmax<TS, TP, CHUNKS, VEC>(srow, nvalid, prow, out_len, G, lane, smem, m_old, &m, &sum);
+    row_softmax<TS, TP, CHUNKS, VEC, Mod>(srow, nvalid, prow, out_len, G, lane, smem, m_old, &m, &sum, mod);
   else
-    row_softmax_long<TS, TP>(srow, nvalid, prow, out_len, smem, m_old, &m, &sum);
+    row_softmax_long<TS, TP, Mod>(srow, nvalid, prow, out_len, smem, m_old, &m, &sum, mod);
   if (!active) return;
   const float alpha = m_old == -INFINITY ? 0.0f : expf(m_old - m);
   if (lane == 0) {
@@ -81,6 +89,16 @@ __global__ void softmax_update_kernel(SoftmaxUpdateParams p) {
   }
 }
 
+template <class TS, class TP, int CHUNKS, bool VEC>
+__global__ void softmax_update_kernel(SoftmaxUpdateParams p) {
+  softmax_update_row<TS, TP, CHUNKS, VEC, NoScoreMod>(p);
+}
+// The same where the mask has a window or a soft-cap.
+template <class TS, class TP, int CHUNKS, bool VEC>
+__global__ void softmax_update_mod_kernel(SoftmaxUpdateParams p) {
+  softmax_update_row<TS, TP, CHUNKS, VEC, WindowCap>(p);
+}
+
 template <class TS, class TP>
 int launch_typed(const SoftmaxUpdateArgs& a, cudaStream_t stream) {
   SoftmaxUpdateParams p{a.scores, a.probs, a.row_max, a.row_sum, a.acc, a.score_ld, a.score_bh_stride,
@@ -93,8 +111,9 @@ int launch_typed(const SoftmaxUpdateArgs& a, cudaStream_t stream) {
   const bool vec = aligned16(a.scores) && aligned16(a.probs) && stride_aligned16(a.score_bh_stride, sizeof(TS)) &&
                    stride_aligned16(a.score_ld, sizeof(TS)) && stride_aligned16(a.prob_bh_stride, sizeof(TP)) &&
                    stride_aligned16(a.prob_ld, sizeof(TP));
-  return launch_rows(p.total_rows, rc, vec, [&](auto chunks, auto v, dim3 grid, dim3 block) {
-    softmax_update_kernel<TS, TP, decltype(chunks)::value, decltype(v)::value><<<grid, block, 0, stream>>>(p);
+  return launch_rows(p, p.total_rows, rc, vec, a.mask, stream, [](auto c, auto v, auto modifies) {
+    if constexpr (decltype(modifies)::value) return &softmax_update_mod_kernel<TS, TP, decltype(c)::value, decltype(v)::value>;
+    else return &softmax_update_kernel<TS, TP, decltype(c)::value, decltype(v)::value>;
   });
 }
 

@@ -11,7 +11,9 @@
  *
  * Life of a plugin row (attnbench runs every plugin row in a child process of its own, with a time limit):
  *   can_implement(problem, backend, config)  -> 0, or nonzero with a reason: the row is `unsupported`
- *   setup(problem, tensors, config, &state)   -> allocate workspace; not timed
+ *   setup(problem, tensors, config, &state)   -> allocate workspace; not timed. Device work it does (a warm-up
+ *                                                forward, a plan) must be finished or queued on tensors->stream
+ *                                                when it returns: attnbench then poisons O on that stream
  *   forward(state) ...                        -> one forward each call, enqueued on tensors->stream; timed
  *   teardown(state)                           -> free everything setup allocated
  * A nonzero return from setup or forward makes the row `failed` with the message written into `err`. A
@@ -64,6 +66,14 @@ enum ab_qo_layout {
                            and an O buffer of its own, which it permutes back to verify; neither permutation
                            is inside the timed forwards */
 };
+/* The attention variants a plugin may run (ab_plugin.variants, bits). A problem with a variant the plugin does
+ * not declare never reaches it: its row is `unsupported` with the reason. */
+enum ab_variant {
+  AB_VARIANT_SLIDING_WINDOW = 1, /* ab_problem.window: query i (position i + L - q_len) sees no key before
+                                    position - window */
+  AB_VARIANT_SOFT_CAPPING = 2,   /* ab_problem.softcap: every scaled score s becomes softcap * tanh(s / softcap) */
+  AB_VARIANT_SINKS = 4           /* ab_tensors.sinks: head h's softmax denominator gains exp(sinks[h] - max) */
+};
 /* Where the tensors live and what runs the forward. */
 enum ab_backend {
   AB_BACKEND_CPU = 0, /* host memory; forward runs synchronously on the calling thread; stream is NULL */
@@ -90,7 +100,11 @@ typedef struct ab_problem {
   int32_t ragged;    /* 1: sequences have their own KV lengths (kv_lens); keys past a sequence's length hold
                         values that must not be read into the result (contiguous) */
   float scale;       /* softmax scale, 1/sqrt(head_dim) */
-  int32_t reserved[7]; /* zero */
+  /* The variants (enum ab_variant); zero without them. Set only for a plugin whose table declares them. */
+  int32_t window;    /* sliding window in keys (AB_VARIANT_SLIDING_WINDOW); 0: none */
+  float softcap;     /* logit soft-cap (AB_VARIANT_SOFT_CAPPING); 0: none */
+  int32_t sinks;     /* 1: tensors->sinks holds one logit a query head (AB_VARIANT_SINKS); 0: none */
+  int32_t reserved[4]; /* zero */
 } ab_problem;
 
 /* The problem's tensors, in attnbench's layouts, in backend memory (host for CPU, device for CUDA). Every
@@ -108,7 +122,8 @@ typedef struct ab_tensors {
   int32_t backend;             /* enum ab_backend */
   int32_t device;              /* CUDA device ordinal (current when setup and forward are called); CPU: 0 */
   void* stream;                /* CUDA: the cudaStream_t to enqueue on; CPU: NULL */
-  void* reserved[4];           /* NULL */
+  const float* sinks;          /* problem->sinks: [H] fp32 sink logits in backend memory; else NULL */
+  void* reserved[3];           /* NULL */
 } ab_tensors;
 
 /* The table a plugin exports. Strings and the configs array are static (they outlive the library's use).
@@ -147,6 +162,7 @@ typedef struct ab_plugin {
   /* Fields added within ABI version 1. attnbench reads a field only when struct_size covers it, so a table
    * built against an earlier copy of this header (struct_size ending at teardown) keeps each at its default. */
   int32_t qo_layout;           /* enum ab_qo_layout of q and o in ab_tensors; default AB_QO_HEAD_MAJOR */
+  uint32_t variants;           /* enum ab_variant bits the plugin runs; default 0 (none) */
 } ab_plugin;
 
 /* The size of the first version-1 table (through teardown), the smallest struct_size attnbench accepts. */

@@ -102,7 +102,7 @@ std::string set_up(const ab_problem& p, const ab_tensors& t, int config, State& 
   if (s.graph->workspace_bytes() > 0)
     if (cudaError_t e = cudaMalloc(&s.workspace, static_cast<size_t>(s.graph->workspace_bytes())); e != cudaSuccess)
       return cuda_said("cudaMalloc (cuDNN workspace)", e);
-  s.ptr = SdpaPointers{t.q, t.k, t.v, t.o, nullptr, nullptr, t.kv_lens};
+  s.ptr = SdpaPointers{t.q, t.k, t.v, t.o, nullptr, nullptr, t.kv_lens, p.sinks ? t.sinks : nullptr};
   if (s.graph->padded()) {
     if (std::string e = upload(std::vector<int32_t>(static_cast<size_t>(p.batch), static_cast<int32_t>(p.q_len)), &s.seq_len_q); !e.empty())
       return e;
@@ -187,9 +187,13 @@ extern "C" ATTNBENCH_PLUGIN_EXPORT const ab_plugin* attnbench_plugin(void) {
   using namespace ab_peer_cudnn;
   static ab_plugin table = {ATTNBENCH_PLUGIN_ABI_VERSION, sizeof(ab_plugin), "cudnn", nullptr,
                             "cuDNN fused SDPA forward (cudnn_frontend graph API): contiguous and paged K/V, GQA/MQA, "
-                            "bottom-right causal, ragged lengths; configs: the heuristics' plan or plan i of heuristics A",
+                            "bottom-right causal, ragged lengths, sliding windows, sinks; configs: the heuristics' plan or "
+                            "plan i of heuristics A",
                             kNumConfigs, kConfigs, can_implement, kernels_per_forward, setup, forward, teardown,
-                            AB_QO_HEAD_MAJOR};  // cuDNN takes attnbench's [B, H, q_len, D] through its strides
+                            AB_QO_HEAD_MAJOR,  // cuDNN takes attnbench's [B, H, q_len, D] through its strides
+                            // Its window (the diagonal band) and sink token; soft-capping would be a score_mod,
+                            // which turns off the built-in masks (docs/perf-log/2026-11-27-variant-peer-support.md).
+                            AB_VARIANT_SLIDING_WINDOW | AB_VARIANT_SINKS};
   table.version = version_line();
   return &table;
 }

@@ -13,7 +13,7 @@ namespace ab_peer_cudnn {
 
 namespace {
 
-enum Uid : int64_t { kQ = 1, kK, kV, kO, kSeqQ, kSeqKv, kPageK, kPageV };
+enum Uid : int64_t { kQ = 1, kK, kV, kO, kSeqQ, kSeqKv, kPageK, kPageV, kSink };
 
 std::shared_ptr<fe::graph::Tensor_attributes> tensor4(fe::graph::Graph& g, const char* name, int64_t uid,
                                                       std::vector<int64_t> dim) {
@@ -45,6 +45,7 @@ struct SdpaGraph::Impl {
   int plan = -1;
   bool padded = false;
   bool paged = false;
+  bool sinks = false;
   ~Impl() {
     if (handle) fe::detail::destroy_handle(handle);
   }
@@ -88,6 +89,17 @@ std::unique_ptr<SdpaGraph> SdpaGraph::build(const ab_problem& p, int plan, std::
       options.set_causal_mask(true);
     else
       options.set_causal_mask_bottom_right(true);
+  }
+  // A window (attnbench's: at most `window` keys before the query's own position): cuDNN keeps key col when
+  // col + left_bound > row, row aligned bottom-right, so the bound is window + 1 (docs/variants.md). After the
+  // causal flags, which set the alignment too (the square's top-left one is the same diagonal).
+  if (p.window > 0)
+    options.set_diagonal_alignment(fe::DiagonalAlignment_t::BOTTOM_RIGHT).set_diagonal_band_left_bound(p.window + 1);
+  if (p.sinks) {
+    impl->sinks = true;
+    auto sink = tensor4(g, "sink_token", kSink, {1, H, 1, 1});
+    sink->set_data_type(fe::DataType_t::FLOAT);
+    options.set_sink_token(sink);
   }
   if (impl->padded) {
     options.set_padding_mask(true)
@@ -145,6 +157,7 @@ std::string SdpaGraph::execute(const SdpaPointers& ptr, void* workspace) const {
     pack[kSeqQ] = const_cast<int32_t*>(ptr.seq_len_q);
     pack[kSeqKv] = const_cast<int32_t*>(ptr.seq_len_kv);
   }
+  if (impl_->sinks) pack[kSink] = const_cast<float*>(ptr.sinks);
   if (impl_->paged) {
     pack[kPageK] = const_cast<int32_t*>(ptr.page_table);
     pack[kPageV] = const_cast<int32_t*>(ptr.page_table);

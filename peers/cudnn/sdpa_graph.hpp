@@ -2,7 +2,8 @@
 // executed on a stream. The only file of the peer that includes cudnn_frontend (it takes most of the compile).
 // Layouts are attnbench's (include/attnbench/plugin.h): Q/O [B,H,q,D]; K/V [B,KVH,S,D], or a page pool
 // [slots,KVH,page,D] read through page tables [B,1,pages,1]; per-sequence lengths turn on cuDNN's padding
-// mask; causal is bottom-right.
+// mask; causal is bottom-right; a sliding window is the diagonal band's left bound (window + 1: cuDNN's bound
+// counts the query itself), bottom-right aligned; sinks are the sink token {1, H, 1, 1} (fp32).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -21,6 +22,7 @@ struct SdpaPointers {
   const int32_t* page_table = nullptr;  // paged: [B, pages], every entry a valid slot
   const int32_t* seq_len_q = nullptr;   // with the padding mask: [B] queries per sequence
   const int32_t* seq_len_kv = nullptr;  // with the padding mask: [B] keys per sequence
+  const float* sinks = nullptr;         // with sinks: [H] fp32 sink logits
 };
 
 // cudnn_frontend's version as "1.32.0".

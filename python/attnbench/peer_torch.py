@@ -90,7 +90,27 @@ def peer_problem(p):
     if isinstance(p.get("kv_lens_values"), list):
         out["kv_lens"] = p.get("kv_lens", "list")
         out["kv_lens_values"] = [int(x) for x in p["kv_lens_values"]]
+    for variant in ("window", "softcap"):  # kept, so that the rows match attnbench's problem
+        if int(p.get(variant, 0) or 0) > 0:
+            out[variant] = int(p[variant])
+    if p.get("sinks") is True:
+        out["sinks"] = True
     return out
+
+
+def window(p):
+    """The problem's sliding window (a query sees no key before its position minus it), 0 for none."""
+    return int(p.get("window", 0) or 0)
+
+
+def variant_refusal(p):
+    """The reason a problem's variant is not run here, or None. A window goes in the boolean mask (mask_mode); no
+    SDPA backend has soft-capping or attention sinks."""
+    if int(p.get("softcap", 0) or 0) > 0:
+        return "logit soft-capping (no PyTorch SDPA backend has it)"
+    if p.get("sinks") is True:
+        return "attention sinks (no PyTorch SDPA backend has them)"
+    return None
 
 
 def problem_key(p):
@@ -101,7 +121,8 @@ def problem_key(p):
 def grid_from_flags(a):
     args = [f"--{k}={v}" for k, v in (("batch", a.batch), ("heads", a.heads), ("kv_heads", a.kv_heads),
                                       ("seq_len", a.seq_len), ("q_len", a.q_len), ("kv_lens", a.kv_lens),
-                                      ("head_dim", a.head_dim), ("dtype", a.dtype), ("causal", a.causal))
+                                      ("head_dim", a.head_dim), ("dtype", a.dtype), ("causal", a.causal),
+                                      ("window", a.window), ("softcap", a.softcap), ("sinks", a.sinks))
             if v is not None]
     return [(peer_problem(p), p) for p in ask_grid(args)]
 
@@ -149,6 +170,7 @@ def suite_grid(p):
     """A peer problem as one grid of an attnbench suite (its only problem)."""
     g = {k: p[k] for k in ("batch", "heads", "kv_heads", "q_len", "head_dim", "dtype", "causal")}
     g.update(pages=1, kv_layout="contiguous")
+    g.update({k: p[k] for k in ("window", "softcap", "sinks") if p.get(k)})
     if ragged(p):
         g["kv_lens"] = "list:" + ",".join(str(n) for n in p["kv_lens_values"])
     else:
@@ -158,8 +180,9 @@ def suite_grid(p):
 
 def work_key(p):
     """What FLOPs and bytes depend on: every field but the paging."""
-    fields = ("batch", "heads", "kv_heads", "seq_len", "q_len", "head_dim", "dtype", "causal")
-    return tuple(p.get(k) for k in fields) + (tuple(p.get("kv_lens_values") or ()),)
+    fields = ("batch", "heads", "kv_heads", "seq_len", "q_len", "head_dim", "dtype", "causal", "window", "softcap",
+              "sinks")
+    return tuple(p.get(k) or 0 for k in fields) + (tuple(p.get("kv_lens_values") or ()),)
 
 
 def ask_work(problems):
@@ -190,7 +213,7 @@ def mask_mode(p):
     an explicit boolean [B, 1, q_len, seq_len] mask, bottom-right causal (query i of a sequence of length L
     sees keys 0 .. i + L - q_len) and/or key padding past a ragged sequence's length. PyTorch's is_causal is
     top-left aligned when q_len != seq_len, a different mask, so it is not used there."""
-    if ragged(p):
+    if ragged(p) or window(p):
         return "bool"
     if not p["causal"]:
         return "none"
@@ -208,6 +231,8 @@ def plan(p, backend, original=None):
         notes.append(f"ragged: padded to the longest ({S}) with a key-padding mask")
     if mode == "bool" and p["causal"]:
         notes.append("causal bottom-right via explicit bool mask")
+    if window(p):
+        notes.append(f"sliding window {window(p)} via explicit bool mask")
     mask_arg = {"none": "attn_mask=None", "is_causal": "is_causal=True",
                 "bool": f"attn_mask=bool[{B},1,{Q},{S}]"}[mode]
     qs, ks = f"q[{B},{H},{Q},{D}]", f"k[{B},{KVH},{S},{D}]"
@@ -359,6 +384,8 @@ class Gpu:
         m = j < lens
         if p["causal"]:
             m = m & (j <= i + lens - p["q_len"])
+        if window(p):
+            m = m & (j >= i + lens - p["q_len"] - window(p))
         return m
 
     def forward(self, backend, p, q, k, v):
@@ -487,6 +514,9 @@ class Gpu:
             i = t.arange(Q, device=self.dev).view(-1, 1)
             j = t.arange(L, device=self.dev).view(1, -1)
             hidden = (j > i + L - Q) if p["causal"] else None
+            if window(p):
+                before = j < i + L - Q - window(p)
+                hidden = before if hidden is None else (hidden | before)
             for h in range(p["heads"]):
                 kv = h // g
                 sc = (q[b, h].float() @ k[b, kv, :L].float().T) * scale
@@ -573,6 +603,10 @@ def parse_args(argv):
     ap.add_argument("--seq_len", "--seq-len", "-s", dest="seq_len", default=None, help="default 512")
     ap.add_argument("--head_dim", "--head-dim", "-d", dest="head_dim", default=None, help="default 64")
     ap.add_argument("--dtype", default=None, help="fp16 | bf16 | fp16,bf16 (default fp16)")
+    ap.add_argument("--window", default=None, help="sliding window (attnbench's --window; an explicit bool mask here)")
+    ap.add_argument("--softcap", default=None, help="attnbench's --softcap (no SDPA backend has it: rows unsupported)")
+    ap.add_argument("--sinks", nargs="?", const="true", default=None,
+                    help="attnbench's --sinks (no SDPA backend has them: rows unsupported)")
     ap.add_argument("--causal", nargs="?", const="true", default=None,
                     help="--causal alone: causal; --causal=false,true: both (default false)")
     ap.add_argument("--config", help="an attnbench suite (configs/NAME.json or a path) instead of the size flags")
@@ -614,7 +648,7 @@ def parse_args(argv):
 
 def build_grid(a, merge_doc):
     sized = any(x is not None for x in (a.batch, a.heads, a.kv_heads, a.seq_len, a.q_len, a.kv_lens, a.head_dim,
-                                        a.dtype, a.causal))
+                                        a.dtype, a.causal, a.window, a.softcap, a.sinks))
     if a.config and sized:
         raise UsageError("--config and size flags are exclusive")
     if a.config:
@@ -671,7 +705,9 @@ def main(argv):
             if a.dry_run and not a.quiet:
                 notes = f"  # {'; '.join(planned['notes'])}" if planned["notes"] else ""
                 print(f"[{i + 1}/{len(problems)}] {label(p)}  peer:torch-{backend}: {planned['call']}{notes}")
-            if gpu is None:
+            if variant_refusal(p):
+                row = unsupported_row(p, backend, variant_refusal(p))
+            elif gpu is None:
                 row = unsupported_row(p, backend, why_not)
             else:
                 row = gpu.run_row(backend, p, planned, work[problem_key(p)])
@@ -714,8 +750,10 @@ def label(p):
     kvh = f" KVH={p['kv_heads']}" if p.get("kv_heads", p["heads"]) != p["heads"] else ""
     q = f" q={p['q_len']}" if p.get("q_len", p["seq_len"]) != p["seq_len"] else ""
     lens = f" lens={p.get('kv_lens', 'list')}" if "kv_lens_values" in p else ""
+    variants = "".join(f" {tag}={p[k]}" for k, tag in (("window", "win"), ("softcap", "cap")) if p.get(k))
+    variants += " sinks" if p.get("sinks") is True else ""
     return (f"B={p['batch']} H={p['heads']}{kvh} S={p['seq_len']}{q} D={p['head_dim']} {p['dtype']}{lens}"
-            + (" causal" if p["causal"] else ""))
+            + (" causal" if p["causal"] else "") + variants)
 
 
 def print_table(rows):

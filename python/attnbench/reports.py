@@ -33,6 +33,9 @@ AXES = (
     ("kv_layout", str, True, None),
     ("dtype", str, True, None),
     ("causal", bool, True, None),
+    ("window", int, False, None),   # the variants (docs/variants.md): absent when the problem has none
+    ("softcap", int, False, None),
+    ("sinks", bool, False, None),
 )
 DTYPE_SPELLINGS = {"fp16": "fp16", "half": "fp16", "float16": "fp16", "bf16": "bf16", "bfloat16": "bf16"}
 LAYOUTS = ("contiguous", "paged")
@@ -176,6 +179,11 @@ def normalize_problem(p, origin="problem"):
            "dtype": v["dtype"], "causal": v["causal"], "pages_requested": requested or pages}
     if lens is not None:
         out["kv_lens"], out["kv_lens_values"] = v["kv_lens"], lens
+    for name in ("window", "softcap"):
+        if name in v:
+            out[name] = v[name]
+    if v.get("sinks") is True:  # false: as absent, the binary writes neither
+        out["sinks"] = True
     return dict(sorted(out.items()))
 
 
@@ -204,7 +212,8 @@ def problem_label(p):
              f"KVH={p['kv_heads']}" if p["kv_heads"] != p["heads"] else "", f"S={p['seq_len']}",
              f"q={p['q_len']}" if p["q_len"] != p["seq_len"] else "", _lengths_label(p), f"D={p['head_dim']}",
              f"P={p['pages']}", f"ps={p['page_size']}" if p["pages"] > 1 else "", p["kv_layout"], p["dtype"],
-             "causal" if p["causal"] else ""]
+             "causal" if p["causal"] else "", f"win={p['window']}" if p.get("window") else "",
+             f"cap={p['softcap']}" if p.get("softcap") else "", "sinks" if p.get("sinks") is True else ""]
     return " ".join(x for x in parts if x)
 
 
@@ -220,7 +229,8 @@ def problem_cache_key(p):
              f"S{p['seq_len']}", f"q{p['q_len']}" if p["q_len"] != p["seq_len"] else "",
              "lens#" + lengths_digest(p["kv_lens_values"]) if isinstance(p.get("kv_lens_values"), list) else "",
              f"D{p['head_dim']}", f"P{p['pages']}", f"ps{p['page_size']}", p["kv_layout"], p["dtype"],
-             "causal" if p["causal"] else "full"]
+             "causal" if p["causal"] else "full", f"win{p['window']}" if p.get("window") else "",
+             f"cap{p['softcap']}" if p.get("softcap") else "", "sinks" if p.get("sinks") is True else ""]
     return "_".join(x for x in parts if x)
 
 

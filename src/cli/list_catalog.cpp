@@ -144,7 +144,7 @@ json plugins() {
   for (const PluginInfo& p : describe_plugins())
     list.push_back({{"name", p.name}, {"strategy", p.strategy_name()}, {"version", p.version},
                     {"description", p.description}, {"path", p.path}, {"configs", p.configs},
-                    {"qo_layout", qo_layout_name(p.qo_layout)}});
+                    {"qo_layout", qo_layout_name(p.qo_layout)}, {"variants", p.variants}});
   return list;
 }
 

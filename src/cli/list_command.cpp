@@ -22,10 +22,12 @@ namespace {
 
 using json = nlohmann::json;
 
-// A found plugin's or peer's configurations, and its Q/O order when it is not attnbench's own.
+// A found plugin's or peer's configurations, its Q/O order when it is not attnbench's own, and the variants it runs.
 std::string configs_cell(const json& p) {
   std::string cell = fmt::format("configs: {}", fmt::join(p["configs"].get<std::vector<std::string>>(), ","));
   if (p.value("qo_layout", std::string()) == "token-major") cell += "; Q/O token-major";
+  if (auto v = p.find("variants"); v != p.end() && v->is_array() && !v->empty())
+    cell += fmt::format("; runs {}", fmt::join(v->get<std::vector<std::string>>(), ", "));
   return cell;
 }
 

@@ -22,6 +22,7 @@ json found_peer(const PeerOutcome& o) {
     e["description"] = info.description;
     e["configs"] = info.configs;
     e["qo_layout"] = qo_layout_name(info.qo_layout);
+    e["variants"] = info.variants;
   }
   e["status"] = o.usable() ? "found" : "unavailable";
   if (!o.usable()) e["reason"] = o.unavailable;

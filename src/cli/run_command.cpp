@@ -246,7 +246,7 @@ void refuse_grid_no_strategy_runs(const RunOptions& opt, Backend& backend) {
   auto strategies = make_strategies(opt.strategies);
   for (const Problem& p : opt.problems)
     for (const auto& s : strategies) {
-      std::string why = s->can_implement(p, backend, strategy_options(opt, *s));
+      std::string why = s->can_run(p, backend, strategy_options(opt, *s));
       if (why.empty()) any = true;
       else if (first_reason.empty()) first_reason = fmt::format("{} on {}: {}", s->name(), p.label(), why);
       if (any) break;

@@ -33,7 +33,7 @@ void print_dry_run(Backend& backend, const RunOptions& opt, std::FILE* out) {
     double t = opt.verify ? estimate_reference_seconds(p, dev) : 0.0, worst = t;
     std::int64_t launches = 0, runnable = 0;
     for (const auto& s : strategies) {
-      if (!s->can_implement(p, backend, strategy_options(opt, *s)).empty()) continue;
+      if (!s->can_run(p, backend, strategy_options(opt, *s)).empty()) continue;
       const LaunchContract c = s->contract(p, opt.strategy);
       const RowEstimate e = estimate_row(p, c, s->uses_fused_tile(), dev, opt.measure);
       t += e.row_s;

@@ -1,5 +1,6 @@
 // `attnbench tune`: grid flags or --config → GEMM algorithm and fused tile search → attnbench.cache/1
 // (merged into --cache, written atomically after every problem) → summary table.
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -58,7 +59,7 @@ struct TuneFlags : SharedFlags {
   int probe_calls = 4;
   bool probe_flush = false;
   double group_margin = 1.5;
-  HalvingRule halving;  // --halving_keep, --halving_final, --halving_band
+  HalvingRule halving;  // --halving_keep, --halving_final, --halving_band, --halving_band_limit
   bool dry_run = false;
   std::string search = "heuristic";
   bool skip_cached = false;
@@ -67,13 +68,17 @@ struct TuneFlags : SharedFlags {
 };
 
 
-// --halving_keep, --halving_final, --halving_band: successive halving's rule (tune/shape_screen.hpp).
+// --halving_keep, --halving_final, --halving_band, --halving_band_limit: successive halving's rule
+// (tune/shape_screen.hpp).
 void check_halving_flags(const HalvingRule& h) {
   if (!(h.keep == 0 || (h.keep > 0 && h.keep < 1)))
     throw UsageError(fmt::format("--halving_keep must be 0 (off) or a fraction between 0 and 1, got {}", h.keep));
   if (h.final_round < 1) throw UsageError(fmt::format("--halving_final must be at least 1, got {}", h.final_round));
   if (!(h.band >= 0 && h.band < 1))
     throw UsageError(fmt::format("--halving_band must be a fraction from 0 up to 1, got {}", h.band));
+  if (!(h.band_limit == 0 || (h.band_limit >= 1 && std::isfinite(h.band_limit))))
+    throw UsageError(
+        fmt::format("--halving_band_limit must be 0 (no limit) or a factor of at least 1, got {}", h.band_limit));
 }
 
 // The search flags: --top, --search, --max_candidates, --finalists, the screen's flags, --dry_run.
@@ -163,8 +168,9 @@ void print_tune_header(const TuneFlags& f, const TuneOptions& opt, const Backend
                                                  : std::string("exhaustive (whole space)"))
                            : fmt::format("heuristic top-{}", opt.top);
   const HalvingRule& h = opt.halving;
-  std::string halving = h.on() ? fmt::format("successive halving (the fastest {:g} of a stage and any within {:g}% of it go on, "
-                                             "down to {}), then a ", h.keep, 100 * h.band, h.final_round)
+  const std::string limit = h.band_limit > 0 ? fmt::format(", at most {:g}x as many", h.band_limit) : std::string();
+  std::string halving = h.on() ? fmt::format("successive halving (the fastest {:g} of a stage and any within {:g}% of it "
+                                             "go on{}, down to {}), then a ", h.keep, 100 * h.band, limit, h.final_round)
                                : std::string("no halving: a ");
   if (opt.exhaustive && h.on() && opt.group_margin > 0 && opt.screen_cutoff > 0)
     halving = fmt::format("a grouped probe (a representative per base configuration first; the variants of those over "
@@ -234,7 +240,7 @@ nlohmann::json tune_journal_header(const TuneFlags& f, const TuneOptions& opt, c
                              {"screen_cutoff", f.screen_cutoff}, {"probe_calls", f.probe_calls},
                              {"probe_flush", f.probe_flush}, {"group_margin", f.group_margin},
                              {"halving_keep", f.halving.keep}, {"halving_final", f.halving.final_round},
-                             {"halving_band", f.halving.band},
+                             {"halving_band", f.halving.band}, {"halving_band_limit", f.halving.band_limit},
                              {"skip_cached", f.skip_cached},
                              {"scores", f.scores}, {"gqa_packing", f.gqa_packing}, {"seed", f.seed},
                              {"measure", opt.measure.to_json()}};
@@ -382,6 +388,10 @@ Command add_tune_command(CLI::App& parent) {
   app->add_option("--halving_band,--halving-band", f.halving.band,
                   "never drop a candidate within this fraction of a stage's fastest (for one sample of the screen's "
                   "calls; wider for the probe's fewer calls, narrower for a median of more samples)")
+      ->capture_default_str();
+  app->add_option("--halving_band_limit,--halving-band-limit", f.halving.band_limit,
+                  "a halving stage keeps at most this many times its fastest --halving_keep fraction, the band's "
+                  "candidates included (past that they are ties of each other; 0: every one within the band)")
       ->capture_default_str();
   app->add_flag("--dry_run,--dry-run", f.dry_run,
                 "list the GEMM candidates and fused tiles each shape would try, time nothing, write no cache");

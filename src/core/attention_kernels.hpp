@@ -12,6 +12,7 @@
 #include "core/fused_tile.hpp"
 #include "core/key_mask.hpp"
 #include "core/problem.hpp"
+#include "core/softmax_sinks.hpp"
 
 namespace ab {
 
@@ -63,15 +64,18 @@ struct CombineArgs {
   std::int64_t bh_count = 0, pages = 0, rows = 0, head_dim = 0;
   void* out = nullptr;
   DType out_type = DType::fp16;
+  SoftmaxSinks sinks;  // with logits: each row's denominator gains exp(sink - m), m the max over its pages
 };
 
-// O = acc / l for every row.
+// O = acc / l for every row (with sinks, acc / (l + exp(sink - row_max))).
 struct FinalizeArgs {
   const float* acc = nullptr;
   const float* row_sum = nullptr;
+  const float* row_max = nullptr;  // read only with sinks
   std::int64_t bh_count = 0, rows = 0, head_dim = 0;
   void* out = nullptr;
   DType out_type = DType::fp16;
+  SoftmaxSinks sinks;
 };
 
 // Copy K and V pages into contiguous padded tensors [B*KVH*group, pages*page_size, D], rows past a
@@ -108,6 +112,8 @@ struct AttentionIO {
   const std::int32_t* block_table_host = nullptr;  // the same table on the host, for pointer arithmetic
   const std::int32_t* kv_lens = nullptr;           // [B] KV length per sequence, backend memory (always set)
   const std::int32_t* kv_lens_host = nullptr;      // the same on the host
+  const float* sinks = nullptr;                    // [H] sink logits (Problem::sinks), backend memory; else null
+  const float* sinks_host = nullptr;               // the same on the host
   // The guard regions around every buffer above (ProblemInputs), checked after a plugin's forwards; may be null.
   const GuardRegions* guards = nullptr;
 };
@@ -126,6 +132,9 @@ class AttentionKernels {
   virtual void combine_pages(const CombineArgs& a) = 0;
   virtual void finalize(const FinalizeArgs& a) = 0;
   virtual void gather_pages(const GatherArgs& a) = 0;
+  // The problem variants (Problem::variants) these primitives and fused kernel apply (KeyMask's window and
+  // soft-cap): a strategy runs a variant only on a backend whose kernels do (Strategy::can_run).
+  virtual std::vector<std::string> runs_variants() const { return {}; }
 
   // Fused attention: the compiled tiles, which of them take a problem, and one launch.
   virtual std::vector<FusedTile> fused_tiles() const = 0;

@@ -82,6 +82,7 @@ class ForwardingKernels : public AttentionKernels {
   void combine_pages(const CombineArgs& a) override { k_.combine_pages(a); }
   void finalize(const FinalizeArgs& a) override { k_.finalize(a); }
   void gather_pages(const GatherArgs& a) override { k_.gather_pages(a); }
+  std::vector<std::string> runs_variants() const override { return k_.runs_variants(); }
   std::vector<FusedTile> fused_tiles() const override { return k_.fused_tiles(); }
   std::string fused_can_implement(const Problem& p, const FusedTile& tile) const override {
     return k_.fused_can_implement(p, tile);

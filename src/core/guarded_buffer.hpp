@@ -9,6 +9,10 @@
 
 namespace ab {
 
+// The byte every output buffer is filled with before a verified forward: NaN in every fp16, bf16 and fp32
+// element, so that an element the forward did not write fails verification.
+inline constexpr unsigned char kOutputPoison = 0xFF;
+
 // One buffer of `bytes` usable bytes with kGuardBytes of a fixed pattern on each side.
 class GuardedBuffer {
  public:

@@ -3,8 +3,10 @@
 // query heads that share a KV head), each of `rows` rows: row r is query r % q_len of its head, the last
 // q_len positions of a sequence whose KV length is kv_lens[b] (or kv_len). Keys past the sequence are
 // masked, and with causal (bottom-right aligned, as FlashAttention and FlashInfer) so are keys after the
-// query: query i of a sequence of length L sees keys 0 ... i + L - q_len. The visible keys are always a
-// prefix, so a mask is one limit per row.
+// query: query i of a sequence of length L sees keys 0 ... i + L - q_len. With a sliding window (window > 0) a
+// query sees no key before its position (i + L - q_len) minus window: the visible keys of a row are the range
+// [key_first, key_limit). The mask also carries the scores' soft-cap (softcap > 0: every visible score s, already
+// scaled, becomes softcap·tanh(s / softcap) before the softmax), which every reader of the mask applies.
 #pragma once
 #include <cstdint>
 
@@ -23,9 +25,23 @@ struct KeyMask {
   const std::int32_t* kv_lens = nullptr;  // [B] in the memory of whoever reads it (device for kernels)
   std::int64_t items_per_seq = 1;         // items of one sequence (heads, or KV heads when packed)
   std::int64_t item0 = 0;                 // index of the launch's first item among all items
+  std::int64_t window = 0;                // sliding window (Problem::window); 0: none
+  double softcap = 0;                     // soft-cap of the scores (Problem::softcap); 0: none
 };
 
-// Keys [0, limit) are visible to row `row` of item `item` (counted from the launch's first item).
+// The first key row `row` of item `item` sees: 0, or with a window its position minus the window.
+AB_HOST_DEVICE inline std::int64_t key_first(const KeyMask& m, std::int64_t item, std::int64_t row) {
+  if (m.window <= 0) return 0;
+  std::int64_t len = m.kv_len;
+  if (m.kv_lens) len = m.kv_lens[(m.item0 + item) / m.items_per_seq];
+  const std::int64_t q_len = m.q_len > 0 ? m.q_len : len;
+  const std::int64_t qi = m.q_len > 0 ? row % m.q_len : row;
+  const std::int64_t first = qi + len - q_len - m.window;
+  return first > 0 ? first : 0;
+}
+
+// The end of the keys row `row` of item `item` (counted from the launch's first item) sees: keys
+// [key_first, key_limit) are visible.
 AB_HOST_DEVICE inline std::int64_t key_limit(const KeyMask& m, std::int64_t item, std::int64_t row) {
   std::int64_t len = m.kv_len;
   if (m.kv_lens) len = m.kv_lens[(m.item0 + item) / m.items_per_seq];

@@ -45,13 +45,40 @@ std::int64_t Problem::visible_keys(std::int64_t b, std::int64_t qi) const {
   return std::min(len, qi + len - q_len + 1);
 }
 
+std::int64_t Problem::first_visible_key(std::int64_t b, std::int64_t qi) const {
+  if (window <= 0) return 0;
+  return std::max<std::int64_t>(0, qi + kv_len(b) - q_len - window);
+}
+
+std::vector<std::string> Problem::variants() const {
+  std::vector<std::string> v;
+  if (window > 0) v.push_back(kSlidingWindow);
+  if (softcap > 0) v.push_back(kSoftCapping);
+  if (sinks) v.push_back(kSinks);
+  return v;
+}
+
+std::vector<std::string> key_mask_variants() { return {kSlidingWindow, kSoftCapping}; }
+std::vector<std::string> softmax_variants() { return {kSlidingWindow, kSoftCapping, kSinks}; }
+
+namespace {
+// The sum over queries qi = 0 .. q-1 of max(0, a + qi): the keys before each query's window (a = L - q - window).
+double keys_before_windows(double a, double q) {
+  if (a >= 0) return q * a + q * (q - 1) / 2;
+  const double n = a + q;  // the terms a + qi >= 1 are 1 .. n - 1
+  return n > 1 ? n * (n - 1) / 2 : 0;
+}
+}  // namespace
+
 double Problem::pairs() const {
-  // Per sequence of length L: q·L keys without a mask; bottom-right causal: query i sees L - q + 1 + i.
+  // Per sequence of length L: q·L keys without a mask; bottom-right causal: query i sees L - q + 1 + i; a window
+  // takes away, from query i, the max(0, L - q + i - window) keys before it.
   const double q = static_cast<double>(q_len);
   double per_head = 0;
   for (std::int64_t b = 0; b < batch; ++b) {
     const double L = static_cast<double>(kv_len(b));
     per_head += causal ? q * (L - q + 1) + q * (q - 1) / 2 : q * L;
+    if (window > 0) per_head -= keys_before_windows(L - q - static_cast<double>(window), q);
   }
   return per_head * static_cast<double>(heads);
 }
@@ -61,8 +88,11 @@ double Problem::flops() const { return 4.0 * pairs() * static_cast<double>(head_
 double Problem::bytes() const {
   const double es = static_cast<double>(dtype_size(dtype));
   const double qo = 2.0 * static_cast<double>(q_elements());
-  const double kv = 2.0 * static_cast<double>(kv_heads) * static_cast<double>(total_kv_len()) * head_dim;
-  return (qo + kv) * es;
+  double kv_rows = static_cast<double>(total_kv_len());
+  for (std::int64_t b = 0; window > 0 && b < batch; ++b) kv_rows -= static_cast<double>(first_visible_key(b, 0));
+  const double kv = 2.0 * static_cast<double>(kv_heads) * kv_rows * head_dim;
+  const double sink_logits = sinks ? 4.0 * static_cast<double>(heads) : 0.0;
+  return (qo + kv) * es + sink_logits;
 }
 
 std::int64_t Problem::pool_slots() const {
@@ -82,8 +112,8 @@ std::string Problem::label() const { return problem_label(*this); }  // from the
 bool Problem::operator==(const Problem& o) const {
   return batch == o.batch && heads == o.heads && kv_heads == o.kv_heads && seq_len == o.seq_len &&
          q_len == o.q_len && head_dim == o.head_dim && pages == o.pages && page_size == o.page_size &&
-         kv_layout == o.kv_layout && dtype == o.dtype && causal == o.causal && kv_lens == o.kv_lens &&
-         kv_lens_spec == o.kv_lens_spec;
+         kv_layout == o.kv_layout && dtype == o.dtype && causal == o.causal && window == o.window &&
+         softcap == o.softcap && sinks == o.sinks && kv_lens == o.kv_lens && kv_lens_spec == o.kv_lens_spec;
 }
 
 namespace {
@@ -110,6 +140,12 @@ Problem make_problem(const ProblemSpec& s) {
   p.kv_layout = s.kv_layout;
   p.dtype = s.dtype;
   p.causal = s.causal;
+  if (s.window < 0)
+    throw UsageError(fmt::format("window must be a positive integer (the keys a query sees before its own), got {}", s.window));
+  if (s.softcap < 0) throw UsageError(fmt::format("softcap must be a positive integer, got {}", s.softcap));
+  p.window = s.window;
+  p.softcap = s.softcap;
+  p.sinks = s.sinks;
   if (!s.kv_lens.empty()) {
     if (static_cast<std::int64_t>(s.kv_lens.size()) != s.batch)
       throw UsageError(fmt::format("kv_lens: {} lengths for batch {} (give one per sequence)", s.kv_lens.size(), s.batch));

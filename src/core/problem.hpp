@@ -1,6 +1,9 @@
 // One attention problem as inference runs it: B sequences, H query heads sharing KV heads in groups (GQA;
 // one KV head is MQA), q_len queries per sequence against KV lengths that may differ per sequence (ragged),
-// K/V contiguous or in pages, dtype, causal (bottom-right aligned). Also the quantities derived from it:
+// K/V contiguous or in pages, dtype, causal (bottom-right aligned), and the variants of issue 47: a sliding
+// window (a query sees at most `window` keys before its own position), logit soft-capping (c·tanh(s/c) of
+// the scaled scores) and attention sinks (a per-head logit added to the softmax's denominator, gpt-oss). Also
+// the quantities derived from it:
 // page geometry, the FLOPs of the (query, key) pairs computed, the bytes a forward must move, tensor sizes.
 #pragma once
 #include <cstdint>
@@ -27,6 +30,9 @@ struct Problem {
   KvLayout kv_layout = KvLayout::contiguous;
   DType dtype = DType::fp16;
   bool causal = false;         // query i of a sequence of KV length L sees keys 0 ... i + L - q_len
+  std::int64_t window = 0;     // sliding window: query i (position i + L - q_len) sees no key before position - window; 0: none
+  std::int64_t softcap = 0;    // soft-capping: scores s (scaled) become softcap·tanh(s / softcap); 0: none
+  bool sinks = false;          // attention sinks: head h's softmax denominator gains exp(sink_h - max) (core/softmax_sinks.hpp)
   std::vector<std::int64_t> kv_lens;  // ragged: one KV length per sequence (max = seq_len); empty: all seq_len
   std::string kv_lens_spec;           // how the lengths were given ("uniform:512:8192:1", "list:...", "file:..."); "" when not ragged
   std::int64_t pages_requested = 0;   // what the user asked for (0: given as page_size); not part of ==
@@ -48,13 +54,19 @@ struct Problem {
   std::int64_t padded_seq() const { return pages * page_size; }
   float scale() const;
 
-  // Keys [0, visible_keys) are the ones query qi (0-based among q_len) of sequence b sees.
+  // Keys [first_visible_key, visible_keys) are the ones query qi (0-based among q_len) of sequence b sees: from 0, or
+  // with a window from its position (qi + L - q_len) minus the window; up to L, or with causal its position.
   std::int64_t visible_keys(std::int64_t b, std::int64_t qi) const;
+  std::int64_t first_visible_key(std::int64_t b, std::int64_t qi) const;
+  // The variants of the problem a strategy must run to take it ("sliding window", "soft-capping", "sinks");
+  // empty: none.
+  std::vector<std::string> variants() const;
   // (query, key) pairs the math computes, over every sequence and query head.
   double pairs() const;
   // 4·D per pair (QK^T and PV, a multiply-add each).
   double flops() const;
-  // Q read and O written for every query head; K and V read once per KV head and real token.
+  // Q read and O written for every query head; K and V read once per KV head and token that some query sees
+  // (with a window, the keys before the first query's window are never read); with sinks, one fp32 logit a head.
   double bytes() const;
   // Elements of Q (and of O): [B, H, q_len, D].
   std::int64_t q_elements() const { return batch * heads * q_len * head_dim; }
@@ -70,6 +82,16 @@ struct Problem {
   bool operator==(const Problem& o) const;
 };
 
+// The names of the problem variants (Problem::variants), and those the key mask carries to the softmax primitives
+// and fused kernels that apply it (core/key_mask.hpp: the window and the soft-cap).
+inline constexpr const char* kSlidingWindow = "sliding window";
+inline constexpr const char* kSoftCapping = "soft-capping";
+inline constexpr const char* kSinks = "sinks";
+std::vector<std::string> key_mask_variants();
+// The variants the built-in strategies carry through their primitives: the key mask's, and the sinks their
+// combine and finalize steps add (core/softmax_sinks.hpp).
+std::vector<std::string> softmax_variants();
+
 // The largest tensor make_problem accepts (2^50 elements: 8 PiB in fp64), so that every size derived from a
 // problem fits in 64 bits.
 inline constexpr std::int64_t kMaxTensorElements = std::int64_t(1) << 50;
@@ -83,10 +105,12 @@ struct ProblemSpec {
   bool causal = false;
   std::vector<std::int64_t> kv_lens;
   std::string kv_lens_spec;
+  std::int64_t window = 0, softcap = 0;  // 0: none; given, a positive integer
+  bool sinks = false;
 };
 
 // Builds a problem. Exactly one of pages / page_size is > 0. Throws UsageError (one line) on zero or
-// negative sizes, KV heads that do not divide heads, q_len above the shortest KV length, a length list
+// negative sizes (a negative window or soft-cap included), KV heads that do not divide heads, q_len above the shortest KV length, a length list
 // that is not one per sequence, more pages than tokens, or a tensor of more than kMaxTensorElements.
 Problem make_problem(const ProblemSpec& s);
 // Self-attention (kv_heads = heads, q_len = seq_len, one length): the first version's constructor.

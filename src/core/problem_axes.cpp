@@ -61,17 +61,32 @@ std::vector<std::int64_t> parse_dtypes(const std::string& text) {
   return out;
 }
 
-std::vector<std::int64_t> parse_causal(const std::string& text) {
+// A boolean axis's text (--causal, --sinks): true/false words, a list for both.
+std::vector<std::int64_t> parse_boolean(const char* name, const std::string& text) {
   std::vector<std::int64_t> out;
-  for (const std::string& w : split_list("causal", text)) {
+  for (const std::string& w : split_list(name, text)) {
     if (w == "true" || w == "1" || w == "on" || w == "yes") out.push_back(1);
     else if (w == "false" || w == "0" || w == "off" || w == "no") out.push_back(0);
-    else throw UsageError(fmt::format("--causal: '{}' is not true or false", w));
+    else throw UsageError(fmt::format("--{}: '{}' is not true or false", name, w));
   }
   return out;
 }
 
 std::string number_or_minus(const json& p, const char* key) { return std::to_string(int_at(p, key, -1)); }
+
+// An optional variant's value (window, softcap): every value given must be positive (0 would read as "none").
+std::vector<std::int64_t> parse_positive(const char* axis, const char* what, const std::string& text) {
+  std::vector<std::int64_t> v = parse_axis(axis, text);
+  for (std::int64_t x : v)
+    if (x <= 0) throw UsageError(fmt::format("--{}: {} is not a positive {}", axis, x, what));
+  return v;
+}
+// "win=128" / "win128" where the problem has a window (the label's prefix, the key's), else nothing; the same for
+// the soft-cap.
+std::string variant_fragment(const json& p, const char* key, const char* prefix) {
+  const std::int64_t v = int_at(p, key, 0);
+  return v > 0 ? prefix + std::to_string(v) : std::string();
+}
 
 // Ragged-length specs, interned for the life of the process: the axis machinery carries whole numbers, so a
 // spec travels through the grid as its index here.
@@ -210,10 +225,37 @@ const std::vector<ProblemAxis> kAxes = {
      [](const Problem& p) { return json(dtype_name(p.dtype)); }, [](const json& p) { return str_at(p, "dtype", "?"); },
      [](const json& p) { return str_at(p, "dtype", "?"); }},
     {"causal", "--causal", "causal mask (--causal alone: true; --causal=false,true: both)", "false", "", true,
-     AxisType::boolean, 1, parse_causal, [](ProblemDraft& d, std::int64_t v) { d.causal = v != 0; },
+     AxisType::boolean, 1, [](const std::string& t) { return parse_boolean("causal", t); },
+     [](ProblemDraft& d, std::int64_t v) { d.causal = v != 0; },
      [](const Problem& p) { return json(p.causal); },
      [](const json& p) { return bool_at(p, "causal") ? std::string("causal") : std::string(); },
      [](const json& p) { return std::string(bool_at(p, "causal") ? "causal" : "full"); }},
+    {"window", "--window",
+     "sliding window: a query sees at most WINDOW keys before its own position (with or without --causal; "
+     "value, list or range; default: none)",
+     "", "", false, AxisType::integer, 1,
+     [](const std::string& t) { return parse_positive("window", "number of keys", t); },
+     [](ProblemDraft& d, std::int64_t v) { d.window = v; },
+     [](const Problem& p) { return p.window > 0 ? json(p.window) : json(); },
+     [](const json& p) { return variant_fragment(p, "window", "win="); },
+     [](const json& p) { return variant_fragment(p, "window", "win"); }},
+    {"softcap", "--softcap",
+     "logit soft-capping: scaled scores s become C*tanh(s/C) before the softmax (Gemma 2: 50; value or list; "
+     "default: none)",
+     "", "", false, AxisType::integer, 1,
+     [](const std::string& t) { return parse_positive("softcap", "cap", t); },
+     [](ProblemDraft& d, std::int64_t v) { d.softcap = v; },
+     [](const Problem& p) { return p.softcap > 0 ? json(p.softcap) : json(); },
+     [](const json& p) { return variant_fragment(p, "softcap", "cap="); },
+     [](const json& p) { return variant_fragment(p, "softcap", "cap"); }},
+    {"sinks", "--sinks",
+     "attention sinks: a per-head logit in each softmax's denominator (gpt-oss), seeded from --seed "
+     "(--sinks alone: true; --sinks=false,true: both; default: none)",
+     "", "", true, AxisType::boolean, 1, [](const std::string& t) { return parse_boolean("sinks", t); },
+     [](ProblemDraft& d, std::int64_t v) { d.sinks = v != 0; },
+     [](const Problem& p) { return p.sinks ? json(true) : json(); },
+     [](const json& p) { return bool_at(p, "sinks") ? std::string("sinks") : std::string(); },
+     [](const json& p) { return bool_at(p, "sinks") ? std::string("sinks") : std::string(); }},
 };
 
 std::string join_fragments(const json& problem, std::string (*ProblemAxis::*fragment)(const json&), const char* sep,
@@ -328,7 +370,9 @@ std::vector<std::string> problem_csv_cells(const Problem& p) {
         break;
       }
       case AxisType::word: out.push_back(str_at(problem, a.name, "")); break;
-      case AxisType::boolean: out.push_back(bool_at(problem, a.name) ? "true" : "false"); break;
+      case AxisType::boolean:  // absent (a variant the problem does not have: sinks): an empty cell
+        out.push_back(!problem.contains(a.name) ? std::string() : bool_at(problem, a.name) ? "true" : "false");
+        break;
     }
   }
   return out;

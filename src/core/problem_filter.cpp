@@ -71,7 +71,11 @@ ProblemFilter parse_problem_filter(const std::string& text) {
 
 bool problem_passes(const ProblemFilter& f, const Problem& p) {
   const nlohmann::json j = problem_to_json(p);
-  if (!j.contains(f.axis)) return f.op == "!=";
+  if (!j.contains(f.axis)) {  // a boolean variant absent from the problem (sinks) is false; another axis: no value
+    const ProblemAxis* axis = find_problem_axis(f.axis);
+    if (axis && axis->type == AxisType::boolean) return compare<std::string>("false", f.op, f.value);
+    return f.op == "!=";
+  }
   const nlohmann::json& v = j[f.axis];
   if (v.is_number_integer()) {
     long long want = 0;

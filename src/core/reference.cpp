@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 
 #include "core/parallel.hpp"
 #include "core/sizes.hpp"
@@ -22,9 +23,21 @@ std::int64_t kv_index(const Problem& p, const std::int32_t* block_table, std::in
 std::int64_t host_input_bytes(const Problem& p) {
   bool paged = p.kv_layout == KvLayout::paged;
   std::int64_t kv = paged ? p.pool_elements() : p.kv_elements();
-  return size_add(size_mul(size_add(p.q_elements(), size_mul(2, kv)), sizeof(std::uint16_t)),
-                  paged ? size_mul(p.batch, p.pages, sizeof(std::int32_t)) : 0);
+  return size_add(size_add(size_mul(size_add(p.q_elements(), size_mul(2, kv)), sizeof(std::uint16_t)),
+                           paged ? size_mul(p.batch, p.pages, sizeof(std::int32_t)) : 0),
+                  p.sinks ? size_mul(p.heads, sizeof(float)) : 0);
 }
+
+namespace {
+// Sink logits in [-1, 5): against scaled scores of about ±1 they take from a few percent to most of a short
+// row's softmax, so an output that leaves them out fails verification.
+void draw_sinks(const Problem& p, std::mt19937_64& rng, HostTensors* t) {
+  if (!p.sinks) return;
+  std::uniform_real_distribution<float> dist(-1.0f, 5.0f);
+  t->sinks.resize(static_cast<std::size_t>(p.heads));
+  for (float& s : t->sinks) s = dist(rng);
+}
+}  // namespace
 
 HostTensors make_random_inputs(const Problem& p, std::uint64_t seed) {
   HostTensors t;
@@ -40,6 +53,7 @@ HostTensors make_random_inputs(const Problem& p, std::uint64_t seed) {
     t.v.resize(p.kv_elements());
     for (auto& x : t.k) x = bits(dist(rng));
     for (auto& x : t.v) x = bits(dist(rng));
+    draw_sinks(p, rng, &t);
     return t;
   }
   std::int64_t pool = p.pool_elements();
@@ -61,13 +75,16 @@ HostTensors make_random_inputs(const Problem& p, std::uint64_t seed) {
           t.k[i] = bits(dist(rng));
           t.v[i] = bits(dist(rng));
         }
+  draw_sinks(p, rng, &t);
   return t;
 }
 
 void reference_attention_fp64(const Problem& p, const void* q, const void* k, const void* v,
-                              const std::int32_t* block_table, double* out) {
+                              const std::int32_t* block_table, double* out, const float* sinks) {
+  if (p.sinks && !sinks) throw std::invalid_argument("reference_attention_fp64: a problem with sinks needs their logits");
   const std::int64_t S = p.seq_len, D = p.head_dim, Q = p.q_len;
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  const double cap = static_cast<double>(p.softcap);  // 0: no soft-capping
   // One task per (sequence, KV head): its K/V are loaded once for the group of query heads that share them.
   parallel_for(p.b_kvh(), 4.0 * p.pairs() * D, [&](std::int64_t lo, std::int64_t hi) {
     std::vector<double> kk(S * D), vv(S * D), qrow(D), s(S);
@@ -83,22 +100,24 @@ void reference_attention_fp64(const Problem& p, const void* q, const void* k, co
         const std::int64_t bh = b * p.heads + h;
         for (std::int64_t i = 0; i < Q; ++i) {
           for (std::int64_t d = 0; d < D; ++d) qrow[d] = load_element(q, (bh * Q + i) * D + d, p.dtype);
-          const std::int64_t n = p.visible_keys(b, i);
+          // Keys [j0, n): the window's first to the mask's limit (Problem::first_visible_key, visible_keys).
+          const std::int64_t j0 = p.first_visible_key(b, i), n = p.visible_keys(b, i);
           double m = -std::numeric_limits<double>::infinity();
-          for (std::int64_t j = 0; j < n; ++j) {
+          for (std::int64_t j = j0; j < n; ++j) {
             double acc = 0;
             for (std::int64_t d = 0; d < D; ++d) acc += qrow[d] * kk[j * D + d];
             s[j] = acc * scale;
+            if (cap > 0) s[j] = cap * std::tanh(s[j] / cap);
             m = std::max(m, s[j]);
           }
-          double l = 0;
-          for (std::int64_t j = 0; j < n; ++j) {
+          double l = p.sinks ? std::exp(static_cast<double>(sinks[h]) - m) : 0.0;
+          for (std::int64_t j = j0; j < n; ++j) {
             s[j] = std::exp(s[j] - m);
             l += s[j];
           }
           double* o = out + (bh * Q + i) * D;
           for (std::int64_t d = 0; d < D; ++d) o[d] = 0;
-          for (std::int64_t j = 0; j < n; ++j) {
+          for (std::int64_t j = j0; j < n; ++j) {
             double w = s[j] / l;
             for (std::int64_t d = 0; d < D; ++d) o[d] += w * vv[j * D + d];
           }

@@ -11,6 +11,7 @@ namespace ab {
 struct HostTensors {
   std::vector<std::uint16_t> q, k, v;     // q: [B,H,q_len,D]; k/v: contiguous [B,KVH,S,D] or pool [slots][KVH][ps][D]
   std::vector<std::int32_t> block_table;  // [B, P], paged only; -1 past a sequence's last page
+  std::vector<float> sinks;               // [H] sink logits in [-1, 5) when the problem has sinks, else empty
 };
 
 // Bytes make_random_inputs holds for `p` (q, k, v and the block table).
@@ -21,13 +22,15 @@ std::int64_t kv_index(const Problem& p, const std::int32_t* block_table, std::in
                       std::int64_t s, std::int64_t d);
 
 // Random inputs in [-1, 1) (never zeros), a random page placement for the paged layout, zeros in the
-// unused tail rows of a sequence's last pool page. Contiguous K/V rows past a ragged sequence's length hold
+// unused tail rows of a sequence's last pool page, and with sinks one logit a head in [-1, 5), drawn after
+// everything else (the other tensors are those of the same problem without sinks). Contiguous K/V rows past a ragged sequence's length hold
 // random values too: a strategy that reads them must mask them.
 HostTensors make_random_inputs(const Problem& p, std::uint64_t seed);
 
-// O in fp64, [B,H,q_len,D]. Reads k/v through the layout: query head h reads KV head h / group().
+// O in fp64, [B,H,q_len,D]. Reads k/v through the layout: query head h reads KV head h / group(). With
+// p.sinks, `sinks` holds head h's sink logit at [h] (core/softmax_sinks.hpp).
 void reference_attention_fp64(const Problem& p, const void* q, const void* k, const void* v,
-                              const std::int32_t* block_table, double* out);
+                              const std::int32_t* block_table, double* out, const float* sinks = nullptr);
 
 // Comparison of an output (dtype bits) with a reference.
 struct ErrorStats {

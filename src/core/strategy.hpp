@@ -1,5 +1,6 @@
 // The dispatch-strategy interface (cutlass_profiler's can_implement / run split) and launch contracts.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -73,6 +74,11 @@ class Strategy {
   virtual void publish_output(Backend& backend) { (void)backend; }
   // Free workspace and plans.
   virtual void teardown(Backend& backend) = 0;
+  // After a sticky device error, before the backend rebuilds its context (every allocation goes with it): drop,
+  // never free, the device memory this strategy holds or points at (buffers of its own, the inputs' guard
+  // regions). Its teardown follows and must touch none of it. Only a strategy that allocates for itself or keeps
+  // pointers into the inputs past setup has work here.
+  virtual void forget_device_memory() {}
   // What this strategy chose for the report's "config" (tile, gathered pages, score precision...).
   virtual StrategyConfig config() const = 0;
   // True when the strategy runs the backend's fused kernel with a tile from StrategyOptions::fused_tile (the
@@ -81,6 +87,20 @@ class Strategy {
   // True for a strategy whose code attnbench does not own (a plugin): its rows run in a child process with a
   // time limit (orchestrate/plugin_process.hpp), so that a crash or a hang costs only its own rows.
   virtual bool runs_isolated() const { return false; }
+  // The problem variants (Problem::variants: "sliding window", "soft-capping", "sinks") this strategy runs. A problem with
+  // another one is refused by can_run before can_implement is asked; a plugin's ABI carries none of them yet.
+  virtual std::vector<std::string> runs_variants() const { return {}; }
+  // What every caller asks (run, tune, --dry_run): "" when the strategy runs each of p's variants and
+  // can_implement accepts p, else the reason.
+  std::string can_run(const Problem& p, const Backend& backend, const StrategyOptions& opt) const {
+    const std::vector<std::string> mine = runs_variants(), kernels = backend.kernels().runs_variants();
+    for (const std::string& v : p.variants()) {
+      if (std::find(mine.begin(), mine.end(), v) == mine.end()) return name() + " does not run " + v + " problems";
+      if (std::find(kernels.begin(), kernels.end(), v) == kernels.end())
+        return "the " + std::string(backend_kind_name(backend.kind())) + " backend's kernels do not apply " + v + " yet";
+    }
+    return can_implement(p, backend, opt);
+  }
   // The configurations the tuner searches for this strategy (plugins); empty for the built-in ones.
   virtual std::vector<std::string> tunable_configs() const { return {}; }
   // The version of the library whose code this strategy runs (a plugin's or peer's table `version`), which

@@ -8,7 +8,6 @@
 namespace ab {
 
 namespace {
-constexpr unsigned char kPoison = 0xFF;  // NaN in every fp16/bf16/fp32 element
 
 std::int64_t kv_elements(const Problem& p) {
   if (p.kv_layout == KvLayout::paged) return p.pool_elements();
@@ -20,7 +19,7 @@ std::int64_t ProblemInputs::device_bytes(const Problem& p, bool with_reference) 
   std::int64_t es = static_cast<std::int64_t>(dtype_size(p.dtype));
   std::int64_t b = size_add(size_add(size_mul(2, p.q_elements(), es), size_mul(2, kv_elements(p), es),
                                      size_mul(p.batch, p.pages, 4), size_mul(p.batch, 4)),
-                            size_mul(6, kGuardOverheadBytes));
+                            size_mul(7, kGuardOverheadBytes), p.sinks ? size_mul(p.heads, 4) : 0);
   return with_reference ? size_add(b, size_mul(p.q_elements(), 4)) : b;
 }
 
@@ -48,8 +47,13 @@ ProblemInputs::ProblemInputs(Backend& be, const Problem& p, const HostTensors& t
   kv_lens_host_.resize(static_cast<std::size_t>(p.batch));
   for (std::int64_t b = 0; b < p.batch; ++b) kv_lens_host_[b] = static_cast<std::int32_t>(p.kv_len(b));
   kv_lens_ = GuardedBuffer(be.memory(), kv_lens_host_.size() * sizeof(std::int32_t), "kv_lens");
-  for (const GuardedBuffer* g : {&q_, &k_, &v_, &o_, &block_table_, &kv_lens_}) guards_.add(g);
   be.memory().upload(kv_lens_.get(), kv_lens_host_.data(), kv_lens_host_.size() * sizeof(std::int32_t));
+  sinks_host_ = t.sinks;
+  if (!t.sinks.empty()) {
+    sinks_ = GuardedBuffer(be.memory(), t.sinks.size() * sizeof(float), "the sink logits");
+    be.memory().upload(sinks_.get(), t.sinks.data(), t.sinks.size() * sizeof(float));
+  }
+  for (const GuardedBuffer* g : {&q_, &k_, &v_, &o_, &block_table_, &kv_lens_, &sinks_}) guards_.add(g);
   if (with_reference) {
     ScopedRange r(be.profiler(), "reference");
     ref_ = Buffer(be.memory(), p.q_elements() * sizeof(float));
@@ -68,12 +72,14 @@ AttentionIO ProblemInputs::io() const {
   a.block_table_host = block_table_host_.empty() ? nullptr : block_table_host_.data();
   a.kv_lens = kv_lens_.as<std::int32_t>();
   a.kv_lens_host = kv_lens_host_.data();
+  a.sinks = sinks_.as<float>();
+  a.sinks_host = sinks_host_.empty() ? nullptr : sinks_host_.data();
   a.guards = &guards_;
   return a;
 }
 
 void ProblemInputs::poison_output() {
-  be_.memory().fill_bytes(o_.get(), kPoison, o_.bytes());
+  be_.memory().fill_bytes(o_.get(), kOutputPoison, o_.bytes());
   be_.memory().synchronize();
 }
 
@@ -96,7 +102,7 @@ std::string ProblemInputs::check_forward(const std::function<void()>& forward) {
 }
 
 void ProblemInputs::forget_device_memory() {
-  for (GuardedBuffer* b : {&q_, &k_, &v_, &o_, &block_table_, &kv_lens_}) b->forget();
+  for (GuardedBuffer* b : {&q_, &k_, &v_, &o_, &block_table_, &kv_lens_, &sinks_}) b->forget();
   ref_.forget();
 }
 

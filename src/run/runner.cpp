@@ -62,7 +62,8 @@ struct PendingProblem {
 constexpr std::size_t kKeptHostInputBytes = std::size_t(2) << 30;
 
 std::size_t host_bytes(const HostTensors& t) {
-  return (t.q.size() + t.k.size() + t.v.size()) * sizeof(std::uint16_t) + t.block_table.size() * sizeof(std::int32_t);
+  return (t.q.size() + t.k.size() + t.v.size()) * sizeof(std::uint16_t) + t.block_table.size() * sizeof(std::int32_t) +
+         t.sinks.size() * sizeof(float);
 }
 
 // The timed forward: the strategy's run, plus the injected delay when the test hook asks for one.
@@ -258,7 +259,7 @@ std::optional<std::string> GridRun::refusal(ProblemRun& pr, Strategy& st, Strate
   if (st.runs_isolated() && sopt->config.empty() && opt_.cached_plugin_config &&
       opt_.cached_plugin_config(p, st.name(), &cached_config))
     sopt->config = cached_config;
-  std::string why = st.can_implement(p, be_, *sopt);
+  std::string why = st.can_run(p, be_, *sopt);
   if (why.empty()) why = workspace_refusal(pr.used, st.workspace_bytes(p, *sopt), limit_);
   if (why.empty()) return std::nullopt;
   return why;

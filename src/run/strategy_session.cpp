@@ -40,7 +40,7 @@ StrategySession::~StrategySession() { teardown_quietly(); }
 
 void StrategySession::setup(Backend& through, const Problem& p, const StrategyOptions& opt) {
   through_ = &through;
-  touched_ = true;
+  touched_ = entered_ = true;
   st_.setup(through, p, ws_.inputs().io(), opt);
   set_up_ = true;
 }
@@ -85,7 +85,11 @@ std::optional<SessionFailure> StrategySession::run(const std::function<void()>& 
     touched_ = false;  // a setup that threw by itself left nothing to tear down
     return f;
   }
-  // The context is gone: rebuild it (the allocations with it), then let the strategy drop its state.
+  // The context is gone: the strategy lets go of its device memory, the context is rebuilt (the allocations
+  // with it), then the strategy drops its state.
+  // Whenever setup was entered: a sticky error thrown from teardown itself leaves the strategy holding what it
+  // had not freed yet.
+  if (entered_) st_.forget_device_memory();
   bool ok = ws_.recover_device();
   teardown_quietly();
   f.context_lost = !ok;

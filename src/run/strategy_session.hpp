@@ -87,6 +87,7 @@ class StrategySession {
   bool propagate_usage_errors_ = false;
   bool set_up_ = false;   // setup returned and teardown has not run
   bool touched_ = false;  // setup was entered and teardown has not run (a sticky error may leave parts)
+  bool entered_ = false;  // setup was entered in this session, whether or not teardown ran since (forget_device_memory)
 };
 
 }  // namespace ab

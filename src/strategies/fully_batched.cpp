@@ -29,6 +29,8 @@ class FullyBatched : public Strategy {
     std::string gather = gh == 0 ? "" : qr.group > 1 ? " + 1 gather (K/V broadcast per query head)" : " + 1 gather/pad";
     return {2, gh ? 3 : 2, fmt::format("2 gemm + softmax + combine{}", gather)};
   }
+  // The window and soft-cap ride in the key mask its softmax primitives (or fused kernel) apply.
+  std::vector<std::string> runs_variants() const override { return softmax_variants(); }
   std::string can_implement(const Problem&, const Backend&, const StrategyOptions&) const override { return ""; }
   std::int64_t workspace_bytes(const Problem& p, const StrategyOptions& opt) const override {
     QueryRows qr = query_rows(p, opt);
@@ -88,7 +90,7 @@ class FullyBatched : public Strategy {
       be.gemm().run(pv_plan_, pc_.probs, v_, pc_.partial, 1.0f, 0.0f);
     }
     ScopedRange r(be.profiler(), "combine pages");
-    be.kernels().combine_pages(pc_.combine_args(p, io_.o));
+    be.kernels().combine_pages(pc_.combine_args(p, io_));
   }
   void teardown(Backend&) override {
     qk_plan_.reset();

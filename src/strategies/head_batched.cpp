@@ -30,6 +30,8 @@ class HeadBatched : public Strategy {
     return {2 * p.pages, p.pages + 1 + (gh ? 1 : 0),
             fmt::format("2·P gemm + P softmax + 1 finalize{}", gather)};
   }
+  // The window and soft-cap ride in the key mask its softmax primitives (or fused kernel) apply.
+  std::vector<std::string> runs_variants() const override { return softmax_variants(); }
   std::string can_implement(const Problem&, const Backend&, const StrategyOptions&) const override { return ""; }
   std::int64_t workspace_bytes(const Problem& p, const StrategyOptions& opt) const override {
     QueryRows qr = query_rows(p, opt);
@@ -111,8 +113,8 @@ class HeadBatched : public Strategy {
     }
     ScopedRange fin(be.profiler(), "finalize");
     FinalizeArgs f;
-    f.acc = acc_; f.row_sum = row_sum_; f.bh_count = N; f.rows = R; f.head_dim = D;
-    f.out = io_.o; f.out_type = p.dtype;
+    f.acc = acc_; f.row_sum = row_sum_; f.row_max = row_max_; f.bh_count = N; f.rows = R; f.head_dim = D;
+    f.out = io_.o; f.out_type = p.dtype; f.sinks = softmax_sinks(p, io_, qr_);
     be.kernels().finalize(f);
   }
   void teardown(Backend&) override {

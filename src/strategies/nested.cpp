@@ -18,6 +18,8 @@ class Nested : public Strategy {
   LaunchContract contract(const Problem& p, const StrategyOptions& opt) const override {
     return contract_for(p, query_rows(p, opt));
   }
+  // The window and soft-cap ride in the key mask its softmax primitives (or fused kernel) apply.
+  std::vector<std::string> runs_variants() const override { return softmax_variants(); }
   std::string can_implement(const Problem& p, const Backend&, const StrategyOptions& opt) const override {
     std::int64_t n = page_products(p, query_rows(p, opt));
     if (n > 2000000) return fmt::format("{} GEMM pairs is beyond what a nested loop should launch", n);
@@ -90,8 +92,8 @@ class Nested : public Strategy {
     }
     ScopedRange fin(be.profiler(), "finalize");
     FinalizeArgs f;
-    f.acc = acc_; f.row_sum = row_sum_; f.bh_count = qr_.items; f.rows = R; f.head_dim = D;
-    f.out = io_.o; f.out_type = p.dtype;
+    f.acc = acc_; f.row_sum = row_sum_; f.row_max = row_max_; f.bh_count = qr_.items; f.rows = R; f.head_dim = D;
+    f.out = io_.o; f.out_type = p.dtype; f.sinks = softmax_sinks(p, io_, qr_);
     be.kernels().finalize(f);
   }
   void teardown(Backend&) override {

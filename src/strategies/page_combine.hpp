@@ -37,11 +37,12 @@ struct PageCombineBuffers {
     a.last_page_len = p.last_page_len(); a.mask = mask;
     return a;
   }
-  CombineArgs combine_args(const Problem& p, void* out) const {
+  CombineArgs combine_args(const Problem& p, const AttentionIO& io) const {
     CombineArgs c;
     c.partial = partial; c.page_max = page_max; c.page_sum = page_sum;
     c.bh_count = qr.items; c.pages = p.pages; c.rows = qr.rows; c.head_dim = p.head_dim;
-    c.out = out; c.out_type = p.dtype;
+    c.out = io.o; c.out_type = p.dtype;
+    c.sinks = softmax_sinks(p, io, qr);
     return c;
   }
   // P·V for every (item, page): C[rows, D] = P[rows, ps] · V_page[ps, D], fp32 partial outputs.

@@ -2,13 +2,18 @@
 // loader process and parsed, as untrusted text, by the parent.
 #include "strategies/plugin_description.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <utility>
 #include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <attnbench/plugin.h>
+
 #include "core/errors.hpp"
+#include "core/problem.hpp"
 #include "core/json_file.hpp"
 #include "core/text_excerpt.hpp"
 
@@ -67,6 +72,18 @@ PluginInfo info_from_json(const json& p, const std::string& path) {
     else if (*layout != qo_layout_name(QoLayout::head_major))
       throw UsageError(plugin_error(path, "its loader's description has an unknown 'qo_layout'"));
   }
+  // Optional as well (none): the variant names, each one Problem::variants knows, once.
+  if (auto variants = p.find("variants"); variants != p.end()) {
+    const std::vector<std::string> known = {kSlidingWindow, kSoftCapping, kSinks};
+    if (!variants->is_array() || variants->size() > known.size())
+      throw UsageError(plugin_error(path, "its loader's description's 'variants' is not a list of variant names"));
+    for (const json& v : *variants) {
+      if (!v.is_string() || std::find(known.begin(), known.end(), v.get<std::string>()) == known.end() ||
+          std::find(info.variants.begin(), info.variants.end(), v.get<std::string>()) != info.variants.end())
+        throw UsageError(plugin_error(path, "its loader's description names an unknown or repeated variant"));
+      info.variants.push_back(v.get<std::string>());
+    }
+  }
   check_plugin_info(info, path);
   return info;
 }
@@ -74,6 +91,19 @@ PluginInfo info_from_json(const json& p, const std::string& path) {
 }  // namespace
 
 const char* qo_layout_name(QoLayout l) { return l == QoLayout::token_major ? "token-major" : "head-major"; }
+
+bool variant_names_of_bits(std::uint32_t bits, std::vector<std::string>* names, std::uint32_t* bad) {
+  const std::pair<std::uint32_t, const char*> known[] = {
+      {AB_VARIANT_SLIDING_WINDOW, kSlidingWindow}, {AB_VARIANT_SOFT_CAPPING, kSoftCapping}, {AB_VARIANT_SINKS, kSinks}};
+  names->clear();
+  for (const auto& [bit, name] : known)
+    if (bits & bit) {
+      names->push_back(name);
+      bits &= ~bit;
+    }
+  *bad = bits;
+  return bits == 0;
+}
 
 std::string plugin_error(const std::string& path, const std::string& why) { return fmt::format("--plugin={}: {}", path, why); }
 
@@ -99,7 +129,7 @@ void check_plugin_info(const PluginInfo& info, const std::string& path) {
 std::string plugin_description_json(const PluginInfo& info) {
   json p = {{"name", info.name},       {"version", info.version},
             {"description", info.description}, {"configs", info.configs},
-            {"qo_layout", qo_layout_name(info.qo_layout)}};
+            {"qo_layout", qo_layout_name(info.qo_layout)}, {"variants", info.variants}};
   return json{{"schema", kSchema}, {"plugin", p}}.dump() + "\n";
 }
 

@@ -2,6 +2,7 @@
 // version, description and configurations), the rules every such description obeys, and its JSON form, which
 // a loader process (orchestrate/plugin_loader.hpp) prints for the parent. The parent parses it as untrusted input.
 #pragma once
+#include <cstdint>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -16,6 +17,9 @@ namespace ab {
 enum class QoLayout { head_major, token_major };
 // "head-major" / "token-major", as descriptions and `list` write it.
 const char* qo_layout_name(QoLayout l);
+// The variant names of plugin.h's ab_variant bits (kSlidingWindow, kSoftCapping, kSinks), in that order; false
+// (with *bad the unknown bits) when `bits` holds a bit no variant has.
+bool variant_names_of_bits(std::uint32_t bits, std::vector<std::string>* names, std::uint32_t* bad);
 
 // What `attnbench list` shows about a loaded plugin.
 struct PluginInfo {
@@ -25,6 +29,8 @@ struct PluginInfo {
   std::string path;         // as given to --plugin (or a suite), or where a peer was found
   std::vector<std::string> configs;  // its tunable configurations, the default first
   QoLayout qo_layout = QoLayout::head_major;  // the table's qo_layout (head-major when its table predates it)
+  std::vector<std::string> variants;          // the problem variants it runs (Problem::variants' names; none when
+                                              // its table predates the field)
   PluginKind kind = PluginKind::plugin;  // set by whoever loaded it (the table does not say)
   std::string strategy_name() const { return strategy_prefix(kind) + name; }
 };

@@ -40,6 +40,17 @@ QoLayout read_qo_layout(const ab_plugin* t, const Bad& bad) {
   throw bad(fmt::format("its qo_layout {} is neither AB_QO_HEAD_MAJOR (0) nor AB_QO_TOKEN_MAJOR (1)", t->qo_layout));
 }
 
+// The table's variant bits where its struct_size covers the field (plugin.h), else none.
+template <class Bad>
+std::vector<std::string> read_variants(const ab_plugin* t, const Bad& bad) {
+  std::vector<std::string> names;
+  if (t->struct_size < offsetof(ab_plugin, variants) + sizeof t->variants) return names;
+  std::uint32_t unknown = 0;
+  if (!variant_names_of_bits(t->variants, &names, &unknown))
+    throw bad(fmt::format("its variants 0x{:x} hold bits no ab_variant has (0x{:x})", t->variants, unknown));
+  return names;
+}
+
 // The table's fields, read with bounds and checked; throws UsageError naming `path`.
 PluginInfo read_table(const ab_plugin* t, const std::string& path) {
   auto bad = [&](const std::string& why) { return UsageError(plugin_error(path, why)); };
@@ -60,6 +71,7 @@ PluginInfo read_table(const ab_plugin* t, const std::string& path) {
   info.description = bounded_string(t->description, kMaxPluginDescription, "description", path);
   info.path = path;
   info.qo_layout = read_qo_layout(t, bad);
+  info.variants = read_variants(t, bad);
   for (int i = 0; i < t->num_configs; ++i) {
     if (!t->configs[i]) throw bad(fmt::format("configuration {} has no name", i));
     info.configs.push_back(bounded_string(t->configs[i], kMaxPluginConfigName, fmt::format("configuration {}", i), path));

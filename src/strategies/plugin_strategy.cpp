@@ -41,12 +41,17 @@ ab_problem to_abi(const Problem& p) {
   a.causal = p.causal ? 1 : 0;
   a.ragged = p.ragged() ? 1 : 0;
   a.scale = p.scale();
+  a.window = static_cast<std::int32_t>(p.window);  // can_implement refuses a window past int32 first
+  a.softcap = static_cast<float>(p.softcap);
+  a.sinks = p.sinks ? 1 : 0;
   return a;
 }
 
-std::int32_t abi_backend(const Backend& be) { return be.kind() == BackendKind::cuda ? AB_BACKEND_CUDA : AB_BACKEND_CPU; }
+// The ABI's structs keep their sizes (the variants took reserved fields): a plugin built before reads them alike.
+static_assert(sizeof(ab_problem) == 120, "ab_problem's size is part of plugin ABI version 1");
+static_assert(sizeof(ab_tensors) == 13 * sizeof(void*) + 8, "ab_tensors' size is part of plugin ABI version 1");
 
-constexpr unsigned char kPoison = 0xFF;  // NaN in every fp16/bf16 element
+std::int32_t abi_backend(const Backend& be) { return be.kind() == BackendKind::cuda ? AB_BACKEND_CUDA : AB_BACKEND_CPU; }
 
 QoShape qo_shape(const Problem& p) { return {p.batch, p.heads, p.q_len, p.head_dim}; }
 std::size_t qo_bytes(const Problem& p) { return static_cast<std::size_t>(p.q_elements()) * dtype_size(p.dtype); }
@@ -62,24 +67,33 @@ class TokenMajorQo {
     be.memory().download(q.data(), head_major_q, qo_bytes(p));
     be.memory().synchronize();
     be.memory().upload(q_.get(), to_token_major(q, shape_).data(), qo_bytes(p));
-    be.memory().fill_bytes(o_.get(), kPoison, o_.bytes());
+    poison_output(be);
     guards_.add(&q_);
     guards_.add(&o_);
   }
   const void* q() const { return q_.get(); }
   void* o() const { return o_.get(); }
-  // Writes the plugin's O into `head_major_o` in attnbench's order, then poisons its own O again, so that
-  // the next verified forward must write every element.
+  // Fills the plugin's O with NaN: after the plugin's setup (which may have written it) and after each publish, so
+  // that the next verified forward must write every element, as attnbench's own O before a verified forward.
+  void poison_output(Backend& be) {
+    be.memory().fill_bytes(o_.get(), kOutputPoison, o_.bytes());
+    be.memory().synchronize();
+  }
+  // Writes the plugin's O into `head_major_o` in attnbench's order, then poisons its own O again.
   void publish(Backend& be, void* head_major_o) {
     std::vector<std::uint16_t> o(static_cast<std::size_t>(shape_.elements()));
     be.memory().synchronize();
     be.memory().download(o.data(), o_.get(), o_.bytes());
     be.memory().synchronize();
     be.memory().upload(head_major_o, to_head_major(o, shape_).data(), o_.bytes());
-    be.memory().fill_bytes(o_.get(), kPoison, o_.bytes());
-    be.memory().synchronize();
+    poison_output(be);
   }
   std::string check_guards() const { return guards_.check(); }
+  // The device context was rebuilt: the buffers are gone; drop them without freeing.
+  void forget() {
+    q_.forget();
+    o_.forget();
+  }
 
  private:
   QoShape shape_;
@@ -100,6 +114,8 @@ class PluginStrategy : public Strategy {
   }
   bool runs_isolated() const override { return true; }
   std::vector<std::string> tunable_configs() const override { return plugin_.info.configs; }
+  // The variants its table declares (plugin.h, ab_plugin.variants); the others' rows are refused by can_run.
+  std::vector<std::string> runs_variants() const override { return plugin_.info.variants; }
   std::string library_version() const override { return plugin_.info.version; }
 
   LaunchContract contract(const Problem& p, const StrategyOptions& opt) const override {
@@ -114,6 +130,7 @@ class PluginStrategy : public Strategy {
   std::string can_implement(const Problem& p, const Backend& be, const StrategyOptions& opt) const override {
     int index = 0;
     if (std::string why = config_index(opt, &index); !why.empty()) return why;
+    if (p.window > INT32_MAX) return fmt::format("a window of {} keys is past the plugin ABI's 32 bits", p.window);
     if (!code_here()) return "";  // the child process asks the plugin
     ab_problem ap = to_abi(p);
     char reason[kMessageBytes] = {};
@@ -146,14 +163,18 @@ class PluginStrategy : public Strategy {
     t.backend = abi_backend(be);
     t.device = be.device_ordinal();
     t.stream = be.native_stream();
+    t.sinks = p.sinks ? io.sinks : nullptr;
     tensors_ = t;
     guards_ = io.guards;
     be.memory().synchronize();  // inputs uploaded on attnbench's stream are ready before the plugin reads them
     char err[kMessageBytes] = {};
     state_ = nullptr;
-    if (table().setup(&problem_, &tensors_, config_, &state_, err, sizeof err) != 0)
+    if (table().setup(&problem_, &tensors_, config_, &state_, err, sizeof err) != 0) {
+      token_major_.reset();  // nothing to tear down: the buffers go now
       throw BackendError(fmt::format("plugin setup failed: {}", message(err)), false);
+    }
     set_up_ = true;
+    if (token_major_) token_major_->poison_output(be);  // a setup that wrote O (a warm-up forward) proves nothing
   }
   void run(Backend&) override {
     char err[kMessageBytes] = {};
@@ -162,6 +183,13 @@ class PluginStrategy : public Strategy {
   }
   void publish_output(Backend& be) override {
     if (token_major_) token_major_->publish(be, head_major_o_);
+  }
+  // After a sticky device error, before the context is rebuilt: the inputs' guard regions and our own buffers
+  // are about to be gone, so teardown must neither read nor free them.
+  void forget_device_memory() override {
+    guards_ = nullptr;
+    if (token_major_) token_major_->forget();
+    token_major_.reset();
   }
   void teardown(Backend& be) override {
     if (!set_up_) return;

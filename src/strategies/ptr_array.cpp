@@ -16,6 +16,8 @@ class PtrArray : public Strategy {
   std::string name() const override { return "ptr_array"; }
   std::string description() const override { return "pointer-array batched GEMMs over every (head, page) in the pool"; }
   LaunchContract contract(const Problem&, const StrategyOptions&) const override { return {2, 2, "2 gemm + softmax + combine"}; }
+  // The window and soft-cap ride in the key mask its softmax primitives (or fused kernel) apply.
+  std::vector<std::string> runs_variants() const override { return softmax_variants(); }
   std::string can_implement(const Problem&, const Backend&, const StrategyOptions&) const override { return ""; }
   std::int64_t workspace_bytes(const Problem& p, const StrategyOptions& opt) const override {
     QueryRows qr = query_rows(p, opt);
@@ -83,7 +85,7 @@ class PtrArray : public Strategy {
       be.gemm().run(pv_plan_, p_ptrs_, v_ptrs_, o_ptrs_, 1.0f, 0.0f);
     }
     ScopedRange r(be.profiler(), "combine pages");
-    be.kernels().combine_pages(pc_.combine_args(p, io_.o));
+    be.kernels().combine_pages(pc_.combine_args(p, io_));
   }
   void teardown(Backend&) override {
     qk_plan_.reset();

@@ -34,7 +34,19 @@ KeyMask key_mask(const Problem& p, const AttentionIO& io, const QueryRows& qr) {
   m.kv_len = p.seq_len;
   m.kv_lens = p.ragged() ? io.kv_lens : nullptr;
   m.items_per_seq = qr.items_per_seq;
+  m.window = p.window;
+  m.softcap = static_cast<double>(p.softcap);
   return m;
+}
+
+SoftmaxSinks softmax_sinks(const Problem& p, const AttentionIO& io, const QueryRows& qr) {
+  SoftmaxSinks s;
+  if (!p.sinks) return s;
+  s.logits = io.sinks;
+  s.items_per_seq = qr.items_per_seq;
+  s.heads_per_item = qr.packed ? p.group() : 1;
+  s.q_len = p.q_len;
+  return s;
 }
 
 GatherArgs make_gather_args(const Problem& p, const AttentionIO& io, void* k_dst, void* v_dst, std::int64_t group) {

@@ -70,6 +70,8 @@ std::int64_t page_products(const Problem& p, const QueryRows& qr);
 
 // The mask of `rows` over `items` (ragged lengths from io.kv_lens, else seq_len for every sequence).
 KeyMask key_mask(const Problem& p, const AttentionIO& io, const QueryRows& qr);
+// The sinks of `rows` over `items` (io.sinks; no logits when the problem has none).
+SoftmaxSinks softmax_sinks(const Problem& p, const AttentionIO& io, const QueryRows& qr);
 
 // The configuration a GEMM strategy reports: score precision, gathered pages, packing, padded fraction.
 inline StrategyConfig gemm_strategy_config(DType scores, bool gathered_pages, const QueryRows& qr,

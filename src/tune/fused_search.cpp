@@ -20,7 +20,7 @@ FusedTuneRecord list_fused_tiles(Backend& be, Strategy& fused, const Problem& p,
   for (const FusedTile& tile : be.kernels().fused_tiles()) {
     StrategyOptions so = opt.strategy;
     so.config = tile.name();
-    std::string reason = fused.can_implement(p, be, so);
+    std::string reason = fused.can_run(p, be, so);
     if (reason.empty()) r.tiles.push_back(tile);
     else if (first_reason.empty()) first_reason = reason;
   }

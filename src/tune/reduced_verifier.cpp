@@ -23,11 +23,14 @@ ReducedVerifier::ReducedVerifier(Backend& be, const std::string& strategy, const
   s.kv_layout = p.kv_layout;
   s.dtype = p.dtype;
   s.causal = p.causal;
+  s.window = p.window;
+  s.softcap = p.softcap;
+  s.sinks = p.sinks;
   problem_ = make_problem(s);
   auto made = make_strategies(strategy);
   if (made.size() != 1) return;
   strategy_ = std::move(made.front());
-  if (!strategy_->can_implement(problem_, be_, opt).empty()) return;
+  if (!strategy_->can_run(problem_, be_, opt).empty()) return;
   try {
     inputs_ = std::make_unique<ProblemInputs>(be_, problem_, seed);
     rec_ = std::make_unique<PlanRecorder>(be_);

@@ -58,9 +58,14 @@ std::vector<bool> halving_keeps(const std::vector<double>& ms, const std::vector
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return ms[a] < ms[b]; });
   std::size_t quota = static_cast<std::size_t>(std::ceil(static_cast<double>(order.size()) * rule.keep));
   quota = std::max(quota, final_round);
+  // The band keeps those the noise cannot tell from the fastest, up to band_limit times the quota: past that
+  // they are ties of one another, and which of them go on changes the winner's time by no more than the band.
+  const std::size_t limit =
+      rule.band_limit > 0 ? std::max(quota, static_cast<std::size_t>(std::ceil(static_cast<double>(quota) * rule.band_limit)))
+                          : order.size();
   for (std::size_t rank = 0; rank < order.size(); ++rank) {
     const std::size_t i = order[rank];
-    keep[i] = rank < quota || ms[i] <= fastest * (1 + band);
+    keep[i] = rank < quota || (rank < limit && ms[i] <= fastest * (1 + band));
   }
   return keep;
 }

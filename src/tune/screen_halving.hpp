@@ -16,7 +16,7 @@ double stage_band(const HalvingRule& rule, int calls, int screen_calls, int samp
 // choice) and those without a time (0 or less) always do, outside the count; of the others, all when they are at
 // most rule.final_round, else the fastest rule.keep fraction of them (rounded up, never fewer than
 // final_round; of equal times the earlier first) and every one within `band` of the fastest of all (time <=
-// fastest x (1 + band)).
+// fastest x (1 + band)) up to rule.band_limit times that quota (rule.band_limit 0: every one within the band).
 std::vector<bool> halving_keeps(const std::vector<double>& ms, const std::vector<bool>& protect, const HalvingRule& rule,
                                 double band);
 

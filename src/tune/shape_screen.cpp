@@ -247,12 +247,27 @@ class Halving {
     // Each group's time: the fastest probe among its members probed so far (a wrong or failed one's too: a
     // group is dropped only on times that say it is slow).
     std::vector<double> group_ms(groups.size(), 0);
+    std::vector<std::size_t> fastest(groups.size(), 0);
     for (std::size_t g = 0; g < groups.size(); ++g)
       for (std::size_t i : groups[g].members) {
         const double ms = outcome(i).probe_ms;
-        if (first[i - lo] && ms > 0 && (group_ms[g] == 0 || ms < group_ms[g])) group_ms[g] = ms;
+        if (first[i - lo] && ms > 0 && (group_ms[g] == 0 || ms < group_ms[g])) {
+          group_ms[g] = ms;
+          fastest[g] = i;
+        }
       }
-    const std::vector<bool> keep = groups_within_margin(group_ms, best_probe_, s_.group_margin);
+    std::vector<bool> keep = groups_within_margin(group_ms, best_probe_, s_.group_margin);
+    // A group about to be dropped rests on one sample of one member: a host stall in it would take the group's
+    // winner with it. That member is probed once more and the group judged on the faster of its two probes
+    // (one probe more per group dropped).
+    ScreenStage retakes{"group", r_.probe_calls, 1};
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      if (keep[g] || !(group_ms[g] > 0)) continue;
+      double ms = 0;
+      if (retake_probe(fastest[g], retakes, &ms) && ms < group_ms[g]) group_ms[g] = ms;
+    }
+    group.calls_spent += retakes.calls_spent;
+    keep = groups_within_margin(group_ms, best_probe_, s_.group_margin);
     const int stage = ++ranked_;
     std::vector<bool> goes_on(hi - lo, false);
     for (std::size_t g = 0; g < groups.size(); ++g)
@@ -289,6 +304,45 @@ class Halving {
     probe.entered = group.kept;  // the representatives kept entered it with their probes of the group stage
     probe.passed = probe.kept = pool_.size();
     r_.stages.push_back(probe);
+  }
+
+  // Probes candidate i once more (counted in `stage`), into *ms; its probe time becomes the faster of the two
+  // (with a probe that is the screen's first sample, that one stands as its first sample: the retake replaces a
+  // stalled one, which biases a retaken candidate low, toward keeping it). One cut over the cutoff that the retake
+  // brings within it waits in the pool again, unverified. False (the candidate as it was) when it could not be set
+  // or timed, or a stop was asked for.
+  bool retake_probe(std::size_t i, ScreenStage& stage, double* ms) {
+    if (stop_requested()) return false;  // the rest of the shape is dropped anyway
+    CandidateOutcome& c = outcome(i);
+    const std::string status = c.status, reason = c.reason;
+    bool ok = false;
+    s_.guarded(i, [&] {
+      if (!set(i) || !sample(i, t_.probe_timer, t_.probe, ms)) return;
+      stage.calls_spent += r_.probe_calls;
+      ok = true;
+    });
+    if (!ok) {  // no news: the candidate stays as its first probe left it
+      c.status = status;
+      c.reason = reason;
+      return false;
+    }
+    c.probe_ms = std::min(c.probe_ms, *ms);
+    if (c.status == "cut") c.screen_ms = c.probe_ms * t_.scale;
+    Entry* waiting = nullptr;
+    for (Entry& e : pool_)
+      if (e.i == i) waiting = &e;
+    if (!waiting && c.status == "cut" && c.dropped_at == 0 && !(c.probe_ms > t_.cutoff * best_probe_)) {
+      CandidateOutcome fresh;  // as probe_candidate leaves one that waits
+      fresh.label = c.label;
+      fresh.baseline = c.baseline;
+      fresh.probe_ms = c.probe_ms;
+      c = fresh;
+      pool_.push_back(Entry{});
+      waiting = &pool_.back();
+      waiting->i = i;
+    }
+    if (waiting && t_.probe_is_screen) waiting->ms.assign(1, c.probe_ms);
+    return true;
   }
 
   // A probed candidate of a group the group stage dropped, as a ranking drops it: its probe is its time.

@@ -31,7 +31,7 @@ nlohmann::json failure_list(const std::vector<CandidateOutcome>& cs, const char*
 // The screen's successive halving as the cache records it: its rule, or null when it was off.
 nlohmann::json halving_json(const HalvingRule& h) {
   if (!h.on()) return nullptr;
-  return {{"keep", h.keep}, {"final", h.final_round}, {"band", h.band}};
+  return {{"keep", h.keep}, {"final", h.final_round}, {"band", h.band}, {"band_limit", h.band_limit}};
 }
 
 // How the probe found L2: "flushed" (a probe that is the screen's first sample, or --probe_flush), "warm" (a
@@ -42,10 +42,12 @@ nlohmann::json probe_l2_json(const GemmTuneRecord& r, const TuneOptions& opt) {
   return flushed ? "flushed" : "warm";
 }
 
-// The grouped probe as the cache records it: its margin, or null when it was off (or the search not exhaustive).
-nlohmann::json grouping_json(const TuneOptions& opt) {
-  if (!opt.exhaustive || !(opt.group_margin > 0) || !opt.halving.on() || !(opt.screen_cutoff > 0)) return nullptr;
-  return {{"margin", opt.group_margin}};
+// The grouped probe as the cache records it: its margin where the record's screen has a group stage, else null
+// (grouping off, a search that is not exhaustive, or a list with no variants of one base to group).
+nlohmann::json grouping_json(const GemmTuneRecord& r, const TuneOptions& opt) {
+  for (const ScreenStage& s : r.stages)
+    if (s.kind == "group") return {{"margin", opt.group_margin}};
+  return nullptr;
 }
 
 }  // namespace
@@ -94,7 +96,7 @@ GemmCacheEntry make_gemm_entry(const GemmTuneRecord& r, const CacheEnvironment& 
                      {"best_noise", r.candidates[static_cast<std::size_t>(r.best)].noise},
                      {"probe_l2", probe_l2_json(r, opt)},
                      {"halving", halving_json(opt.halving)},
-                     {"grouping", grouping_json(opt)},
+                     {"grouping", grouping_json(r, opt)},
                      {"stages", screen_stages_to_json(r.stages)}};
   e.tuned_at = tuned_at;
   return e;

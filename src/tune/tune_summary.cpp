@@ -29,7 +29,7 @@ std::string screen_stages_label(const std::vector<ScreenStage>& stages) {
     if (!s.empty()) s += "; ";
     if (st.kind == "group") {
       const std::int64_t probed = st.calls > 0 ? st.calls_spent / st.calls : 0;
-      s += fmt::format("groups ({}) {} -> {} representatives probed -> {} in the groups within the margin",
+      s += fmt::format("groups ({}) {} -> {} probes of representatives -> {} in the groups within the margin",
                        count(st.calls, "call"), st.entered, probed, st.kept);
       grouped = true;
       halved = halved || st.kept != st.entered;
@@ -177,7 +177,8 @@ std::string gemm_section(const TuneOutcome& out) {
        " base configuration first, then the variants of the bases within --group_margin of the fastest only);\n"
        " those within --screen_cutoff of the fastest so far are screened on the shape's own GEMM calls (at most\n"
        " --screen_calls) by successive halving: each stage keeps the fastest --halving_keep of its candidates and\n"
-       " any within its noise band, and takes one more sample of each, down to --halving_final, screened with\n"
+       " any within its noise band (at most --halving_band_limit times as many), and takes one more sample of\n"
+       " each, down to --halving_final, screened with\n"
        " --screen_samples fresh samples; a candidate is verified by a forward (of B=1 H=1 where that has the same\n"
        " GEMM shape, as nested's) before its first screen sample; the heuristic's choice and the fastest screened\n"
        " are verified on the problem itself and re-measured as whole forwards, and the winner is the fastest)\n";

@@ -11,7 +11,7 @@ namespace ab {
 // "m512 n512 k64 NT fp16>fp32 strided x384" — a GemmShape in one short cell.
 std::string gemm_shape_label(const GemmShape& s);
 
-// A shape's screen stage by stage, for a person: "[groups (4 calls) 83993 -> 2400 representatives probed ->
+// A shape's screen stage by stage, for a person: "[groups (4 calls) 83993 -> 2400 probes of representatives ->
 // 31000 in the groups within the margin; ]probe (4 calls) 83993 -> 31920 within the cutoff -> 7980; 1 sample
 // (32 calls) 7980 -> 1995; ...; final 8 x 3 samples (32 calls): 8 kept; N GEMM calls, P% of the M a screen
 // without [grouping or ]halving takes".

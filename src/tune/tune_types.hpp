@@ -36,13 +36,18 @@ struct ScreenedShape;
 
 // Successive halving of a shape's screen (tune/shape_screen.hpp, docs/tuning.md): after the probe, each stage
 // measures its candidates once more and keeps the fastest `keep` fraction of them, never fewer than
-// `final_round`, nor the heuristic's choice, nor any candidate within the stage's noise band of the fastest
-// (tune/screen_halving.hpp); the `final_round` or fewer left are screened with fresh samples, as every
-// candidate within the probe cutoff was without halving.
+// `final_round`, nor the heuristic's choice, nor any candidate within the stage's noise band of the fastest up
+// to `band_limit` times that fraction (tune/screen_halving.hpp); the `final_round` or fewer left are screened
+// with fresh samples, as every candidate within the probe cutoff was without halving.
 struct HalvingRule {
   double keep = 0.25;    // 0: off (every candidate within the probe cutoff gets the full screen)
   int final_round = 8;
   double band = 0.03;    // the noise band of one sample of the screen's calls, as a fraction of the fastest
+  // A stage keeps at most this many times its quota (the fastest `keep` of its candidates, at least
+  // `final_round`), within the band or not: an exhaustive list holds thousands of variants of one kernel whose
+  // times are within any band of each other, and keeping them all made every stage keep almost everyone
+  // (docs/tuning.md). 0: no limit.
+  double band_limit = 1.5;
   bool on() const { return keep > 0; }
 };
 

@@ -215,7 +215,7 @@ void TuneRun::tune_fused(ProblemWorkspace& ws, const Problem& p, Strategy& st) {
 
 // The GEMMs of a strategy set up on the recorder (listed only, with --dry_run).
 void TuneRun::tune_gemms(StrategySession& session, PlanRecorder& rec, const Problem& p, Strategy& st) {
-  std::string why = st.can_implement(p, be_, opt_.strategy);
+  std::string why = st.can_run(p, be_, opt_.strategy);
   if (why.empty()) why = workspace_refusal(input_bytes(be_, p, true), st.workspace_bytes(p, opt_.strategy), limit_);
   if (!why.empty()) {
     note(fmt::format("{} / {}: unsupported: {}", p.label(), st.name(), why));

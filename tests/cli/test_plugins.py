@@ -191,6 +191,7 @@ LOADER_ASAN = "handle_segv=0:handle_abort=0:detect_leaks=0"
     ("ctl_config", "its configuration 1 'two\\nlines\\x1b[31m red' must be one line of text of at most 256 bytes"),
     ("bad_layout", "its qo_layout 7 is neither AB_QO_HEAD_MAJOR (0) nor AB_QO_TOKEN_MAJOR (1)"),
     ("short_table", "its table is 40 bytes, expected at least"),
+    ("bad_variants", "its variants 0x44 hold bits no ab_variant has (0x40)"),
 ])
 def test_broken_while_loading(attnbench, plugins, work, mode, needle):
     # run, tune and list each refuse libbroken_MODE.so with NEEDLE, writing nothing.

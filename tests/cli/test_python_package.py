@@ -60,6 +60,9 @@ def reports(attnbench, src, plugins, tmp_path_factory):
                       env={"ATTNBENCH_INJECT_FAULT": "head_batched"}, rc=1),
         "profile": make("profile.json", "--batch=1", "--heads=2", "--seq_len=32", "--head_dim=16", "--profile",
                         "--strategies=fused,ptr_array", "--tile=m64n64w4s2"),
+        # The variants (docs/variants.md): labels, keys and cache keys the package must spell as the binary does.
+        "variants": make("variants.json", "--batch=1", "--heads=2", "--seq_len=40", "--head_dim=16", "--causal",
+                         "--window=5", "--softcap=20,30", "--sinks=false,true", "--strategies=fused,nested"),
     }
     if (plugins / "libcpu_example_plugin.so").exists():
         out["plugin"] = make("plugin.json", "--batch=1", "--heads=2", "--seq_len=32", "--head_dim=16", "--verify",

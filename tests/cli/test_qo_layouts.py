@@ -2,8 +2,9 @@
 Q as [B*q_len, H, D] and writes O in that order, and attnbench permutes outside the timed forwards, so its rows verify
 on every shape; a plugin that indexes token-major but declares nothing is `incorrect` (the permutation is what makes
 the first one right); a table built before the field existed (struct_size ending at teardown) loads as head-major;
-`list` says which order each peer takes. The peers are the CPU example of examples/plugins built three ways
-(tests/plugins/CMakeLists.txt, folder test-peers-layouts)."""
+`list` says which order each peer takes; a plugin that writes O only in its setup is `incorrect` in either order. The
+peers are the CPU example of examples/plugins built five ways (tests/plugins/CMakeLists.txt, folder
+test-peers-layouts)."""
 import json
 import os
 
@@ -48,6 +49,18 @@ def test_undeclared_token_major_indexing_is_incorrect(attnbench, layouts_dir, wo
     assert by_q[3]["status"] == "incorrect", by_q[3]
     # q_len 1: both orders are the same memory, so the row is right.
     assert by_q[1]["status"] == "ok", by_q[1]
+
+
+@pytest.mark.parametrize("peer", ["cpu-setup-only", "cpu-tokens-setup-only"])
+def test_output_written_only_in_setup_is_incorrect(attnbench, layouts_dir, work, peer):
+    # The forward runs once in the plugin's setup and never again: the O verified after the counted forward must
+    # be that forward's, so the row is `incorrect` (NaN everywhere) in either order, a token-major plugin's own O
+    # being poisoned after setup too.
+    r = run(attnbench, *FAST, "-q", "--batch=2", "--heads=4", "--kv_heads=2", "--seq_len=37", "--q_len=3",
+            "--head_dim=8", f"--peers={peer}", "--json=s.json", env={"ATTNBENCH_PEERS_DIR": layouts_dir})
+    got = rows("s.json", f"peer:{peer}")
+    assert len(got) == 1, r.stderr[-2000:]
+    assert got[0]["status"] == "incorrect" and "NaN" in got[0]["reason"], got[0]
 
 
 def test_table_without_the_field_loads_head_major(attnbench, layouts_dir, work):

@@ -32,7 +32,7 @@ def entries(path):
 def test_halving_is_recorded_in_the_summary_and_the_cache(attnbench, env, in_module_work):
     r = run(attnbench, *TUNE, "--cache=halved.json", "--json=halved-summary.json", env=env)
     assert r.returncode == 0, (r.stdout + r.stderr)[-2000:]
-    assert "successive halving (the fastest 0.25 of a stage and any within 3% of it go on, down to 2)" in r.stderr, \
+    assert "successive halving (the fastest 0.25 of a stage and any within 3% of it go on, at most 1.5x as many, down to 2)" in r.stderr, \
         r.stderr[-1000:]
     rows = json.load(open("halved-summary.json"))["rows"]
     assert len(rows) == 2, rows
@@ -50,7 +50,7 @@ def test_halving_is_recorded_in_the_summary_and_the_cache(attnbench, env, in_mod
         assert row["best"] in WINNERS, row
     for e in entries("halved.json"):
         m = e["measured_with"]
-        assert m["halving"] == {"keep": 0.25, "final": 2, "band": 0.03}, m
+        assert m["halving"] == {"keep": 0.25, "final": 2, "band": 0.03, "band_limit": 1.5}, m
         assert [s["entered"] for s in m["stages"]] == [s["entered"] for s in rows[0]["stages"]] or \
             [s["entered"] for s in m["stages"]] == [s["entered"] for s in rows[1]["stages"]], m["stages"]
         assert e["algo"]["label"] in WINNERS, e["algo"]
@@ -88,5 +88,14 @@ def test_split_units_halve_their_ranges_and_their_stages_add_up(attnbench, env, 
 
 def test_help_names_the_halving_flags(attnbench):
     r = run(attnbench, "tune", "--help")
-    for flag in ("--halving_keep", "--halving_final", "--halving_band"):
+    for flag in ("--halving_keep", "--halving_final", "--halving_band", "--halving_band_limit"):
         assert flag in r.stdout, flag
+
+
+@pytest.mark.parametrize("flag", ["--halving_band_limit=0.5", "--halving_band_limit=-1", "--halving_band_limit=inf",
+                                  "--halving_band_limit=nan", "--halving_keep=1.5", "--halving_final=0",
+                                  "--halving_band=1"])
+def test_bad_halving_flags_are_one_line_and_exit_2(attnbench, work, flag):
+    r = run(attnbench, "tune", "--backend=cpu", "--batch=1", "--heads=1", "--seq_len=16", "--head_dim=8", flag)
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    assert r.returncode == 2 and len(lines) == 1 and flag.split("=")[0] in lines[0], (flag, r.returncode, r.stderr)

@@ -4,11 +4,12 @@
 // (set_algo reads k from the label); its attributes are {"K": k}, or `attrs(k)` when given (cuBLASLt's ALGO_ID,
 // TILE_ID, ... for the grouped probe's tests, where a per-candidate attribute would make every one a base). A
 // heuristic query returns the first `top`; an exhaustive one the first `top`, or all of them for top <= 0 (no
-// cap). `calls` counts every GEMM call. Shared by test_screen_halving.cpp and test_group_probe.cpp.
+// cap). `calls` counts every GEMM call; stall_first_call makes one candidate's first call on each plan slow. Shared by test_screen_halving.cpp and test_group_probe.cpp.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,8 @@ class SpreadLt : public ab::ComposedBackend, public ab::ForwardingGemmEngine {
   }
   std::int64_t calls = 0;
   const VirtualClock& clock() const { return clock_; }
+  // Candidate k's first call on each plan costs `extra_ms` more: a host stall in one sample.
+  void stall_first_call(int k, double extra_ms) { stalls_[k] = extra_ms; }
 
   std::vector<ab::GemmAlgo> candidates(ab::GemmPlanId plan, int top, bool exhaustive) override {
     (void)plan_shape(plan);
@@ -67,6 +70,7 @@ class SpreadLt : public ab::ComposedBackend, public ab::ForwardingGemmEngine {
     state_ = state_ * 6364136223846793005ull + 1442695040888963407ull;
     const double noise = (static_cast<double>(state_ >> 11) / 9007199254740992.0 - 0.5) * 0.01;  // ±0.5%
     clock_.spend(cost_[static_cast<std::size_t>(k)] * (1 + noise));
+    if (auto st = stalls_.find(k); st != stalls_.end() && stalled_.insert({plan, k}).second) clock_.spend(st->second);
     ab::ForwardingGemmEngine::run(plan, a, b, c, alpha, beta);
   }
 
@@ -75,6 +79,8 @@ class SpreadLt : public ab::ComposedBackend, public ab::ForwardingGemmEngine {
   std::vector<double> cost_;
   std::function<nlohmann::json(int)> attrs_;
   std::map<ab::GemmPlanId, int> current_;
+  std::map<int, double> stalls_;
+  std::set<std::pair<ab::GemmPlanId, int>> stalled_;
   std::uint64_t state_ = 88172645463325252ull;
 };
 

@@ -7,7 +7,8 @@
 // grouping finds: the margin's bet is that no variant beats its base by that much); with a margin of 1.3 the
 // winner's base is dropped too, and the winner lost. The heuristic's choice is always probed and re-measured;
 // the probe of fewer calls than the screen runs without an L2 flush; the group stage is recorded in the
-// record, the cache and the summary.
+// record, the cache and the summary (and the cache's grouping only where one ran); a group about to be dropped
+// is probed again first, so a stall in one probe does not drop the winner's group.
 #include <cmath>
 #include <cstdint>
 #include <set>
@@ -103,7 +104,7 @@ TEST(GroupProbe, TheGroupStageSortsFirstAndCountsInTheUnhalvedEstimate) {
   EXPECT_EQ(screen_stages_cell(all), "100>60>7");
   const std::string label = screen_stages_label({{"group", 4, 1, 100, 100, 30, 40}, {"probe", 4, 1, 30, 12, 4, 80},
                                                  {"final", 32, 3, 4, 4, 4, 384}});
-  EXPECT_NE(label.find("groups (4 calls) 100 -> 10 representatives probed -> 30 in the groups within the margin"),
+  EXPECT_NE(label.find("groups (4 calls) 100 -> 10 probes of representatives -> 30 in the groups within the margin"),
             std::string::npos) << label;
   EXPECT_NE(label.find("a screen without grouping or halving takes"), std::string::npos) << label;
 }
@@ -174,9 +175,10 @@ struct Tuned {
   long flushes = 0;
 };
 
-Tuned tune(const TuneOptions& opt) {
+Tuned tune(const TuneOptions& opt, int stalled = -1) {
   auto cpu = make_cpu_backend();
   SpreadLt lt(*cpu, costs(), attrs);
+  if (stalled >= 0) lt.stall_first_call(stalled, 50.0);  // 50 ms on one call: its probe far over the margin
   Tuned t{tune_grid(lt, opt), 0, 0};
   t.calls = lt.calls;
   t.flushes = lt.clock().flushes();
@@ -251,9 +253,10 @@ TEST(GroupProbe, AWinnerWhoseBaseIsWithinTheMarginIsFoundAndFarBasesAreNotProbed
     ASSERT_NE(group, nullptr);
     EXPECT_EQ(r.stages.front().kind, "group");
     EXPECT_EQ(group->entered, static_cast<std::size_t>(kCandidates));
-    EXPECT_EQ(group->calls_spent / group->calls, kBases);
+    // 40 representatives, and a second probe of each far base before its group is dropped.
+    EXPECT_EQ(group->calls_spent / group->calls, kBases + far_bases);
     EXPECT_EQ(group->kept, static_cast<std::size_t>(kCandidates - far_bases * (1 + kVariants) + 1));
-    EXPECT_EQ(probes_taken(r), kCandidates - far_bases * kVariants);
+    EXPECT_EQ(probes_taken(r), kCandidates - far_bases * kVariants + far_bases);
     EXPECT_EQ(r.stages[1].kind, "probe");
   }
 }
@@ -272,6 +275,24 @@ TEST(GroupProbe, WithoutGroupingEveryCandidateIsProbedAndAFarBasesFastVariantWin
     EXPECT_LT(probes_taken(on.out.gemm[s]), probes_taken(r));
   }
   EXPECT_LT(on.calls, off.calls) << "grouped " << on.calls << " GEMM calls, every candidate probed " << off.calls;
+}
+
+TEST(GroupProbe, AStallInTheProbeOfTheWinnersBaseDoesNotDropItsGroup) {
+  // The winner's base is probed first through a 50 ms host stall: one sample far over the margin. Its second
+  // probe, taken before the group is dropped, is within it: the variants are probed and the winner found.
+  Tuned t = tune(options(1.5), kWinnerBase);
+  ASSERT_EQ(t.out.gemm.size(), 2u);
+  for (const GemmTuneRecord& r : t.out.gemm) {
+    EXPECT_EQ(winner_of(r), kWinner) << screen_stages_label(r.stages);
+    const CandidateOutcome& base = r.candidates[static_cast<std::size_t>(kWinnerBase)];
+    EXPECT_GT(base.probe_ms, 0);
+    EXPECT_LT(base.probe_ms, 10.0) << "the faster of its two probes";
+    EXPECT_GT(r.candidates[static_cast<std::size_t>(index_of(kWinnerBase, 0))].probe_ms, 0) << "its variants probed";
+  }
+  // The stall cost one probe more than the far bases' retakes.
+  Tuned clean = tune(options(1.5));
+  for (std::size_t s = 0; s < 2; ++s)
+    EXPECT_EQ(probes_taken(t.out.gemm[s]), probes_taken(clean.out.gemm[s]) + 1);
 }
 
 TEST(GroupProbe, AMarginBelowTheWinnersBaseLosesTheWinner) {
@@ -348,7 +369,7 @@ TEST(GroupProbe, TheCacheAndTheSummaryRecordTheGroupStage) {
     EXPECT_EQ(m.at("stages")[1].at("kind"), "probe");
   }
   const std::string text = format_tune_summary(t.out);
-  EXPECT_NE(text.find("groups (1 call) 400 -> 40 representatives probed -> "), std::string::npos) << text;
+  EXPECT_NE(text.find("groups (1 call) 400 -> 54 probes of representatives -> "), std::string::npos) << text;
   EXPECT_NE(text.find("a screen without grouping or halving takes"), std::string::npos) << text;
   nlohmann::json summary = nlohmann::json::parse(render_tune_summary(t.out, "json"));
   for (const nlohmann::json& row : summary.at("rows")) {
@@ -361,6 +382,16 @@ TEST(GroupProbe, TheCacheAndTheSummaryRecordTheGroupStage) {
   // Off: the cache says so, and the stages begin with the probe.
   for (const GemmCacheEntry& e : tune(options(0)).out.cache.gemm_entries()) {
     EXPECT_TRUE(e.measured_with.at("grouping").is_null());
+    EXPECT_EQ(e.measured_with.at("stages").front().at("kind"), "probe");
+  }
+  // On, with nothing to group (candidates that are no cuBLASLt configurations, each a group of its own): no
+  // group stage ran, and the cache does not claim one.
+  auto cpu = make_cpu_backend();
+  SpreadLt plain(*cpu, costs());
+  const TuneOutcome ungrouped = tune_grid(plain, options(1.5));
+  ASSERT_EQ(ungrouped.cache.gemm_entries().size(), 2u);
+  for (const GemmCacheEntry& e : ungrouped.cache.gemm_entries()) {
+    EXPECT_TRUE(e.measured_with.at("grouping").is_null()) << e.measured_with.dump();
     EXPECT_EQ(e.measured_with.at("stages").front().at("kind"), "probe");
   }
 }

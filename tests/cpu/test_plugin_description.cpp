@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <attnbench/plugin.h>
+
 #include "core/errors.hpp"
 #include "core/text_excerpt.hpp"
 #include "strategies/plugin_description.hpp"
@@ -45,6 +47,24 @@ TEST(PluginDescription, good_description_is_taken_and_round_trips) {
   PluginInfo again = plugin_info_from_description(plugin_description_json(info), kPath);
   EXPECT_EQ(again.configs, info.configs);
   EXPECT_EQ(again.description, info.description);
+  EXPECT_TRUE(info.variants.empty()) << "a description without variants runs none";
+  // The variants a table declares travel by name and come back the same.
+  info.variants = {"sliding window", "sinks"};
+  EXPECT_EQ(plugin_info_from_description(plugin_description_json(info), kPath).variants, info.variants);
+}
+
+TEST(PluginDescription, variant_bits_and_names) {
+  std::vector<std::string> names;
+  std::uint32_t bad = 0;
+  EXPECT_TRUE(variant_names_of_bits(0, &names, &bad));
+  EXPECT_TRUE(names.empty());
+  EXPECT_TRUE(variant_names_of_bits(AB_VARIANT_SINKS | AB_VARIANT_SLIDING_WINDOW, &names, &bad));
+  EXPECT_EQ(names, (std::vector<std::string>{"sliding window", "sinks"}));
+  EXPECT_FALSE(variant_names_of_bits(AB_VARIANT_SOFT_CAPPING | 0x100u, &names, &bad));
+  EXPECT_EQ(bad, 0x100u);
+  EXPECT_NE(refusal(doc(R"({"name":"x","version":"1","description":"d","configs":["k"],"variants":["alibi"]})")), "");
+  EXPECT_NE(refusal(doc(R"({"name":"x","version":"1","description":"d","configs":["k"],"variants":["sinks","sinks"]})")), "");
+  EXPECT_NE(refusal(doc(R"({"name":"x","version":"1","description":"d","configs":["k"],"variants":"sinks"})")), "");
 }
 
 TEST(PluginDescription, refusal_is_one_escaped_line_under_the_parents_prefix) {

@@ -3,7 +3,8 @@
 // behind a stand-in cuBLASLt (cpu/spread_lt.hpp) whose 400 candidates per shape differ only in time (virtual ms
 // per call with a deterministic ±0.5% noise): the true best reaches the final round and wins, halving replays
 // far fewer GEMM calls than the screen without it, a group of candidates as fast as the best within the noise
-// is never dropped, and the stages are recorded in the record, the cache entry and the summary.
+// is never dropped without a band limit and limited with one (the winner still one of them), and the stages
+// are recorded in the record, the cache entry and the summary.
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -64,6 +65,24 @@ TEST(ScreenHalving, AStageKeepsTheFastestFractionAndEveryOneWithinTheBand) {
   // Equal times: the earlier goes first (and a time equal to the fastest is within any band).
   EXPECT_EQ(kept_of(halving_keeps({2, 1.5, 1.5, 1}, {}, rule(0.5, 1, 0.0), 0.0)), (std::vector<std::size_t>{1, 3}));
   EXPECT_EQ(kept_of(halving_keeps({2, 1, 1, 3}, {}, rule(0.25, 1, 0.0), 0.0)), (std::vector<std::size_t>{1, 2}));
+  // The band's ties are limited to band_limit times the quota: 16 times within 1% of each other, a quota of 4
+  // (a quarter), at most 6 go on (the 6 fastest), a protected one besides; with no limit, all 16; a limit of 1,
+  // the quota alone.
+  std::vector<double> ties;
+  for (int k = 0; k < 16; ++k) ties.push_back(1.0 + 0.0005 * ((k * 7) % 16));
+  EXPECT_EQ(kept_of(halving_keeps(ties, {}, rule(0.25, 2, 0.03), 0.03)).size(), 6u);
+  std::vector<std::size_t> fastest6;
+  for (std::size_t k = 0; k < 16; ++k)
+    if ((k * 7) % 16 < 6) fastest6.push_back(k);
+  EXPECT_EQ(kept_of(halving_keeps(ties, {}, rule(0.25, 2, 0.03), 0.03)), fastest6);
+  std::vector<bool> last(16, false);
+  last[15] = true;
+  EXPECT_EQ(kept_of(halving_keeps(ties, last, rule(0.25, 2, 0.03), 0.03)).size(), 7u) << "4 x 1.5 of 15, and the protected";
+  HalvingRule unlimited = rule(0.25, 2, 0.03), exact = rule(0.25, 2, 0.03);
+  unlimited.band_limit = 0;
+  exact.band_limit = 1;
+  EXPECT_EQ(kept_of(halving_keeps(ties, {}, unlimited, 0.03)).size(), 16u);
+  EXPECT_EQ(kept_of(halving_keeps(ties, {}, exact, 0.03)).size(), 4u);
 }
 
 TEST(ScreenHalving, TheBandWidensForFewerCallsAndNarrowsWithSamples) {
@@ -231,11 +250,14 @@ TEST(ScreenHalving, TheTrueBestReachesTheFinalRoundAndWinsWithFarFewerCalls) {
   EXPECT_LT(on.calls * 5, off.calls * 3) << "halving " << on.calls << " GEMM calls, without " << off.calls;
 }
 
-TEST(ScreenHalving, CandidatesAsFastAsTheBestWithinTheNoiseAreNeverDropped) {
+TEST(ScreenHalving, WithoutALimitCandidatesAsFastAsTheBestWithinTheNoiseAreNeverDropped) {
   // Nine candidates at the best's 1.000 ms: within ±0.5% noise of each other, inside every stage's band (3%
-  // for one sample, 3%/√8 for the most a stage takes): all reach the final round although it is for 2.
+  // for one sample, 3%/√8 for the most a stage takes): with no band limit all reach the final round although
+  // it is for 2.
   const std::vector<double> cost = costs(8);
-  Tuned t = tune(cost, options(rule(0.25, 2, 0.03)));
+  HalvingRule h = rule(0.25, 2, 0.03);
+  h.band_limit = 0;
+  Tuned t = tune(cost, options(h));
   ASSERT_EQ(t.out.gemm.size(), 2u);
   for (const GemmTuneRecord& r : t.out.gemm) {
     expect_chained(r);
@@ -253,6 +275,58 @@ TEST(ScreenHalving, CandidatesAsFastAsTheBestWithinTheNoiseAreNeverDropped) {
     ASSERT_GE(r.best, 0);
     EXPECT_EQ(cost[static_cast<std::size_t>(index_of(r.candidates[static_cast<std::size_t>(r.best)].label))], 1.0);
   }
+}
+
+TEST(ScreenHalving, TheBandsTiesAreLimitedAndTheWinnerIsOneOfThem) {
+  // The same nine ties under the default limit (1.5x the quota): each stage keeps at most ceil(1.5 quota) of
+  // them, so the final round holds at most 3 (its quota of 2, x1.5) and the heuristic's choice; every one of
+  // those is a tie, so the winner is still a 1.000 ms candidate; and every stage's kept count is within the
+  // limit.
+  const std::vector<double> cost = costs(8);
+  const HalvingRule h = rule(0.25, 2, 0.03);
+  ASSERT_EQ(h.band_limit, 1.5) << "the default";
+  Tuned t = tune(cost, options(h));
+  ASSERT_EQ(t.out.gemm.size(), 2u);
+  for (const GemmTuneRecord& r : t.out.gemm) {
+    expect_chained(r);
+    for (const ScreenStage& st : r.stages) {
+      if (st.kind == "final" || st.kind == "group") continue;
+      const std::size_t ranked = st.passed - 1;  // the heuristic's choice is outside the count
+      if (ranked <= 2) continue;
+      const std::size_t quota = std::max<std::size_t>(2, (ranked + 3) / 4);
+      const std::size_t limit = (3 * quota + 1) / 2;
+      EXPECT_LE(st.kept, limit + 1) << st.kind << " " << st.samples << ": " << screen_stages_label(r.stages);
+    }
+    EXPECT_LE(r.stages.back().entered, 4u) << screen_stages_label(r.stages);
+    std::size_t ties_left = 0;
+    for (std::size_t k = 0; k < r.candidates.size(); ++k)
+      ties_left += cost[k] == 1.0 && r.candidates[k].dropped_at == 0 && r.candidates[k].status == "ok";
+    EXPECT_GE(ties_left, 1u);
+    EXPECT_LE(ties_left, 3u) << "ties past the limit are dropped";
+    ASSERT_GE(r.best, 0);
+    EXPECT_EQ(cost[static_cast<std::size_t>(index_of(r.candidates[static_cast<std::size_t>(r.best)].label))], 1.0);
+  }
+}
+
+TEST(ScreenHalving, ABestJustFasterThanACrowdOfTiesStillWinsUnderTheLimit) {
+  // Forty near-ties at 1.015 ms (inside every stage's band of the best), the true best at 1.000: the limit drops
+  // most of the crowd at each stage, but ranks them on their times, so the best, faster by more than the ±0.5%
+  // noise, is always among those kept and wins; without a limit the same best wins with many more calls.
+  std::vector<double> cost = costs(0);
+  for (int j = 1; j <= 40; ++j) cost[static_cast<std::size_t>(7 * j)] = 1.015;
+  HalvingRule limited = rule(0.25, 4, 0.03), unlimited = rule(0.25, 4, 0.03);
+  unlimited.band_limit = 0;
+  Tuned a = tune(cost, options(limited)), b = tune(cost, options(unlimited));
+  ASSERT_EQ(a.out.gemm.size(), 2u);
+  for (std::size_t s = 0; s < 2; ++s) {
+    const GemmTuneRecord& r = a.out.gemm[s];
+    ASSERT_GE(r.best, 0);
+    EXPECT_EQ(r.candidates[static_cast<std::size_t>(r.best)].label, "c257") << screen_stages_label(r.stages);
+    EXPECT_EQ(r.candidates[kBest].dropped_at, 0);
+    EXPECT_LE(r.stages.back().entered, 7u) << "the final round: at most 1.5 x 4, and the heuristic's choice";
+    EXPECT_EQ(b.out.gemm[s].candidates[static_cast<std::size_t>(b.out.gemm[s].best)].label, "c257");
+  }
+  EXPECT_LT(a.calls, b.calls) << "the limit saves samples of the crowd";
 }
 
 TEST(ScreenHalving, AProbeOfFewerCallsIsRankedInItsWiderBand) {
@@ -293,7 +367,7 @@ TEST(ScreenHalving, TheCacheAndTheSummaryRecordTheStages) {
   ASSERT_EQ(t.out.cache.gemm_entries().size(), 2u);
   for (const GemmCacheEntry& e : t.out.cache.gemm_entries()) {
     const nlohmann::json& m = e.measured_with;
-    EXPECT_EQ(m.at("halving"), (nlohmann::json{{"keep", 0.25}, {"final", 8}, {"band", 0.03}}));
+    EXPECT_EQ(m.at("halving"), (nlohmann::json{{"keep", 0.25}, {"final", 8}, {"band", 0.03}, {"band_limit", 1.5}}));
     ASSERT_TRUE(m.at("stages").is_array());
     EXPECT_EQ(m.at("stages").front().at("kind"), "probe");
     EXPECT_EQ(m.at("stages").front().at("entered"), kCandidates);

@@ -71,11 +71,20 @@ class CountingStrategy : public Strategy {
   void run(Backend&) override {}
   void teardown(Backend&) override {
     ++teardowns;
+    teardown_after_forget = forgets > 0;
+    if (teardown_sticky) throw BackendError("teardown lost the context", true);
     if (teardown_throws) throw BackendError("teardown failed");
   }
+  void forget_device_memory() override {
+    ++forgets;
+    recovers_when_forgotten = recover_count ? *recover_count : -1;
+  }
   StrategyConfig config() const override { return {}; }
-  int setups = 0, teardowns = 0;
-  bool setup_sticky = false, teardown_throws = false;
+  int setups = 0, teardowns = 0, forgets = 0;
+  bool setup_sticky = false, teardown_throws = false, teardown_sticky = false;
+  const int* recover_count = nullptr;  // the backend's recoveries, read when the strategy is told to forget
+  int recovers_when_forgotten = -1;
+  bool teardown_after_forget = false;
 };
 
 struct Fixture {
@@ -84,6 +93,7 @@ struct Fixture {
   Problem p = make_problem(1, 1, 8, 16, 1, 0, KvLayout::contiguous, DType::fp16, false);
   ProblemWorkspace ws{be, [this] { return std::make_unique<ProblemInputs>(be, p, 7, false); }};
   CountingStrategy st;
+  Fixture() { st.recover_count = &be.recovers; }
 };
 
 }  // namespace
@@ -131,6 +141,7 @@ TEST(StrategySession, NonStickyErrorFailsAndTearsDownOnce) {
     EXPECT_EQ(failure->what, "a launch failed");
   }
   EXPECT_EQ(f.st.teardowns, 1);
+  EXPECT_EQ(f.st.forgets, 0);  // the context stands: the strategy frees what it holds
   EXPECT_EQ(f.be.recovers, 0);
   EXPECT_TRUE(f.ws.ready());
 }
@@ -177,6 +188,48 @@ TEST(StrategySession, StickyErrorRecoversForgetsInputsAndTearsDownOnce) {
   EXPECT_EQ(f.st.teardowns, 1);  // the partly set-up strategy drops its state, once
   EXPECT_FALSE(f.ws.ready());    // the inputs went with the context; prepare() rebuilds them
   EXPECT_TRUE(f.ws.prepare());
+}
+
+// The strategy lets go of its device memory (its own buffers, pointers into the inputs) while the old context
+// still stands, before the recovery frees every allocation; its teardown comes after (and must not touch it).
+TEST(StrategySession, StickyErrorAfterSetupForgetsDeviceMemoryBeforeTheRecovery) {
+  Fixture f;
+  ASSERT_TRUE(f.ws.prepare());
+  {
+    StrategySession s(f.be, f.st, f.ws);
+    auto failure = s.run([&] {
+      s.setup(f.p, {});
+      throw BackendError("illegal address", true);
+    });
+    ASSERT_TRUE(failure.has_value());
+    EXPECT_TRUE(failure->sticky);
+  }
+  EXPECT_EQ(f.st.forgets, 1);
+  EXPECT_EQ(f.st.recovers_when_forgotten, 0);
+  EXPECT_EQ(f.be.recovers, 1);
+  EXPECT_EQ(f.st.teardowns, 1);
+  EXPECT_TRUE(f.st.teardown_after_forget);
+}
+
+// A sticky error thrown by the strategy's own teardown (a plugin's teardown faulting): teardown has run, but what
+// it had not freed yet must not be freed into the rebuilt context, so the strategy is told to forget it too.
+TEST(StrategySession, StickyErrorFromTeardownStillForgetsBeforeTheRecovery) {
+  Fixture f;
+  ASSERT_TRUE(f.ws.prepare());
+  f.st.teardown_sticky = true;
+  {
+    StrategySession s(f.be, f.st, f.ws);
+    auto failure = s.run([&] {
+      s.setup(f.p, {});
+      s.teardown();
+    });
+    ASSERT_TRUE(failure.has_value());
+    EXPECT_TRUE(failure->sticky);
+  }
+  EXPECT_EQ(f.st.teardowns, 1);
+  EXPECT_EQ(f.st.forgets, 1);
+  EXPECT_EQ(f.st.recovers_when_forgotten, 0);
+  EXPECT_EQ(f.be.recovers, 1);
 }
 
 TEST(StrategySession, StickyErrorWithoutRecoveryLosesTheContext) {

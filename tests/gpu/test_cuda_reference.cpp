@@ -1,5 +1,6 @@
 // The CUDA backend's fp32 reference attention against the CPU fp64 reference on small random problems
-// (fp16/bf16, causal or not, contiguous or paged, D=64/128), and its speed at the default shape.
+// (fp16/bf16, causal or not, contiguous or paged, D=64/128, ragged lengths with a sliding window and soft-cap),
+// and its speed at the default shape.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -18,8 +19,8 @@ std::unique_ptr<Backend>& gpu() {
 }
 
 struct DeviceInputs {
-  Buffer q, k, v, bt;
-  std::vector<std::int32_t> bt_host;
+  Buffer q, k, v, bt, lens, sinks;
+  std::vector<std::int32_t> bt_host, lens_host;
   AttentionIO io() const {
     AttentionIO a;
     a.q = q.get();
@@ -27,6 +28,9 @@ struct DeviceInputs {
     a.v = v.get();
     a.block_table = bt.as<std::int32_t>();
     a.block_table_host = bt_host.empty() ? nullptr : bt_host.data();
+    a.kv_lens = lens_host.empty() ? nullptr : lens.as<std::int32_t>();
+    a.kv_lens_host = lens_host.empty() ? nullptr : lens_host.data();
+    a.sinks = sinks.as<float>();
     return a;
   }
 };
@@ -42,6 +46,15 @@ DeviceInputs upload(Backend& be, const Problem& p, const HostTensors& t) {
   be.memory().upload(d.q.get(), t.q.data(), t.q.size() * 2);
   be.memory().upload(d.k.get(), t.k.data(), t.k.size() * 2);
   be.memory().upload(d.v.get(), t.v.data(), t.v.size() * 2);
+  for (std::int64_t len : p.kv_lens) d.lens_host.push_back(static_cast<std::int32_t>(len));
+  if (!d.lens_host.empty()) {  // a ragged batch: each sequence's length, as the runner hands it over
+    d.lens = Buffer(be.memory(), d.lens_host.size() * 4);
+    be.memory().upload(d.lens.get(), d.lens_host.data(), d.lens_host.size() * 4);
+  }
+  if (!t.sinks.empty()) {
+    d.sinks = Buffer(be.memory(), t.sinks.size() * 4);
+    be.memory().upload(d.sinks.get(), t.sinks.data(), t.sinks.size() * 4);
+  }
   d.bt_host = t.block_table;
   if (!t.block_table.empty()) {
     d.bt = Buffer(be.memory(), t.block_table.size() * 4);
@@ -62,7 +75,7 @@ void check_against_fp64(const Problem& p, std::uint64_t seed) {
   be.memory().download(got.data(), out.get(), got.size() * 4);
   std::vector<double> ref(p.q_elements());
   reference_attention_fp64(p, t.q.data(), t.k.data(), t.v.data(), t.block_table.empty() ? nullptr : t.block_table.data(),
-                           ref.data());
+                           ref.data(), t.sinks.empty() ? nullptr : t.sinks.data());
   double num = 0, den = 0, max_abs = 0;
   std::int64_t bad = 0;
   for (std::size_t i = 0; i < ref.size(); ++i) {
@@ -96,6 +109,30 @@ TEST(CudaReference, reference_matches_cpu_fp64_multi_head) {
   check_against_fp64(make_problem(2, 3, 53, 64, 4, 0, KvLayout::paged, DType::fp16, true), 100);
   check_against_fp64(make_problem(2, 3, 130, 128, 1, 0, KvLayout::contiguous, DType::bf16, false), 101);
   check_against_fp64(make_problem(1, 2, 200, 32, 0, 64, KvLayout::paged, DType::bf16, false), 102);
+}
+
+// The sliding window, soft-cap and sinks (issue 47): a window of 1, one ending inside a page, one longer than the
+// sequence, with GQA, q_len < KV length, ragged lengths, the cap, and each head's sink in its denominator.
+TEST(CudaReference, reference_applies_the_window_and_the_cap) {
+  std::uint64_t seed = 300;
+  for (std::int64_t window : {1, 13, 500})
+    for (bool causal : {false, true}) {
+      ProblemSpec s;
+      s.batch = 3;
+      s.heads = 4;
+      s.kv_heads = 2;
+      s.q_len = 5;
+      s.head_dim = 64;
+      s.page_size = 16;
+      s.kv_layout = KvLayout::paged;
+      s.dtype = DType::bf16;
+      s.causal = causal;
+      s.kv_lens = {37, 9, 64};
+      s.window = window;
+      s.softcap = window == 13 ? 2 : 0;
+      s.sinks = window != 13 || causal;
+      check_against_fp64(make_problem(s), seed++);
+    }
 }
 
 TEST(CudaReference, reference_runs_default_shape_quickly) {

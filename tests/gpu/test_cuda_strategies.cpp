@@ -21,7 +21,7 @@ std::unique_ptr<Backend>& gpu() {
 }
 
 struct Inputs {
-  Buffer q, k, v, o, bt, lens, ref;
+  Buffer q, k, v, o, bt, lens, ref, sinks;
   std::vector<std::int32_t> bt_host, lens_host;
   std::vector<float> ref_host;
   AttentionIO io() const {
@@ -34,6 +34,7 @@ struct Inputs {
     a.block_table_host = bt_host.empty() ? nullptr : bt_host.data();
     a.kv_lens = lens.as<std::int32_t>();
     a.kv_lens_host = lens_host.data();
+    a.sinks = sinks.as<float>();
     return a;
   }
 };
@@ -60,6 +61,10 @@ Inputs prepare(const Problem& p, std::uint64_t seed) {
   for (std::int64_t b = 0; b < p.batch; ++b) in.lens_host.push_back(static_cast<std::int32_t>(p.kv_len(b)));
   in.lens = Buffer(be.memory(), in.lens_host.size() * 4);
   be.memory().upload(in.lens.get(), in.lens_host.data(), in.lens_host.size() * 4);
+  if (!t.sinks.empty()) {
+    in.sinks = Buffer(be.memory(), t.sinks.size() * 4);
+    be.memory().upload(in.sinks.get(), t.sinks.data(), t.sinks.size() * 4);
+  }
   in.ref = Buffer(be.memory(), p.q_elements() * 4);
   be.verifier().reference_attention(p, in.io(), in.ref.as<float>());
   be.memory().synchronize();
@@ -90,7 +95,7 @@ void run_all(const Problem& p, bool fp32_scores, std::uint64_t seed, bool gqa_pa
   std::printf("  %s%s%s\n", p.label().c_str(), fp32_scores ? " (fp32 scores)" : "",
               p.group() > 1 ? (gqa_packing ? " (GQA packed)" : " (GQA broadcast)") : "");
   for (auto& st : make_all_strategies()) {
-    std::string why = st->can_implement(p, be, opt);
+    std::string why = st->can_run(p, be, opt);
     if (!why.empty()) {
       std::printf("    %-14s unsupported: %s\n", st->name().c_str(), why.c_str());
       EXPECT_TRUE(st->name() == "fused") << why;  // the four GEMM strategies take every problem
@@ -186,6 +191,51 @@ TEST(CudaStrategies, inference_shapes_gqa_decode_chunked_ragged) {
       run_all(inference_problem(4, 4, 2, 0, 1, 64, 16, l, DType::fp16, false, {700, 1, 16, 333}), false, seed++, packing);
       run_all(inference_problem(3, 8, 1, 0, 7, 128, 7, l, DType::bf16, true, {90, 7, 260}), false, seed++, packing);
     }
+}
+
+// The sliding window and soft-cap (issue 47) through the GEMM strategies' softmax primitives (WindowCap): a window
+// of 1, one ending inside a page, one longer than the sequence, with a cap, GQA packed and broadcast, decode,
+// chunked prefill and ragged lengths. The fused kernels refuse them (not yet).
+TEST(CudaStrategies, sliding_window_and_soft_cap) {
+  std::uint64_t seed = 60;
+  for (KvLayout l : {KvLayout::contiguous, KvLayout::paged})
+    for (bool packing : {true, false})
+      for (std::int64_t window : {1, 13, 5000}) {
+        Problem p = inference_problem(3, 8, 2, 0, 7, 64, 16, l, window == 13 ? DType::bf16 : DType::fp16, true,
+                                      {90, 7, 260});
+        ProblemSpec spec{p.batch, p.heads, p.kv_heads, 0, p.q_len, p.head_dim, 0, p.page_size, p.kv_layout, p.dtype,
+                         p.causal, p.kv_lens, p.kv_lens_spec, window, window == 13 ? 3 : 0};
+        run_all(make_problem(spec), false, seed++, packing);
+        Problem decode = inference_problem(4, 8, 2, 1000, 1, 128, 16, l, DType::fp16, false);
+        ProblemSpec ds{decode.batch, decode.heads, decode.kv_heads, decode.seq_len, 1, decode.head_dim, 0, 16,
+                       decode.kv_layout, decode.dtype, false, {}, "", window, 50};
+        run_all(make_problem(ds), true, seed++, packing);
+      }
+  // Rows of one page longer than the register-cached softmax holds (1024 x 8 x 4 keys): the long-row WindowCap path.
+  ProblemSpec ls{1, 1, 1, 40000, 4, 64, 0, 40000, KvLayout::contiguous, DType::fp16, true, {}, "", 100, 0};
+  run_all(make_problem(ls), false, seed++, true);
+}
+
+// Attention sinks (the combine and finalize kernels' *_sinks_kernel instances), against the GPU reference (which
+// test_cuda_reference checks against the fp64 one): packed GQA rows and not, one page (combine as a finalize)
+// and many with a short last page, ragged, decode and q_len > 1, with a window and a cap, fp16 and bf16, and a
+// contiguous problem (head_batched and nested finalize, the others combine). The fused kernels refuse them.
+TEST(CudaStrategies, sinks) {
+  std::uint64_t seed = 90;
+  for (KvLayout l : {KvLayout::contiguous, KvLayout::paged})
+    for (bool packing : {true, false}) {
+      ProblemSpec s{3, 8, 2, 0, 7, 64, 0, 16, l, DType::bf16, true, {90, 7, 260}, "list", 13, 0};
+      s.sinks = true;
+      run_all(make_problem(s), false, seed++, packing);
+      ProblemSpec d{4, 8, 2, 1000, 1, 128, 0, 1000, l, DType::fp16, false, {}, "", 0, 30};
+      d.sinks = true;
+      run_all(make_problem(d), true, seed++, packing);
+    }
+  ProblemSpec one{2, 4, 1, 100, 100, 64, 0, 100, KvLayout::paged, DType::fp16, true, {}, "", 0, 0};
+  one.sinks = true;
+  run_all(make_problem(one), false, seed++, true);
+  std::string why = make_strategies("fused").front()->can_run(make_problem(one), *gpu(), {});
+  EXPECT_NE(why.find("sinks"), std::string::npos) << why;
 }
 
 int main(int argc, char** argv) {

@@ -58,6 +58,37 @@ void expect_peer_verified(const std::string& peer, int min_ok) {
 
 TEST(PeerCudnn, verified_on_every_layout) { expect_peer_verified("cudnn", 11); }
 
+// The variants its table declares (a sliding window, sinks): its rows verified against the reference that applies
+// them, with GQA, paged and contiguous, decode and q_len > 1, causal and not, a window of 1 and one ending inside
+// a page; soft-capping, which it does not declare, is an unsupported row naming it (Strategy::can_run).
+TEST(PeerCudnn, runs_the_window_and_the_sinks_it_declares) {
+  int ok = 0;
+  for (const char* shape :
+       {"--batch=2 --heads=8 --kv_heads=2 --seq_len=700 --q_len=1,7 --head_dim=128 --window=1,13 --sinks=false,true "
+        "--causal --kv_layout=paged,contiguous --page_size=16 --dtype=bf16",
+        "--batch=2 --heads=4 --seq_len=300 --head_dim=64 --window=40 --sinks"}) {
+    Rows r = run_verified(std::string("--peers=cudnn --strategies=fused,peer:cudnn ") + shape);
+    EXPECT_EQ(r.rc, 0) << shape;
+    for (const auto& row : r.rows) {
+      if (row["strategy"] != "peer:cudnn") continue;
+      if (row["status"] == "unsupported") {  // cuDNN may refuse a combination; never silently wrong
+        EXPECT_FALSE(row.value("reason", "").empty()) << row.dump();
+        continue;
+      }
+      EXPECT_EQ(row["status"], "ok") << shape << "\n" << row.dump();
+      ok += row["status"] == "ok" && row["verify"]["passed"].get<bool>();
+    }
+  }
+  EXPECT_GE(ok, 8) << "rows of peer:cudnn ok and verified with a window or sinks";
+  Rows capped = run_verified("--peers=cudnn --strategies=fused,peer:cudnn --batch=1 --heads=2 --seq_len=64 "
+                             "--head_dim=64 --softcap=30");
+  for (const auto& row : capped.rows)
+    if (row["strategy"] == "peer:cudnn") {
+      EXPECT_EQ(row["status"], "unsupported") << row.dump();
+      EXPECT_NE(row.value("reason", "").find("soft-capping"), std::string::npos) << row.dump();
+    }
+}
+
 TEST(PeerCudnn, refusal_is_unsupported_with_its_reason) {
   Rows r = run_verified("--peers=cudnn --strategies=fused,peer:cudnn --batch=1 --heads=2 --seq_len=64 --head_dim=12");
   bool refused = false;

@@ -31,6 +31,7 @@
 #define BROKEN_CTL_CONFIG 12
 #define BROKEN_BAD_LAYOUT 13
 #define BROKEN_SHORT_TABLE 14
+#define BROKEN_BAD_VARIANTS 15
 
 namespace {
 
@@ -114,6 +115,7 @@ const ab_plugin kTable = {
     forward,
     teardown,
     BROKEN_MODE == BROKEN_BAD_LAYOUT ? 7 : AB_QO_HEAD_MAJOR,
+    BROKEN_MODE == BROKEN_BAD_VARIANTS ? (AB_VARIANT_SINKS | 0x40u) : 0u,
 };
 
 }  // namespace

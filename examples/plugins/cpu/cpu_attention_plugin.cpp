@@ -1,7 +1,8 @@
 // Example attnbench plugin (user-side code, include/attnbench/plugin.h): exact attention on the CPU backend,
 // key-blocked with an online softmax and fp32 accumulation. It takes every layout attnbench has (contiguous
 // and paged K/V, grouped KV heads, ragged lengths, q_len below the KV length, bottom-right causal, fp16 and
-// bf16); its configurations are the key block (64, 16 or 256 keys), which `attnbench tune` searches.
+// bf16) and the variants of plugin.h's ab_variant (a sliding window, soft-capping, sinks); its configurations
+// are the key block (64, 16 or 256 keys), which `attnbench tune` searches.
 #include <attnbench/plugin.h>
 
 #include <cmath>
@@ -33,6 +34,11 @@
 #endif
 #ifndef EXAMPLE_TABLE_SIZE
 #define EXAMPLE_TABLE_SIZE sizeof(ab_plugin)
+#endif
+// 1: the whole computation runs once in setup and forward writes nothing (a broken plugin whose rows must be
+// `incorrect`: attnbench poisons the output it verifies after setup).
+#ifndef EXAMPLE_SETUP_ONLY
+#define EXAMPLE_SETUP_ONLY 0
 #endif
 
 namespace {
@@ -124,16 +130,6 @@ int can_implement(const ab_problem* p, int32_t backend, int32_t config, char* re
 
 int64_t kernels_per_forward(const ab_problem*, int32_t) { return EXAMPLE_KERNELS_PER_FORWARD; }  // on the CPU: 0
 
-int setup(const ab_problem* p, const ab_tensors* t, int32_t config, void** state, char* err, size_t size) {
-  State* s = new (std::nothrow) State{*p, *t, kKeyBlock[config]};
-  if (!s) {
-    write_message(err, size, "out of host memory");
-    return 1;
-  }
-  *state = s;
-  return 0;
-}
-
 // Element e of a [.., D] row-major fp16/bf16 tensor as float.
 inline float load(const uint16_t* base, int64_t e, bool bf16) { return bf16 ? bf16_to_float(base[e]) : half_to_float(base[e]); }
 
@@ -147,8 +143,8 @@ int64_t key_row(const State& s, int64_t b, int64_t kvh, int64_t j) {
   return ((b * p.kv_heads + kvh) * p.seq_len + j) * p.head_dim;
 }
 
-int forward(void* state, char*, size_t) {
-  const State& s = *static_cast<const State*>(state);
+// One forward of the problem `s` describes into its O.
+void attend(const State& s) {
   const ab_problem& p = s.p;
   const bool bf16 = p.dtype == AB_DTYPE_BF16;
   const auto* q = static_cast<const uint16_t*>(s.t.q);
@@ -165,9 +161,11 @@ int forward(void* state, char*, size_t) {
         const int64_t row = EXAMPLE_QO_INDEXING == AB_QO_TOKEN_MAJOR ? ((b * p.q_len + i) * p.heads + h) * D
                                                                      : ((b * p.heads + h) * p.q_len + i) * D;
         const int64_t visible = p.causal ? i + L - p.q_len + 1 : L;
+        // A sliding window: no key before the query's position (i + L - q_len) minus the window.
+        const int64_t first = p.window > 0 && i + L - p.q_len - p.window > 0 ? i + L - p.q_len - p.window : 0;
         for (int64_t d = 0; d < D; ++d) qrow[d] = load(q, row + d, bf16), acc[d] = 0;
         float m = -INFINITY, l = 0;
-        for (int64_t j0 = 0; j0 < visible; j0 += s.key_block) {
+        for (int64_t j0 = first; j0 < visible; j0 += s.key_block) {
           const int64_t n = visible - j0 < s.key_block ? visible - j0 : s.key_block;
           float block_max = -INFINITY;
           for (int64_t j = 0; j < n; ++j) {
@@ -175,6 +173,7 @@ int forward(void* state, char*, size_t) {
             float dot = 0;
             for (int64_t d = 0; d < D; ++d) dot += qrow[d] * load(k, kr + d, bf16);
             scores[j] = dot * p.scale;
+            if (p.softcap > 0) scores[j] = p.softcap * std::tanh(scores[j] / p.softcap);
             block_max = scores[j] > block_max ? scores[j] : block_max;
           }
           const float m_new = m > block_max ? m : block_max;
@@ -189,6 +188,7 @@ int forward(void* state, char*, size_t) {
           }
           m = m_new;
         }
+        if (p.sinks) l += std::exp(s.t.sinks[h] - m);  // the head's sink logit joins the denominator
         for (int64_t d = 0; d < D; ++d) {
           const float out = l > 0 ? acc[d] / l : 0.0f;
           o[row + d] = bf16 ? float_to_bf16(out) : float_to_half(out);
@@ -196,6 +196,21 @@ int forward(void* state, char*, size_t) {
       }
     }
   }
+}
+
+int setup(const ab_problem* p, const ab_tensors* t, int32_t config, void** state, char* err, size_t size) {
+  State* s = new (std::nothrow) State{*p, *t, kKeyBlock[config]};
+  if (!s) {
+    write_message(err, size, "out of host memory");
+    return 1;
+  }
+  *state = s;
+  if (EXAMPLE_SETUP_ONLY) attend(*s);
+  return 0;
+}
+
+int forward(void* state, char*, size_t) {
+  if (!EXAMPLE_SETUP_ONLY) attend(*static_cast<const State*>(state));
   return 0;
 }
 
@@ -215,6 +230,7 @@ const ab_plugin kTable = {
     forward,
     teardown,
     EXAMPLE_QO_LAYOUT,
+    AB_VARIANT_SLIDING_WINDOW | AB_VARIANT_SOFT_CAPPING | AB_VARIANT_SINKS,
 };
 
 }  // namespace

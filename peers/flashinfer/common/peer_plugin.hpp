@@ -44,7 +44,8 @@ constexpr ab_plugin peer_table(const char* name, const char* version, const char
                    setup,
                    peer_forward,
                    peer_teardown,
-                   qo_layout};
+                   qo_layout,
+                   0u};  // variants: none yet (issue 47: FlashInfer's window_left and logits_soft_cap to come)
 }
 
 }  // namespace abfi

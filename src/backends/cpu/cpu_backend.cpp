@@ -26,6 +26,15 @@ namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
+// A visible score after the mask's soft-cap (KeyMask::softcap; 0: the score itself).
+double capped(const KeyMask& m, double s) { return m.softcap > 0 ? m.softcap * std::tanh(s / m.softcap) : s; }
+
+// A row's sink term of its softmax denominator, exp(sink - m) with m its max (0 without sinks).
+double sink_term(const SoftmaxSinks& s, std::int64_t item, std::int64_t row, double m) {
+  if (!s.logits) return 0.0;
+  return std::exp(static_cast<double>(s.logits[sink_head(s, item, row)]) - m);
+}
+
 class HostTimer : public DeviceTimer {
  public:
   void start() override { t0_ = std::chrono::steady_clock::now(); }
@@ -245,6 +254,7 @@ class CpuBackend final : public DeviceMemory,
   void combine_pages(const CombineArgs& a) override;
   void finalize(const FinalizeArgs& a) override;
   void gather_pages(const GatherArgs& a) override;
+  std::vector<std::string> runs_variants() const override { return softmax_variants(); }
 
   std::vector<FusedTile> fused_tiles() const override {
     return {{128, 64, 4, 2}, {64, 64, 4, 2}, {128, 128, 8, 2}};
@@ -264,7 +274,7 @@ class CpuBackend final : public DeviceMemory,
 
   void reference_attention(const Problem& p, const AttentionIO& io, float* out) override {
     std::vector<double> ref(p.q_elements());
-    reference_attention_fp64(p, io.q, io.k, io.v, io.block_table_host, ref.data());
+    reference_attention_fp64(p, io.q, io.k, io.v, io.block_table_host, ref.data(), io.sinks_host);
     for (std::size_t i = 0; i < ref.size(); ++i) out[i] = static_cast<float>(ref[i]);
   }
   std::string reference_name() const override { return "cpu-fp64"; }
@@ -327,17 +337,17 @@ void CpuBackend::softmax_update(const SoftmaxUpdateArgs& a) {
       const std::int64_t p_base = bh * a.prob_bh_stride + r * a.prob_ld;
       double m_old = a.first_page ? kNegInf : a.row_max[idx];
       double l_old = a.first_page ? 0.0 : a.row_sum[idx];
-      const std::int64_t limit = key_limit(a.mask, bh, r);
+      const std::int64_t first = key_first(a.mask, bh, r), limit = key_limit(a.mask, bh, r);
+      auto visible = [&](std::int64_t c) { return a.col_offset + c >= first && a.col_offset + c < limit; };
+      auto score = [&](std::int64_t c) { return capped(a.mask, load_element(a.scores, s_base + c, a.score_type)); };
       double m_page = kNegInf;
-      for (std::int64_t c = 0; c < a.cols; ++c) {
-        bool masked = a.col_offset + c >= limit;
-        if (!masked) m_page = std::max(m_page, load_element(a.scores, s_base + c, a.score_type));
-      }
+      for (std::int64_t c = 0; c < a.cols; ++c)
+        if (visible(c)) m_page = std::max(m_page, score(c));
       double m_new = std::max(m_old, m_page);
       double sum = 0;
       for (std::int64_t c = 0; c < a.cols; ++c) {
-        bool masked = a.col_offset + c >= limit;
-        double pv = masked || m_new == kNegInf ? 0.0 : std::exp(load_element(a.scores, s_base + c, a.score_type) - m_new);
+        bool masked = !visible(c);
+        double pv = masked || m_new == kNegInf ? 0.0 : std::exp(score(c) - m_new);
         // The PV GEMM consumes P in V's dtype; the sum uses the same rounded values.
         pv = round_to(a.prob_type, pv);
         sum += pv;
@@ -364,15 +374,16 @@ void CpuBackend::page_softmax(const PageSoftmaxArgs& a) {
       std::int64_t col0 = p * a.page_size;
       std::int64_t s_base = bh * a.score_bh_stride + p * a.score_page_stride + r * a.score_ld;
       std::int64_t p_base = idx * a.page_size;
-      const std::int64_t limit = key_limit(a.mask, bh, r);
+      const std::int64_t first = key_first(a.mask, bh, r), limit = key_limit(a.mask, bh, r);
+      auto visible = [&](std::int64_t c) { return c < len && col0 + c >= first && col0 + c < limit; };
+      auto score = [&](std::int64_t c) { return capped(a.mask, load_element(a.scores, s_base + c, a.score_type)); };
       double m = kNegInf;
       for (std::int64_t c = 0; c < len; ++c)
-        if (col0 + c < limit) m = std::max(m, load_element(a.scores, s_base + c, a.score_type));
+        if (visible(c)) m = std::max(m, score(c));
       double sum = 0;
       for (std::int64_t c = 0; c < a.page_size; ++c) {
         double pv = 0;
-        if (c < len && col0 + c < limit && m != kNegInf)
-          pv = round_to(a.prob_type, std::exp(load_element(a.scores, s_base + c, a.score_type) - m));
+        if (visible(c) && m != kNegInf) pv = round_to(a.prob_type, std::exp(score(c) - m));
         sum += pv;
         store_element(a.probs, p_base + c, a.prob_type, pv);
       }
@@ -402,6 +413,7 @@ void CpuBackend::combine_pages(const CombineArgs& a) {
         const float* part = a.partial + sidx * a.head_dim;
         for (std::int64_t d = 0; d < a.head_dim; ++d) o[d] += part[d] * w;
       }
+      l += sink_term(a.sinks, bh, r, m);
       for (std::int64_t d = 0; d < a.head_dim; ++d) store_element(a.out, idx * a.head_dim + d, a.out_type, o[d] / l);
     }
   });
@@ -412,6 +424,7 @@ void CpuBackend::finalize(const FinalizeArgs& a) {
   std::int64_t n = a.bh_count * a.rows;
   for (std::int64_t idx = 0; idx < n; ++idx) {
     double l = a.row_sum[idx];
+    if (a.sinks.logits) l += sink_term(a.sinks, idx / a.rows, idx % a.rows, a.row_max[idx]);
     for (std::int64_t d = 0; d < a.head_dim; ++d)
       store_element(a.out, idx * a.head_dim + d, a.out_type, a.acc[idx * a.head_dim + d] / l);
   }
@@ -468,7 +481,10 @@ void cpu_fused_attention(const Problem& p, const AttentionIO& io, int block_m, i
       std::fill(m.begin(), m.end(), kNegInf);
       std::fill(l.begin(), l.end(), 0.0);
       const std::int64_t kv_end = p.visible_keys(b, r0 + rows - 1);
-      for (std::int64_t c0 = 0; c0 < kv_end; c0 += block_n) {
+      // A window: the block's first row sees the earliest keys; the tiles before them are skipped.
+      const std::int64_t kv_begin = p.first_visible_key(b, r0) / block_n * block_n;
+      const double cap = static_cast<double>(p.softcap);
+      for (std::int64_t c0 = kv_begin; c0 < kv_end; c0 += block_n) {
         std::int64_t cols = std::min<std::int64_t>(block_n, kv_end - c0);
         for (std::int64_t c = 0; c < cols; ++c)
           for (std::int64_t d = 0; d < D; ++d) {
@@ -477,13 +493,14 @@ void cpu_fused_attention(const Problem& p, const AttentionIO& io, int block_m, i
             vt[c * D + d] = load_element(io.v, idx, p.dtype);
           }
         for (std::int64_t r = 0; r < rows; ++r) {
-          const std::int64_t limit = p.visible_keys(b, r0 + r);
+          const std::int64_t first = p.first_visible_key(b, r0 + r), limit = p.visible_keys(b, r0 + r);
           double m_tile = kNegInf;
           for (std::int64_t c = 0; c < cols; ++c) {
-            if (c0 + c >= limit) { s[c] = kNegInf; continue; }
+            if (c0 + c < first || c0 + c >= limit) { s[c] = kNegInf; continue; }
             double dot = 0;
             for (std::int64_t d = 0; d < D; ++d) dot += q[r * D + d] * kt[c * D + d];
             s[c] = dot * scale;
+            if (cap > 0) s[c] = cap * std::tanh(s[c] / cap);
             m_tile = std::max(m_tile, s[c]);
           }
           double m_new = std::max(m[r], m_tile);
@@ -501,9 +518,11 @@ void cpu_fused_attention(const Problem& p, const AttentionIO& io, int block_m, i
           m[r] = m_new;
         }
       }
-      for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t r = 0; r < rows; ++r) {
+        if (p.sinks) l[r] += std::exp(static_cast<double>(io.sinks[h]) - m[r]);
         for (std::int64_t d = 0; d < D; ++d)
           store_element(io.o, (bh * Q + r0 + r) * D + d, p.dtype, acc[r * D + d] / l[r]);
+      }
     }
   });
 }

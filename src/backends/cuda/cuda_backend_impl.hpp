@@ -63,6 +63,9 @@ class CudaBackend final : public ab::DeviceMemory,
   void gather_pages(const GatherArgs& a) override;
   std::vector<FusedTile> fused_tiles() const override;
   std::string fused_can_implement(const Problem& p, const FusedTile& tile) const override;
+  // The softmax primitives apply the key mask's window and soft-cap (kernels/primitive_device.cuh: WindowCap),
+  // the combine and finalize kernels the sinks (their *_sinks_kernel instances).
+  std::vector<std::string> runs_variants() const override { return softmax_variants(); }
   void fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile, void* workspace,
                        std::int64_t workspace_bytes) override;
   void reference_attention(const Problem& p, const AttentionIO& io, float* out) override;

@@ -76,6 +76,8 @@ void CudaBackend::gather_pages(const GatherArgs& a) {
 std::vector<FusedTile> CudaBackend::fused_tiles() const { return kernels::fused_compiled_tiles(); }
 
 std::string CudaBackend::fused_can_implement(const Problem& p, const FusedTile& tile) const {
+  // The primitives apply the key mask's window and soft-cap and the sinks (runs_variants); the fused kernels not yet.
+  if (const std::vector<std::string> v = p.variants(); !v.empty()) return "the fused kernels do not apply " + v[0] + " yet";
   return kernels::fused_can_implement(kernels::fused_params(p, AttentionIO{}), tile);
 }
 
@@ -119,6 +121,10 @@ void CudaBackend::reference_attention(const Problem& p, const AttentionIO& io, f
   r.causal = p.causal;
   r.bf16 = p.dtype == DType::bf16;
   r.scale = p.scale();
+  r.window = p.window;
+  r.softcap = static_cast<float>(p.softcap);
+  r.sinks = p.sinks ? io.sinks : nullptr;
+  if (p.sinks && !io.sinks) throw BackendError("cuda reference attention: a problem with sinks needs their logits");
   count_kernel();
   check_launch(kernels::launch_reference_attention(r, stream_), "reference_attention_kernel");
 }
