@@ -11,8 +11,8 @@
 #   baseline the same tune without successive halving (--halving_keep=0) on every GPU: the exhaustive winners
 #            the tune's must match within 1% (issue 48); give it SCALE_STEP_TIMEOUT for a ~10-minute GPU tune
 #   quiet    SCALE_QUIET_SUITE under the CI gate's settings on GPU 0 alone and on every GPU: GPU 0's rows compared
-#   resume   SCALE_QUIET_SUITE on every GPU under the gate's settings, SIGTERM at half the quiet step's
-#            wall time, then --resume; the rows counted and compared with the uninterrupted run
+#   resume   SCALE_QUIET_SUITE on every GPU under the gate's settings, SIGTERM once half its problems are in
+#            the journal, then --resume; the rows counted and compared with the uninterrupted run
 #   fleet    scripts/slurm/tune-array.sbatch as one task per GPU (the variables Slurm sets, CUDA_VISIBLE_DEVICES
 #            one GPU each), merge.sbatch, and the same tune in one process; the winners compared
 # Environment: SCALE_FLEET_SUITE (the fleet's tune grid, default ci), SCALE_RUN_FLAGS (extra flags for run and quiet), SCALE_TUNE_FLAGS (extra flags for tune),
@@ -122,22 +122,31 @@ PY
   echo "quiet compare rc=$?" >>"$out/quiet-compare.txt"
 }
 
+# Problems finished in a run's journal (its lines after the header) and the grid's size (from the header).
+journal_done() { [[ -f $1 ]] && echo $(( $(wc -l <"$1") - 1 )) || echo 0; }
+journal_grid() { [[ -f $1 ]] && head -1 "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["grid"]["size"])' 2>/dev/null; }
+
 step_resume() {
-  local whole half pid
-  whole=$(awk -F'\t' -v n="$gpus" '$1 == "quiet" && $2 == n {print $3}' "$out/times.tsv" | tail -1)
-  [[ -n $whole ]] || { echo "scale-out-bench: resume needs the quiet step first (its wall time)" >&2; return 2; }
-  half=$(awk -v w="$whole" 'BEGIN {printf "%.1f", w / 2}')
-  local report=$out/resume-$gpus.json
+  local pid report=$out/resume-$gpus.json size="" done=0 t0 waited
+  [[ -f $out/quiet-$gpus.json ]] || { echo "scale-out-bench: resume needs the quiet step first (its report)" >&2; return 2; }
   rm -f "$report" "$report.journal"
   quiet_command "$gpus"
+  t0=$(date +%s%N)
   "${quiet_cmd[@]}" --json="$report" >"$out/resume-first.log" 2>&1 &
   pid=$!
-  sleep "$half"
-  kill -TERM "$pid"
+  # SIGTERM once half the grid's problems are journaled (at least one, fewer than all), not at a guessed time.
+  while kill -0 "$pid" 2>/dev/null; do
+    [[ -n $size ]] || size=$(journal_grid "$report.journal")
+    done=$(journal_done "$report.journal")
+    if [[ -n $size && $done -ge 1 && $(( 2 * done )) -ge $size ]]; then break; fi
+    sleep 0.1
+  done
+  waited=$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN {printf "%.1f", (b - a) / 1e9}')
+  kill -TERM "$pid" 2>/dev/null
   wait "$pid"
-  echo "first part: rc=$? after SIGTERM at ${half}s; journal: $(wc -l <"$report.journal" 2>/dev/null || echo none) lines" \
-    >"$out/resume-summary.txt"
+  echo "first part: rc=$? after SIGTERM at ${waited}s with $done of ${size:-?} problems journaled" >"$out/resume-summary.txt"
   timed resume "$gpus" "${quiet_cmd[@]}" --json="$report" --resume >"$out/resume-second.log" 2>&1
+  grep -m1 "already done" "$out/resume-second.log" >>"$out/resume-summary.txt"
   "$bin" compare "$out/quiet-$gpus.json" "$report" --json="$out/resume-compare.json" >"$out/resume-compare.txt" 2>&1
   echo "resume compare rc=$?" >>"$out/resume-compare.txt"
 }

@@ -64,6 +64,25 @@ def scaling_table(out, rows, step, what):
     return "\n".join(lines) + "\n"
 
 
+def search_time_total(log):
+    """The "GEMM search time" lines of a tune's log (one a device that tuned GEMMs) summed: seconds per phase
+    over the devices and the candidates; "-" without any."""
+    keys = ("listing", "verifying", "screening", "re-measuring")
+    total, cands, cut, n = dict.fromkeys(keys, 0.0), 0, 0, 0
+    for line in re.findall(r"GEMM search time: ([^\n]*)", log):
+        for k in keys:
+            m = re.search(k + r" ([0-9.]+)s", line)
+            total[k] += float(m.group(1)) if m else 0.0
+        m = re.search(r"\((\d+) candidates, (\d+) of them cut", line)
+        if m:
+            cands, cut = cands + int(m.group(1)), cut + int(m.group(2))
+        n += 1
+    if not n:
+        return "-"
+    return (", ".join(f"{k} {total[k]:.1f}s" for k in keys) +
+            f" summed over the log's {n} device summaries; {cands} candidates, {cut} cut after their probe")
+
+
 def tune_table(out, rows):
     mine = [r for r in rows if r[0] == "tune"]
     if not mine:
@@ -78,8 +97,7 @@ def tune_table(out, rows):
         try:
             with open(os.path.join(out, f"tune-{n}.log")) as f:
                 log = f.read()
-            m = re.findall(r"(GEMM search time: .*?\))", log.replace("\n", " "))
-            phase = m[-1] if m else "-"
+            phase = search_time_total(log)
             screens += [f"| {n} | {shape} | {text} |" for shape, text in screen_stages(log)]
         except OSError:
             pass

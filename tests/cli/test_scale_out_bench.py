@@ -6,6 +6,7 @@ table. Timings on the CPU mean nothing; what is tested is that the script runs t
 import csv
 import json
 import os
+import re
 import subprocess
 
 
@@ -28,6 +29,11 @@ def test_scale_out_bench_on_the_cpu(attnbench, src, work):
     # Interrupted halfway and resumed: each row once, the uninterrupted run's rows.
     resumed = json.load(open(out / "resume-2.json"))
     assert key(resumed) == key(json.load(open(out / "quiet-2.json"))) and len(set(key(resumed))) == len(key(resumed))
+    # The signal came once half the problems were journaled, not before any nor after all; the resume kept them.
+    first, again = (out / "resume-summary.txt").read_text().splitlines()[:2]
+    done, size = re.search(r"with (\d+) of (\d+) problems journaled", first).groups()
+    kept = int(re.search(r"(\d+) problem\(s\) already done", again).group(1))
+    assert 1 <= int(done) <= kept < int(size) and 2 * int(done) >= int(size), (first, again)
     # The fleet: the merged cache holds what one process tuned.
     merged = json.load(open(out / "fleet" / "cache.json"))
     alone = json.load(open(out / "fleet" / "one-process.cache.json"))
