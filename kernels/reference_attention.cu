@@ -1,6 +1,7 @@
 // The GPU reference attention: plain fp32, one 128-thread block per (head, query row), keys in chunks of
 // 128 with an online softmax, K/V read through either layout (query head h reads KV head h / group), each
-// sequence's own KV length, causal aligned bottom-right, a sliding window and soft-capping (Problem's rules).
+// sequence's own KV length, causal aligned bottom-right, a sliding window and soft-capping (Problem's rules),
+// V and O head_dim_v wide.
 // Correctness over speed.
 #include "primitive_device.cuh"
 #include "reference_attention.hpp"
@@ -38,7 +39,7 @@ __global__ void __launch_bounds__(kRefThreads) reference_attention_kernel(Refere
   __shared__ float q[kReferenceMaxHeadDim];
   __shared__ float probs[kRefThreads];
   __shared__ float red[kRefThreads / 32];
-  const std::int64_t S = p.q_len, D = p.head_dim;
+  const std::int64_t S = p.q_len, D = p.head_dim, Dv = p.head_dim_v > 0 ? p.head_dim_v : p.head_dim;
   const std::int64_t bh = blockIdx.x / S, i = blockIdx.x % S;
   const std::int64_t b = bh / p.heads, h = (bh % p.heads) / (p.heads / p.kv_heads);
   const std::int64_t len = p.kv_lens ? p.kv_lens[b] : p.seq_len;
@@ -73,20 +74,20 @@ __global__ void __launch_bounds__(kRefThreads) reference_attention_kernel(Refere
 #pragma unroll
     for (int k = 0; k < kRefMaxPerThread; ++k) {
       const std::int64_t d = threadIdx.x + static_cast<std::int64_t>(k) * kRefThreads;
-      if (d >= D) break;
+      if (d >= Dv) break;
       float acc = o[k] * alpha;
-      for (int jj = 0; jj < cnt; ++jj) acc = fmaf(probs[jj], to_f<T>(V[kv_row(p, b, h, j0 + jj) * D + d]), acc);
+      for (int jj = 0; jj < cnt; ++jj) acc = fmaf(probs[jj], to_f<T>(V[kv_row(p, b, h, j0 + jj) * Dv + d]), acc);
       o[k] = acc;
     }
     m = m_new;
     __syncthreads();
   }
   if (p.sinks) l += expf(p.sinks[bh % p.heads] - m);
-  float* out = p.out + (bh * S + i) * D;
+  float* out = p.out + (bh * S + i) * Dv;
 #pragma unroll
   for (int k = 0; k < kRefMaxPerThread; ++k) {
     const std::int64_t d = threadIdx.x + static_cast<std::int64_t>(k) * kRefThreads;
-    if (d < D) out[d] = o[k] / l;
+    if (d < Dv) out[d] = o[k] / l;
   }
 }
 
@@ -94,6 +95,7 @@ __global__ void __launch_bounds__(kRefThreads) reference_attention_kernel(Refere
 
 int launch_reference_attention(const ReferenceParams& p, void* stream) {
   if (p.head_dim <= 0 || p.head_dim > kReferenceMaxHeadDim) return static_cast<int>(cudaErrorInvalidValue);
+  if (p.head_dim_v < 0 || p.head_dim_v > kReferenceMaxHeadDim) return static_cast<int>(cudaErrorInvalidValue);
   if (p.paged && (!p.block_table || p.page_size <= 0)) return static_cast<int>(cudaErrorInvalidValue);
   if (p.kv_heads <= 0 || p.heads % p.kv_heads != 0) return static_cast<int>(cudaErrorInvalidValue);
   const std::int64_t blocks = p.batch * p.heads * p.q_len;

@@ -90,7 +90,7 @@ def peer_problem(p):
     if isinstance(p.get("kv_lens_values"), list):
         out["kv_lens"] = p.get("kv_lens", "list")
         out["kv_lens_values"] = [int(x) for x in p["kv_lens_values"]]
-    for variant in ("window", "softcap"):  # kept, so that the rows match attnbench's problem
+    for variant in ("window", "softcap", "head_dim_v"):  # kept, so that the rows match attnbench's problem
         if int(p.get(variant, 0) or 0) > 0:
             out[variant] = int(p[variant])
     if p.get("sinks") is True:
@@ -105,7 +105,9 @@ def window(p):
 
 def variant_refusal(p):
     """The reason a problem's variant is not run here, or None. A window goes in the boolean mask (mask_mode); no
-    SDPA backend has soft-capping or attention sinks."""
+    SDPA backend has soft-capping or attention sinks; a value head dim of its own (MLA) is not posed here yet."""
+    if int(p.get("head_dim_v", 0) or 0) not in (0, int(p["head_dim"])):
+        return "a value head dim of its own (head_dim_v; this peer poses V as wide as K)"
     if int(p.get("softcap", 0) or 0) > 0:
         return "logit soft-capping (no PyTorch SDPA backend has it)"
     if p.get("sinks") is True:

@@ -36,6 +36,7 @@ AXES = (
     ("window", int, False, None),   # the variants (docs/variants.md): absent when the problem has none
     ("softcap", int, False, None),
     ("sinks", bool, False, None),
+    ("head_dim_v", int, False, None),  # V's and O's width: absent when it is head_dim
 )
 DTYPE_SPELLINGS = {"fp16": "fp16", "half": "fp16", "float16": "fp16", "bf16": "bf16", "bfloat16": "bf16"}
 LAYOUTS = ("contiguous", "paged")
@@ -184,6 +185,8 @@ def normalize_problem(p, origin="problem"):
             out[name] = v[name]
     if v.get("sinks") is True:  # false: as absent, the binary writes neither
         out["sinks"] = True
+    if "head_dim_v" in v and v["head_dim_v"] != v["head_dim"]:  # as wide as K: as absent
+        out["head_dim_v"] = v["head_dim_v"]
     return dict(sorted(out.items()))
 
 
@@ -213,7 +216,8 @@ def problem_label(p):
              f"q={p['q_len']}" if p["q_len"] != p["seq_len"] else "", _lengths_label(p), f"D={p['head_dim']}",
              f"P={p['pages']}", f"ps={p['page_size']}" if p["pages"] > 1 else "", p["kv_layout"], p["dtype"],
              "causal" if p["causal"] else "", f"win={p['window']}" if p.get("window") else "",
-             f"cap={p['softcap']}" if p.get("softcap") else "", "sinks" if p.get("sinks") is True else ""]
+             f"cap={p['softcap']}" if p.get("softcap") else "", "sinks" if p.get("sinks") is True else "",
+             f"Dv={p['head_dim_v']}" if p.get("head_dim_v") else ""]
     return " ".join(x for x in parts if x)
 
 
@@ -230,7 +234,8 @@ def problem_cache_key(p):
              "lens#" + lengths_digest(p["kv_lens_values"]) if isinstance(p.get("kv_lens_values"), list) else "",
              f"D{p['head_dim']}", f"P{p['pages']}", f"ps{p['page_size']}", p["kv_layout"], p["dtype"],
              "causal" if p["causal"] else "full", f"win{p['window']}" if p.get("window") else "",
-             f"cap{p['softcap']}" if p.get("softcap") else "", "sinks" if p.get("sinks") is True else ""]
+             f"cap{p['softcap']}" if p.get("softcap") else "", "sinks" if p.get("sinks") is True else "",
+             f"Dv{p['head_dim_v']}" if p.get("head_dim_v") else ""]
     return "_".join(x for x in parts if x)
 
 

@@ -56,7 +56,8 @@ struct PageSoftmaxArgs {
   KeyMask mask;  // a page whose keys are all past a sequence's length gets max -inf, sum 0
 };
 
-// Combine per-page partial outputs [bh, pages, rows, head_dim] (fp32, unnormalised) into O [bh, rows, D].
+// Combine per-page partial outputs [bh, pages, rows, head_dim] (fp32, unnormalised) into O [bh, rows, D]
+// (head_dim here and in the update and finalize below: O's width, the problem's head_dim_v).
 struct CombineArgs {
   const float* partial = nullptr;
   const float* page_max = nullptr;
@@ -78,8 +79,8 @@ struct FinalizeArgs {
   SoftmaxSinks sinks;
 };
 
-// Copy K and V pages into contiguous padded tensors [B*KVH*group, pages*page_size, D], rows past a
-// sequence's length zeroed (kv_lens[b], or seq_len for all); destination head j reads KV head j / group
+// Copy K and V pages into contiguous padded tensors [B*KVH*group, pages*page_size, D] (V: Dv = head_dim_v
+// wide), rows past a sequence's length zeroed (kv_lens[b], or seq_len for all); destination head j reads KV head j / group
 // (group > 1 broadcasts K/V to every query head). The source is either contiguous [B,KVH,S,D] (padding a
 // short last page) or the paged pool, whose block-table entries past a sequence's last page are never read.
 struct GatherArgs {
@@ -91,14 +92,16 @@ struct GatherArgs {
   void* k_dst = nullptr;
   void* v_dst = nullptr;
   std::int64_t batch = 0, kv_heads = 0, seq_len = 0, pages = 0, page_size = 0, head_dim = 0;
+  std::int64_t head_dim_v = 0;  // V's row width; 0: head_dim
   std::int64_t group = 1;
   DType dtype = DType::fp16;
 };
 
 // ---- the problem's tensors, and the fused kernel's tiles --------------------------------------------
 
-// Q and O are [B,H,q_len,D]. K and V are [B,KVH,S,D] (contiguous; rows past a ragged sequence's length
-// hold values that must be masked) or a pool of pool_slots() slots, each [KVH, page_size, D], reached
+// Q is [B,H,q_len,D] and O [B,H,q_len,Dv]. K is [B,KVH,S,D] and V [B,KVH,S,Dv] (contiguous; rows past a
+// ragged sequence's length hold values that must be masked) or pools of pool_slots() slots, each
+// [KVH, page_size, D] (V's: Dv), reached
 // through block_table [B, pages] (paged; -1 past a sequence's last page). In the pool, rows of a
 // sequence's short last page past its length hold zeros. Query head h reads KV head h / group().
 class GuardRegions;  // core/guarded_buffer.hpp

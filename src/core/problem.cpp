@@ -55,11 +55,12 @@ std::vector<std::string> Problem::variants() const {
   if (window > 0) v.push_back(kSlidingWindow);
   if (softcap > 0) v.push_back(kSoftCapping);
   if (sinks) v.push_back(kSinks);
+  if (split_head_dim()) v.push_back(kValueHeadDim);
   return v;
 }
 
 std::vector<std::string> key_mask_variants() { return {kSlidingWindow, kSoftCapping}; }
-std::vector<std::string> softmax_variants() { return {kSlidingWindow, kSoftCapping, kSinks}; }
+std::vector<std::string> softmax_variants() { return {kSlidingWindow, kSoftCapping, kSinks, kValueHeadDim}; }
 
 namespace {
 // The sum over queries qi = 0 .. q-1 of max(0, a + qi): the keys before each query's window (a = L - q - window).
@@ -83,14 +84,14 @@ double Problem::pairs() const {
   return per_head * static_cast<double>(heads);
 }
 
-double Problem::flops() const { return 4.0 * pairs() * static_cast<double>(head_dim); }
+double Problem::flops() const { return 2.0 * pairs() * static_cast<double>(head_dim + head_dim_v); }
 
 double Problem::bytes() const {
   const double es = static_cast<double>(dtype_size(dtype));
-  const double qo = 2.0 * static_cast<double>(q_elements());
+  const double qo = static_cast<double>(q_elements()) + static_cast<double>(o_elements());
   double kv_rows = static_cast<double>(total_kv_len());
   for (std::int64_t b = 0; window > 0 && b < batch; ++b) kv_rows -= static_cast<double>(first_visible_key(b, 0));
-  const double kv = 2.0 * static_cast<double>(kv_heads) * kv_rows * head_dim;
+  const double kv = static_cast<double>(kv_heads) * kv_rows * static_cast<double>(head_dim + head_dim_v);
   const double sink_logits = sinks ? 4.0 * static_cast<double>(heads) : 0.0;
   return (qo + kv) * es + sink_logits;
 }
@@ -111,7 +112,7 @@ std::string Problem::label() const { return problem_label(*this); }  // from the
 
 bool Problem::operator==(const Problem& o) const {
   return batch == o.batch && heads == o.heads && kv_heads == o.kv_heads && seq_len == o.seq_len &&
-         q_len == o.q_len && head_dim == o.head_dim && pages == o.pages && page_size == o.page_size &&
+         q_len == o.q_len && head_dim == o.head_dim && head_dim_v == o.head_dim_v && pages == o.pages && page_size == o.page_size &&
          kv_layout == o.kv_layout && dtype == o.dtype && causal == o.causal && window == o.window &&
          softcap == o.softcap && sinks == o.sinks && kv_lens == o.kv_lens && kv_lens_spec == o.kv_lens_spec;
 }
@@ -137,6 +138,8 @@ Problem make_problem(const ProblemSpec& s) {
     throw UsageError(fmt::format("kv_heads={} does not divide heads={} (each KV head serves a group of query heads)",
                                  p.kv_heads, p.heads));
   p.head_dim = s.head_dim;
+  if (s.head_dim_v < 0) throw UsageError(fmt::format("head_dim_v must be a positive integer, got {}", s.head_dim_v));
+  p.head_dim_v = s.head_dim_v > 0 ? s.head_dim_v : s.head_dim;
   p.kv_layout = s.kv_layout;
   p.dtype = s.dtype;
   p.causal = s.causal;
@@ -187,8 +190,9 @@ Problem make_problem(const ProblemSpec& s) {
   p.pages_requested = s.pages > 0 ? s.pages : 0;
   // Every count derived from a problem (elements, fp64 bytes, pool slots, launches) must fit in 64 bits;
   // the refusal prints the true size, computed in floating point.
-  if (size_mul(p.batch, p.heads, p.seq_len, p.head_dim) > kMaxTensorElements) {
-    double elements = static_cast<double>(p.batch) * p.heads * p.seq_len * p.head_dim;
+  const std::int64_t widest = std::max(p.head_dim, p.head_dim_v);
+  if (size_mul(p.batch, p.heads, p.seq_len, widest) > kMaxTensorElements) {
+    double elements = static_cast<double>(p.batch) * p.heads * p.seq_len * widest;
     throw UsageError(fmt::format("problem {}: a [B,H,S,D] tensor has {:.4g} elements ({} in {}), more than the "
                                  "2^50 this tool can address; refused",
                                  p.label(), elements, human_bytes(elements * dtype_size(p.dtype)), dtype_name(p.dtype)));

@@ -2,7 +2,8 @@
 // one KV head is MQA), q_len queries per sequence against KV lengths that may differ per sequence (ragged),
 // K/V contiguous or in pages, dtype, causal (bottom-right aligned), and the variants of issue 47: a sliding
 // window (a query sees at most `window` keys before its own position), logit soft-capping (c·tanh(s/c) of
-// the scaled scores) and attention sinks (a per-head logit added to the softmax's denominator, gpt-oss). Also
+// the scaled scores), attention sinks (a per-head logit added to the softmax's denominator, gpt-oss) and a
+// value head dim of its own (head_dim_v: V and O are that wide, Q and K head_dim; MLA decode, 576 / 512). Also
 // the quantities derived from it:
 // page geometry, the FLOPs of the (query, key) pairs computed, the bytes a forward must move, tensor sizes.
 #pragma once
@@ -24,7 +25,8 @@ struct Problem {
   std::int64_t kv_heads = 1;   // KV heads; heads is a multiple (group() query heads share one)
   std::int64_t seq_len = 1;    // KV length (the longest, when ragged)
   std::int64_t q_len = 1;      // queries per sequence, the last q_len positions of its KV (1 <= q_len <= every KV length)
-  std::int64_t head_dim = 64;
+  std::int64_t head_dim = 64;    // Q and K (the QK^T GEMM's depth)
+  std::int64_t head_dim_v = 64;  // V and O (the PV GEMM's width); head_dim unless given (Problem::split_head_dim)
   std::int64_t pages = 1;      // pages of the longest sequence: ceil(seq_len / page_size)
   std::int64_t page_size = 1;  // tokens per KV page; a sequence's last page may be shorter
   KvLayout kv_layout = KvLayout::contiguous;
@@ -58,23 +60,29 @@ struct Problem {
   // with a window from its position (qi + L - q_len) minus the window; up to L, or with causal its position.
   std::int64_t visible_keys(std::int64_t b, std::int64_t qi) const;
   std::int64_t first_visible_key(std::int64_t b, std::int64_t qi) const;
-  // The variants of the problem a strategy must run to take it ("sliding window", "soft-capping", "sinks");
-  // empty: none.
+  // V and O narrower or wider than Q and K.
+  bool split_head_dim() const { return head_dim_v != head_dim; }
+  // The variants of the problem a strategy must run to take it ("sliding window", "soft-capping", "sinks",
+  // "value head dim"); empty: none.
   std::vector<std::string> variants() const;
   // (query, key) pairs the math computes, over every sequence and query head.
   double pairs() const;
-  // 4·D per pair (QK^T and PV, a multiply-add each).
+  // 2·D + 2·Dv per pair (QK^T over D and PV over Dv, a multiply-add each).
   double flops() const;
   // Q read and O written for every query head; K and V read once per KV head and token that some query sees
   // (with a window, the keys before the first query's window are never read); with sinks, one fp32 logit a head.
   double bytes() const;
-  // Elements of Q (and of O): [B, H, q_len, D].
+  // Elements of Q [B, H, q_len, D] and of O [B, H, q_len, Dv].
   std::int64_t q_elements() const { return batch * heads * q_len * head_dim; }
-  // Elements of contiguous K (or V): [B, KVH, seq_len, D].
+  std::int64_t o_elements() const { return batch * heads * q_len * head_dim_v; }
+  // Elements of contiguous K [B, KVH, seq_len, D] and V [B, KVH, seq_len, Dv].
   std::int64_t kv_elements() const { return batch * kv_heads * seq_len * head_dim; }
-  // Slots in the paged pool: one per page some sequence uses, each [KVH, page_size, D].
+  std::int64_t v_elements() const { return batch * kv_heads * seq_len * head_dim_v; }
+  // Slots in the paged pools: one per page some sequence uses, each [KVH, page_size, D] in K's pool and
+  // [KVH, page_size, Dv] in V's.
   std::int64_t pool_slots() const;
   std::int64_t pool_elements() const { return pool_slots() * kv_heads * page_size * head_dim; }
+  std::int64_t v_pool_elements() const { return pool_slots() * kv_heads * page_size * head_dim_v; }
   // Fraction of the padded [B, seq_len] KV area that is padding (0 unless ragged).
   double padded_fraction() const;
 
@@ -87,9 +95,11 @@ struct Problem {
 inline constexpr const char* kSlidingWindow = "sliding window";
 inline constexpr const char* kSoftCapping = "soft-capping";
 inline constexpr const char* kSinks = "sinks";
+inline constexpr const char* kValueHeadDim = "value head dim";
 std::vector<std::string> key_mask_variants();
-// The variants the built-in strategies carry through their primitives: the key mask's, and the sinks their
-// combine and finalize steps add (core/softmax_sinks.hpp).
+// The variants the built-in GEMM strategies carry through their primitives: the key mask's, the sinks their
+// combine and finalize steps add (core/softmax_sinks.hpp), and a value head dim (their PV GEMM's width and the
+// primitives' accumulator rows).
 std::vector<std::string> softmax_variants();
 
 // The largest tensor make_problem accepts (2^50 elements: 8 PiB in fp64), so that every size derived from a
@@ -107,10 +117,11 @@ struct ProblemSpec {
   std::string kv_lens_spec;
   std::int64_t window = 0, softcap = 0;  // 0: none; given, a positive integer
   bool sinks = false;
+  std::int64_t head_dim_v = 0;  // 0: head_dim
 };
 
 // Builds a problem. Exactly one of pages / page_size is > 0. Throws UsageError (one line) on zero or
-// negative sizes (a negative window or soft-cap included), KV heads that do not divide heads, q_len above the shortest KV length, a length list
+// negative sizes (a negative window, soft-cap or head_dim_v included), KV heads that do not divide heads, q_len above the shortest KV length, a length list
 // that is not one per sequence, more pages than tokens, or a tensor of more than kMaxTensorElements.
 Problem make_problem(const ProblemSpec& s);
 // Self-attention (kv_heads = heads, q_len = seq_len, one length): the first version's constructor.

@@ -255,7 +255,16 @@ const std::vector<ProblemAxis> kAxes = {
      [](ProblemDraft& d, std::int64_t v) { d.sinks = v != 0; },
      [](const Problem& p) { return p.sinks ? json(true) : json(); },
      [](const json& p) { return bool_at(p, "sinks") ? std::string("sinks") : std::string(); },
-     [](const json& p) { return bool_at(p, "sinks") ? std::string("sinks") : std::string(); }},
+     [](const json& p) { return bool_at(p, "sinks") ? std::string("sinks") : std::string(); }},    // Last, as the variants before it: the CSV columns of earlier reports keep their positions.
+    {"head_dim_v", "--head_dim_v,--head-dim-v",
+     "value head dimension: V and O this wide, Q and K --head_dim (MLA decode: --head_dim=576 --head_dim_v=512; "
+     "value, list or range; default: head_dim)",
+     "", "", false, AxisType::integer, 3,
+     [](const std::string& t) { return parse_positive("head_dim_v", "head dimension", t); },
+     [](ProblemDraft& d, std::int64_t v) { d.head_dim_v = v; },
+     [](const Problem& p) { return p.split_head_dim() ? json(p.head_dim_v) : json(); },
+     [](const json& p) { return variant_fragment(p, "head_dim_v", "Dv="); },
+     [](const json& p) { return variant_fragment(p, "head_dim_v", "Dv"); }},
 };
 
 std::string join_fragments(const json& problem, std::string (*ProblemAxis::*fragment)(const json&), const char* sep,

@@ -1,5 +1,5 @@
 // The one table of problem axes. Each axis (batch, heads, kv_heads, seq_len | kv_lens, q_len, head_dim,
-// pages | page_size, kv_layout, dtype, causal, window, softcap) is declared once, with its name (JSON key, CSV column, suite key), CLI spellings, default,
+// pages | page_size, kv_layout, dtype, causal, window, softcap, sinks, head_dim_v) is declared once, with its name (JSON key, CSV column, suite key), CLI spellings, default,
 // parser and checks, label and cache-key fragments. The grid product, the run/tune flags, --config suites,
 // the problem label and key, the problem JSON and the CSV problem columns all come from it: adding an axis
 // is one entry in problem_axes.cpp plus the code that uses the value.

@@ -13,17 +13,31 @@
 
 namespace ab {
 
+namespace {
+// Element (b, kvh, s, d) of a K or V tensor whose rows are `width` wide.
+std::int64_t kv_row_index(const Problem& p, const std::int32_t* block_table, std::int64_t b, std::int64_t kvh,
+                          std::int64_t s, std::int64_t d, std::int64_t width) {
+  if (p.kv_layout == KvLayout::contiguous) return ((b * p.kv_heads + kvh) * p.seq_len + s) * width + d;
+  std::int64_t slot = block_table[b * p.pages + s / p.page_size];
+  return ((slot * p.kv_heads + kvh) * p.page_size + s % p.page_size) * width + d;
+}
+}  // namespace
+
 std::int64_t kv_index(const Problem& p, const std::int32_t* block_table, std::int64_t b, std::int64_t kvh,
                       std::int64_t s, std::int64_t d) {
-  if (p.kv_layout == KvLayout::contiguous) return ((b * p.kv_heads + kvh) * p.seq_len + s) * p.head_dim + d;
-  std::int64_t slot = block_table[b * p.pages + s / p.page_size];
-  return ((slot * p.kv_heads + kvh) * p.page_size + s % p.page_size) * p.head_dim + d;
+  return kv_row_index(p, block_table, b, kvh, s, d, p.head_dim);
+}
+
+std::int64_t v_index(const Problem& p, const std::int32_t* block_table, std::int64_t b, std::int64_t kvh,
+                     std::int64_t s, std::int64_t d) {
+  return kv_row_index(p, block_table, b, kvh, s, d, p.head_dim_v);
 }
 
 std::int64_t host_input_bytes(const Problem& p) {
   bool paged = p.kv_layout == KvLayout::paged;
-  std::int64_t kv = paged ? p.pool_elements() : p.kv_elements();
-  return size_add(size_add(size_mul(size_add(p.q_elements(), size_mul(2, kv)), sizeof(std::uint16_t)),
+  std::int64_t k = paged ? p.pool_elements() : p.kv_elements();
+  std::int64_t v = paged ? p.v_pool_elements() : p.v_elements();
+  return size_add(size_add(size_mul(size_add(p.q_elements(), size_add(k, v)), sizeof(std::uint16_t)),
                            paged ? size_mul(p.batch, p.pages, sizeof(std::int32_t)) : 0),
                   p.sinks ? size_mul(p.heads, sizeof(float)) : 0);
 }
@@ -50,15 +64,14 @@ HostTensors make_random_inputs(const Problem& p, std::uint64_t seed) {
   for (auto& x : t.q) x = bits(dist(rng));
   if (p.kv_layout == KvLayout::contiguous) {
     t.k.resize(p.kv_elements());
-    t.v.resize(p.kv_elements());
+    t.v.resize(p.v_elements());
     for (auto& x : t.k) x = bits(dist(rng));
     for (auto& x : t.v) x = bits(dist(rng));
     draw_sinks(p, rng, &t);
     return t;
   }
-  std::int64_t pool = p.pool_elements();
-  t.k.assign(pool, 0);
-  t.v.assign(pool, 0);
+  t.k.assign(p.pool_elements(), 0);
+  t.v.assign(p.v_pool_elements(), 0);
   std::vector<std::int32_t> slots(p.pool_slots());
   std::iota(slots.begin(), slots.end(), 0);
   std::shuffle(slots.begin(), slots.end(), rng);
@@ -70,10 +83,10 @@ HostTensors make_random_inputs(const Problem& p, std::uint64_t seed) {
   for (std::int64_t b = 0; b < p.batch; ++b)
     for (std::int64_t h = 0; h < p.kv_heads; ++h)
       for (std::int64_t s = 0; s < p.kv_len(b); ++s)
-        for (std::int64_t d = 0; d < p.head_dim; ++d) {
-          std::int64_t i = kv_index(p, t.block_table.data(), b, h, s, d);
-          t.k[i] = bits(dist(rng));
-          t.v[i] = bits(dist(rng));
+        // K's and V's element d drawn in turn (the order of a problem whose V is as wide as K).
+        for (std::int64_t d = 0; d < std::max(p.head_dim, p.head_dim_v); ++d) {
+          if (d < p.head_dim) t.k[kv_index(p, t.block_table.data(), b, h, s, d)] = bits(dist(rng));
+          if (d < p.head_dim_v) t.v[v_index(p, t.block_table.data(), b, h, s, d)] = bits(dist(rng));
         }
   draw_sinks(p, rng, &t);
   return t;
@@ -82,20 +95,18 @@ HostTensors make_random_inputs(const Problem& p, std::uint64_t seed) {
 void reference_attention_fp64(const Problem& p, const void* q, const void* k, const void* v,
                               const std::int32_t* block_table, double* out, const float* sinks) {
   if (p.sinks && !sinks) throw std::invalid_argument("reference_attention_fp64: a problem with sinks needs their logits");
-  const std::int64_t S = p.seq_len, D = p.head_dim, Q = p.q_len;
+  const std::int64_t S = p.seq_len, D = p.head_dim, Dv = p.head_dim_v, Q = p.q_len;
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
   const double cap = static_cast<double>(p.softcap);  // 0: no soft-capping
   // One task per (sequence, KV head): its K/V are loaded once for the group of query heads that share them.
-  parallel_for(p.b_kvh(), 4.0 * p.pairs() * D, [&](std::int64_t lo, std::int64_t hi) {
-    std::vector<double> kk(S * D), vv(S * D), qrow(D), s(S);
+  parallel_for(p.b_kvh(), p.flops(), [&](std::int64_t lo, std::int64_t hi) {
+    std::vector<double> kk(S * D), vv(S * Dv), qrow(D), s(S);
     for (std::int64_t task = lo; task < hi; ++task) {
       std::int64_t b = task / p.kv_heads, kvh = task % p.kv_heads, len = p.kv_len(b);
-      for (std::int64_t j = 0; j < len; ++j)
-        for (std::int64_t d = 0; d < D; ++d) {
-          std::int64_t idx = kv_index(p, block_table, b, kvh, j, d);
-          kk[j * D + d] = load_element(k, idx, p.dtype);
-          vv[j * D + d] = load_element(v, idx, p.dtype);
-        }
+      for (std::int64_t j = 0; j < len; ++j) {
+        for (std::int64_t d = 0; d < D; ++d) kk[j * D + d] = load_element(k, kv_index(p, block_table, b, kvh, j, d), p.dtype);
+        for (std::int64_t d = 0; d < Dv; ++d) vv[j * Dv + d] = load_element(v, v_index(p, block_table, b, kvh, j, d), p.dtype);
+      }
       for (std::int64_t h = kvh * p.group(); h < (kvh + 1) * p.group(); ++h) {
         const std::int64_t bh = b * p.heads + h;
         for (std::int64_t i = 0; i < Q; ++i) {
@@ -115,11 +126,11 @@ void reference_attention_fp64(const Problem& p, const void* q, const void* k, co
             s[j] = std::exp(s[j] - m);
             l += s[j];
           }
-          double* o = out + (bh * Q + i) * D;
-          for (std::int64_t d = 0; d < D; ++d) o[d] = 0;
+          double* o = out + (bh * Q + i) * Dv;
+          for (std::int64_t d = 0; d < Dv; ++d) o[d] = 0;
           for (std::int64_t j = j0; j < n; ++j) {
             double w = s[j] / l;
-            for (std::int64_t d = 0; d < D; ++d) o[d] += w * vv[j * D + d];
+            for (std::int64_t d = 0; d < Dv; ++d) o[d] += w * vv[j * Dv + d];
           }
         }
       }
@@ -132,7 +143,7 @@ namespace {
 // thousands of candidate outputs of millions of elements.
 template <class RefAt>
 ErrorStats compare_impl(const Problem& p, const void* out, RefAt ref_at) {
-  const std::int64_t n = p.q_elements();
+  const std::int64_t n = p.o_elements();
   const std::int64_t chunks = std::min<std::int64_t>(64, std::max<std::int64_t>(1, n / 65536));
   std::vector<double> num(chunks, 0), den(chunks, 0), max_abs(chunks, 0);
   std::vector<std::int64_t> bad(chunks, 0);

@@ -9,18 +9,24 @@ namespace ab {
 
 namespace {
 
-std::int64_t kv_elements(const Problem& p) {
+// Elements of the K (rows head_dim wide) or V (head_dim_v) allocation: the pool, or contiguous with its slack rows.
+std::int64_t k_elements(const Problem& p) {
   if (p.kv_layout == KvLayout::paged) return p.pool_elements();
   return size_add(p.kv_elements(), size_mul(kv_slack_rows(p), p.head_dim));
+}
+std::int64_t v_elements(const Problem& p) {
+  if (p.kv_layout == KvLayout::paged) return p.v_pool_elements();
+  return size_add(p.v_elements(), size_mul(kv_slack_rows(p), p.head_dim_v));
 }
 }  // namespace
 
 std::int64_t ProblemInputs::device_bytes(const Problem& p, bool with_reference) {
   std::int64_t es = static_cast<std::int64_t>(dtype_size(p.dtype));
-  std::int64_t b = size_add(size_add(size_mul(2, p.q_elements(), es), size_mul(2, kv_elements(p), es),
+  std::int64_t b = size_add(size_add(size_mul(size_add(p.q_elements(), p.o_elements()), es),
+                                     size_mul(size_add(k_elements(p), v_elements(p)), es),
                                      size_mul(p.batch, p.pages, 4), size_mul(p.batch, 4)),
                             size_mul(7, kGuardOverheadBytes), p.sinks ? size_mul(p.heads, 4) : 0);
-  return with_reference ? size_add(b, size_mul(p.q_elements(), 4)) : b;
+  return with_reference ? size_add(b, size_mul(p.o_elements(), 4)) : b;
 }
 
 ProblemInputs::ProblemInputs(Backend& be, const Problem& p, std::uint64_t seed, bool with_reference)
@@ -30,13 +36,14 @@ ProblemInputs::ProblemInputs(Backend& be, const Problem& p, const HostTensors& t
     : be_(be), p_(p) {
   std::size_t es = dtype_size(p.dtype);
   q_ = GuardedBuffer(be.memory(), p.q_elements() * es, "Q");
-  o_ = GuardedBuffer(be.memory(), p.q_elements() * es, "O");
-  std::size_t kv_bytes = static_cast<std::size_t>(kv_elements(p)) * es;
-  k_ = GuardedBuffer(be.memory(), kv_bytes, "K");
-  v_ = GuardedBuffer(be.memory(), kv_bytes, "V");
+  o_ = GuardedBuffer(be.memory(), p.o_elements() * es, "O");
+  const std::size_t k_bytes = static_cast<std::size_t>(k_elements(p)) * es;
+  const std::size_t v_bytes = static_cast<std::size_t>(v_elements(p)) * es;
+  k_ = GuardedBuffer(be.memory(), k_bytes, "K");
+  v_ = GuardedBuffer(be.memory(), v_bytes, "V");
   be.memory().upload(q_.get(), t.q.data(), t.q.size() * sizeof(std::uint16_t));
-  be.memory().fill_bytes(k_.get(), 0, kv_bytes);  // zeroed slack rows / unused pool rows
-  be.memory().fill_bytes(v_.get(), 0, kv_bytes);
+  be.memory().fill_bytes(k_.get(), 0, k_bytes);  // zeroed slack rows / unused pool rows
+  be.memory().fill_bytes(v_.get(), 0, v_bytes);
   be.memory().upload(k_.get(), t.k.data(), t.k.size() * sizeof(std::uint16_t));
   be.memory().upload(v_.get(), t.v.data(), t.v.size() * sizeof(std::uint16_t));
   block_table_host_ = t.block_table;
@@ -56,7 +63,7 @@ ProblemInputs::ProblemInputs(Backend& be, const Problem& p, const HostTensors& t
   for (const GuardedBuffer* g : {&q_, &k_, &v_, &o_, &block_table_, &kv_lens_, &sinks_}) guards_.add(g);
   if (with_reference) {
     ScopedRange r(be.profiler(), "reference");
-    ref_ = Buffer(be.memory(), p.q_elements() * sizeof(float));
+    ref_ = Buffer(be.memory(), p.o_elements() * sizeof(float));
     be.verifier().reference_attention(p, io(), ref_.as<float>());
     be.memory().synchronize();
   }

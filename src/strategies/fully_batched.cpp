@@ -51,9 +51,8 @@ class FullyBatched : public Strategy {
     k_ = io.k;
     v_ = io.v;
     if (gather_) {
-      std::int64_t half = gathered_kv_bytes(p, gh) / 2;
-      void* kg = ws_.add(be, half);
-      void* vg = ws_.add(be, half);
+      void* kg = ws_.add(be, gathered_bytes(p, gh, p.head_dim));
+      void* vg = ws_.add(be, gathered_bytes(p, gh, p.head_dim_v));
       gather_args_ = make_gather_args(p, io, kg, vg, qr_.group);
       k_ = kg;
       v_ = vg;

@@ -37,7 +37,7 @@ class HeadBatched : public Strategy {
     QueryRows qr = query_rows(p, opt);
     std::int64_t tile = size_mul(qr.items, qr.rows, p.page_size);
     std::int64_t w = size_add(size_mul(tile, dtype_size(score_type(p, opt)) + dtype_size(p.dtype)),
-                              size_mul(p.bh(), p.q_len, p.head_dim + 2, 4));
+                              size_mul(p.bh(), p.q_len, p.head_dim_v + 2, 4));
     const std::int64_t gh = head_batched_gathered_heads(p, qr);
     return size_add(w, gh ? gathered_kv_bytes(p, gh) : 0);
   }
@@ -49,19 +49,18 @@ class HeadBatched : public Strategy {
     mask_ = key_mask(p, io, qr_);
     const std::int64_t gh = head_batched_gathered_heads(p, qr_);
     gather_ = gh != 0;
-    const std::int64_t R = qr_.rows, D = p.head_dim, N = qr_.items;
+    const std::int64_t R = qr_.rows, D = p.head_dim, Dv = p.head_dim_v, N = qr_.items;
     scores_ = ws_.add(be, N * R * p.page_size * static_cast<std::int64_t>(dtype_size(st_)));
     probs_ = ws_.add(be, N * R * p.page_size * static_cast<std::int64_t>(dtype_size(p.dtype)));
-    acc_ = static_cast<float*>(ws_.add(be, N * R * D * 4));
+    acc_ = static_cast<float*>(ws_.add(be, N * R * Dv * 4));
     row_max_ = static_cast<float*>(ws_.add(be, N * R * 4));
     row_sum_ = static_cast<float*>(ws_.add(be, N * R * 4));
     k_ = io.k;
     v_ = io.v;
     kv_rows_ = p.seq_len;
     if (gather_) {
-      std::int64_t half = gathered_kv_bytes(p, gh) / 2;
-      void* kg = ws_.add(be, half);
-      void* vg = ws_.add(be, half);
+      void* kg = ws_.add(be, gathered_bytes(p, gh, D));
+      void* vg = ws_.add(be, gathered_bytes(p, gh, Dv));
       gather_args_ = make_gather_args(p, io, kg, vg, qr_.group);
       k_ = kg;
       v_ = vg;
@@ -78,11 +77,11 @@ class HeadBatched : public Strategy {
       qk.mode = BatchMode::strided; qk.batch = N;
       qk.stride_a = R * D; qk.stride_b = kv_rows_ * D; qk.stride_c = R * len;
       GemmShape pv;
-      pv.m = R; pv.n = D; pv.k = len; pv.b_trans = false;
+      pv.m = R; pv.n = Dv; pv.k = len; pv.b_trans = false;
       pv.a_type = pv.b_type = p.dtype; pv.c_type = DType::fp32;
-      pv.lda = len; pv.ldb = D; pv.ldc = D;
+      pv.lda = len; pv.ldb = Dv; pv.ldc = Dv;
       pv.mode = BatchMode::strided; pv.batch = N;
-      pv.stride_a = R * len; pv.stride_b = kv_rows_ * D; pv.stride_c = R * D;
+      pv.stride_a = R * len; pv.stride_b = kv_rows_ * Dv; pv.stride_c = R * Dv;
       qk_plans.plan[last] = be.gemm().make_plan(qk);
       pv_plans.plan[last] = be.gemm().make_plan(pv);
     }
@@ -91,7 +90,7 @@ class HeadBatched : public Strategy {
   }
   void run(Backend& be) override {
     const Problem& p = p_;
-    const std::int64_t R = qr_.rows, D = p.head_dim, N = qr_.items;
+    const std::int64_t R = qr_.rows, D = p.head_dim, Dv = p.head_dim_v, N = qr_.items;
     if (gather_) {
       ScopedRange r(be.profiler(), qr_.group > 1 ? "gather pages, K/V per query head" : "gather pages");
       be.kernels().gather_pages(gather_args_);
@@ -106,14 +105,14 @@ class HeadBatched : public Strategy {
       s.scores = scores_; s.score_type = st_; s.score_ld = len; s.score_bh_stride = R * len;
       s.probs = probs_; s.prob_type = p.dtype; s.prob_ld = len; s.prob_bh_stride = R * len;
       s.row_max = row_max_; s.row_sum = row_sum_; s.acc = acc_;
-      s.bh_count = N; s.rows = R; s.cols = len; s.head_dim = D;
+      s.bh_count = N; s.rows = R; s.cols = len; s.head_dim = Dv;
       s.col_offset = row0; s.first_page = pg == 0; s.mask = mask_;
       be.kernels().softmax_update(s);
-      be.gemm().run(pv_plan_.use(last), probs_, offset_ptr(v_, row0 * D, p.dtype), acc_, 1.0f, pg == 0 ? 0.0f : 1.0f);
+      be.gemm().run(pv_plan_.use(last), probs_, offset_ptr(v_, row0 * Dv, p.dtype), acc_, 1.0f, pg == 0 ? 0.0f : 1.0f);
     }
     ScopedRange fin(be.profiler(), "finalize");
     FinalizeArgs f;
-    f.acc = acc_; f.row_sum = row_sum_; f.row_max = row_max_; f.bh_count = N; f.rows = R; f.head_dim = D;
+    f.acc = acc_; f.row_sum = row_sum_; f.row_max = row_max_; f.bh_count = N; f.rows = R; f.head_dim = Dv;
     f.out = io_.o; f.out_type = p.dtype; f.sinks = softmax_sinks(p, io_, qr_);
     be.kernels().finalize(f);
   }

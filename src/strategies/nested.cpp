@@ -29,7 +29,7 @@ class Nested : public Strategy {
     QueryRows qr = query_rows(p, opt);
     std::int64_t tile = size_mul(qr.rows, p.page_size);
     return size_add(size_mul(tile, dtype_size(score_type(p, opt)) + dtype_size(p.dtype)),
-                    size_mul(p.bh(), p.q_len, p.head_dim + 2, 4));
+                    size_mul(p.bh(), p.q_len, p.head_dim_v + 2, 4));
   }
   void setup(Backend& be, const Problem& p, const AttentionIO& io, const StrategyOptions& opt) override {
     p_ = p;
@@ -37,10 +37,10 @@ class Nested : public Strategy {
     st_ = score_type(p, opt);
     qr_ = query_rows(p, opt);
     mask_ = key_mask(p, io, qr_);
-    const std::int64_t R = qr_.rows, D = p.head_dim, all_rows = p.bh() * p.q_len;
+    const std::int64_t R = qr_.rows, D = p.head_dim, Dv = p.head_dim_v, all_rows = p.bh() * p.q_len;
     scores_ = ws_.add(be, R * p.page_size * static_cast<std::int64_t>(dtype_size(st_)));
     probs_ = ws_.add(be, R * p.page_size * static_cast<std::int64_t>(dtype_size(p.dtype)));
-    acc_ = static_cast<float*>(ws_.add(be, all_rows * D * 4));
+    acc_ = static_cast<float*>(ws_.add(be, all_rows * Dv * 4));
     row_max_ = static_cast<float*>(ws_.add(be, all_rows * 4));
     row_sum_ = static_cast<float*>(ws_.add(be, all_rows * 4));
     // Plans for a full page and, when the batch is even and its last page short, that page. A ragged
@@ -55,9 +55,9 @@ class Nested : public Strategy {
       qk.a_type = qk.b_type = p.dtype; qk.c_type = st_;
       qk.lda = D; qk.ldb = D; qk.ldc = len;
       GemmShape pv;
-      pv.m = R; pv.n = D; pv.k = len; pv.b_trans = false;
+      pv.m = R; pv.n = Dv; pv.k = len; pv.b_trans = false;
       pv.a_type = pv.b_type = p.dtype; pv.c_type = DType::fp32;
-      pv.lda = len; pv.ldb = D; pv.ldc = D;
+      pv.lda = len; pv.ldb = Dv; pv.ldc = Dv;
       qk_plans.plan[last] = be.gemm().make_plan(qk);
       pv_plans.plan[last] = be.gemm().make_plan(pv);
     }
@@ -66,33 +66,33 @@ class Nested : public Strategy {
   }
   void run(Backend& be) override {
     const Problem& p = p_;
-    const std::int64_t R = qr_.rows, D = p.head_dim;
+    const std::int64_t R = qr_.rows, D = p.head_dim, Dv = p.head_dim_v;
     ScopedRange loop(be.profiler(), "per (item, page): QK^T, softmax update, PV");
     for (std::int64_t item = 0; item < qr_.items; ++item) {
       const std::int64_t b = item / qr_.items_per_seq, kvh = qr_.kv_item(item) % p.kv_heads;
       const void* q = offset_ptr(io_.q, item * R * D, p.dtype);
-      float* acc = acc_ + item * R * D;
+      float* acc = acc_ + item * R * Dv;
       const std::int64_t pages = p.pages_of(b);
       for (std::int64_t pg = 0; pg < pages; ++pg) {
         const int last = !p.ragged() && pg == p.pages - 1 ? 1 : 0;
         const std::int64_t len = p.ragged() ? p.page_size : p.longest_page_len(pg);
-        be.gemm().run(qk_plan_.use(last), q, kv_page_ptr(p, io_, io_.k, b, kvh, pg), scores_, p.scale(), 0.0f);
+        be.gemm().run(qk_plan_.use(last), q, k_page_ptr(p, io_, b, kvh, pg), scores_, p.scale(), 0.0f);
         SoftmaxUpdateArgs s;
         s.scores = scores_; s.score_type = st_; s.score_ld = len; s.score_bh_stride = R * len;
         s.probs = probs_; s.prob_type = p.dtype; s.prob_ld = len; s.prob_bh_stride = R * len;
         s.row_max = row_max_ + item * R; s.row_sum = row_sum_ + item * R; s.acc = acc;
-        s.bh_count = 1; s.rows = R; s.cols = len; s.head_dim = D;
+        s.bh_count = 1; s.rows = R; s.cols = len; s.head_dim = Dv;
         s.col_offset = pg * p.page_size; s.first_page = pg == 0;
         s.mask = mask_;
         s.mask.item0 = item;
         be.kernels().softmax_update(s);
-        be.gemm().run(pv_plan_.use(last), probs_, kv_page_ptr(p, io_, io_.v, b, kvh, pg), acc, 1.0f,
+        be.gemm().run(pv_plan_.use(last), probs_, v_page_ptr(p, io_, b, kvh, pg), acc, 1.0f,
                       pg == 0 ? 0.0f : 1.0f);
       }
     }
     ScopedRange fin(be.profiler(), "finalize");
     FinalizeArgs f;
-    f.acc = acc_; f.row_sum = row_sum_; f.row_max = row_max_; f.bh_count = qr_.items; f.rows = R; f.head_dim = D;
+    f.acc = acc_; f.row_sum = row_sum_; f.row_max = row_max_; f.bh_count = qr_.items; f.rows = R; f.head_dim = Dv;
     f.out = io_.o; f.out_type = p.dtype; f.sinks = softmax_sinks(p, io_, qr_);
     be.kernels().finalize(f);
   }

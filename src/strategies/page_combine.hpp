@@ -8,7 +8,7 @@ namespace ab {
 
 struct PageCombineBuffers {
   void* probs = nullptr;      // [items, P, rows, ps] in the input dtype
-  float* partial = nullptr;   // [items, P, rows, D]
+  float* partial = nullptr;   // [items, P, rows, Dv]
   float* page_max = nullptr;  // [items, P, rows]
   float* page_sum = nullptr;
   QueryRows qr;
@@ -16,14 +16,14 @@ struct PageCombineBuffers {
 
   static std::int64_t bytes(const Problem& p, const QueryRows& qr) {
     std::int64_t n = size_mul(qr.items, p.pages, qr.rows);
-    return size_add(size_mul(n, p.page_size, dtype_size(p.dtype)), size_mul(n, p.head_dim, 4), size_mul(2, n, 4));
+    return size_add(size_mul(n, p.page_size, dtype_size(p.dtype)), size_mul(n, p.head_dim_v, 4), size_mul(2, n, 4));
   }
   void allocate(Backend& be, Workspace& ws, const Problem& p, const QueryRows& rows, const KeyMask& m) {
     qr = rows;
     mask = m;
     std::int64_t n = qr.items * p.pages * qr.rows;
     probs = ws.add(be, n * p.page_size * static_cast<std::int64_t>(dtype_size(p.dtype)));
-    partial = static_cast<float*>(ws.add(be, n * p.head_dim * 4));
+    partial = static_cast<float*>(ws.add(be, n * p.head_dim_v * 4));
     page_max = static_cast<float*>(ws.add(be, n * 4));
     page_sum = static_cast<float*>(ws.add(be, n * 4));
   }
@@ -40,22 +40,23 @@ struct PageCombineBuffers {
   CombineArgs combine_args(const Problem& p, const AttentionIO& io) const {
     CombineArgs c;
     c.partial = partial; c.page_max = page_max; c.page_sum = page_sum;
-    c.bh_count = qr.items; c.pages = p.pages; c.rows = qr.rows; c.head_dim = p.head_dim;
+    c.bh_count = qr.items; c.pages = p.pages; c.rows = qr.rows; c.head_dim = p.head_dim_v;
     c.out = io.o; c.out_type = p.dtype;
     c.sinks = softmax_sinks(p, io, qr);
     return c;
   }
-  // P·V for every (item, page): C[rows, D] = P[rows, ps] · V_page[ps, D], fp32 partial outputs.
+  // P·V for every (item, page): C[rows, Dv] = P[rows, ps] · V_page[ps, Dv], fp32 partial outputs.
   GemmShape pv_shape(const Problem& p, BatchMode mode) const {
+    const std::int64_t Dv = p.head_dim_v;
     GemmShape g;
-    g.m = qr.rows; g.n = p.head_dim; g.k = p.page_size; g.b_trans = false;
+    g.m = qr.rows; g.n = Dv; g.k = p.page_size; g.b_trans = false;
     g.a_type = g.b_type = p.dtype; g.c_type = DType::fp32;
-    g.lda = p.page_size; g.ldb = p.head_dim; g.ldc = p.head_dim;
+    g.lda = p.page_size; g.ldb = Dv; g.ldc = Dv;
     g.mode = mode; g.batch = qr.items * p.pages;
     if (mode == BatchMode::strided) {
       g.stride_a = qr.rows * p.page_size;
-      g.stride_b = p.page_size * p.head_dim;
-      g.stride_c = qr.rows * p.head_dim;
+      g.stride_b = p.page_size * Dv;
+      g.stride_c = qr.rows * Dv;
     }
     return g;
   }

@@ -41,11 +41,11 @@ class PtrArray : public Strategy {
       for (std::int64_t pg = 0; pg < p.pages_of(b); ++pg) {
         const std::int64_t i = item * p.pages + pg;  // the (item, page) slot in the page-major buffers
         qa.push_back(offset_ptr(io.q, item * R * D, p.dtype));
-        ka.push_back(kv_page_ptr(p, io, io.k, b, kvh, pg));
-        va.push_back(kv_page_ptr(p, io, io.v, b, kvh, pg));
+        ka.push_back(k_page_ptr(p, io, b, kvh, pg));
+        va.push_back(v_page_ptr(p, io, b, kvh, pg));
         sc.push_back(offset_ptr(scores_, i * R * ps, st_));
         pa.push_back(offset_ptr(pc_.probs, i * R * ps, p.dtype));
-        oa.push_back(pc_.partial + i * R * D);
+        oa.push_back(pc_.partial + i * R * p.head_dim_v);
       }
     }
     auto upload = [&](const std::vector<const void*>& v) {

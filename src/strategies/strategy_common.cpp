@@ -3,12 +3,22 @@
 
 namespace ab {
 
-const void* kv_page_ptr(const Problem& p, const AttentionIO& io, const void* base, std::int64_t b,
-                        std::int64_t kvh, std::int64_t page) {
+namespace {
+const void* page_ptr(const Problem& p, const AttentionIO& io, const void* base, std::int64_t b, std::int64_t kvh,
+                     std::int64_t page, std::int64_t width) {
   if (p.kv_layout == KvLayout::contiguous)
-    return offset_ptr(base, ((b * p.kv_heads + kvh) * p.seq_len + page * p.page_size) * p.head_dim, p.dtype);
+    return offset_ptr(base, ((b * p.kv_heads + kvh) * p.seq_len + page * p.page_size) * width, p.dtype);
   std::int64_t slot = io.block_table_host[b * p.pages + page];
-  return offset_ptr(base, (slot * p.kv_heads + kvh) * p.page_size * p.head_dim, p.dtype);
+  return offset_ptr(base, (slot * p.kv_heads + kvh) * p.page_size * width, p.dtype);
+}
+}  // namespace
+
+const void* k_page_ptr(const Problem& p, const AttentionIO& io, std::int64_t b, std::int64_t kvh, std::int64_t page) {
+  return page_ptr(p, io, io.k, b, kvh, page, p.head_dim);
+}
+
+const void* v_page_ptr(const Problem& p, const AttentionIO& io, std::int64_t b, std::int64_t kvh, std::int64_t page) {
+  return page_ptr(p, io, io.v, b, kvh, page, p.head_dim_v);
 }
 
 QueryRows query_rows(const Problem& p, const StrategyOptions& opt) {
@@ -65,6 +75,7 @@ GatherArgs make_gather_args(const Problem& p, const AttentionIO& io, void* k_dst
   g.pages = p.pages;
   g.page_size = p.page_size;
   g.head_dim = p.head_dim;
+  g.head_dim_v = p.head_dim_v;
   g.dtype = p.dtype;
   return g;
 }

@@ -24,9 +24,10 @@ inline DType score_type(const Problem& p, const StrategyOptions& opt) {
   return opt.fp32_scores ? DType::fp32 : p.dtype;
 }
 
-// Start of page `page` of KV head (b, kvh) in K or V (`base` is io.k or io.v), in either layout.
-const void* kv_page_ptr(const Problem& p, const AttentionIO& io, const void* base, std::int64_t b,
-                        std::int64_t kvh, std::int64_t page);
+// Start of page `page` of KV head (b, kvh) in K (k_page_ptr, rows head_dim wide) or V (v_page_ptr, head_dim_v), in
+// either layout.
+const void* k_page_ptr(const Problem& p, const AttentionIO& io, std::int64_t b, std::int64_t kvh, std::int64_t page);
+const void* v_page_ptr(const Problem& p, const AttentionIO& io, std::int64_t b, std::int64_t kvh, std::int64_t page);
 
 // Workspace buffers owned by a strategy between setup and teardown.
 class Workspace {
@@ -82,10 +83,13 @@ inline StrategyConfig gemm_strategy_config(DType scores, bool gathered_pages, co
   return c;
 }
 
-// K/V gathered (or padded, or broadcast to every query head) into contiguous [B·heads, pages·page_size, D]:
-// two tensors. `heads` is KVH, or H when broadcast.
+// K/V gathered (or padded, or broadcast to every query head) into contiguous [B·heads, pages·page_size, D]
+// (V: head_dim_v): one tensor's bytes, rows `width` wide, and both. `heads` is KVH, or H when broadcast.
+inline std::int64_t gathered_bytes(const Problem& p, std::int64_t heads, std::int64_t width) {
+  return size_mul(p.batch, heads, p.padded_seq(), width, dtype_size(p.dtype));
+}
 inline std::int64_t gathered_kv_bytes(const Problem& p, std::int64_t heads) {
-  return size_mul(2, p.batch, heads, p.padded_seq(), p.head_dim, dtype_size(p.dtype));
+  return size_add(gathered_bytes(p, heads, p.head_dim), gathered_bytes(p, heads, p.head_dim_v));
 }
 
 // A gather into [B·KVH·group, pages·page_size, D] (group > 1: K/V broadcast to every query head).

@@ -19,6 +19,7 @@ ReducedVerifier::ReducedVerifier(Backend& be, const std::string& strategy, const
   s.seq_len = p.seq_len;
   s.q_len = p.q_len;
   s.head_dim = p.head_dim;
+  s.head_dim_v = p.head_dim_v;
   s.page_size = p.page_size;
   s.kv_layout = p.kv_layout;
   s.dtype = p.dtype;

@@ -63,6 +63,10 @@ def reports(attnbench, src, plugins, tmp_path_factory):
         # The variants (docs/variants.md): labels, keys and cache keys the package must spell as the binary does.
         "variants": make("variants.json", "--batch=1", "--heads=2", "--seq_len=40", "--head_dim=16", "--causal",
                          "--window=5", "--softcap=20,30", "--sinks=false,true", "--strategies=fused,nested"),
+        # A value head dim of its own (MLA): given as head_dim too (absent from the JSON), and of its own width.
+        "head_dim_v": make("head_dim_v.json", "--batch=1", "--heads=4", "--kv_heads=1", "--seq_len=40", "--q_len=2",
+                           "--head_dim=24", "--head_dim_v=16,24", "--page_size=16", "--kv_layout=paged",
+                           "--strategies=fused,nested"),
     }
     if (plugins / "libcpu_example_plugin.so").exists():
         out["plugin"] = make("plugin.json", "--batch=1", "--heads=2", "--seq_len=32", "--head_dim=16", "--verify",

@@ -299,10 +299,14 @@ TEST(CudaPrimitives, finalize_matches_cpu) {
 
 TEST(CudaPrimitives, gather_pages_matches_cpu) {
   std::uint64_t seed = 400;
+  // V as wide as K, and V of its own width (head_dim_v): 16-byte units of two counts (64 / 24), 2-byte ones (30 / 40).
   for (KvLayout layout : {KvLayout::contiguous, KvLayout::paged})
     for (std::int64_t D : {64, 30})
+      for (std::int64_t Dv : {D, D == 64 ? std::int64_t(24) : std::int64_t(40)})
       for (DType dt : {DType::fp16, DType::bf16}) {
-        Problem p = make_problem(2, 3, 37, D, 5, 0, layout, dt, false);
+        ProblemSpec spec{2, 3, 0, 37, 0, D, 5, 0, layout, dt, false, {}, "", 0, 0};
+        spec.head_dim_v = Dv;
+        Problem p = make_problem(spec);
         HostTensors t = make_random_inputs(p, seed++);
         GatherArgs a;
         a.paged = layout == KvLayout::paged;
@@ -312,9 +316,10 @@ TEST(CudaPrimitives, gather_pages_matches_cpu) {
         a.pages = p.pages;
         a.page_size = p.page_size;
         a.head_dim = D;
+        a.head_dim_v = Dv;
         a.dtype = dt;
-        std::size_t dst_bytes = static_cast<std::size_t>(p.bh() * p.padded_seq() * D * 2);
-        Bytes kh(dst_bytes, 0xFF), vh(dst_bytes, 0xFF);
+        Bytes kh(static_cast<std::size_t>(p.bh() * p.padded_seq() * D * 2), 0xFF);
+        Bytes vh(static_cast<std::size_t>(p.bh() * p.padded_seq() * Dv * 2), 0xFF);
         Bytes ksrc(t.k.size() * 2), vsrc(t.v.size() * 2), bt(t.block_table.size() * 4);
         std::memcpy(ksrc.data(), t.k.data(), ksrc.size());
         std::memcpy(vsrc.data(), t.v.data(), vsrc.size());
@@ -337,7 +342,8 @@ TEST(CudaPrimitives, gather_pages_matches_cpu) {
         g.v_dst = dvd.ptr();
         gpu()->kernels().gather_pages(g);
         gpu()->memory().synchronize();
-        std::printf("  gather %s D=%lld %s\n", kv_layout_name(layout), static_cast<long long>(D), dtype_name(dt));
+        std::printf("  gather %s D=%lld Dv=%lld %s\n", kv_layout_name(layout), static_cast<long long>(D),
+                    static_cast<long long>(Dv), dtype_name(dt));
         EXPECT_TRUE(dkd.get() == kh);
         EXPECT_TRUE(dvd.get() == vh);
       }

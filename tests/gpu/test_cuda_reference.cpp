@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 #include "backends/cuda/cuda_backend.hpp"
 #include "core/reference.hpp"
@@ -37,12 +38,14 @@ struct DeviceInputs {
 
 DeviceInputs upload(Backend& be, const Problem& p, const HostTensors& t) {
   DeviceInputs d;
-  std::size_t kv = p.kv_layout == KvLayout::paged ? t.k.size() : t.k.size() + kv_slack_rows(p) * p.head_dim;
+  const bool paged = p.kv_layout == KvLayout::paged;
+  std::size_t k = paged ? t.k.size() : t.k.size() + kv_slack_rows(p) * p.head_dim;
+  std::size_t v = paged ? t.v.size() : t.v.size() + kv_slack_rows(p) * p.head_dim_v;
   d.q = Buffer(be.memory(), t.q.size() * 2);
-  d.k = Buffer(be.memory(), kv * 2);
-  d.v = Buffer(be.memory(), kv * 2);
-  be.memory().fill_bytes(d.k.get(), 0, kv * 2);
-  be.memory().fill_bytes(d.v.get(), 0, kv * 2);
+  d.k = Buffer(be.memory(), k * 2);
+  d.v = Buffer(be.memory(), v * 2);
+  be.memory().fill_bytes(d.k.get(), 0, k * 2);
+  be.memory().fill_bytes(d.v.get(), 0, v * 2);
   be.memory().upload(d.q.get(), t.q.data(), t.q.size() * 2);
   be.memory().upload(d.k.get(), t.k.data(), t.k.size() * 2);
   be.memory().upload(d.v.get(), t.v.data(), t.v.size() * 2);
@@ -67,13 +70,13 @@ void check_against_fp64(const Problem& p, std::uint64_t seed) {
   Backend& be = *gpu();
   HostTensors t = make_random_inputs(p, seed);
   DeviceInputs d = upload(be, p, t);
-  Buffer out(be.memory(), p.q_elements() * 4);
+  Buffer out(be.memory(), p.o_elements() * 4);
   be.memory().fill_bytes(out.get(), 0xFF, out.bytes());
   be.verifier().reference_attention(p, d.io(), out.as<float>());
   be.memory().synchronize();
-  std::vector<float> got(p.q_elements());
+  std::vector<float> got(p.o_elements());
   be.memory().download(got.data(), out.get(), got.size() * 4);
-  std::vector<double> ref(p.q_elements());
+  std::vector<double> ref(p.o_elements());
   reference_attention_fp64(p, t.q.data(), t.k.data(), t.v.data(), t.block_table.empty() ? nullptr : t.block_table.data(),
                            ref.data(), t.sinks.empty() ? nullptr : t.sinks.data());
   double num = 0, den = 0, max_abs = 0;
@@ -133,6 +136,19 @@ TEST(CudaReference, reference_applies_the_window_and_the_cap) {
       s.sinks = window != 13 || causal;
       check_against_fp64(make_problem(s), seed++);
     }
+}
+
+// A value head dim of its own: MLA's 576 / 512 (one KV head, 64-token pages, a short last page) and V narrower
+// and wider than K on a ragged causal batch.
+TEST(CudaReference, reference_reads_v_and_writes_o_at_their_width) {
+  ProblemSpec mla{2, 16, 1, 300, 2, 576, 0, 64, KvLayout::paged, DType::bf16, false, {}, "", 0, 0};
+  mla.head_dim_v = 512;
+  check_against_fp64(make_problem(mla), 400);
+  for (auto [d, dv] : {std::pair<std::int64_t, std::int64_t>{40, 24}, {24, 40}}) {
+    ProblemSpec s{3, 4, 2, 0, 5, d, 0, 16, KvLayout::contiguous, DType::fp16, true, {37, 9, 64}, "list", 0, 0};
+    s.head_dim_v = dv;
+    check_against_fp64(make_problem(s), 401 + static_cast<std::uint64_t>(d));
+  }
 }
 
 TEST(CudaReference, reference_runs_default_shape_quickly) {

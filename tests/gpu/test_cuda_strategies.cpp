@@ -2,6 +2,7 @@
 // pages, B=3 H=5, D=64/128, causal, bf16, both KV layouts, short last pages), outputs poisoned first,
 // with CUPTI's kernel count checked against the strategy's launch contract.
 #include <cstdio>
+#include <utility>
 #include <cstring>
 
 #include "backends/cuda/cuda_backend.hpp"
@@ -43,13 +44,15 @@ Inputs prepare(const Problem& p, std::uint64_t seed) {
   Backend& be = *gpu();
   HostTensors t = make_random_inputs(p, seed);
   Inputs in;
-  std::size_t kv = p.kv_layout == KvLayout::paged ? t.k.size() : t.k.size() + kv_slack_rows(p) * p.head_dim;
+  const bool paged = p.kv_layout == KvLayout::paged;
+  std::size_t k = paged ? t.k.size() : t.k.size() + kv_slack_rows(p) * p.head_dim;
+  std::size_t v = paged ? t.v.size() : t.v.size() + kv_slack_rows(p) * p.head_dim_v;
   in.q = Buffer(be.memory(), t.q.size() * 2);
-  in.o = Buffer(be.memory(), t.q.size() * 2);
-  in.k = Buffer(be.memory(), kv * 2);
-  in.v = Buffer(be.memory(), kv * 2);
-  be.memory().fill_bytes(in.k.get(), 0, kv * 2);
-  be.memory().fill_bytes(in.v.get(), 0, kv * 2);
+  in.o = Buffer(be.memory(), p.o_elements() * 2);
+  in.k = Buffer(be.memory(), k * 2);
+  in.v = Buffer(be.memory(), v * 2);
+  be.memory().fill_bytes(in.k.get(), 0, k * 2);
+  be.memory().fill_bytes(in.v.get(), 0, v * 2);
   be.memory().upload(in.q.get(), t.q.data(), t.q.size() * 2);
   be.memory().upload(in.k.get(), t.k.data(), t.k.size() * 2);
   be.memory().upload(in.v.get(), t.v.data(), t.v.size() * 2);
@@ -65,10 +68,10 @@ Inputs prepare(const Problem& p, std::uint64_t seed) {
     in.sinks = Buffer(be.memory(), t.sinks.size() * 4);
     be.memory().upload(in.sinks.get(), t.sinks.data(), t.sinks.size() * 4);
   }
-  in.ref = Buffer(be.memory(), p.q_elements() * 4);
+  in.ref = Buffer(be.memory(), p.o_elements() * 4);
   be.verifier().reference_attention(p, in.io(), in.ref.as<float>());
   be.memory().synchronize();
-  in.ref_host.resize(p.q_elements());
+  in.ref_host.resize(p.o_elements());
   be.memory().download(in.ref_host.data(), in.ref.get(), in.ref_host.size() * 4);
   return in;
 }
@@ -122,7 +125,7 @@ void run_one(Strategy& st, const Problem& p, const Inputs& in, const StrategyOpt
   be.profiler().begin_launch_count();
   st.run(be);
   LaunchRecord r = be.profiler().end_launch_count();
-  std::vector<std::uint16_t> out(p.q_elements());
+  std::vector<std::uint16_t> out(p.o_elements());
   be.memory().download(out.data(), in.o.get(), out.size() * 2);
   ErrorStats e = compare_output(p, out.data(), in.ref_host.data());
   LaunchContract c = st.contract(p, opt);
@@ -236,6 +239,32 @@ TEST(CudaStrategies, sinks) {
   run_all(make_problem(one), false, seed++, true);
   std::string why = make_strategies("fused").front()->can_run(make_problem(one), *gpu(), {});
   EXPECT_NE(why.find("sinks"), std::string::npos) << why;
+}
+
+// A value head dim of its own (V and O head_dim_v wide: the PV GEMMs' width, the gather of K and V at two widths,
+// the primitives' accumulator rows), against the GPU reference: DeepSeek-V3's MLA decode shape (576 / 512, one
+// KV head for 16 query heads, 64-token pages, q_len 1 and 2) and awkward pairs narrower and wider than K (40 / 24,
+// 24 / 40: a short last page, ragged, causal with a window), packed GQA and not, contiguous and paged. The fused
+// kernels refuse it.
+TEST(CudaStrategies, value_head_dim) {
+  std::uint64_t seed = 120;
+  for (KvLayout l : {KvLayout::contiguous, KvLayout::paged})
+    for (bool packing : {true, false}) {
+      for (std::int64_t q : {1, 2}) {
+        ProblemSpec mla{2, 16, 1, 300, q, 576, 0, 64, l, DType::bf16, false, {}, "", 0, 0};
+        mla.head_dim_v = 512;
+        run_all(make_problem(mla), false, seed++, packing);
+      }
+      for (auto [d, dv] : {std::pair<std::int64_t, std::int64_t>{40, 24}, {24, 40}}) {
+        ProblemSpec s{3, 8, 2, 0, 5, d, 0, 16, l, DType::fp16, true, {90, 7, 45}, "list", 20, 0};
+        s.head_dim_v = dv;
+        run_all(make_problem(s), true, seed++, packing);
+      }
+    }
+  ProblemSpec one{1, 16, 1, 300, 1, 576, 0, 64, KvLayout::paged, DType::bf16, false, {}, "", 0, 0};
+  one.head_dim_v = 512;
+  std::string why = make_strategies("fused").front()->can_run(make_problem(one), *gpu(), {});
+  EXPECT_NE(why.find("value head dim"), std::string::npos) << why;
 }
 
 int main(int argc, char** argv) {

@@ -159,7 +159,7 @@ class CpuBackend final : public DeviceMemory,
 
   // Backend memory is host memory: the host copies of the inputs and the fp64 reference share it.
   std::int64_t input_staging_bytes(const Problem& p, bool with_reference) const override {
-    return size_add(host_input_bytes(p), with_reference ? size_mul(p.q_elements(), sizeof(double)) : 0);
+    return size_add(host_input_bytes(p), with_reference ? size_mul(p.o_elements(), sizeof(double)) : 0);
   }
   void* alloc(std::size_t bytes) override {
     void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
@@ -261,7 +261,8 @@ class CpuBackend final : public DeviceMemory,
   }
   std::string fused_can_implement(const Problem& p, const FusedTile& tile) const override {
     // The same limit as the GPU kernel, which keeps a block_m x head_dim accumulator in registers.
-    if (p.head_dim > 256) return fmt::format("head_dim={} is over the fused kernel's limit of 256", p.head_dim);
+    if (std::max(p.head_dim, p.head_dim_v) > 256)
+      return fmt::format("head_dim={} is over the fused kernel's limit of 256", std::max(p.head_dim, p.head_dim_v));
     // Only the tiles this backend lists, as on the GPU, where a tile is a compiled kernel.
     for (const FusedTile& t : fused_tiles())
       if (t == tile) return "";
@@ -273,7 +274,7 @@ class CpuBackend final : public DeviceMemory,
   }
 
   void reference_attention(const Problem& p, const AttentionIO& io, float* out) override {
-    std::vector<double> ref(p.q_elements());
+    std::vector<double> ref(p.o_elements());
     reference_attention_fp64(p, io.q, io.k, io.v, io.block_table_host, ref.data(), io.sinks_host);
     for (std::size_t i = 0; i < ref.size(); ++i) out[i] = static_cast<float>(ref[i]);
   }
@@ -432,29 +433,30 @@ void CpuBackend::finalize(const FinalizeArgs& a) {
 
 void CpuBackend::gather_pages(const GatherArgs& a) {
   other_kernels_++;
-  const std::int64_t rows = a.pages * a.page_size, D = a.head_dim, dst_heads = a.kv_heads * a.group;
+  const std::int64_t rows = a.pages * a.page_size, dst_heads = a.kv_heads * a.group;
   std::size_t es = dtype_size(a.dtype);
-  for (std::int64_t b = 0; b < a.batch; ++b) {
-    const std::int64_t len = a.kv_lens ? a.kv_lens[b] : a.seq_len;
-    for (std::int64_t hd = 0; hd < dst_heads; ++hd) {
-      const std::int64_t h = hd / a.group;
-      for (std::int64_t s = 0; s < rows; ++s) {
-        std::int64_t dst = (((b * dst_heads + hd) * rows) + s) * D;
-        char* kd = static_cast<char*>(a.k_dst) + dst * es;
-        char* vd = static_cast<char*>(a.v_dst) + dst * es;
-        if (s >= len) {
-          std::memset(kd, 0, D * es);
-          std::memset(vd, 0, D * es);
-          continue;
+  // One tensor (rows `width` wide) gathered; K and V the same way.
+  auto gather = [&](const void* src_base, void* dst_base, std::int64_t width) {
+    for (std::int64_t b = 0; b < a.batch; ++b) {
+      const std::int64_t len = a.kv_lens ? a.kv_lens[b] : a.seq_len;
+      for (std::int64_t hd = 0; hd < dst_heads; ++hd) {
+        const std::int64_t h = hd / a.group;
+        for (std::int64_t s = 0; s < rows; ++s) {
+          char* dst = static_cast<char*>(dst_base) + (((b * dst_heads + hd) * rows) + s) * width * es;
+          if (s >= len) {
+            std::memset(dst, 0, width * es);
+            continue;
+          }
+          std::int64_t src = a.paged ? ((a.block_table[b * a.pages + s / a.page_size] * a.kv_heads + h) * a.page_size +
+                                        s % a.page_size) * width
+                                     : ((b * a.kv_heads + h) * a.seq_len + s) * width;
+          std::memcpy(dst, static_cast<const char*>(src_base) + src * es, width * es);
         }
-        std::int64_t src = a.paged ? ((a.block_table[b * a.pages + s / a.page_size] * a.kv_heads + h) * a.page_size +
-                                      s % a.page_size) * D
-                                   : ((b * a.kv_heads + h) * a.seq_len + s) * D;
-        std::memcpy(kd, static_cast<const char*>(a.k_src) + src * es, D * es);
-        std::memcpy(vd, static_cast<const char*>(a.v_src) + src * es, D * es);
       }
     }
-  }
+  };
+  gather(a.k_src, a.k_dst, a.head_dim);
+  gather(a.v_src, a.v_dst, a.head_dim_v > 0 ? a.head_dim_v : a.head_dim);
 }
 
 }  // namespace
@@ -465,12 +467,12 @@ void cpu_fused_attention(const Problem& p, const AttentionIO& io, int block_m, i
   // The GPU kernel's structure: a block of block_m query rows walks K/V tiles of block_n keys, keeping the
   // running max m, running sum l and an unnormalised accumulator; P is rounded to the input dtype before
   // the P·V product as the tensor-core kernel does. Causal blocks stop at the last key their last row sees.
-  const std::int64_t Q = p.q_len, D = p.head_dim;
+  const std::int64_t Q = p.q_len, D = p.head_dim, Dv = p.head_dim_v;
   const double scale = p.scale();
   std::int64_t m_blocks = (Q + block_m - 1) / block_m;
-  parallel_for(p.bh() * m_blocks, 4.0 * p.pairs() * D, [&](std::int64_t lo, std::int64_t hi) {
-    std::vector<double> q(block_m * D), acc(block_m * D), m(block_m), l(block_m), s(block_n);
-    std::vector<double> kt(block_n * D), vt(block_n * D);
+  parallel_for(p.bh() * m_blocks, p.flops(), [&](std::int64_t lo, std::int64_t hi) {
+    std::vector<double> q(block_m * D), acc(block_m * Dv), m(block_m), l(block_m), s(block_n);
+    std::vector<double> kt(block_n * D), vt(block_n * Dv);
     for (std::int64_t task = lo; task < hi; ++task) {
       std::int64_t bh = task / m_blocks, mb = task % m_blocks;
       std::int64_t b = bh / p.heads, h = bh % p.heads, kvh = h / p.group();
@@ -486,12 +488,12 @@ void cpu_fused_attention(const Problem& p, const AttentionIO& io, int block_m, i
       const double cap = static_cast<double>(p.softcap);
       for (std::int64_t c0 = kv_begin; c0 < kv_end; c0 += block_n) {
         std::int64_t cols = std::min<std::int64_t>(block_n, kv_end - c0);
-        for (std::int64_t c = 0; c < cols; ++c)
-          for (std::int64_t d = 0; d < D; ++d) {
-            std::int64_t idx = kv_index(p, io.block_table_host, b, kvh, c0 + c, d);
-            kt[c * D + d] = load_element(io.k, idx, p.dtype);
-            vt[c * D + d] = load_element(io.v, idx, p.dtype);
-          }
+        for (std::int64_t c = 0; c < cols; ++c) {
+          for (std::int64_t d = 0; d < D; ++d)
+            kt[c * D + d] = load_element(io.k, kv_index(p, io.block_table_host, b, kvh, c0 + c, d), p.dtype);
+          for (std::int64_t d = 0; d < Dv; ++d)
+            vt[c * Dv + d] = load_element(io.v, v_index(p, io.block_table_host, b, kvh, c0 + c, d), p.dtype);
+        }
         for (std::int64_t r = 0; r < rows; ++r) {
           const std::int64_t first = p.first_visible_key(b, r0 + r), limit = p.visible_keys(b, r0 + r);
           double m_tile = kNegInf;
@@ -507,12 +509,12 @@ void cpu_fused_attention(const Problem& p, const AttentionIO& io, int block_m, i
           if (m_new == kNegInf) continue;
           double alpha = m[r] == kNegInf ? 0.0 : std::exp(m[r] - m_new);
           double sum = 0;
-          for (std::int64_t d = 0; d < D; ++d) acc[r * D + d] *= alpha;
+          for (std::int64_t d = 0; d < Dv; ++d) acc[r * Dv + d] *= alpha;
           for (std::int64_t c = 0; c < cols; ++c) {
             if (s[c] == kNegInf) continue;
             double pv = round_to(p.dtype, std::exp(s[c] - m_new));
             sum += pv;
-            for (std::int64_t d = 0; d < D; ++d) acc[r * D + d] += pv * vt[c * D + d];
+            for (std::int64_t d = 0; d < Dv; ++d) acc[r * Dv + d] += pv * vt[c * Dv + d];
           }
           l[r] = l[r] * alpha + sum;
           m[r] = m_new;
@@ -520,8 +522,8 @@ void cpu_fused_attention(const Problem& p, const AttentionIO& io, int block_m, i
       }
       for (std::int64_t r = 0; r < rows; ++r) {
         if (p.sinks) l[r] += std::exp(static_cast<double>(io.sinks[h]) - m[r]);
-        for (std::int64_t d = 0; d < D; ++d)
-          store_element(io.o, (bh * Q + r0 + r) * D + d, p.dtype, acc[r * D + d] / l[r]);
+        for (std::int64_t d = 0; d < Dv; ++d)
+          store_element(io.o, (bh * Q + r0 + r) * Dv + d, p.dtype, acc[r * Dv + d] / l[r]);
       }
     }
   });

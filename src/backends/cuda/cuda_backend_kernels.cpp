@@ -97,9 +97,9 @@ void CudaBackend::fused_attention(const Problem& p, const AttentionIO& io, const
 }
 
 void CudaBackend::reference_attention(const Problem& p, const AttentionIO& io, float* out) {
-  if (p.head_dim > kernels::kReferenceMaxHeadDim)
-    throw BackendError(fmt::format("cuda reference attention: head_dim {} is over its limit of {}", p.head_dim,
-                                   kernels::kReferenceMaxHeadDim));
+  if (std::max(p.head_dim, p.head_dim_v) > kernels::kReferenceMaxHeadDim)
+    throw BackendError(fmt::format("cuda reference attention: head_dim {} is over its limit of {}",
+                                   std::max(p.head_dim, p.head_dim_v), kernels::kReferenceMaxHeadDim));
   if (p.dtype != DType::fp16 && p.dtype != DType::bf16)
     throw BackendError(fmt::format("cuda reference attention: dtype {} is not supported", dtype_name(p.dtype)));
   kernels::ReferenceParams r;
@@ -115,6 +115,7 @@ void CudaBackend::reference_attention(const Problem& p, const AttentionIO& io, f
   r.seq_len = p.seq_len;
   r.q_len = p.q_len;
   r.head_dim = p.head_dim;
+  r.head_dim_v = p.head_dim_v;
   r.pages = p.pages;
   r.page_size = p.page_size;
   r.paged = p.kv_layout == KvLayout::paged;
@@ -137,7 +138,7 @@ ErrorStats CudaBackend::compare_to_reference(const Problem& p, const void* out, 
   kernels::CompareParams c;
   c.out = out;
   c.ref = ref;
-  c.n = p.q_elements();
+  c.n = p.o_elements();
   c.bf16 = p.dtype == DType::bf16;
   c.partials = partials.as<double>();
   check_launch(kernels::launch_compare_output(c, stream_), "compare_output_kernel");
