@@ -43,12 +43,34 @@ std::map<std::string, ModelRow> documented_models() {
   return out;
 }
 
+// The MLA table of docs/inference-shapes.md: "| `slug` | Model | H / KVH / D / Dv (decode) | H / KVH / D / Dv (prefill) |".
+struct MlaRow {
+  std::int64_t decode[4] = {}, prefill[4] = {};  // heads, kv_heads, head_dim, head_dim_v
+};
+std::map<std::string, MlaRow> documented_mla_models() {
+  std::ifstream f(kSource + "/docs/inference-shapes.md");
+  std::map<std::string, MlaRow> out;
+  const std::string four = R"((\d+)\s*/\s*(\d+)\s*/\s*(\d+)\s*/\s*(\d+))";
+  std::regex row(R"(^\|\s*`([a-z0-9.\-]+)`\s*\|\s*[^|]+?\s*\|\s*)" + four + R"(\s*\|\s*)" + four + R"(\s*\|)");
+  std::string line;
+  std::smatch m;
+  while (std::getline(f, line))
+    if (std::regex_search(line, m, row))
+      for (int i = 0; i < 4; ++i) {
+        out[m[1]].decode[i] = std::stoll(m[2 + i]);
+        out[m[1]].prefill[i] = std::stoll(m[6 + i]);
+      }
+  return out;
+}
+
 const char* const kKinds[] = {"decode", "chunked-prefill", "prefill"};
 
 // Bytes a problem's Q, O and K/V occupy on the device (the paged pool instead of contiguous K/V).
 double tensor_bytes(const Problem& p) {
-  double kv = p.kv_layout == KvLayout::paged ? double(p.pool_elements()) : double(p.kv_elements());
-  return (2.0 * double(p.q_elements()) + 2.0 * kv) * double(dtype_size(p.dtype));
+  const bool paged = p.kv_layout == KvLayout::paged;
+  double k = paged ? double(p.pool_elements()) : double(p.kv_elements());
+  double v = paged ? double(p.v_pool_elements()) : double(p.v_elements());
+  return (double(p.q_elements()) + double(p.o_elements()) + k + v) * double(dtype_size(p.dtype));
 }
 
 std::vector<Problem> suite(const std::string& name) {
@@ -116,10 +138,41 @@ TEST(InferenceSuites, model_suites_match_the_documented_head_counts) {
         std::string slug = stem.substr(0, stem.size() - tail.size());
         if (std::string(kind) == "prefill" && slug.size() > 8 && slug.compare(slug.size() - 8, 8, "-chunked") == 0)
           continue;
-        EXPECT_TRUE(models.count(slug)) << stem << " is not in docs/inference-shapes.md's table";
+        EXPECT_TRUE(models.count(slug) || documented_mla_models().count(slug))
+            << stem << " is not in docs/inference-shapes.md's tables";
       }
     }
   }
+}
+
+// MLA models: decode in the absorbed form (one latent KV head, V narrower than K, 64-token pages, one query or
+// two: multi-token prediction), chunked prefill and prefill in the expanded one, each as its table row says.
+TEST(InferenceSuites, mla_suites_match_their_documented_rows) {
+  const auto mla = documented_mla_models();
+  ASSERT_TRUE(mla.count("deepseek-v3"));
+  const MlaRow& v3 = mla.at("deepseek-v3");
+  EXPECT_EQ(std::vector<std::int64_t>(v3.decode, v3.decode + 4), (std::vector<std::int64_t>{128, 1, 576, 512}));
+  EXPECT_EQ(std::vector<std::int64_t>(v3.prefill, v3.prefill + 4), (std::vector<std::int64_t>{128, 128, 192, 128}));
+  for (const auto& [slug, row] : mla)
+    for (const char* kind : kKinds) {
+      const bool decode = std::string(kind) == "decode";
+      const std::int64_t* want = decode ? row.decode : row.prefill;
+      int paged = 0;
+      for (const Problem& p : suite(slug + "-" + kind)) {
+        EXPECT_EQ(std::vector<std::int64_t>({p.heads, p.kv_heads, p.head_dim, p.head_dim_v}),
+                  std::vector<std::int64_t>(want, want + 4)) << p.label();
+        EXPECT_EQ(p.dtype, DType::bf16) << p.label();
+        if (p.kv_layout == KvLayout::paged) {
+          ++paged;
+          EXPECT_EQ(p.page_size, 64) << p.label();
+        }
+        if (decode) EXPECT_LE(p.q_len, 2) << p.label();
+        if (std::string(kind) == "prefill") EXPECT_EQ(p.q_len, p.seq_len) << p.label();
+        if (std::string(kind) == "chunked-prefill") EXPECT_LT(p.q_len, p.seq_len) << p.label();
+        EXPECT_LT(tensor_bytes(p), 40e9) << p.label();
+      }
+      EXPECT_GE(paged, 1) << slug << "-" << kind;
+    }
 }
 
 TEST(InferenceSuites, suites_have_the_shapes_their_names_promise) {
