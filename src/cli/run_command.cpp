@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "backends/cpu/cpu_backend.hpp"
 #include "cli/backend_factory.hpp"
 #include "cli/cache_library_versions.hpp"
 #include "cli/command_notes.hpp"
@@ -41,6 +42,7 @@
 #include "tune/heuristic_cache.hpp"
 #include "strategies/plugin_library.hpp"
 #include "strategies/plugin_mode.hpp"
+#include "run/run_estimate.hpp"
 #include "strategies/registry.hpp"
 
 namespace ab {
@@ -365,6 +367,26 @@ void print_warnings(const std::vector<std::string>& warnings, bool quiet) {
 // `finished`: problems with rows, resumed ones included.
 int end_run(const RunFlags& f, const CheckedRun& run, Report& report, GridJournal& journal, std::size_t finished);
 
+// Each problem's estimated seconds (the dry run's model, run/run_estimate.hpp), for the pool's longest-first
+// order: the built-in strategies the run names, asked whether they take it on the CPU backend (the parent opens
+// no device), at a nominal GPU's rates unless the run is on the CPU.
+std::vector<double> estimated_problem_seconds(const RunFlags& f, const RunOptions& opt, const std::vector<std::string>& names) {
+  std::vector<std::unique_ptr<Strategy>> built_in;
+  for (auto& s : make_all_strategies())
+    if (std::find(names.begin(), names.end(), s->name()) != names.end()) built_in.push_back(std::move(s));
+  std::unique_ptr<Backend> cpu = make_cpu_backend();
+  DeviceInfo dev;
+  if (runs_on_cpu(f.backend)) {
+    dev = cpu->device_info();
+  } else {
+    dev.backend = "cuda";
+    dev.l2_bytes = std::int64_t(50) << 20;
+  }
+  std::vector<double> out;
+  for (const Problem& p : opt.problems) out.push_back(estimate_problem(p, built_in, *cpu, opt, dev).seconds);
+  return out;
+}
+
 // run --devices: the pool runs the grid (orchestrate/run_devices.hpp) with the same journal as one process.
 // `worker_argv`: argv as its workers are told (arguments_with_loaded_peers); the report records argv.
 int run_on_devices(const RunFlags& f, CheckedRun& run, const std::vector<std::string>& argv,
@@ -375,7 +397,8 @@ int run_on_devices(const RunFlags& f, CheckedRun& run, const std::vector<std::st
   DevicesJournal dj;
   dj.strategies = strategy_names_of(run.opt.strategies);
   if (keeps_journal(f)) dj.open = [&](const nlohmann::json& device) { return open_journal(f, run, device); };
-  DevicesRun out = run_grid_on_devices(device_pool_options(f), run.opt, worker_argv, dj);
+  DevicesRun out = run_grid_on_devices(device_pool_options(f), run.opt, worker_argv, dj,
+                                       estimated_problem_seconds(f, run.opt, dj.strategies));
   out.report.command = join_arguments(argv);
   return end_run(f, run, out.report, out.journal, out.finished);
 }

@@ -30,21 +30,11 @@ void print_dry_run(Backend& backend, const RunOptions& opt, std::FILE* out) {
   std::string text = fmt::format("{:<56} {:>4} {:>9} {:>12}\n", "problem (dry run: nothing is measured)", "rows",
                                  "launches", "est. time");
   for (const Problem& p : opt.problems) {
-    double t = opt.verify ? estimate_reference_seconds(p, dev) : 0.0, worst = t;
-    std::int64_t launches = 0, runnable = 0;
-    for (const auto& s : strategies) {
-      if (!s->can_run(p, backend, strategy_options(opt, *s)).empty()) continue;
-      const LaunchContract c = s->contract(p, opt.strategy);
-      const RowEstimate e = estimate_row(p, c, s->uses_fused_tile(), dev, opt.measure);
-      t += e.row_s;
-      worst += e.longest_s;
-      launches += c.total();
-      ++runnable;
-    }
-    rows += static_cast<std::size_t>(runnable);
-    total += t;
-    longest += worst;
-    text += fmt::format("{:<56} {:>4} {:>9} {:>12}\n", p.label(), runnable, launches, duration(t));
+    const ProblemEstimate e = estimate_problem(p, strategies, backend, opt, dev);
+    rows += static_cast<std::size_t>(e.rows);
+    total += e.seconds;
+    longest += e.longest_s;
+    text += fmt::format("{:<56} {:>4} {:>9} {:>12}\n", p.label(), e.rows, e.launches, duration(e.seconds));
   }
   text += fmt::format("{} problem(s), {} row(s) on {} ({}): estimated {}, at most about {} if every row runs to "
                       "--max_time={:g} s; a rough guide\n",

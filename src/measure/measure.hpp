@@ -21,7 +21,7 @@ inline constexpr double kDefaultStartDelayMs = 0.2;  // peer_torch.py spins ~0.2
 inline constexpr double kMaxStartDelayMs = 100;
 
 struct MeasureSettings {
-  int warmup = 3;              // untimed forwards first
+  int warmup = 3;              // untimed forwards first (one when the rest would take longer than max_time_s)
   int min_samples = 10;        // at least this many samples
   int max_samples = 100000;    // never more than this many
   double max_noise = 0.02;     // stop once relative noise (Stats::noise, stdev/mean) is at or under this

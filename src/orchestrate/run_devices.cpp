@@ -1,5 +1,6 @@
-// run --devices: one problem at a time to whichever worker is free; each task's rows read back, a dead
-// worker's problem recorded as failed rows, every row stamped with its device, one report in grid order.
+// run --devices: one problem at a time to whichever worker is free, the longest estimated first; each task's
+// rows read back, a dead worker's problem recorded as failed rows, every row stamped with its device, one
+// report in grid order.
 #include "orchestrate/run_devices.hpp"
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "orchestrate/worker_pool.hpp"
 #include "core/utc_timestamp.hpp"
 #include "report/report_io.hpp"
+#include "run/run_estimate.hpp"
 #include "strategies/registry.hpp"
 
 namespace ab {
@@ -66,7 +68,7 @@ void take_outcome(const RunOptions& opt, const TaskOutcome& t, Gathered& g) {
 }  // namespace
 
 DevicesRun run_grid_on_devices(const DevicePoolOptions& o, const RunOptions& opt, const std::vector<std::string>& argv,
-                               const DevicesJournal& dj) {
+                               const DevicesJournal& dj, const std::vector<double>& estimated_s) {
   WorkerPool pool(worker_arguments(argv), pool_devices(o));
   std::vector<nlohmann::json> devices = pool.start();
   Gathered g;
@@ -80,6 +82,7 @@ DevicesRun run_grid_on_devices(const DevicePoolOptions& o, const RunOptions& opt
     std::vector<std::size_t> items;
     for (std::size_t i = 0; i < opt.problems.size(); ++i)
       if (!journal.done(i)) items.push_back(i);
+    items = longest_first(std::move(items), estimated_s);
     PoolProgress progress(pool, items.size(), o.quiet);
     pool.run(items, [&](const TaskOutcome& t) {
       take_outcome(opt, t, g);

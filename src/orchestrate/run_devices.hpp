@@ -31,10 +31,11 @@ struct DevicesRun {
 };
 
 // The parent: `opt` is the checked run (its problems are the queue), `argv` this process's command line (the
-// workers' arguments and the report's command). A dead worker's problem becomes failed rows. The caller prints
-// and writes the report.
+// workers' arguments and the report's command). `estimated_s` (per problem, run/run_estimate.hpp; empty: grid
+// order) orders the queue longest first. A dead worker's problem becomes failed rows. The caller prints and
+// writes the report.
 DevicesRun run_grid_on_devices(const DevicePoolOptions& pool, const RunOptions& opt, const std::vector<std::string>& argv,
-                               const DevicesJournal& journal);
+                               const DevicesJournal& journal, const std::vector<double>& estimated_s = {});
 
 // The worker: serves problems until the pool ends it; each task's rows go to the pool's file as a report with
 // `settings` and `warnings`. Returns the exit code.

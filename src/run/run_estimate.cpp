@@ -47,11 +47,13 @@ RowEstimate estimate_row(const Problem& p, const LaunchContract& launches, bool 
   const double per_sample = forward + flush;
   // Most rows meet the noise target at min_samples; a slow forward stops at the time budget (one sample at least).
   const double sampling = std::min(std::max(m.min_samples, 2) * per_sample, std::max(m.max_time_s, per_sample));
-  const double round = m.warmup * forward + sampling;
+  // The warm-up: one forward when the others would not fit in max_time (measure/timing_loop.cpp).
+  const double warmup = m.warmup > 1 && forward * (m.warmup - 1) > m.max_time_s ? forward : m.warmup * forward;
+  const double round = warmup + sampling;
   RowEstimate e;
   e.forward_s = forward;
   e.row_s = m.rounds * round + kRowSetupSeconds;
-  e.longest_s = m.rounds * (m.warmup * forward + std::max(m.max_time_s, per_sample) + per_sample) + kRowSetupSeconds;
+  e.longest_s = m.rounds * (warmup + std::max(m.max_time_s, per_sample) + per_sample) + kRowSetupSeconds;
   return e;
 }
 
@@ -61,5 +63,27 @@ double estimate_reference_seconds(const Problem& p, const DeviceInfo& dev) {
 }
 
 double estimate_startup_seconds(const DeviceInfo& dev) { return on_cpu(dev) ? 0.6 : 2.0; }
+
+ProblemEstimate estimate_problem(const Problem& p, const std::vector<std::unique_ptr<Strategy>>& strategies,
+                                 Backend& backend, const RunOptions& opt, const DeviceInfo& dev) {
+  ProblemEstimate e;
+  e.seconds = e.longest_s = opt.verify ? estimate_reference_seconds(p, dev) : 0.0;
+  for (const auto& s : strategies) {
+    if (!s->can_run(p, backend, strategy_options(opt, *s)).empty()) continue;
+    const LaunchContract c = s->contract(p, opt.strategy);
+    const RowEstimate r = estimate_row(p, c, s->uses_fused_tile(), dev, opt.measure);
+    e.seconds += r.row_s;
+    e.longest_s += r.longest_s;
+    e.launches += c.total();
+    ++e.rows;
+  }
+  return e;
+}
+
+std::vector<std::size_t> longest_first(std::vector<std::size_t> items, const std::vector<double>& seconds) {
+  auto cost = [&seconds](std::size_t i) { return i < seconds.size() ? seconds[i] : 0.0; };
+  std::stable_sort(items.begin(), items.end(), [&](std::size_t a, std::size_t b) { return cost(a) > cost(b); });
+  return items;
+}
 
 }  // namespace ab

@@ -286,6 +286,19 @@ TEST(MeasureLoop, hot_never_flushes) {
   EXPECT_EQ(r.w.count("fwd"), 5 + 7);
 }
 
+// A forward that takes seconds is warmed once: the first warm-up forward is timed, and the other two would not fit
+// in max_time; one just under the budget keeps all three.
+TEST(MeasureLoop, a_slow_forward_is_warmed_once) {
+  for (double ms : {2000.0, 400.0}) {
+    LoopRun r;
+    MeasureSettings s = settings(10, 0.02, 1.0);
+    s.hot = true;
+    r.w.host_ms_per_forward = ms;
+    r.go(s);
+    EXPECT_EQ(r.forwards_before_first_sample(), ms > 500 ? 1 : 3) << ms;
+  }
+}
+
 TEST(MeasureLoop, zero_warmup) {
   LoopRun r;
   MeasureSettings s = settings(4, 0.02, 100.0);
