@@ -49,7 +49,8 @@ namespace ab {
 
 void add_run_flags(CLI::App& app, RunFlags& f) {
   add_shared_flags(app, f,
-                   {"untimed forwards before sampling (default 3; 1 on cpu)", "minimum samples (default 10; 3 on cpu)",
+                   {"untimed forwards before sampling (default 3; 1 on cpu; one when the rest would not fit in --max_time)",
+                    "minimum samples (default 10; 3 on cpu)",
                     "seconds of sampling per point at most (default 1; 1 on cpu)",
                     "stop once relative noise is at or under this (2% or 0.02)", "events | graph | cupti",
                     "no progress line", {"events", "graph", "cupti"}, 1.0});
