@@ -72,7 +72,8 @@ enum ab_variant {
   AB_VARIANT_SLIDING_WINDOW = 1, /* ab_problem.window: query i (position i + L - q_len) sees no key before
                                     position - window */
   AB_VARIANT_SOFT_CAPPING = 2,   /* ab_problem.softcap: every scaled score s becomes softcap * tanh(s / softcap) */
-  AB_VARIANT_SINKS = 4           /* ab_tensors.sinks: head h's softmax denominator gains exp(sinks[h] - max) */
+  AB_VARIANT_SINKS = 4,          /* ab_tensors.sinks: head h's softmax denominator gains exp(sinks[h] - max) */
+  AB_VARIANT_HEAD_DIM_V = 8      /* ab_problem.head_dim_v: V and O are head_dim_v wide, Q and K head_dim (MLA) */
 };
 /* Where the tensors live and what runs the forward. */
 enum ab_backend {
@@ -104,7 +105,9 @@ typedef struct ab_problem {
   int32_t window;    /* sliding window in keys (AB_VARIANT_SLIDING_WINDOW); 0: none */
   float softcap;     /* logit soft-cap (AB_VARIANT_SOFT_CAPPING); 0: none */
   int32_t sinks;     /* 1: tensors->sinks holds one logit a query head (AB_VARIANT_SINKS); 0: none */
-  int32_t reserved[4]; /* zero */
+  int32_t head_dim_v;/* V's and O's head dim, where it differs from head_dim (AB_VARIANT_HEAD_DIM_V): V is then
+                        [.., head_dim_v] in either layout and O [B, H, q_len, head_dim_v]; 0: head_dim */
+  int32_t reserved[3]; /* zero */
 } ab_problem;
 
 /* The problem's tensors, in attnbench's layouts, in backend memory (host for CPU, device for CUDA). Every

@@ -187,13 +187,13 @@ extern "C" ATTNBENCH_PLUGIN_EXPORT const ab_plugin* attnbench_plugin(void) {
   using namespace ab_peer_cudnn;
   static ab_plugin table = {ATTNBENCH_PLUGIN_ABI_VERSION, sizeof(ab_plugin), "cudnn", nullptr,
                             "cuDNN fused SDPA forward (cudnn_frontend graph API): contiguous and paged K/V, GQA/MQA, "
-                            "bottom-right causal, ragged lengths, sliding windows, sinks; configs: the heuristics' plan or "
+                            "bottom-right causal, ragged lengths, sliding windows, sinks, a value head dim of its own; configs: the heuristics' plan or "
                             "plan i of heuristics A",
                             kNumConfigs, kConfigs, can_implement, kernels_per_forward, setup, forward, teardown,
                             AB_QO_HEAD_MAJOR,  // cuDNN takes attnbench's [B, H, q_len, D] through its strides
-                            // Its window (the diagonal band) and sink token; soft-capping would be a score_mod,
+                            // Its window (the diagonal band), sink token and V / O of their own width (MLA's 192 / 128); soft-capping would be a score_mod,
                             // which turns off the built-in masks (docs/perf-log/2026-11-27-variant-peer-support.md).
-                            AB_VARIANT_SLIDING_WINDOW | AB_VARIANT_SINKS};
+                            AB_VARIANT_SLIDING_WINDOW | AB_VARIANT_SINKS | AB_VARIANT_HEAD_DIM_V};
   table.version = version_line();
   return &table;
 }

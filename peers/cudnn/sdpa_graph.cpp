@@ -71,15 +71,18 @@ std::unique_ptr<SdpaGraph> SdpaGraph::build(const ab_problem& p, int plan, std::
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
 
+  // V and O are Dv wide where the problem gives a value head dim of its own (AB_VARIANT_HEAD_DIM_V: MLA's
+  // expanded prefill, 192 / 128), Q and K D.
   const int64_t B = p.batch, H = p.heads, KVH = p.kv_heads, Sq = p.q_len, D = p.head_dim;
+  const int64_t Dv = p.head_dim_v > 0 ? p.head_dim_v : D;
   auto Q = tensor4(g, "Q", kQ, {B, H, Sq, D});
   std::shared_ptr<fe::graph::Tensor_attributes> K, V;
   if (impl->paged) {
     K = tensor4(g, "K_pool", kK, {p.pool_slots, KVH, p.page_size, D});
-    V = tensor4(g, "V_pool", kV, {p.pool_slots, KVH, p.page_size, D});
+    V = tensor4(g, "V_pool", kV, {p.pool_slots, KVH, p.page_size, Dv});
   } else {
     K = tensor4(g, "K", kK, {B, KVH, p.seq_len, D});
-    V = tensor4(g, "V", kV, {B, KVH, p.seq_len, D});
+    V = tensor4(g, "V", kV, {B, KVH, p.seq_len, Dv});
   }
 
   auto options = fe::graph::SDPA_attributes().set_name("attnbench_peer").set_generate_stats(false).set_attn_scale(p.scale);
@@ -114,7 +117,7 @@ std::unique_ptr<SdpaGraph> SdpaGraph::build(const ab_problem& p, int plan, std::
   }
   auto [O, stats] = g.sdpa(Q, K, V, options);
   (void)stats;
-  O->set_output(true).set_uid(kO).set_dim({B, H, Sq, D}).set_stride({H * Sq * D, Sq * D, D, 1});
+  O->set_output(true).set_uid(kO).set_dim({B, H, Sq, Dv}).set_stride({H * Sq * Dv, Sq * Dv, Dv, 1});
 
   if (auto e = g.validate(); e.is_bad()) return *why = said("validate", e), nullptr;
   if (auto e = g.build_operation_graph(impl->handle); e.is_bad()) return *why = said("operation graph", e), nullptr;

@@ -172,7 +172,7 @@ def suite_grid(p):
     """A peer problem as one grid of an attnbench suite (its only problem)."""
     g = {k: p[k] for k in ("batch", "heads", "kv_heads", "q_len", "head_dim", "dtype", "causal")}
     g.update(pages=1, kv_layout="contiguous")
-    g.update({k: p[k] for k in ("window", "softcap", "sinks") if p.get(k)})
+    g.update({k: p[k] for k in ("window", "softcap", "sinks", "head_dim_v") if p.get(k)})
     if ragged(p):
         g["kv_lens"] = "list:" + ",".join(str(n) for n in p["kv_lens_values"])
     else:
@@ -183,7 +183,7 @@ def suite_grid(p):
 def work_key(p):
     """What FLOPs and bytes depend on: every field but the paging."""
     fields = ("batch", "heads", "kv_heads", "seq_len", "q_len", "head_dim", "dtype", "causal", "window", "softcap",
-              "sinks")
+              "sinks", "head_dim_v")
     return tuple(p.get(k) or 0 for k in fields) + (tuple(p.get("kv_lens_values") or ()),)
 
 

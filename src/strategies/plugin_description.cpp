@@ -21,6 +21,13 @@ namespace ab {
 
 namespace {
 
+// The ABI's variant bits (plugin.h, enum ab_variant) and the names Problem::variants gives them: one table for the
+// table's bits and a loader's description's names.
+const std::pair<std::uint32_t, const char*> kVariantBits[] = {{AB_VARIANT_SLIDING_WINDOW, kSlidingWindow},
+                                                              {AB_VARIANT_SOFT_CAPPING, kSoftCapping},
+                                                              {AB_VARIANT_SINKS, kSinks},
+                                                              {AB_VARIANT_HEAD_DIM_V, kValueHeadDim}};
+
 using json = nlohmann::json;
 
 constexpr const char* kSchema = "attnbench.plugin_description/1";
@@ -74,7 +81,8 @@ PluginInfo info_from_json(const json& p, const std::string& path) {
   }
   // Optional as well (none): the variant names, each one Problem::variants knows, once.
   if (auto variants = p.find("variants"); variants != p.end()) {
-    const std::vector<std::string> known = {kSlidingWindow, kSoftCapping, kSinks};
+    std::vector<std::string> known;
+    for (const auto& [bit, name] : kVariantBits) known.push_back(name);
     if (!variants->is_array() || variants->size() > known.size())
       throw UsageError(plugin_error(path, "its loader's description's 'variants' is not a list of variant names"));
     for (const json& v : *variants) {
@@ -93,10 +101,8 @@ PluginInfo info_from_json(const json& p, const std::string& path) {
 const char* qo_layout_name(QoLayout l) { return l == QoLayout::token_major ? "token-major" : "head-major"; }
 
 bool variant_names_of_bits(std::uint32_t bits, std::vector<std::string>* names, std::uint32_t* bad) {
-  const std::pair<std::uint32_t, const char*> known[] = {
-      {AB_VARIANT_SLIDING_WINDOW, kSlidingWindow}, {AB_VARIANT_SOFT_CAPPING, kSoftCapping}, {AB_VARIANT_SINKS, kSinks}};
   names->clear();
-  for (const auto& [bit, name] : known)
+  for (const auto& [bit, name] : kVariantBits)
     if (bits & bit) {
       names->push_back(name);
       bits &= ~bit;

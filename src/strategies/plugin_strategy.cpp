@@ -44,6 +44,7 @@ ab_problem to_abi(const Problem& p) {
   a.window = static_cast<std::int32_t>(p.window);  // can_implement refuses a window past int32 first
   a.softcap = static_cast<float>(p.softcap);
   a.sinks = p.sinks ? 1 : 0;
+  a.head_dim_v = p.split_head_dim() ? static_cast<std::int32_t>(p.head_dim_v) : 0;  // under make_problem's 2^50 limit
   return a;
 }
 
@@ -53,20 +54,23 @@ static_assert(sizeof(ab_tensors) == 13 * sizeof(void*) + 8, "ab_tensors' size is
 
 std::int32_t abi_backend(const Backend& be) { return be.kind() == BackendKind::cuda ? AB_BACKEND_CUDA : AB_BACKEND_CPU; }
 
-QoShape qo_shape(const Problem& p) { return {p.batch, p.heads, p.q_len, p.head_dim}; }
-std::size_t qo_bytes(const Problem& p) { return static_cast<std::size_t>(p.q_elements()) * dtype_size(p.dtype); }
+// Q's shape and O's (head_dim_v wide).
+QoShape q_shape(const Problem& p) { return {p.batch, p.heads, p.q_len, p.head_dim}; }
+QoShape o_shape(const Problem& p) { return {p.batch, p.heads, p.q_len, p.head_dim_v}; }
+std::size_t bytes_of(const QoShape& s, const Problem& p) { return static_cast<std::size_t>(s.elements()) * dtype_size(p.dtype); }
 
 // A token-major plugin's own Q (attnbench's Q permuted once) and O (permuted back to verify), with guards.
 class TokenMajorQo {
  public:
   TokenMajorQo(Backend& be, const Problem& p, const void* head_major_q)
-      : shape_(qo_shape(p)),
-        q_(be.memory(), qo_bytes(p), "Q (token-major)"),
-        o_(be.memory(), qo_bytes(p), "O (token-major)") {
-    std::vector<std::uint16_t> q(static_cast<std::size_t>(shape_.elements()));
-    be.memory().download(q.data(), head_major_q, qo_bytes(p));
+      : q_shape_(q_shape(p)),
+        o_shape_(o_shape(p)),
+        q_(be.memory(), bytes_of(q_shape_, p), "Q (token-major)"),
+        o_(be.memory(), bytes_of(o_shape_, p), "O (token-major)") {
+    std::vector<std::uint16_t> q(static_cast<std::size_t>(q_shape_.elements()));
+    be.memory().download(q.data(), head_major_q, q_.bytes());
     be.memory().synchronize();
-    be.memory().upload(q_.get(), to_token_major(q, shape_).data(), qo_bytes(p));
+    be.memory().upload(q_.get(), to_token_major(q, q_shape_).data(), q_.bytes());
     poison_output(be);
     guards_.add(&q_);
     guards_.add(&o_);
@@ -81,11 +85,11 @@ class TokenMajorQo {
   }
   // Writes the plugin's O into `head_major_o` in attnbench's order, then poisons its own O again.
   void publish(Backend& be, void* head_major_o) {
-    std::vector<std::uint16_t> o(static_cast<std::size_t>(shape_.elements()));
+    std::vector<std::uint16_t> o(static_cast<std::size_t>(o_shape_.elements()));
     be.memory().synchronize();
     be.memory().download(o.data(), o_.get(), o_.bytes());
     be.memory().synchronize();
-    be.memory().upload(head_major_o, to_head_major(o, shape_).data(), o_.bytes());
+    be.memory().upload(head_major_o, to_head_major(o, o_shape_).data(), o_.bytes());
     poison_output(be);
   }
   std::string check_guards() const { return guards_.check(); }
@@ -96,7 +100,7 @@ class TokenMajorQo {
   }
 
  private:
-  QoShape shape_;
+  QoShape q_shape_, o_shape_;
   GuardedBuffer q_, o_;
   GuardRegions guards_;
 };
@@ -142,7 +146,7 @@ class PluginStrategy : public Strategy {
   std::int64_t workspace_bytes(const Problem& p, const StrategyOptions&) const override {
     if (plugin_.info.qo_layout != QoLayout::token_major) return 0;
     const std::int64_t es = static_cast<std::int64_t>(dtype_size(p.dtype));
-    return size_add(size_mul(2, p.q_elements(), es), size_mul(2, kGuardOverheadBytes));
+    return size_add(size_mul(size_add(p.q_elements(), p.o_elements()), es), size_mul(2, kGuardOverheadBytes));
   }
 
   void setup(Backend& be, const Problem& p, const AttentionIO& io, const StrategyOptions& opt) override {

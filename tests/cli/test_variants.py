@@ -159,3 +159,37 @@ def test_pytorch_peers_refuse_the_sinks(attnbench, src, work):
     got = rows("ps.json")
     assert got and all(x["status"] == "unsupported" and "attention sinks" in x["reason"] for x in got), got[:2]
     assert all(x["problem"]["sinks"] is True for x in got)
+
+
+def test_a_value_head_dim_runs_verified_and_is_refused_by_name_where_undeclared(attnbench, src, work):
+    # --head_dim_v (MLA's V and O of their own width): every built-in strategy on the CPU and the cpu-example peers
+    # (head-major and token-major: O permuted at its own width) verified; cpu-old-table declares no variant: its
+    # rows are unsupported naming it; V as wide as K is the plain problem (no field, no label fragment).
+    d = os.path.dirname(attnbench)
+    peers = os.path.join(d, "test-peers") + os.pathsep + os.path.join(d, "test-peers-layouts")
+    r = run(attnbench, "run", *FAST, "--batch=2", "--heads=4", "--kv_heads=1", "--seq_len=45", "--q_len=1,3",
+            "--head_dim=24", "--head_dim_v=16,24,40", "--causal", "--page_size=8", "--kv_layout=paged",
+            "--peers=cpu-example,cpu-tokens,cpu-old-table", "--json=v.json", env={"ATTNBENCH_PEERS_DIR": peers})
+    assert r.returncode == 0, r.stderr[-2000:]
+    got = rows("v.json")
+    split = [x for x in got if "head_dim_v" in x["problem"]]
+    assert {x["problem"]["head_dim_v"] for x in split} == {16, 40}
+    assert all("Dv=" not in x.get("label", "") for x in got if "head_dim_v" not in x["problem"])
+    for x in split:
+        if x["strategy"] == "peer:cpu-old-table":
+            assert x["status"] == "unsupported" and "value head dim" in x["reason"], x
+        else:
+            assert x["status"] == "ok" and x["verify"]["passed"], (x["strategy"], x.get("reason"))
+    ran = {x["strategy"] for x in split if x["status"] == "ok"}
+    assert {"nested", "head_batched", "fully_batched", "ptr_array", "fused", "peer:cpu-example",
+            "peer:cpu-tokens"} <= ran, ran
+    r = run(attnbench, "run", "--backend=cpu", "--batch=1", "--heads=1", "--seq_len=16", "--head_dim=8",
+            "--head_dim_v=0")
+    assert r.returncode == 2 and len([l for l in r.stderr.splitlines() if l.strip()]) == 1, r.stderr
+    # PyTorch's peers pose V as wide as K: a row with its own width is unsupported, naming it.
+    r = run(sys.executable, src / "scripts" / "peer_torch.py", "--dry-run", "--merge", "v.json",
+            env={"ATTNBENCH": attnbench})
+    assert r.returncode == 0, r.stderr[-2000:]
+    torch_rows = [x for x in rows("v.json") if x["strategy"].startswith("peer:torch") and "head_dim_v" in x["problem"]]
+    assert torch_rows and all(x["status"] == "unsupported" and "head_dim_v" in x["reason"] for x in torch_rows), \
+        torch_rows[:2]

@@ -60,6 +60,16 @@ TEST(PluginDescription, variant_bits_and_names) {
   EXPECT_TRUE(names.empty());
   EXPECT_TRUE(variant_names_of_bits(AB_VARIANT_SINKS | AB_VARIANT_SLIDING_WINDOW, &names, &bad));
   EXPECT_EQ(names, (std::vector<std::string>{"sliding window", "sinks"}));
+  EXPECT_TRUE(variant_names_of_bits(AB_VARIANT_HEAD_DIM_V | AB_VARIANT_SOFT_CAPPING, &names, &bad));
+  EXPECT_EQ(names, (std::vector<std::string>{"soft-capping", "value head dim"}));
+  // A loader's description may name it too.
+  PluginInfo info;
+  info.name = "x";
+  info.version = "1";
+  info.description = "d";
+  info.configs = {"k"};
+  info.variants = {"value head dim", "sinks"};
+  EXPECT_EQ(plugin_info_from_description(plugin_description_json(info), kPath).variants, info.variants);
   EXPECT_FALSE(variant_names_of_bits(AB_VARIANT_SOFT_CAPPING | 0x100u, &names, &bad));
   EXPECT_EQ(bad, 0x100u);
   EXPECT_NE(refusal(doc(R"({"name":"x","version":"1","description":"d","configs":["k"],"variants":["alibi"]})")), "");

@@ -19,6 +19,7 @@
 #include "run/problem_inputs.hpp"
 #include "strategies/registry.hpp"
 #include "testing.hpp"
+#include "cpu/undeclared_strategy.hpp"
 
 using namespace ab;
 using attnbench_testing::usage_error_of;
@@ -167,17 +168,7 @@ TEST(ValueHeadDim, EveryCpuStrategyRunsItAgainstTheReference) {
 
 TEST(ValueHeadDim, AStrategyThatDoesNotDeclareItIsRefused) {
   auto cpu = make_cpu_backend();
-  struct Plain : Strategy {
-    std::string name() const override { return "plain"; }
-    std::string description() const override { return "test"; }
-    LaunchContract contract(const Problem&, const StrategyOptions&) const override { return {}; }
-    std::string can_implement(const Problem&, const Backend&, const StrategyOptions&) const override { return ""; }
-    std::int64_t workspace_bytes(const Problem&, const StrategyOptions&) const override { return 0; }
-    void setup(Backend&, const Problem&, const AttentionIO&, const StrategyOptions&) override {}
-    void run(Backend&) override {}
-    void teardown(Backend&) override {}
-    StrategyConfig config() const override { return {}; }
-  } plain;
+  UndeclaredStrategy plain;
   EXPECT_EQ(plain.can_run(make_problem(spec(40, 24)), *cpu, {}), "plain does not run value head dim problems");
   EXPECT_EQ(plain.can_run(make_problem(spec(40, 40)), *cpu, {}), "");
 }

@@ -21,6 +21,7 @@
 #include "run/problem_inputs.hpp"
 #include "strategies/registry.hpp"
 #include "testing.hpp"
+#include "cpu/undeclared_strategy.hpp"
 
 using namespace ab;
 
@@ -197,17 +198,7 @@ TEST(Variants, StrategiesRunThemWhereTheBackendsKernelsDo) {
   ASSERT_EQ(built_in.size(), 4u);
   for (const auto& st : built_in) EXPECT_EQ(st->can_run(p, *cpu, {}), "") << st->name();
   // A strategy that declares none (a plugin's ABI carries neither yet) is refused with the variant named.
-  struct Plain : Strategy {
-    std::string name() const override { return "plain"; }
-    std::string description() const override { return "test"; }
-    LaunchContract contract(const Problem&, const StrategyOptions&) const override { return {}; }
-    std::string can_implement(const Problem&, const Backend&, const StrategyOptions&) const override { return ""; }
-    std::int64_t workspace_bytes(const Problem&, const StrategyOptions&) const override { return 0; }
-    void setup(Backend&, const Problem&, const AttentionIO&, const StrategyOptions&) override {}
-    void run(Backend&) override {}
-    void teardown(Backend&) override {}
-    StrategyConfig config() const override { return {}; }
-  } plain;
+  UndeclaredStrategy plain;
   EXPECT_EQ(plain.can_run(p, *cpu, {}), "plain does not run sliding window problems");
   EXPECT_EQ(plain.can_run(make(1, 32, 32, true, 0), *cpu, {}), "");
 }

@@ -89,6 +89,31 @@ TEST(PeerCudnn, runs_the_window_and_the_sinks_it_declares) {
     }
 }
 
+// A value head dim of its own (AB_VARIANT_HEAD_DIM_V): DeepSeek-V3's expanded prefill (192 / 128), causal, paged
+// with a short last page and contiguous, q_len below the KV length, and MLA's absorbed decode (576 / 512, one KV
+// head), which cuDNN may refuse (a head dim over its limit) but never runs wrong.
+TEST(PeerCudnn, runs_a_value_head_dim_of_its_own) {
+  int ok = 0;
+  for (const char* shape :
+       {"--batch=2 --heads=8 --seq_len=300 --q_len=300,37 --head_dim=192 --head_dim_v=128 --causal "
+        "--kv_layout=paged,contiguous --page_size=64 --dtype=bf16",
+        "--batch=2 --heads=16 --kv_heads=1 --seq_len=300 --q_len=1 --head_dim=576 --head_dim_v=512 "
+        "--kv_layout=paged --page_size=64 --dtype=bf16"}) {
+    Rows r = run_verified(std::string("--peers=cudnn --strategies=fully_batched,peer:cudnn ") + shape);
+    EXPECT_EQ(r.rc, 0) << shape;
+    for (const auto& row : r.rows) {
+      if (row["strategy"] != "peer:cudnn") continue;
+      if (row["status"] == "unsupported") {
+        EXPECT_FALSE(row.value("reason", "").empty()) << row.dump();
+        continue;
+      }
+      EXPECT_EQ(row["status"], "ok") << shape << "\n" << row.dump();
+      ok += row["status"] == "ok" && row["verify"]["passed"].get<bool>();
+    }
+  }
+  EXPECT_GE(ok, 4) << "rows of peer:cudnn ok and verified at DeepSeek-V3's prefill widths";
+}
+
 TEST(PeerCudnn, refusal_is_unsupported_with_its_reason) {
   Rows r = run_verified("--peers=cudnn --strategies=fused,peer:cudnn --batch=1 --heads=2 --seq_len=64 --head_dim=12");
   bool refused = false;

@@ -121,7 +121,7 @@ int can_implement(const ab_problem* p, int32_t backend, int32_t config, char* re
     write_message(reason, size, "unknown configuration");
     return 1;
   }
-  if (p->head_dim > 512) {
+  if (p->head_dim > 512 || p->head_dim_v > 512) {
     write_message(reason, size, "head_dim above 512");
     return 1;
   }
@@ -133,14 +133,17 @@ int64_t kernels_per_forward(const ab_problem*, int32_t) { return EXAMPLE_KERNELS
 // Element e of a [.., D] row-major fp16/bf16 tensor as float.
 inline float load(const uint16_t* base, int64_t e, bool bf16) { return bf16 ? bf16_to_float(base[e]) : half_to_float(base[e]); }
 
-// Offset (in elements) of key j's row of KV head kvh in sequence b.
-int64_t key_row(const State& s, int64_t b, int64_t kvh, int64_t j) {
+// V's and O's head dim (AB_VARIANT_HEAD_DIM_V; 0: head_dim).
+int64_t value_dim(const ab_problem& p) { return p.head_dim_v > 0 ? p.head_dim_v : p.head_dim; }
+
+// Offset (in elements) of key j's row of KV head kvh in sequence b, in a K or V tensor of rows `width` wide.
+int64_t key_row(const State& s, int64_t b, int64_t kvh, int64_t j, int64_t width) {
   const ab_problem& p = s.p;
   if (p.kv_layout == AB_KV_PAGED) {
     int64_t slot = s.t.block_table[b * p.pages + j / p.page_size];
-    return ((slot * p.kv_heads + kvh) * p.page_size + j % p.page_size) * p.head_dim;
+    return ((slot * p.kv_heads + kvh) * p.page_size + j % p.page_size) * width;
   }
-  return ((b * p.kv_heads + kvh) * p.seq_len + j) * p.head_dim;
+  return ((b * p.kv_heads + kvh) * p.seq_len + j) * width;
 }
 
 // One forward of the problem `s` describes into its O.
@@ -151,25 +154,27 @@ void attend(const State& s) {
   const auto* k = static_cast<const uint16_t*>(s.t.k);
   const auto* v = static_cast<const uint16_t*>(s.t.v);
   auto* o = static_cast<uint16_t*>(s.t.o);
-  const int64_t D = p.head_dim, group = p.heads / p.kv_heads;
-  std::vector<float> qrow(D), acc(D), scores(s.key_block);
+  const int64_t D = p.head_dim, Dv = value_dim(p), group = p.heads / p.kv_heads;
+  std::vector<float> qrow(D), acc(Dv), scores(s.key_block);
   for (int64_t b = 0; b < p.batch; ++b) {
     const int64_t L = s.t.kv_lens[b];
     for (int64_t h = 0; h < p.heads; ++h) {
       const int64_t kvh = h / group;
       for (int64_t i = 0; i < p.q_len; ++i) {
-        const int64_t row = EXAMPLE_QO_INDEXING == AB_QO_TOKEN_MAJOR ? ((b * p.q_len + i) * p.heads + h) * D
-                                                                     : ((b * p.heads + h) * p.q_len + i) * D;
+        const int64_t token = EXAMPLE_QO_INDEXING == AB_QO_TOKEN_MAJOR ? (b * p.q_len + i) * p.heads + h
+                                                                       : (b * p.heads + h) * p.q_len + i;
+        const int64_t row = token * D, out_row = token * Dv;
         const int64_t visible = p.causal ? i + L - p.q_len + 1 : L;
         // A sliding window: no key before the query's position (i + L - q_len) minus the window.
         const int64_t first = p.window > 0 && i + L - p.q_len - p.window > 0 ? i + L - p.q_len - p.window : 0;
-        for (int64_t d = 0; d < D; ++d) qrow[d] = load(q, row + d, bf16), acc[d] = 0;
+        for (int64_t d = 0; d < D; ++d) qrow[d] = load(q, row + d, bf16);
+        for (int64_t d = 0; d < Dv; ++d) acc[d] = 0;
         float m = -INFINITY, l = 0;
         for (int64_t j0 = first; j0 < visible; j0 += s.key_block) {
           const int64_t n = visible - j0 < s.key_block ? visible - j0 : s.key_block;
           float block_max = -INFINITY;
           for (int64_t j = 0; j < n; ++j) {
-            const int64_t kr = key_row(s, b, kvh, j0 + j);
+            const int64_t kr = key_row(s, b, kvh, j0 + j, D);
             float dot = 0;
             for (int64_t d = 0; d < D; ++d) dot += qrow[d] * load(k, kr + d, bf16);
             scores[j] = dot * p.scale;
@@ -179,19 +184,19 @@ void attend(const State& s) {
           const float m_new = m > block_max ? m : block_max;
           const float correction = std::exp(m - m_new);
           l *= correction;
-          for (int64_t d = 0; d < D; ++d) acc[d] *= correction;
+          for (int64_t d = 0; d < Dv; ++d) acc[d] *= correction;
           for (int64_t j = 0; j < n; ++j) {
             const float w = std::exp(scores[j] - m_new);
             l += w;
-            const int64_t vr = key_row(s, b, kvh, j0 + j);
-            for (int64_t d = 0; d < D; ++d) acc[d] += w * load(v, vr + d, bf16);
+            const int64_t vr = key_row(s, b, kvh, j0 + j, Dv);
+            for (int64_t d = 0; d < Dv; ++d) acc[d] += w * load(v, vr + d, bf16);
           }
           m = m_new;
         }
         if (p.sinks) l += std::exp(s.t.sinks[h] - m);  // the head's sink logit joins the denominator
-        for (int64_t d = 0; d < D; ++d) {
+        for (int64_t d = 0; d < Dv; ++d) {
           const float out = l > 0 ? acc[d] / l : 0.0f;
-          o[row + d] = bf16 ? float_to_bf16(out) : float_to_half(out);
+          o[out_row + d] = bf16 ? float_to_bf16(out) : float_to_half(out);
         }
       }
     }
@@ -230,7 +235,7 @@ const ab_plugin kTable = {
     forward,
     teardown,
     EXAMPLE_QO_LAYOUT,
-    AB_VARIANT_SLIDING_WINDOW | AB_VARIANT_SOFT_CAPPING | AB_VARIANT_SINKS,
+    AB_VARIANT_SLIDING_WINDOW | AB_VARIANT_SOFT_CAPPING | AB_VARIANT_SINKS | AB_VARIANT_HEAD_DIM_V,
 };
 
 }  // namespace
