@@ -14,6 +14,7 @@ using namespace dev;
 
 constexpr int kRefThreads = 128;
 constexpr int kRefMaxPerThread = static_cast<int>(kReferenceMaxHeadDim / kRefThreads);
+static_assert(kReferenceMaxHeadDim % kRefThreads == 0, "every thread's share of a row is whole");
 
 __device__ __forceinline__ std::int64_t kv_row(const ReferenceParams& p, std::int64_t b, std::int64_t h, std::int64_t s) {
   if (!p.paged) return (b * p.kv_heads + h) * p.seq_len + s;

@@ -53,11 +53,12 @@ extern "C" {
 enum ab_dtype { AB_DTYPE_FP16 = 0, AB_DTYPE_BF16 = 1 };
 /* How K and V are stored. */
 enum ab_kv_layout {
-  AB_KV_CONTIGUOUS = 0, /* K, V: [batch, kv_heads, seq_len, head_dim], row-major */
+  AB_KV_CONTIGUOUS = 0, /* K, V: [batch, kv_heads, seq_len, head_dim], row-major (V: head_dim_v where set) */
   AB_KV_PAGED = 1       /* K, V: a pool of pool_slots slots, each [kv_heads, page_size, head_dim], reached
                            through block_table [batch, pages] (vLLM / FlashInfer style) */
 };
-/* How Q and O are laid out (ab_plugin.qo_layout). Both hold the same elements; only their order differs. */
+/* How Q and O are laid out (ab_plugin.qo_layout). Both layouts hold the same elements; only their order differs
+ * (O's rows are head_dim_v wide where ab_problem.head_dim_v is set). */
 enum ab_qo_layout {
   AB_QO_HEAD_MAJOR = 0, /* Q, O: [batch, heads, q_len, head_dim] (attnbench's own layout; the default) */
   AB_QO_TOKEN_MAJOR = 1 /* Q, O: [batch * q_len, heads, head_dim], a sequence's query tokens one after another
@@ -93,7 +94,7 @@ typedef struct ab_problem {
   int64_t page_size; /* tokens per KV page (== seq_len rounded up when pages == 1 and contiguous) */
   int64_t pages;     /* pages of the longest sequence: ceil(seq_len / page_size); block_table's row length */
   int64_t pool_slots;/* paged: slots in the pool (K and V each pool_slots * kv_heads * page_size * head_dim
-                        elements); contiguous: 0 */
+                        elements; V head_dim_v where set); contiguous: 0 */
   int32_t dtype;     /* enum ab_dtype */
   int32_t kv_layout; /* enum ab_kv_layout */
   int32_t causal;    /* 1: bottom-right causal: query i (0-based among q_len) of a sequence of KV length L
@@ -116,7 +117,8 @@ typedef struct ab_tensors {
   const void* q;               /* [B, H, q_len, D]; token-major plugins (ab_qo_layout): [B * q_len, H, D] */
   const void* k;               /* see ab_kv_layout */
   const void* v;               /* same layout as k */
-  void* o;                     /* laid out as q; every element must be written by each forward */
+  void* o;                     /* laid out as q (rows head_dim_v wide where set); every element must be written by
+                                  each forward */
   const int32_t* block_table;  /* paged: [B, pages] slot of each page, -1 past a sequence's last page;
                                   contiguous: NULL */
   const int32_t* kv_lens;      /* [B] KV length of each sequence (always set) */

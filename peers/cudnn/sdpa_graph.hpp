@@ -1,7 +1,7 @@
 // One attnbench problem as a cuDNN SDPA forward graph (cudnn_frontend), built and its plan chosen once, then
 // executed on a stream. The only file of the peer that includes cudnn_frontend (it takes most of the compile).
 // Layouts are attnbench's (include/attnbench/plugin.h): Q/O [B,H,q,D]; K/V [B,KVH,S,D], or a page pool
-// [slots,KVH,page,D] read through page tables [B,1,pages,1]; per-sequence lengths turn on cuDNN's padding
+// [slots,KVH,page,D] (V and O Dv wide with a value head dim of its own) read through page tables [B,1,pages,1]; per-sequence lengths turn on cuDNN's padding
 // mask; causal is bottom-right; a sliding window is the diagonal band's left bound (window + 1: cuDNN's bound
 // counts the query itself), bottom-right aligned; sinks are the sink token {1, H, 1, 1} (fp32).
 #pragma once

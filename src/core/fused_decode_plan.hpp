@@ -173,7 +173,7 @@ inline std::int64_t partial_bytes(std::int64_t batch, std::int64_t heads, std::i
 // The most the partials of `p` can need: at the bound on splits (or the requested count when given).
 inline std::int64_t workspace_bound(const Problem& p, std::int64_t requested) {
   const std::int64_t s = requested > 0 ? requested : max_splits(p.seq_len);
-  return partial_bytes(p.batch, p.heads, p.q_len, p.head_dim, s);
+  return partial_bytes(p.batch, p.heads, p.q_len, p.head_dim_v, s);  // partial outputs: O's width
 }
 
 }  // namespace ab::fused_decode

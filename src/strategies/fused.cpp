@@ -25,7 +25,7 @@ std::int64_t tail_workspace_bytes(const Problem& p, const FusedTile& t, std::int
   const std::int64_t units = size_mul((p.q_len + t.block_m - 1) / t.block_m, p.batch, p.heads);
   const std::int64_t grid = std::min({units, grid_bound, static_cast<std::int64_t>(fused_tail::kGridBound)});
   return fused_tail::workspace_bytes(static_cast<int>(std::max<std::int64_t>(grid, 0)), t.block_m,
-                                     static_cast<int>(std::min<std::int64_t>(p.head_dim, 1 << 20)));
+                                     static_cast<int>(std::min<std::int64_t>(p.head_dim_v, 1 << 20)));  // O's rows
 }
 
 // Before the tile is known (the default may be a persistent one of either block height).
@@ -78,7 +78,7 @@ class Fused : public Strategy {
     workspace_bytes_ = 0;
     if (tile_.decode()) {
       tile_.splits = static_cast<int>(fused_decode::resolve_splits(p, tile_.splits, be.device_info().sm_count));
-      const std::int64_t bytes = fused_decode::partial_bytes(p.batch, p.heads, p.q_len, p.head_dim, tile_.splits);
+      const std::int64_t bytes = fused_decode::partial_bytes(p.batch, p.heads, p.q_len, p.head_dim_v, tile_.splits);
       if (bytes > 0) workspace_ = ws_.add(be, bytes);
       workspace_bytes_ = workspace_ ? bytes : 0;
     } else if (const std::int64_t bytes = tail_workspace_bytes(p, tile_, be.device_info().sm_count); bytes > 0) {

@@ -299,10 +299,11 @@ TEST(CudaPrimitives, finalize_matches_cpu) {
 
 TEST(CudaPrimitives, gather_pages_matches_cpu) {
   std::uint64_t seed = 400;
-  // V as wide as K, and V of its own width (head_dim_v): 16-byte units of two counts (64 / 24), 2-byte ones (30 / 40).
+  // V as wide as K, and V of its own width (head_dim_v): 16-byte units of two counts (64 / 24), 2-byte ones (30 / 40),
+  // and one width a multiple of 16 bytes, the other not (64 / 30, 30 / 64: the 2-byte path).
   for (KvLayout layout : {KvLayout::contiguous, KvLayout::paged})
     for (std::int64_t D : {64, 30})
-      for (std::int64_t Dv : {D, D == 64 ? std::int64_t(24) : std::int64_t(40)})
+      for (std::int64_t Dv : {D, D == 64 ? std::int64_t(24) : std::int64_t(40), D == 64 ? std::int64_t(30) : std::int64_t(64)})
       for (DType dt : {DType::fp16, DType::bf16}) {
         ProblemSpec spec{2, 3, 0, 37, 0, D, 5, 0, layout, dt, false, {}, "", 0, 0};
         spec.head_dim_v = Dv;
