@@ -55,6 +55,12 @@ struct Stats {
 // or the mean of the two middle ones for an even count; stdev: sample standard deviation (n-1), 0 for n < 2.
 Stats compute_stats(const std::vector<double>& xs);
 
+// Forwards the warm-up runs when its first takes `first_forward_s`: s.warmup, or one when the other s.warmup - 1
+// would take longer than s.max_time_s (a forward of seconds is warmed once, as nvbench warms once).
+inline int warmup_forwards(const MeasureSettings& s, double first_forward_s) {
+  return s.warmup > 1 && first_forward_s * (s.warmup - 1) > s.max_time_s ? 1 : s.warmup;
+}
+
 // Throws UsageError when settings cannot run: warmup < 0, min_samples < 1, max_samples < 1, max_noise < 0
 // or not finite, max_time_s <= 0 or not finite. min_samples > max_samples is allowed (max_samples caps).
 void validate_measure_settings(const MeasureSettings& s);

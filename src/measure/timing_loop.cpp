@@ -38,16 +38,13 @@ Measurement measure_forward(const TimedDevice& device, const std::function<void(
   validate_measure_settings(s);
   Measurement m;
 
-  // Warm-up: the first forward waited for and timed on the host's clock; the others only when they fit in the
-  // time budget, so that a forward of seconds (nested over a long paged decode: millions of launches) is warmed
-  // once, not s.warmup times, as nvbench warms once.
+  // Warm-up: the first forward waited for and timed on the host's clock, the others as warmup_forwards says (a
+  // forward of seconds, nested over a long paged decode's millions of launches, is warmed once).
   if (s.warmup > 0) {
     const double t0 = clock();
     forward();
     device.memory.synchronize();
-    const double first_s = clock() - t0;
-    if (first_s * (s.warmup - 1) <= s.max_time_s)
-      for (int i = 1; i < s.warmup; ++i) forward();
+    for (int i = 1, n = warmup_forwards(s, clock() - t0); i < n; ++i) forward();
   }
   device.memory.synchronize();
 

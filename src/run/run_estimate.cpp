@@ -47,8 +47,7 @@ RowEstimate estimate_row(const Problem& p, const LaunchContract& launches, bool 
   const double per_sample = forward + flush;
   // Most rows meet the noise target at min_samples; a slow forward stops at the time budget (one sample at least).
   const double sampling = std::min(std::max(m.min_samples, 2) * per_sample, std::max(m.max_time_s, per_sample));
-  // The warm-up: one forward when the others would not fit in max_time (measure/timing_loop.cpp).
-  const double warmup = m.warmup > 1 && forward * (m.warmup - 1) > m.max_time_s ? forward : m.warmup * forward;
+  const double warmup = warmup_forwards(m, forward) * forward;  // measure_forward's rule
   const double round = warmup + sampling;
   RowEstimate e;
   e.forward_s = forward;
