@@ -10,5 +10,8 @@ scripts/install-deps.sh || echo "test.sh: scripts/install-deps.sh failed; tests 
 scripts/fetch-peers.sh || echo "test.sh: scripts/fetch-peers.sh failed; the peers are not built" >&2
 # The full build, whatever scripts/quickstart.sh left in build/'s CMake cache: the tests and the development
 # harness on, and the CUDA backend wherever nvcc is found (-U: CMakeLists.txt's default again).
-scripts/build.sh -DBUILD_TESTING=ON -DATTNBENCH_FUSED_DEV=ON -DATTNBENCH_FUSED_CAPI=ON -DATTNBENCH_ALL_TILES=ON -UATTNBENCH_CUDA
+# ATTNBENCH_TEST_CMAKE_ARGS: more CMake arguments (.ci/run: -DATTNBENCH_CPU_TEST_PROGRAMS=OFF).
+# shellcheck disable=SC2086  # a space-separated list
+scripts/build.sh -DBUILD_TESTING=ON -DATTNBENCH_FUSED_DEV=ON -DATTNBENCH_FUSED_CAPI=ON -DATTNBENCH_ALL_TILES=ON -UATTNBENCH_CUDA \
+  ${ATTNBENCH_TEST_CMAKE_ARGS:-}
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j "$(nproc)" "$@"
