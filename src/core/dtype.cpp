@@ -85,6 +85,10 @@ std::uint16_t float_to_bf16_bits(float f) {
   return static_cast<std::uint16_t>(x >> 16);
 }
 
+std::uint16_t float_to_bits(float f, DType t) {
+  return t == DType::bf16 ? float_to_bf16_bits(f) : float_to_half_bits(f);
+}
+
 float bf16_bits_to_float(std::uint16_t b) { return float_of(static_cast<std::uint32_t>(b) << 16); }
 
 double load_element(const void* base, std::int64_t idx, DType t) {

@@ -21,6 +21,8 @@ std::uint16_t float_to_half_bits(float f);
 float half_bits_to_float(std::uint16_t h);
 std::uint16_t float_to_bf16_bits(float f);
 float bf16_bits_to_float(std::uint16_t b);
+// A float's bits in a 16-bit input type (fp16 or bf16: round to nearest even).
+std::uint16_t float_to_bits(float f, DType t);
 
 // Read/write element `idx` of a host array of type `t`.
 double load_element(const void* base, std::int64_t idx, DType t);

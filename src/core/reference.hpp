@@ -26,9 +26,11 @@ std::int64_t v_index(const Problem& p, const std::int32_t* block_table, std::int
                      std::int64_t s, std::int64_t d);
 
 // Random inputs in [-1, 1) (never zeros), a random page placement for the paged layout, zeros in the
-// unused tail rows of a sequence's last pool page, and with sinks one logit a head in [-1, 5), drawn after
-// everything else (the other tensors are those of the same problem without sinks). Contiguous K/V rows past a ragged sequence's length hold
-// random values too: a strategy that reads them must mask them.
+// unused tail rows of a sequence's last pool page, and with sinks one logit a head in [-1, 5). Each tensor is
+// its own counter-based stream over the elements' logical indices, drawn on the host's cores: a paged
+// problem holds the same Q, K and V values as the contiguous one of the same seed, and the sinks change no
+// other tensor. Contiguous K/V rows past a ragged sequence's length hold random values too: a strategy that
+// reads them must mask them.
 HostTensors make_random_inputs(const Problem& p, std::uint64_t seed);
 
 // O in fp64, [B,H,q_len,Dv]. Reads k/v through the layout: query head h reads KV head h / group(). With

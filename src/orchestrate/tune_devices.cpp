@@ -67,11 +67,11 @@ DeviceTuneOutcome tune_on_devices(const DevicePoolOptions& o, const TuneOptions&
   std::optional<SplitTune> split;
   if (opt.exhaustive && !opt.dry_run) split.emplace(opt, split_candidates, pool.directory());
   PoolProgress progress(pool, split ? split->listing_units() : opt.problems.size(), o.quiet);
-  std::function<std::vector<std::size_t>()> more;
+  std::function<ReadyItems()> more;
   if (split)
     more = [&] {
       std::size_t before = split->planned();
-      std::vector<std::size_t> items = split->ready();
+      ReadyItems items = split->ready();
       progress.add_tasks(split->planned() - before);
       return items;
     };

@@ -85,8 +85,8 @@ std::size_t SplitTune::strategy_index(const std::string& name) const {
 }
 
 // Plans problem `pi`'s screening and finishing units once all its listings are in. Ready finishing units
-// (strategies with nothing to screen: the fused tiles, small shapes) go first into `out`, then the screens.
-void SplitTune::plan_problem(std::size_t pi, std::vector<std::size_t>& out) {
+// (strategies with nothing to screen: the fused tiles, small shapes) go to `out.first`, the screens to `out.last`.
+void SplitTune::plan_problem(std::size_t pi, ReadyItems& out) {
   const std::set<std::string> earlier = taken_;  // shapes earlier problems make (and tune)
   // A strategy whose listing was lost leaves the problem unsplit (its shapes are unknown): one finishing
   // unit tunes every strategy of it, as one process would.
@@ -136,11 +136,11 @@ void SplitTune::plan_problem(std::size_t pi, std::vector<std::size_t>& out) {
     finishing_.push_back(add(f));
     if (open_screens_[{pi, si}] == 0) release(finishing_.back(), out);
   }
-  out.insert(out.end(), screen_items.begin(), screen_items.end());
+  out.last.insert(out.last.end(), screen_items.begin(), screen_items.end());
 }
 
 // Writes a finishing unit's file (the outcomes of its strategy's screened shapes) and hands it out.
-void SplitTune::release(std::size_t item, std::vector<std::size_t>& out) {
+void SplitTune::release(std::size_t item, ReadyItems& out) {
   Unit& f = units_.at(item);
   nlohmann::json screened = nlohmann::json::object();
   for (const Unit& u : units_)
@@ -152,11 +152,11 @@ void SplitTune::release(std::size_t item, std::vector<std::size_t>& out) {
   if (f.strategy != kAllStrategies) doc["strategy"] = strategies_.at(f.strategy);
   write_unit(item, doc);
   f.released = true;
-  out.push_back(item);
+  out.first.push_back(item);
 }
 
-std::vector<std::size_t> SplitTune::ready() {
-  std::vector<std::size_t> out;
+ReadyItems SplitTune::ready() {
+  ReadyItems out;
   // Problems are planned in grid order once listed, so unit numbers and shape ownership (the first problem
   // that makes a shape tunes it, as in one process) do not depend on which device listed first.
   while (expanded_ < problems_ && listings_left_[expanded_] == 0) plan_problem(expanded_++, out);

@@ -33,9 +33,11 @@ class SplitTune {
   SplitTune(const TuneOptions& opt, std::size_t split, std::string dir);
   // Items 0..problems x strategies - 1 are the listing units (their files are written here).
   std::size_t listing_units() const { return problems_ * strategies_.size(); }
-  // Units that became ready since the last call (each one's file written): the screening units of the
-  // problems listed so far, in grid order, and the finishing unit of a problem whose screening is done.
-  std::vector<std::size_t> ready();
+  // Units that became ready since the last call (each one's file written): first, the finishing units whose
+  // strategy's screening is done (so that a long finish, nested's re-measured finalists, overlaps the other
+  // strategies' screens instead of running alone at the end); last, the screening units of the problems
+  // listed so far, in grid order.
+  ReadyItems ready();
   // Absorbs a listing or screening unit's outcome (a dead worker's too: its candidates are recorded as not
   // screened, with the reason); false for a finishing unit, whose file the caller reads as a problem's.
   bool absorb(const TaskOutcome& t);
@@ -60,8 +62,8 @@ class SplitTune {
     bool released = false;            // finishing units: handed to the pool
   };
   std::size_t strategy_index(const std::string& name) const;
-  void plan_problem(std::size_t pi, std::vector<std::size_t>& out);
-  void release(std::size_t item, std::vector<std::size_t>& out);
+  void plan_problem(std::size_t pi, ReadyItems& out);
+  void release(std::size_t item, ReadyItems& out);
   std::size_t add(Unit u);
   void write_unit(std::size_t item, nlohmann::json doc) const;
   void absorb_listing(const Unit& u, const TaskOutcome& t);

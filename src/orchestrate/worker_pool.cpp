@@ -255,7 +255,7 @@ std::vector<nlohmann::json> WorkerPool::start() {
 
 void WorkerPool::run(std::size_t count, const std::function<void(const TaskOutcome&)>& done,
                      const std::function<void()>& progress,
-                     const std::function<std::vector<std::size_t>()>& more) {
+                     const std::function<ReadyItems()>& more) {
   std::vector<std::size_t> items(count);
   for (std::size_t i = 0; i < count; ++i) items[i] = i;
   run(items, done, progress, more);
@@ -263,12 +263,14 @@ void WorkerPool::run(std::size_t count, const std::function<void(const TaskOutco
 
 void WorkerPool::run(const std::vector<std::size_t>& items, const std::function<void(const TaskOutcome&)>& done,
                      const std::function<void()>& progress,
-                     const std::function<std::vector<std::size_t>()>& more) {
+                     const std::function<ReadyItems()>& more) {
   std::deque<std::pair<std::size_t, std::size_t>> queue;
   for (std::size_t i : items) queue.emplace_back(i, 0);
   auto refill = [&] {
-    if (queue.empty() && more)
-      for (std::size_t i : more()) queue.emplace_back(i, 0);
+    if (!more) return;
+    ReadyItems ready = more();
+    for (auto it = ready.first.rbegin(); it != ready.first.rend(); ++it) queue.emplace_front(*it, 0);
+    for (std::size_t i : ready.last) queue.emplace_back(i, 0);
   };
   auto busy = [&] {
     for (auto& w : workers_) if (w->busy) return true;
@@ -362,11 +364,15 @@ void WorkerPool::run(const std::vector<std::size_t>& items, const std::function<
       }
     }
   }
-  // Every task has an outcome: end the workers (end of stdin) and wait for them.
+  // Every task has an outcome: end the workers (end of stdin), all of them first so that they release their
+  // devices at the same time (a CUDA context takes about a second to tear down), then wait for each.
   for (std::size_t w = 0; w < workers_.size(); ++w)
     if (workers_[w]->pid > 0) {
       close(workers_[w]->to);
       workers_[w]->to = -1;
+    }
+  for (std::size_t w = 0; w < workers_.size(); ++w)
+    if (workers_[w]->pid > 0) {
       std::vector<std::string> ignored;
       while (read_lines(w, &ignored)) {
       }

@@ -32,6 +32,12 @@ struct TaskOutcome {
   bool last = true;    // the item's last task (false: a lost context handed the rest of the item on)
 };
 
+// Items that became ready while a pool runs: `first` to the front of its queue, `last` to the back.
+struct ReadyItems {
+  std::vector<std::size_t> first;
+  std::vector<std::size_t> last;
+};
+
 class WorkerPool {
  public:
   // `worker_args`: the worker's command line after the binary (the pool adds --worker_dir and --device=0).
@@ -45,19 +51,21 @@ class WorkerPool {
   // it printed.
   std::vector<nlohmann::json> start();
   // Runs items 0..count-1 from strategy 0, calling `done` once per task as it ends (a lost context adds a
-  // task for the rest of its item). `more`, when set, is asked for items that became ready (from strategy 0)
-  // whenever the queue is empty, so items can depend on others' outcomes (tune --devices' split search).
+  // task for the rest of its item). `more`, when set, is asked before every hand-out for items that became
+  // ready (from strategy 0), so items can depend on others' outcomes (tune --devices' split search): its
+  // `first` items go ahead of the queued ones (work that ends a problem, which should not wait behind every
+  // other problem's screens and so end the run on one device), its `last` items behind them.
   // Returns when every task has an outcome and `more` has none left, or at once when a stop is requested
   // (SIGINT/SIGTERM, core/stop_request.hpp): then no task is handed out, the workers still running one are
   // killed (their tasks get no outcome: the item is not finished). Workers run in a
   // process group of their own, so a terminal's Ctrl-C reaches only this process, which decides.
   void run(std::size_t count, const std::function<void(const TaskOutcome&)>& done,
            const std::function<void()>& progress = nullptr,
-           const std::function<std::vector<std::size_t>()>& more = nullptr);
+           const std::function<ReadyItems()>& more = nullptr);
   // The same over the given items (a resumed run leaves out those its journal holds).
   void run(const std::vector<std::size_t>& items, const std::function<void(const TaskOutcome&)>& done,
            const std::function<void()>& progress = nullptr,
-           const std::function<std::vector<std::size_t>()>& more = nullptr);
+           const std::function<ReadyItems()>& more = nullptr);
   // The pool's private directory (workers write their task files there; it is removed with the pool).
   const std::string& directory() const { return dir_; }
   // Items finished per device so far (whole items; a resumed remainder counts where it ended), for progress.

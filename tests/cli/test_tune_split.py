@@ -53,8 +53,11 @@ def test_split_tune_matches_one_process(attnbench, env, in_module_work):
     assert n == 4, f"a summary per finishing unit: {n}"
     assert "nothing was tuned" in two.stdout and "2 plan groups reused a shape tuned earlier" in two.stdout, \
         f"fully_batched's finishing unit leaves the shapes it shares to head_batched's: {two.stdout}"
-    n = len(re.findall(r"^.*candidates screened in 3 units on device\(s\) 0, 1.*$", two.stdout, re.M))
-    assert n == 4, f"each shape split over both workers: {n}"
+    # Each shape in 3 units; which worker takes which unit depends on timing (a problem's finishing units go
+    # ahead of the queued screens), but with 12 screening units over two workers some shape is shared.
+    n = len(re.findall(r"^.*candidates screened in 3 units on device\(s\) [01](, [01])?$", two.stdout, re.M))
+    shared = len(re.findall(r"^.*candidates screened in 3 units on device\(s\) 0, 1$", two.stdout, re.M))
+    assert n == 4 and shared >= 1, f"every shape in 3 units ({n}), some over both workers ({shared}): {two.stdout}"
 
 
 def test_killed_worker_costs_only_its_unit(attnbench, env, in_module_work):

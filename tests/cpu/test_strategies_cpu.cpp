@@ -1,10 +1,13 @@
 // Every strategy on the CPU backend against the naive fp64 reference, on random data with poisoned
 // outputs, over awkward shapes; and each strategy's launch contract against the calls the backend counted.
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.hpp"
+#include "core/dtype.hpp"
 #include "core/parallel.hpp"
+#include "core/problem.hpp"
 #include "core/reference.hpp"
 #include "core/strategy.hpp"
 #include "testing.hpp"
@@ -252,3 +255,79 @@ TEST(StrategiesCpu, parallel_for_rethrows_a_worker_exception_on_the_caller) {
   EXPECT_TRUE(caught);
 }
 
+
+// The inputs (core/reference.hpp): a counter-based stream per tensor over logical indices, so a paged problem
+// holds the contiguous one's values wherever the block table puts its rows, ragged tails and unused pool rows
+// stay zero, a seed gives the same inputs every time and another seed others, and values are in [-1, 1).
+namespace {
+// One problem (GQA: 4 query heads, 2 KV heads) contiguous and in 16-token pages.
+std::pair<Problem, Problem> contiguous_and_paged(std::vector<std::int64_t> kv_lens, std::int64_t q_len,
+                                                 std::int64_t head_dim, std::int64_t head_dim_v, DType dtype) {
+  ProblemSpec spec;
+  spec.batch = static_cast<std::int64_t>(kv_lens.size());
+  spec.heads = 4;
+  spec.kv_heads = 2;
+  spec.q_len = q_len;
+  spec.head_dim = head_dim;
+  spec.head_dim_v = head_dim_v;
+  spec.kv_lens = std::move(kv_lens);
+  spec.dtype = dtype;
+  spec.pages = 1;
+  const Problem contiguous = make_problem(spec);
+  spec.pages = 0;
+  spec.page_size = 16;
+  spec.kv_layout = KvLayout::paged;
+  return {contiguous, make_problem(spec)};
+}
+}  // namespace
+
+TEST(StrategiesCpu, random_inputs_are_the_same_values_in_either_layout) {
+  const auto [c, pg] = contiguous_and_paged({45, 17, 1}, 1, 24, 40, DType::bf16);
+  ASSERT_EQ(pg.pages, 3);
+  const HostTensors a = make_random_inputs(c, 21), b = make_random_inputs(pg, 21), again = make_random_inputs(pg, 21),
+                    other = make_random_inputs(pg, 22);
+  EXPECT_EQ(a.q, b.q);
+  EXPECT_EQ(b.k, again.k);
+  EXPECT_EQ(b.block_table, again.block_table);
+  EXPECT_NE(b.k, other.k);
+  std::int64_t nonzero = 0;
+  for (std::int64_t bi = 0; bi < c.batch; ++bi)
+    for (std::int64_t h = 0; h < c.kv_heads; ++h)
+      for (std::int64_t s = 0; s < c.kv_len(bi); ++s) {
+        for (std::int64_t d = 0; d < c.head_dim; ++d)
+          ASSERT_EQ(a.k[kv_index(c, nullptr, bi, h, s, d)], b.k[kv_index(pg, b.block_table.data(), bi, h, s, d)])
+              << "K of sequence " << bi << ", head " << h << ", key " << s << ", dim " << d;
+        for (std::int64_t d = 0; d < c.head_dim_v; ++d) {
+          const std::uint16_t x = b.v[v_index(pg, b.block_table.data(), bi, h, s, d)];
+          ASSERT_EQ(a.v[v_index(c, nullptr, bi, h, s, d)], x);
+          const float f = bf16_bits_to_float(x);
+          EXPECT_TRUE(f >= -1.0f && f <= 1.0f) << f;  // [-1, 1) rounded to bf16 may reach 1
+          nonzero += f != 0.0f;
+        }
+      }
+  EXPECT_EQ(nonzero, (45 + 17 + 1) * 2 * 40);
+  // The pool rows no sequence uses (the last pages' tails: 3 + 2 + 1 pages of 16 rows for 63 keys) hold zeros.
+  ASSERT_EQ(pg.pool_slots(), 6);
+  std::int64_t zeros = 0;
+  for (std::uint16_t x : b.k) zeros += x == 0;
+  EXPECT_EQ(zeros, (6 * 16 - 63) * 2 * 24);
+}
+
+// The same on a problem large enough for the fill to run on several threads (parallel_for's threshold).
+TEST(StrategiesCpu, random_inputs_drawn_in_parallel_match_in_either_layout) {
+  const auto [c, pg] = contiguous_and_paged({3001, 2500}, 3, 64, 64, DType::fp16);
+  const HostTensors a = make_random_inputs(c, 5), b = make_random_inputs(pg, 5);
+  ASSERT_GT(static_cast<double>(c.batch * c.kv_heads * c.seq_len) * 128 * 8, 2e6) << "above the one-thread limit";
+  std::int64_t compared = 0;
+  for (std::int64_t bi = 0; bi < c.batch; ++bi)
+    for (std::int64_t h = 0; h < c.kv_heads; ++h)
+      for (std::int64_t s = 0; s < c.kv_len(bi); ++s)
+        for (std::int64_t d = 0; d < c.head_dim; ++d) {
+          const std::uint16_t x = a.k[kv_index(c, nullptr, bi, h, s, d)], y = a.v[v_index(c, nullptr, bi, h, s, d)];
+          if (x != b.k[kv_index(pg, b.block_table.data(), bi, h, s, d)] ||
+              y != b.v[v_index(pg, b.block_table.data(), bi, h, s, d)])
+            FAIL() << "sequence " << bi << ", head " << h << ", key " << s << ", dim " << d;
+          ++compared;
+        }
+  EXPECT_EQ(compared, (3001 + 2500) * 2 * 64);
+}

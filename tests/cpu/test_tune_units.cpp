@@ -1,7 +1,11 @@
 // The split tune's screening units (orchestrate/tune_units.hpp): deterministic, every candidate of a split shape in
 // exactly one unit, sizes within one of each other, small shapes and shapes of earlier problems left out;
-// the compact outcome form (successive halving's dropped stage and the screen's stages included) round-trips.
+// the compact outcome form (successive halving's dropped stage and the screen's stages included) round-trips;
+// the split tune hands a finishing unit out ahead of the queued screens.
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <random>
 #include <set>
@@ -10,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/json_document.hpp"
+#include "orchestrate/tune_split.hpp"
 #include "orchestrate/tune_units.hpp"
 
 using namespace ab;
@@ -112,4 +118,46 @@ TEST(TuneUnits, ScreenedRangesRoundTrip) {
   EXPECT_EQ(part.candidates[4].status, "");
   EXPECT_EQ(part.candidates[5].status, c[5].status);
   EXPECT_EQ(part.candidates[9].status, "");
+}
+
+// The split tune's order (orchestrate/tune_split.hpp): screening units queue behind what is queued, and a
+// strategy's finishing unit goes ahead of them once its own screens are in, so that a long finish (nested's
+// re-measured finalists) overlaps the other strategies' screens instead of ending the tune on one device.
+TEST(SplitTuneOrder, AFinishingUnitGoesAheadOfTheQueuedScreens) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("attnbench-split-order-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  TuneOptions opt;
+  opt.problems.resize(1);
+  opt.strategies = "nested,ptr_array";
+  SplitTune split(opt, /*split=*/3, dir.string());
+  ASSERT_EQ(split.listing_units(), 2u);
+  EXPECT_TRUE(split.ready().first.empty() && split.ready().last.empty()) << "nothing before the listings";
+  // Each strategy lists one shape of 6 candidates (two screening units of 3).
+  auto listing = [&](std::size_t item, const char* strategy, const char* key) {
+    const std::string file = (dir / ("listing-" + std::to_string(item) + ".json")).string();
+    write_json_atomic(file, {{"schema", "attnbench.tune-part/1"},
+                             {"shapes", {{{"key", key}, {"strategy", strategy}, {"count", 6}}}}});
+    EXPECT_TRUE(split.absorb(TaskOutcome{item, 0, 0, file, ""}));
+  };
+  listing(0, "nested", "shape-n");
+  listing(1, "ptr_array", "shape-p");
+  ReadyItems planned = split.ready();
+  ASSERT_EQ(planned.last.size(), 4u) << "two screening units per shape, queued at the back";
+  EXPECT_TRUE(planned.first.empty()) << "no strategy's screens are in yet";
+  // nested's two screening units end (lost: their candidates are recorded as not screened): its finishing
+  // unit comes as `first`, while ptr_array's screens are still queued.
+  for (std::size_t i = 0; i < 2; ++i) split.absorb(TaskOutcome{planned.last[i], 0, 0, "", "test: lost"});
+  ReadyItems next = split.ready();
+  ASSERT_EQ(next.first.size(), 1u) << "nested's finishing unit";
+  EXPECT_TRUE(next.last.empty());
+  EXPECT_EQ(split.problem_of(next.first[0]), 0u);
+  EXPECT_EQ(split.finishing_units(0), 2u);
+  const nlohmann::json unit =
+      read_json_document((dir / ("unit-" + std::to_string(next.first[0]) + ".json")).string(), "attnbench.tune-unit/1");
+  EXPECT_EQ(unit.at("kind"), "finishing");
+  EXPECT_EQ(unit.at("strategy"), "nested") << "the strategy whose screens are in, not ptr_array";
+  EXPECT_TRUE(split.ready().first.empty()) << "released once";
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
 }
