@@ -39,6 +39,7 @@ class ForwardingMemory : public DeviceMemory {
   void upload(void* dst, const void* src, std::size_t bytes) override { m_.upload(dst, src, bytes); }
   void download(void* dst, const void* src, std::size_t bytes) override { m_.download(dst, src, bytes); }
   void fill_bytes(void* dst, unsigned char value, std::size_t bytes) override { m_.fill_bytes(dst, value, bytes); }
+  void fill_random(void* dst, const RandomFill& fill) override { m_.fill_random(dst, fill); }
   void synchronize() override { m_.synchronize(); }
   std::int64_t input_staging_bytes(const Problem& p, bool with_reference) const override {
     return m_.input_staging_bytes(p, with_reference);

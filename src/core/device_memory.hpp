@@ -1,4 +1,5 @@
-// The device-memory interface of a backend: allocation, copies to and from the host, fills, the stream
+// The device-memory interface of a backend: allocation, copies to and from the host, fills (bytes, and the
+// random inputs drawn in place), the stream
 // barrier, and placement. Pointers handed to and returned by it live in backend memory (host for cpu,
 // device for cuda); strategies only do arithmetic on them, never dereference them.
 #pragma once
@@ -6,6 +7,7 @@
 #include <cstdint>
 
 #include "core/dtype.hpp"
+#include "core/input_stream.hpp"
 #include "core/problem.hpp"
 
 namespace ab {
@@ -19,6 +21,9 @@ class DeviceMemory {
   virtual void upload(void* dst, const void* src, std::size_t bytes) = 0;
   virtual void download(void* dst, const void* src, std::size_t bytes) = 0;
   virtual void fill_bytes(void* dst, unsigned char value, std::size_t bytes) = 0;
+  // Draws a tensor of the random inputs where it lives (core/input_stream.hpp; the placement's pointers in
+  // this memory): the same bits on every backend, without a host copy.
+  virtual void fill_random(void* dst, const RandomFill& fill) = 0;
   virtual void synchronize() = 0;
 
   // Bytes of this memory that preparing a problem's inputs takes beyond the buffers allocated through

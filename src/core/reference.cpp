@@ -1,11 +1,9 @@
-// Random inputs, the naive fp64 reference and output comparison.
+// The naive fp64 reference and output comparison.
 #include "core/reference.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <numeric>
-#include <random>
 #include <stdexcept>
 
 #include "core/dtype.hpp"
@@ -32,103 +30,6 @@ std::int64_t kv_index(const Problem& p, const std::int32_t* block_table, std::in
 std::int64_t v_index(const Problem& p, const std::int32_t* block_table, std::int64_t b, std::int64_t kvh,
                      std::int64_t s, std::int64_t d) {
   return kv_row_index(p, block_table, b, kvh, s, d, p.head_dim_v);
-}
-
-std::int64_t host_input_bytes(const Problem& p) {
-  bool paged = p.kv_layout == KvLayout::paged;
-  std::int64_t k = paged ? p.pool_elements() : p.kv_elements();
-  std::int64_t v = paged ? p.v_pool_elements() : p.v_elements();
-  return size_add(size_add(size_mul(size_add(p.q_elements(), size_add(k, v)), sizeof(std::uint16_t)),
-                           paged ? size_mul(p.batch, p.pages, sizeof(std::int32_t)) : 0),
-                  p.sinks ? size_mul(p.heads, sizeof(float)) : 0);
-}
-
-namespace {
-// The inputs are a counter-based stream: element i of tensor `which` (Q, K, V, the sink logits) is a hash of
-// (seed, which, i), where i is the element's logical index (K/V in the contiguous [B,KVH,S,width] order
-// whatever the layout). So any element can be drawn on its own, in parallel (a 34 GB K/V cache of a B=256
-// decode problem is drawn in seconds on a GPU host's cores, where one sequential generator took minutes),
-// and a paged problem holds the same values as the contiguous one.
-enum class Stream : std::uint64_t { q = 1, k = 2, v = 3, sinks = 4 };
-
-std::uint64_t mix64(std::uint64_t z) {  // splitmix64's finalizer: a bijection that spreads every input bit
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-class InputStream {
- public:
-  InputStream(std::uint64_t seed, Stream which)
-      : key_(mix64(seed ^ mix64(static_cast<std::uint64_t>(which) * 0x9e3779b97f4a7c15ULL))) {}
-  // A float in [lo, hi) with 24 random bits, for logical element i (below hi also where rounding to float
-  // would reach it).
-  float uniform(std::int64_t i, float lo = -1.0f, float hi = 1.0f) const {
-    const std::uint64_t r = mix64(key_ + static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ULL);
-    const auto x = static_cast<float>(lo + (static_cast<double>(hi) - lo) * static_cast<double>(r >> 40) / 16777216.0);
-    return x < hi ? x : std::nextafter(hi, lo);
-  }
-
- private:
-  std::uint64_t key_;
-};
-
-// Sink logits in [-1, 5): against scaled scores of about ±1 they take from a few percent to most of a short
-// row's softmax, so an output that leaves them out fails verification.
-void draw_sinks(const Problem& p, std::uint64_t seed, HostTensors* t) {
-  if (!p.sinks) return;
-  const InputStream stream(seed, Stream::sinks);
-  t->sinks.resize(static_cast<std::size_t>(p.heads));
-  for (std::size_t h = 0; h < t->sinks.size(); ++h) t->sinks[h] = stream.uniform(static_cast<std::int64_t>(h), -1.0f, 5.0f);
-}
-
-// Fills `out[i]` for i in [0, n) with stream element i, on the host's cores.
-void fill_flat(std::vector<std::uint16_t>& out, const InputStream& stream, DType dtype) {
-  const auto n = static_cast<std::int64_t>(out.size());
-  parallel_for(n, static_cast<double>(n) * 8, [&](std::int64_t lo, std::int64_t hi) {
-    for (std::int64_t i = lo; i < hi; ++i) out[i] = float_to_bits(stream.uniform(i), dtype);
-  });
-}
-}  // namespace
-
-HostTensors make_random_inputs(const Problem& p, std::uint64_t seed) {
-  HostTensors t;
-  const InputStream qs(seed, Stream::q), ks(seed, Stream::k), vs(seed, Stream::v);
-  t.q.resize(p.q_elements());
-  fill_flat(t.q, qs, p.dtype);
-  if (p.kv_layout == KvLayout::contiguous) {
-    t.k.resize(p.kv_elements());
-    t.v.resize(p.v_elements());
-    fill_flat(t.k, ks, p.dtype);
-    fill_flat(t.v, vs, p.dtype);
-    draw_sinks(p, seed, &t);
-    return t;
-  }
-  t.k.assign(p.pool_elements(), 0);
-  t.v.assign(p.v_pool_elements(), 0);
-  std::vector<std::int32_t> slots(p.pool_slots());
-  std::iota(slots.begin(), slots.end(), 0);
-  std::mt19937_64 rng(seed);
-  std::shuffle(slots.begin(), slots.end(), rng);
-  // [B, P]: (b, page) -> a random slot; -1 past the sequence's last page.
-  t.block_table.assign(p.batch * p.pages, -1);
-  std::size_t next = 0;
-  for (std::int64_t b = 0; b < p.batch; ++b)
-    for (std::int64_t pg = 0; pg < p.pages_of(b); ++pg) t.block_table[b * p.pages + pg] = slots[next++];
-  // One task per (sequence, KV head, key): its K and V rows, each written where the block table puts it.
-  const std::int64_t rows = p.batch * p.kv_heads * p.seq_len, D = p.head_dim, Dv = p.head_dim_v;
-  parallel_for(rows, static_cast<double>(rows) * static_cast<double>(D + Dv) * 8, [&](std::int64_t lo, std::int64_t hi) {
-    for (std::int64_t row = lo; row < hi; ++row) {
-      const std::int64_t s = row % p.seq_len, bh = row / p.seq_len, b = bh / p.kv_heads, h = bh % p.kv_heads;
-      if (s >= p.kv_len(b)) continue;
-      std::uint16_t* k = t.k.data() + kv_index(p, t.block_table.data(), b, h, s, 0);
-      std::uint16_t* v = t.v.data() + v_index(p, t.block_table.data(), b, h, s, 0);
-      for (std::int64_t d = 0; d < D; ++d) k[d] = float_to_bits(ks.uniform(row * D + d), p.dtype);
-      for (std::int64_t d = 0; d < Dv; ++d) v[d] = float_to_bits(vs.uniform(row * Dv + d), p.dtype);
-    }
-  });
-  draw_sinks(p, seed, &t);
-  return t;
 }
 
 void reference_attention_fp64(const Problem& p, const void* q, const void* k, const void* v,

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "core/random_inputs.hpp"
 #include "core/sizes.hpp"
 
 namespace ab {
@@ -30,9 +31,6 @@ std::int64_t ProblemInputs::device_bytes(const Problem& p, bool with_reference) 
 }
 
 ProblemInputs::ProblemInputs(Backend& be, const Problem& p, std::uint64_t seed, bool with_reference)
-    : ProblemInputs(be, p, make_random_inputs(p, seed), with_reference) {}
-
-ProblemInputs::ProblemInputs(Backend& be, const Problem& p, const HostTensors& t, bool with_reference)
     : be_(be), p_(p) {
   std::size_t es = dtype_size(p.dtype);
   q_ = GuardedBuffer(be.memory(), p.q_elements() * es, "Q");
@@ -41,24 +39,26 @@ ProblemInputs::ProblemInputs(Backend& be, const Problem& p, const HostTensors& t
   const std::size_t v_bytes = static_cast<std::size_t>(v_elements(p)) * es;
   k_ = GuardedBuffer(be.memory(), k_bytes, "K");
   v_ = GuardedBuffer(be.memory(), v_bytes, "V");
-  be.memory().upload(q_.get(), t.q.data(), t.q.size() * sizeof(std::uint16_t));
-  be.memory().fill_bytes(k_.get(), 0, k_bytes);  // zeroed slack rows / unused pool rows
-  be.memory().fill_bytes(v_.get(), 0, v_bytes);
-  be.memory().upload(k_.get(), t.k.data(), t.k.size() * sizeof(std::uint16_t));
-  be.memory().upload(v_.get(), t.v.data(), t.v.size() * sizeof(std::uint16_t));
-  block_table_host_ = t.block_table;
-  if (!t.block_table.empty()) {
-    block_table_ = GuardedBuffer(be.memory(), t.block_table.size() * sizeof(std::int32_t), "the block table");
-    be.memory().upload(block_table_.get(), t.block_table.data(), t.block_table.size() * sizeof(std::int32_t));
+  block_table_host_ = random_block_table(p, seed);
+  if (!block_table_host_.empty()) {
+    block_table_ = GuardedBuffer(be.memory(), block_table_host_.size() * sizeof(std::int32_t), "the block table");
+    be.memory().upload(block_table_.get(), block_table_host_.data(), block_table_host_.size() * sizeof(std::int32_t));
   }
-  kv_lens_host_.resize(static_cast<std::size_t>(p.batch));
-  for (std::int64_t b = 0; b < p.batch; ++b) kv_lens_host_[b] = static_cast<std::int32_t>(p.kv_len(b));
+  kv_lens_host_ = kv_lens_of(p);
   kv_lens_ = GuardedBuffer(be.memory(), kv_lens_host_.size() * sizeof(std::int32_t), "kv_lens");
   be.memory().upload(kv_lens_.get(), kv_lens_host_.data(), kv_lens_host_.size() * sizeof(std::int32_t));
-  sinks_host_ = t.sinks;
-  if (!t.sinks.empty()) {
-    sinks_ = GuardedBuffer(be.memory(), t.sinks.size() * sizeof(float), "the sink logits");
-    be.memory().upload(sinks_.get(), t.sinks.data(), t.sinks.size() * sizeof(float));
+  // Drawn where they live (DeviceMemory::fill_random): the same values as make_random_inputs, no host copy.
+  const auto* table = block_table_.as<const std::int32_t>();
+  const auto* lens = kv_lens_.as<const std::int32_t>();
+  be.memory().fill_random(q_.get(), input_fill(p, InputTensor::q, seed, nullptr, nullptr));
+  be.memory().fill_bytes(k_.get(), 0, k_bytes);  // zeroed slack rows / unused pool rows
+  be.memory().fill_bytes(v_.get(), 0, v_bytes);
+  be.memory().fill_random(k_.get(), input_fill(p, InputTensor::k, seed, table, lens));
+  be.memory().fill_random(v_.get(), input_fill(p, InputTensor::v, seed, table, lens));
+  sinks_host_ = random_sinks(p, seed);
+  if (!sinks_host_.empty()) {
+    sinks_ = GuardedBuffer(be.memory(), sinks_host_.size() * sizeof(float), "the sink logits");
+    be.memory().upload(sinks_.get(), sinks_host_.data(), sinks_host_.size() * sizeof(float));
   }
   for (const GuardedBuffer* g : {&q_, &k_, &v_, &o_, &block_table_, &kv_lens_, &sinks_}) guards_.add(g);
   if (with_reference) {

@@ -16,11 +16,10 @@ namespace ab {
 
 class ProblemInputs {
  public:
-  // Allocates and uploads the inputs and, with `with_reference`, computes the reference with
-  // backend.reference_attention. Throws BackendError on device failures.
+  // Allocates the inputs and draws them in backend memory (the values of make_random_inputs(p, seed)) and,
+  // with `with_reference`, computes the reference with backend.reference_attention. Throws BackendError on
+  // device failures.
   ProblemInputs(Backend& backend, const Problem& p, std::uint64_t seed, bool with_reference = true);
-  // The same from inputs made earlier by make_random_inputs (measurement rounds upload them again).
-  ProblemInputs(Backend& backend, const Problem& p, const HostTensors& t, bool with_reference = true);
   ProblemInputs(const ProblemInputs&) = delete;
   ProblemInputs& operator=(const ProblemInputs&) = delete;
 

@@ -47,24 +47,14 @@ struct PendingRow {
   bool failed = false;
 };
 
-// A problem whose strategies wait for rounds 2..R, with its host inputs when they are kept (re-uploaded each
-// round rather than drawn again).
+// A problem whose strategies wait for rounds 2..R (its inputs drawn again from the seed each round).
 struct PendingProblem {
   std::size_t index = 0;
   std::size_t row_begin = 0, row_end = 0;  // the problem's rows in rows_
   bool complete = true;                     // false: its last strategies went to a fresh process
   std::uint64_t seed = 0;
-  std::shared_ptr<const HostTensors> host;  // null: draw them again from the seed
   std::vector<PendingRow> rows;
 };
-
-// Host inputs kept for later rounds only up to this many bytes in all; past it they are drawn again.
-constexpr std::size_t kKeptHostInputBytes = std::size_t(2) << 30;
-
-std::size_t host_bytes(const HostTensors& t) {
-  return (t.q.size() + t.k.size() + t.v.size()) * sizeof(std::uint16_t) + t.block_table.size() * sizeof(std::int32_t) +
-         t.sinks.size() * sizeof(float);
-}
 
 // The timed forward: the strategy's run, plus the injected delay when the test hook asks for one.
 std::function<void()> timed_forward(Strategy& st, Backend& be, const PendingRow& pr) {
@@ -97,7 +87,6 @@ std::int64_t checked_memory_limit(Backend& be, const RunOptions& opt, const Devi
 struct ProblemRun {
   std::size_t index = 0;
   const Problem* problem = nullptr;
-  std::shared_ptr<const HostTensors> host;  // kept for the later rounds
   std::unique_ptr<ProblemWorkspace> workspace;
   std::string input_error;  // set: every remaining strategy of the problem fails with it
   bool context_lost = false;
@@ -167,24 +156,13 @@ class GridRun {
   Progress progress_;
   std::vector<ResultRow> rows_;
   std::vector<PendingProblem> waiting_;  // problems whose strategies wait for rounds 2..R
-  std::size_t kept_host_bytes_ = 0;
   std::int64_t points_begun_ = 0;  // progress line position (skipped problems not counted)
 };
 
 ProblemWorkspace::Make GridRun::first_round_inputs(ProblemRun& pr) {
   return [this, &pr]() -> std::unique_ptr<ProblemInputs> {
     const Problem& p = *pr.problem;
-    std::uint64_t seed = opt_.seed + pr.index;
-    if (opt_.measure.rounds > 1 && !pr.host) {
-      auto t = std::make_shared<const HostTensors>(make_random_inputs(p, seed));
-      if (kept_host_bytes_ + host_bytes(*t) <= kKeptHostInputBytes) {
-        kept_host_bytes_ += host_bytes(*t);
-        pr.host = t;
-      }
-      return std::make_unique<ProblemInputs>(be_, p, *t, opt_.verify);
-    }
-    return pr.host ? std::make_unique<ProblemInputs>(be_, p, *pr.host, opt_.verify)
-                   : std::make_unique<ProblemInputs>(be_, p, seed, opt_.verify);
+    return std::make_unique<ProblemInputs>(be_, p, opt_.seed + pr.index, opt_.verify);
   };
 }
 
@@ -213,7 +191,7 @@ bool GridRun::run_problem(std::size_t pi) {
     for (const PendingRow& row : pr.pending) write_timing(row, p);
     problem_done(pi, row_begin, rows_.size());
   } else {
-    waiting_.push_back({pi, row_begin, rows_.size(), true, opt_.seed + pi, pr.host, std::move(pr.pending)});
+    waiting_.push_back({pi, row_begin, rows_.size(), true, opt_.seed + pi, std::move(pr.pending)});
   }
   progress_.end_point();
   if (pr.context_lost && resume_ && pi + 1 < opt_.problems.size()) {
@@ -381,7 +359,7 @@ void GridRun::hand_off(ProblemRun& pr, std::size_t problem, std::size_t strategy
   resume_->strategy = strategy;
   resume_->needed = problem < opt_.problems.size();  // nothing left: no fresh process
   const bool complete = problem > pr.index;  // its remaining strategies, if any, run in the fresh process
-  waiting_.push_back({pr.index, pr.row_begin, rows_.size(), complete, opt_.seed + pr.index, pr.host, std::move(pr.pending)});
+  waiting_.push_back({pr.index, pr.row_begin, rows_.size(), complete, opt_.seed + pr.index, std::move(pr.pending)});
 }
 
 // Rounds 2..R go round the whole grid, so each row's rounds spread over the run: on an H200 a problem's
@@ -433,8 +411,7 @@ bool GridRun::prepare_round(PendingProblem& pp, int r, ProblemWorkspace& ws) {
 bool GridRun::run_round(PendingProblem& pp, int r) {
   const Problem& p = opt_.problems[pp.index];
   ProblemWorkspace ws(be_, [&]() {
-    return pp.host ? std::make_unique<ProblemInputs>(be_, p, *pp.host, false)
-                   : std::make_unique<ProblemInputs>(be_, p, pp.seed, false);
+    return std::make_unique<ProblemInputs>(be_, p, pp.seed, false);
   });
   if (!prepare_round(pp, r, ws)) return !ws.device_lost();
   for (std::size_t k = 0; k < pp.rows.size(); ++k) {

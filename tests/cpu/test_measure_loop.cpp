@@ -76,6 +76,7 @@ class FakeMemory final : public DeviceMemory {
   void upload(void*, const void*, std::size_t) override { unused(); }
   void download(void*, const void*, std::size_t) override { unused(); }
   void fill_bytes(void*, unsigned char, std::size_t) override { unused(); }
+  void fill_random(void*, const RandomFill&) override { unused(); }
   void synchronize() override { w_.log.push_back("sync"); }
 
  private:

@@ -8,8 +8,10 @@
 #include "core/dtype.hpp"
 #include "core/parallel.hpp"
 #include "core/problem.hpp"
+#include "core/random_inputs.hpp"
 #include "core/reference.hpp"
 #include "core/strategy.hpp"
+#include "run/problem_inputs.hpp"
 #include "testing.hpp"
 #include "strategies/registry.hpp"
 
@@ -330,4 +332,27 @@ TEST(StrategiesCpu, random_inputs_drawn_in_parallel_match_in_either_layout) {
           ++compared;
         }
   EXPECT_EQ(compared, (3001 + 2500) * 2 * 64);
+}
+
+// ProblemInputs draws the inputs in backend memory (DeviceMemory::fill_random): on the CPU backend the same
+// bits as make_random_inputs, the contiguous slack rows and the unused pool rows zero.
+TEST(StrategiesCpu, problem_inputs_hold_the_host_draw) {
+  auto be = make_cpu_backend();
+  const auto [c, pg] = contiguous_and_paged({45, 17, 1}, 1, 24, 40, DType::fp16);
+  for (const Problem& p : {c, pg}) {
+    const HostTensors t = make_random_inputs(p, 9);
+    ProblemInputs in(*be, p, 9, false);
+    const AttentionIO io = in.io();
+    std::vector<std::uint16_t> k = t.k, v = t.v;
+    if (p.kv_layout == KvLayout::contiguous) {
+      k.resize(k.size() + kv_slack_rows(p) * p.head_dim, 0);
+      v.resize(v.size() + kv_slack_rows(p) * p.head_dim_v, 0);
+    }
+    const auto* q = static_cast<const std::uint16_t*>(io.q);
+    EXPECT_EQ(std::vector<std::uint16_t>(q, q + t.q.size()), t.q) << p.label();
+    EXPECT_EQ(std::vector<std::uint16_t>(static_cast<const std::uint16_t*>(io.k), static_cast<const std::uint16_t*>(io.k) + k.size()), k)
+        << p.label();
+    EXPECT_EQ(std::vector<std::uint16_t>(static_cast<const std::uint16_t*>(io.v), static_cast<const std::uint16_t*>(io.v) + v.size()), v)
+        << p.label();
+  }
 }

@@ -16,6 +16,7 @@
 #include "core/problem.hpp"
 #include "core/problem_axes.hpp"
 #include "core/problem_filter.hpp"
+#include "core/random_inputs.hpp"
 #include "core/reference.hpp"
 #include "core/softmax_sinks.hpp"
 #include "run/problem_inputs.hpp"

@@ -17,6 +17,7 @@
 #include "backends/cuda/cuda_backend.hpp"
 #include "core/dtype.hpp"
 #include "core/fused_decode_plan.hpp"
+#include "core/random_inputs.hpp"
 #include "core/reference.hpp"
 #include "core/query_block_order.hpp"
 #include "core/strategy.hpp"

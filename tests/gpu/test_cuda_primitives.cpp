@@ -9,6 +9,7 @@
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cuda/cuda_backend.hpp"
+#include "core/random_inputs.hpp"
 #include "core/reference.hpp"
 #include "testing.hpp"
 

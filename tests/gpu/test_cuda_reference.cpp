@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "backends/cuda/cuda_backend.hpp"
+#include "core/random_inputs.hpp"
 #include "core/reference.hpp"
 #include "testing.hpp"
 

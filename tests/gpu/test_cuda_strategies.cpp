@@ -7,6 +7,7 @@
 
 #include "backends/cuda/cuda_backend.hpp"
 #include "core/errors.hpp"
+#include "core/random_inputs.hpp"
 #include "core/reference.hpp"
 #include "core/strategy.hpp"
 #include "testing.hpp"

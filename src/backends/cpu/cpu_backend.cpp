@@ -17,6 +17,7 @@
 #include "core/errors.hpp"
 #include "core/fault_injection.hpp"
 #include "core/parallel.hpp"
+#include "core/random_inputs.hpp"
 #include "core/reference.hpp"
 #include "core/sizes.hpp"
 
@@ -157,9 +158,9 @@ class CpuBackend final : public DeviceMemory,
     return d;
   }
 
-  // Backend memory is host memory: the host copies of the inputs and the fp64 reference share it.
+  // Backend memory is host memory: the fp64 reference shares it (the inputs are drawn in place).
   std::int64_t input_staging_bytes(const Problem& p, bool with_reference) const override {
-    return size_add(host_input_bytes(p), with_reference ? size_mul(p.o_elements(), sizeof(double)) : 0);
+    return with_reference ? size_mul(p.o_elements(), sizeof(double)) : 0;
   }
   void* alloc(std::size_t bytes) override {
     void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
@@ -170,6 +171,7 @@ class CpuBackend final : public DeviceMemory,
   void upload(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
   void download(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
   void fill_bytes(void* dst, unsigned char value, std::size_t bytes) override { std::memset(dst, value, bytes); }
+  void fill_random(void* dst, const RandomFill& fill) override { draw_random_host(static_cast<std::uint16_t*>(dst), fill); }
   void synchronize() override {}
 
   GemmPlan make_plan(const GemmShape& shape) override {

@@ -43,6 +43,7 @@ class CudaBackend final : public ab::DeviceMemory,
   void upload(void* dst, const void* src, std::size_t bytes) override { cuda::upload(dst, src, bytes, stream_); }
   void download(void* dst, const void* src, std::size_t bytes) override { cuda::download(dst, src, bytes, stream_); }
   void fill_bytes(void* dst, unsigned char value, std::size_t bytes) override { cuda::fill(dst, value, bytes, stream_); }
+  void fill_random(void* dst, const RandomFill& fill) override;  // cuda_backend_kernels.cpp
   void synchronize() override;
 
   // cublaslt GEMMs (cuda_backend_gemm.cpp)

@@ -1,6 +1,6 @@
 // The CUDA backend's kernel primitives: argument checks, then the kernels/ launchers on the backend's
 // stream, each launch checked (BackendError naming the kernel) and counted; also the profiler's delay kernel
-// and the fault-injection test hook's kernel.
+// and the fault-injection test hook's kernel; the random inputs' draw.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -17,6 +17,7 @@
 #include "delay.hpp"
 #include "fault_injection.hpp"
 #include "primitives.hpp"
+#include "random_inputs.hpp"
 #include "reference_attention.hpp"
 
 namespace ab::cuda {
@@ -66,6 +67,11 @@ void CudaBackend::enqueue_delay(double ms) {
   if (!(ms >= 0) || !std::isfinite(ms)) throw BackendError(fmt::format("enqueue_delay: {} ms is not a delay", ms));
   // Not counted as a kernel: it is no part of any strategy's launch contract.
   check_launch(kernels::launch_delay(static_cast<std::uint64_t>(ms * 1e6), stream_), "delay_kernel");
+}
+
+// Input preparation, not a forward's work: not counted among the forward's kernels.
+void CudaBackend::fill_random(void* dst, const RandomFill& fill) {
+  check_launch(kernels::launch_random_fill(dst, fill, stream_), "random_fill_kernel");
 }
 
 void CudaBackend::gather_pages(const GatherArgs& a) {
