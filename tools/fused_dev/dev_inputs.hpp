@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "core/problem.hpp"
+#include "core/random_inputs.hpp"
 #include "core/reference.hpp"
 
 namespace ab::fused_dev {

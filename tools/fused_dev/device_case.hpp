@@ -6,6 +6,7 @@
 
 #include "backends/cuda/cuda_memory.hpp"
 #include "core/problem.hpp"
+#include "core/random_inputs.hpp"
 #include "core/reference.hpp"
 #include "fused_attention.hpp"
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/random_inputs.hpp"
 #include "core/reference.hpp"
 #include "cta_balance.hpp"
 #include "dev_case.hpp"
