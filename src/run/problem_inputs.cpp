@@ -1,6 +1,8 @@
 // ProblemInputs: inputs, reference and the poisoned, verified forward.
 #include "run/problem_inputs.hpp"
 
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "core/random_inputs.hpp"
@@ -32,6 +34,28 @@ std::int64_t ProblemInputs::device_bytes(const Problem& p, bool with_reference) 
 
 ProblemInputs::ProblemInputs(Backend& be, const Problem& p, std::uint64_t seed, bool with_reference)
     : be_(be), p_(p) {
+  allocate(random_block_table(p, seed), random_sinks(p, seed));
+  // Drawn where they live (DeviceMemory::fill_random): the same values as make_random_inputs, no host copy.
+  const auto* table = block_table_.as<const std::int32_t>();
+  const auto* lens = kv_lens_.as<const std::int32_t>();
+  be.memory().fill_random(q_.get(), input_fill(p, InputTensor::q, seed, nullptr, nullptr));
+  be.memory().fill_random(k_.get(), input_fill(p, InputTensor::k, seed, table, lens));
+  be.memory().fill_random(v_.get(), input_fill(p, InputTensor::v, seed, table, lens));
+  if (with_reference) compute_reference();
+}
+
+ProblemInputs::ProblemInputs(Backend& be, const Problem& p, const HostTensors& t, bool with_reference)
+    : be_(be), p_(p) {
+  allocate(t.block_table, t.sinks);
+  be.memory().upload(q_.get(), t.q.data(), t.q.size() * sizeof(std::uint16_t));
+  be.memory().upload(k_.get(), t.k.data(), t.k.size() * sizeof(std::uint16_t));
+  be.memory().upload(v_.get(), t.v.data(), t.v.size() * sizeof(std::uint16_t));
+  if (with_reference) compute_reference();
+}
+
+void ProblemInputs::allocate(std::vector<std::int32_t> block_table, std::vector<float> sinks) {
+  Backend& be = be_;
+  const Problem& p = p_;
   std::size_t es = dtype_size(p.dtype);
   q_ = GuardedBuffer(be.memory(), p.q_elements() * es, "Q");
   o_ = GuardedBuffer(be.memory(), p.o_elements() * es, "O");
@@ -39,7 +63,9 @@ ProblemInputs::ProblemInputs(Backend& be, const Problem& p, std::uint64_t seed, 
   const std::size_t v_bytes = static_cast<std::size_t>(v_elements(p)) * es;
   k_ = GuardedBuffer(be.memory(), k_bytes, "K");
   v_ = GuardedBuffer(be.memory(), v_bytes, "V");
-  block_table_host_ = random_block_table(p, seed);
+  be.memory().fill_bytes(k_.get(), 0, k_bytes);  // zeroed slack rows / unused pool rows
+  be.memory().fill_bytes(v_.get(), 0, v_bytes);
+  block_table_host_ = std::move(block_table);
   if (!block_table_host_.empty()) {
     block_table_ = GuardedBuffer(be.memory(), block_table_host_.size() * sizeof(std::int32_t), "the block table");
     be.memory().upload(block_table_.get(), block_table_host_.data(), block_table_host_.size() * sizeof(std::int32_t));
@@ -47,26 +73,19 @@ ProblemInputs::ProblemInputs(Backend& be, const Problem& p, std::uint64_t seed, 
   kv_lens_host_ = kv_lens_of(p);
   kv_lens_ = GuardedBuffer(be.memory(), kv_lens_host_.size() * sizeof(std::int32_t), "kv_lens");
   be.memory().upload(kv_lens_.get(), kv_lens_host_.data(), kv_lens_host_.size() * sizeof(std::int32_t));
-  // Drawn where they live (DeviceMemory::fill_random): the same values as make_random_inputs, no host copy.
-  const auto* table = block_table_.as<const std::int32_t>();
-  const auto* lens = kv_lens_.as<const std::int32_t>();
-  be.memory().fill_random(q_.get(), input_fill(p, InputTensor::q, seed, nullptr, nullptr));
-  be.memory().fill_bytes(k_.get(), 0, k_bytes);  // zeroed slack rows / unused pool rows
-  be.memory().fill_bytes(v_.get(), 0, v_bytes);
-  be.memory().fill_random(k_.get(), input_fill(p, InputTensor::k, seed, table, lens));
-  be.memory().fill_random(v_.get(), input_fill(p, InputTensor::v, seed, table, lens));
-  sinks_host_ = random_sinks(p, seed);
+  sinks_host_ = std::move(sinks);
   if (!sinks_host_.empty()) {
     sinks_ = GuardedBuffer(be.memory(), sinks_host_.size() * sizeof(float), "the sink logits");
     be.memory().upload(sinks_.get(), sinks_host_.data(), sinks_host_.size() * sizeof(float));
   }
   for (const GuardedBuffer* g : {&q_, &k_, &v_, &o_, &block_table_, &kv_lens_, &sinks_}) guards_.add(g);
-  if (with_reference) {
-    ScopedRange r(be.profiler(), "reference");
-    ref_ = Buffer(be.memory(), p.o_elements() * sizeof(float));
-    be.verifier().reference_attention(p, io(), ref_.as<float>());
-    be.memory().synchronize();
-  }
+}
+
+void ProblemInputs::compute_reference() {
+  ScopedRange r(be_.profiler(), "reference");
+  ref_ = Buffer(be_.memory(), p_.o_elements() * sizeof(float));
+  be_.verifier().reference_attention(p_, io(), ref_.as<float>());
+  be_.memory().synchronize();
 }
 
 AttentionIO ProblemInputs::io() const {

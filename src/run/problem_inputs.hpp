@@ -10,6 +10,7 @@
 #include "core/backend.hpp"
 #include "core/guarded_buffer.hpp"
 #include "core/problem.hpp"
+#include "core/random_inputs.hpp"
 #include "core/reference.hpp"
 
 namespace ab {
@@ -20,6 +21,8 @@ class ProblemInputs {
   // with `with_reference`, computes the reference with backend.reference_attention. Throws BackendError on
   // device failures.
   ProblemInputs(Backend& backend, const Problem& p, std::uint64_t seed, bool with_reference = true);
+  // The same from host tensors (a test's inputs changed after make_random_inputs), uploaded.
+  ProblemInputs(Backend& backend, const Problem& p, const HostTensors& t, bool with_reference = true);
   ProblemInputs(const ProblemInputs&) = delete;
   ProblemInputs& operator=(const ProblemInputs&) = delete;
 
@@ -42,6 +45,10 @@ class ProblemInputs {
   void forget_device_memory();
 
  private:
+  // Allocates every buffer (K and V zeroed), uploads the block table, lengths and sinks; Q, K, V are filled after.
+  void allocate(std::vector<std::int32_t> block_table, std::vector<float> sinks);
+  void compute_reference();
+
   Backend& be_;
   Problem p_;
   // The tensors a strategy sees sit between guard regions (checked for plugins: core/guarded_buffer.hpp).
