@@ -22,6 +22,7 @@
 #include "cli/run_command.hpp"
 #include "cli/standard_output.hpp"
 #include "core/errors.hpp"
+#include "core/phase_trace.hpp"
 #include "core/text_excerpt.hpp"
 #include "git_info.hpp"  // ATTNBENCH_GIT, generated at build time
 
@@ -120,12 +121,14 @@ int main(int argc, char** argv) {
   std::set_terminate(on_terminate);
   ab::reserve_standard_descriptors();
   int rc = 3;
+  if (ab::phase_trace_enabled()) ab::trace_phase("start: " + std::string(argc > 1 ? argv[1] : "run") + (argc > 2 ? " ..." : ""));
   try {
     rc = dispatch(argc, argv);
   } catch (const std::bad_alloc&) {  // thrown before dispatch's own handlers (the parser's construction)
     return say("error", "out of host memory", 3);
   }
   std::string lost = ab::standard_output_failure();
+  if (ab::phase_trace_enabled()) ab::trace_phase("exit " + std::to_string(rc));
   if (lost.empty()) return rc;
   say("error", lost.c_str(), 2);
   return rc == 0 ? 2 : rc;

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "core/phase_trace.hpp"
+
 namespace ab {
 
 namespace {
@@ -40,13 +42,16 @@ int serve_worker_tasks(const std::string& dir, int device, nlohmann::json device
   apply_injected_model(device, device_json);
   std::printf("ready %s\n", device_json.dump().c_str());
   std::fflush(stdout);
+  trace_phase(fmt::format("worker {}: ready", device));
   std::string line;
   while (std::getline(std::cin, line)) {
     WorkerTask task;
     if (std::sscanf(line.c_str(), "%zu %zu", &task.item, &task.start) != 2) continue;
     task.file = fmt::format("{}/task-{}-{}.json", dir, task.item, task.start);
     if (task.start == 0) maybe_die(task.item);
+    trace_phase(fmt::format("worker {}: task {} begins", device, task.item));
     const TaskEnd end = serve(task);
+    trace_phase(fmt::format("worker {}: task {} ends", device, task.item));
     if (end.next) {
       std::printf("lost %zu %zu\n", task.item, *end.next);
       std::fflush(stdout);
@@ -56,6 +61,7 @@ int serve_worker_tasks(const std::string& dir, int device, nlohmann::json device
     std::fflush(stdout);
     if (end.retire) return 0;
   }
+  trace_phase(fmt::format("worker {}: no more tasks", device));
   return 0;
 }
 

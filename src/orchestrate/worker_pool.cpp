@@ -21,6 +21,7 @@
 #include "core/errors.hpp"
 #include "core/fd_write.hpp"
 #include "core/stop_request.hpp"
+#include "core/phase_trace.hpp"
 
 extern char** environ;
 
@@ -214,6 +215,7 @@ std::string WorkerPool::reap(std::size_t w) {
 
 std::vector<nlohmann::json> WorkerPool::start() {
   for (std::size_t w = 0; w < workers_.size(); ++w) spawn(w);
+  trace_phase(fmt::format("pool: {} workers spawned", workers_.size()));
   std::vector<nlohmann::json> info(workers_.size());
   std::size_t waiting = workers_.size();
   while (waiting > 0) {
@@ -250,6 +252,7 @@ std::vector<nlohmann::json> WorkerPool::start() {
       throw BackendError(fmt::format("the worker for device {} did not start ({})", devices_[w].index, how));
     }
   }
+  trace_phase("pool: every worker ready");
   return info;
 }
 
@@ -364,6 +367,7 @@ void WorkerPool::run(const std::vector<std::size_t>& items, const std::function<
       }
     }
   }
+  trace_phase("pool: every task has its outcome");
   // Every task has an outcome: end the workers (end of stdin), all of them first so that they release their
   // devices at the same time (a CUDA context takes about a second to tear down), then wait for each.
   for (std::size_t w = 0; w < workers_.size(); ++w)
@@ -382,6 +386,7 @@ void WorkerPool::run(const std::vector<std::size_t>& items, const std::function<
       }
       workers_[w]->pid = -1;
     }
+  trace_phase("pool: every worker exited");
 }
 
 }  // namespace ab

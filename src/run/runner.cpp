@@ -20,6 +20,7 @@
 #include "run/problem_inputs.hpp"
 #include "run/strategy_session.hpp"
 #include "strategies/registry.hpp"
+#include "core/phase_trace.hpp"
 
 namespace ab {
 
@@ -172,10 +173,13 @@ bool GridRun::run_problem(std::size_t pi) {
   pr.problem = &opt_.problems[pi];
   const Problem& p = *pr.problem;
   progress_.begin_point(points_begun_++, p.label());
+  if (phase_trace_enabled()) trace_phase(fmt::format("run: problem {} begins", pi));
   const std::size_t row_begin = pr.row_begin = rows_.size();
   ScopedRange problem_range(be_.profiler(), p.label());
   pr.workspace = std::make_unique<ProblemWorkspace>(be_, first_round_inputs(pr));
-  if (!pr.workspace->prepare()) {
+  const bool prepared = pr.workspace->prepare();
+  if (phase_trace_enabled()) trace_phase(fmt::format("run: problem {}: inputs ready", pi));
+  if (!prepared) {
     pr.input_error = fmt::format("preparing inputs/reference failed: {}", pr.workspace->error());
     pr.context_lost = pr.workspace->device_lost();
   }

@@ -180,6 +180,40 @@ def test_three_worker_tune_summary(tunes):
     assert "from 3 device(s)" in t3 and "device 2:" in t3, f"tune summary: {t3}"
 
 
+def test_trace_is_one_timeline_of_parent_and_workers(ab, in_module_work):
+    """ATTNBENCH_TRACE=FILE: the parent and each worker append their phases to one file, in wall-clock order per
+    process; the pool's phases come in their order, each worker's task lines pair up, and the parent exits last."""
+    trace = in_module_work / "trace.txt"
+    r = ab(*GRID, "--quiet", "--devices=0,1", "--json=traced.json", env={"ATTNBENCH_TRACE": str(trace)})
+    assert r.returncode == 0, r.stderr
+    assert "attnbench trace:" not in r.stderr  # a file was named: nothing on stderr
+    lines = [re.match(r"attnbench trace: (\d+\.\d{3}) \+(\d+\.\d{3}) pid (\d+): (.*)$", l) for l in trace.read_text().splitlines()]
+    assert lines and all(lines), trace.read_text()
+    by_pid = {}
+    for m in lines:
+        by_pid.setdefault(m[3], []).append((float(m[1]), float(m[2]), m[4]))
+    assert len(by_pid) == 3, by_pid.keys()  # the parent and two workers
+    for events in by_pid.values():
+        assert [e[1] for e in events] == sorted(e[1] for e in events)
+        assert events[0][2].startswith("start: ") and events[-1][2] == "exit 0", events
+    parent = next(e for e in by_pid.values() if any(x[2].startswith("pool:") for x in e))
+    pool = [x[2] for x in parent if x[2].startswith("pool:")]
+    assert pool == ["pool: 2 workers spawned", "pool: every worker ready", "pool: every task has its outcome",
+                    "pool: every worker exited"], pool
+    tasks = 0
+    for events in by_pid.values():
+        if events is parent:
+            continue
+        phases = [x[2] for x in events]
+        assert re.fullmatch(r"worker [01]: ready", phases[1]) and "no more tasks" in phases[-2], phases
+        begins = [p.split()[3] for p in phases if p.endswith("begins") and p.startswith("worker")]
+        ends = [p.split()[3] for p in phases if p.endswith("ends") and p.startswith("worker")]
+        assert begins == ends and begins, phases
+        tasks += len(begins)
+        assert parent[-1][0] >= events[-1][0]  # the parent waits for its workers
+    assert tasks == 8  # the grid's 8 problems, each run by one worker
+
+
 def test_no_pool_directory_left(in_module_work):
     left = os.listdir(in_module_work / "tmp")
     assert not left, f"a pool directory was left: {left}"

@@ -18,6 +18,7 @@
 #include "backends/cuda/cuda_timer.hpp"
 #include "backends/cuda/nvtx_ranges.hpp"
 #include "core/errors.hpp"
+#include "core/phase_trace.hpp"
 
 namespace ab {
 
@@ -33,7 +34,9 @@ namespace cuda {
 
 CudaBackend::CudaBackend(int device) : device_(device), nvml_(device) {
   set_parts({this, this, this, this, this});
+  trace_phase(fmt::format("cuda: device {}: NVML", device_));
   AB_CUDA_CHECK(cudaSetDevice(device_));
+  trace_phase("cuda: context");
   int l2 = 0;
   AB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device_));
   l2_bytes_ = l2;
@@ -43,6 +46,7 @@ CudaBackend::CudaBackend(int device) : device_(device), nvml_(device) {
     destroy_context_objects(false);
     throw;
   }
+  trace_phase("cuda: stream, cuBLASLt handle, workspace");
 }
 
 CudaBackend::~CudaBackend() {
@@ -78,13 +82,17 @@ void CudaBackend::destroy_context_objects(bool after_reset) noexcept {
 
 DeviceInfo CudaBackend::device_info() const {
   DeviceInfo d = query_device_info(device_);
-  if (copy_gbps_ < 0) copy_gbps_ = measure_copy_bandwidth_gbps(device_);
+  if (copy_gbps_ < 0) {
+    copy_gbps_ = measure_copy_bandwidth_gbps(device_);
+    trace_phase("cuda: copy bandwidth measured");
+  }
   d.copy_bandwidth_gbps = copy_gbps_;
   if (peak_tflops_ < 0) {
     // ATTNBENCH_NO_PEAK_GEMM=1 leaves the ceiling unknown (0): compute-sanitizer's racecheck, restricted to our
     // kernels by --kernel-name, faults in the uninstrumented cuBLAS kernel of the probe (docs/perf-notes.md).
     const char* skip = std::getenv("ATTNBENCH_NO_PEAK_GEMM");
     peak_tflops_ = skip && *skip && *skip != '0' ? 0 : measure_peak_gemm_tflops(lt_, device_);
+    trace_phase("cuda: peak GEMM measured");
   }
   d.peak_tflops = peak_tflops_;
   return d;
