@@ -24,6 +24,10 @@ struct FusedParams {
   bool causal = false;
   bool bf16 = false;  // else fp16
   float scale = 1.0f; // 1/sqrt(head_dim)
+  // The variants the decode tiles apply (the prefill tiles refuse them: CudaBackend::fused_can_implement).
+  std::int64_t window = 0;            // sliding window (Problem::window); 0: none
+  float softcap = 0;                  // soft-cap of the scaled scores (Problem::softcap); 0: none
+  const float* sinks = nullptr;       // [H] sink logits (Problem::sinks), device memory; null: none
   void* workspace = nullptr;        // decode tiles: the split partials (fused_decode::partial_bytes); persistent
                                     // tiles: the tail split's (core/fused_tail_layout.hpp, counters zeroed) or null
   std::int64_t workspace_bytes = 0;

@@ -97,7 +97,7 @@ std::string fused_decode_can_implement(const FusedParams& p, const FusedTile& ti
     return "batch, heads, kv_heads and seq_len must be positive, kv_heads dividing heads";
   if (p.seq_len > (1ll << 30)) return "seq_len above 2^30 is not supported (32-bit key indices)";
   if (tile.splits < 0) return "a negative split count";
-  const std::int64_t cap = fused_decode::max_splits(p.seq_len);
+  const std::int64_t cap = fused_decode::max_splits(fused_decode::walked_keys_bound(p.seq_len, p.q_len, p.window));
   if (tile.splits > cap)
     return std::to_string(tile.splits) + " splits is more than the " + std::to_string(cap) + " this KV length allows (" +
            std::to_string(fused_decode::kKeysPerTile) + " keys per split at least, " +
@@ -135,7 +135,8 @@ int fused_decode_splits(const FusedParams& p, const FusedTile& tile) {
   if (tile.splits > 0) return tile.splits;
   const std::int64_t work = p.batch * p.kv_heads * chunks_for(p);
   return static_cast<int>(
-      fused_decode::heuristic_splits(work, p.seq_len, sm_count(), fused_decode::kCtasPerSm, p.head_dim,
+      fused_decode::heuristic_splits(work, fused_decode::walked_keys_bound(p.seq_len, p.q_len, p.window), sm_count(),
+                                     fused_decode::kCtasPerSm, p.head_dim,
                                      std::min<std::int64_t>(fused_decode::kMaxRowsPerCta, rows_per_kv_head(p))));
 }
 
@@ -169,16 +170,21 @@ int fused_decode_launch(const FusedParams& p, const FusedTile& tile, void* strea
   dp.pages = p.paged ? static_cast<int>(p.pages) : 1;
   dp.page_size = p.paged ? static_cast<int>(p.page_size) : 1;
   dp.splits = splits;
-  dp.keys_per_split = static_cast<int>(fused_decode::keys_per_split(p.seq_len, splits));
+  dp.keys_per_split = static_cast<int>(
+      fused_decode::keys_per_split(fused_decode::walked_keys_bound(p.seq_len, p.q_len, p.window), splits));
   dp.chunks = static_cast<int>(chunks_for(p));
   dp.scale_log2 = p.scale * 1.4426950408889634f;
   dp.causal = p.causal ? 1 : 0;
   dp.paged = p.paged ? 1 : 0;
+  dp.window = static_cast<int>(p.window);
+  dp.cap_in = p.softcap > 0.f ? p.scale / p.softcap : 0.f;
+  dp.cap_out = p.softcap > 0.f ? p.softcap / p.scale : 0.f;
+  dp.sinks = p.sinks;
   int err = fn(dp, p, stream);
   if (err != 0 || splits == 1) return err;
   auto comb = p.bf16 ? fused_detail::fused_decode_combine<true> : fused_detail::fused_decode_combine<false>;
   comb<<<static_cast<unsigned>(rows), 64, 0, static_cast<cudaStream_t>(stream)>>>(
-      dp.part_acc, dp.part_ml, dp.o, splits, static_cast<int>(p.head_dim));
+      dp.part_acc, dp.part_ml, dp.o, splits, static_cast<int>(p.head_dim), p.sinks, dp.heads, dp.q_len);
   return static_cast<int>(cudaGetLastError());
 }
 

@@ -13,6 +13,7 @@
 // merged through shared memory. One split: the CTA writes O. Several: it writes its unnormalised
 // accumulator and (m, l) per row, and decode_combine merges the splits into O.
 #pragma once
+#include "core/fused_decode_plan.hpp"  // window_base: the first key the splits cover
 #include "fused_kernel.cuh"
 
 namespace ab::kernels::fused_detail {
@@ -30,6 +31,13 @@ struct DParams {
   int splits, keys_per_split, chunks;
   float scale_log2;
   int causal, paged;
+  // Variants: the sliding window (keys before a row's position - window masked, the splits starting at
+  // fused_decode::window_base), the soft-cap (a raw score s becomes cap_out * tanh(s * cap_in), the scaled
+  // score's cap * tanh(scaled / cap) in raw units; cap_in 0: none) and the sinks (head h's logit joins the
+  // denominator where a row's splits are merged: decode_write_rows, fused_decode_combine).
+  int window;
+  float cap_in, cap_out;
+  const float* sinks;  // [H] or nullptr
 };
 
 template <int D_, int MT_, int STAGES_>
@@ -56,12 +64,13 @@ struct DCfg {
 };
 
 // One tile's step of a warp, shared by both decode kernels: the warp holds S for its NT*8 keys (n8 tiles of
-// mma.sync accumulators, rows of MT m16 slices). decode_mask_keys sets S to -inf for keys at or past k_end
-// and past each row's visible limit (k0: the warp's first key); then the online softmax and the packing of P
+// mma.sync accumulators, rows of MT m16 slices). decode_cap_scores soft-caps S where the problem asks for it;
+// decode_mask_keys sets S to -inf for keys at or past k_end, past each row's visible limit and before its
+// window's first key (k0: the warp's first key); then the online softmax and the packing of P
 // (mma_online_softmax.cuh's mma_softmax_step and mma_pack_p, the prefill kernel's too).
 template <int MT, int NT>
 __device__ __forceinline__ void decode_mask_keys(float (&acc_s)[MT][NT][4], int k0, int tq, int k_end,
-                                                 const int (&row_lim)[MT][2]) {
+                                                 const int (&row_lim)[MT][2], const int (&row_lo)[MT][2]) {
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -69,8 +78,29 @@ __device__ __forceinline__ void decode_mask_keys(float (&acc_s)[MT][NT][4], int 
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int col = k0 + nt * 8 + tq * 2 + (e & 1);
-        if (col >= k_end || col >= row_lim[mt][e >> 1]) acc_s[mt][nt][e] = -INFINITY;
+        if (col >= k_end || col >= row_lim[mt][e >> 1] || col < row_lo[mt][e >> 1]) acc_s[mt][nt][e] = -INFINITY;
       }
+}
+
+// Soft-capping of raw scores (DParams::cap_in > 0): s -> cap_out * tanh(s * cap_in), before the mask.
+template <int MT, int NT>
+__device__ __forceinline__ void decode_cap_scores(float (&acc_s)[MT][NT][4], float cap_in, float cap_out) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc_s[mt][nt][e] = cap_out * tanhf(acc_s[mt][nt][e] * cap_in);
+}
+
+// A merged row (max m in log2 units, sum l) with its head's sink logit (log2 units) in the denominator: l gains
+// 2^(sink - m) at the common scale M = max(m, sink); returns the factor the row's accumulator takes (0 for a
+// row that saw no key: its output is 0).
+__device__ __forceinline__ float decode_add_sink(float m, float& l, float sink_log2) {
+  const float top = fmaxf(m, sink_log2);
+  const float sc = m == -INFINITY ? 0.f : ex2(m - top);
+  l = l * sc + ex2(sink_log2 - top);
+  return sc;
 }
 
 // The end of a decode CTA, shared by both decode kernels (this file's and fused_decode_tma.cuh's): WARPS
@@ -139,6 +169,11 @@ __device__ __forceinline__ void decode_write_rows(const float* merge, int tid, c
       o[3] += a.w * sc;
     }
     if (p.splits == 1) {
+      if (p.sinks) {  // the only split: the sink joins here (else in fused_decode_combine)
+        const float sc = decode_add_sink(m, l, __ldg(p.sinks + (qr / p.q_len) % p.heads) * 1.4426950408889634f);
+#pragma unroll
+        for (int c = 0; c < 4; ++c) o[c] *= sc;
+      }
       const float inv = l > 0.f ? 1.f / l : 0.f;
       uint2 packed;
       packed.x = pack2<BF16>(o[0] * inv, o[1] * inv);
@@ -181,18 +216,20 @@ __device__ __forceinline__ void decode_load_q(std::uint16_t* sQ, const std::uint
   }
 }
 
-// A decode warp's rows before its first key tile: each row's visible-key limit (L, or with causal (nonzero) its query's
-// position + 1; row pr of the split is query pr % QL), and its O accumulator, running max and sum cleared.
+// A decode warp's rows before its first key tile: each row's visible keys [row_lo, row_lim) (up to L, or with
+// causal (nonzero) its query's position + 1; from 0, or with a window its position - window; row pr of the
+// split is query pr % QL), and its O accumulator, running max and sum cleared.
 template <int MT, int DT>
-__device__ __forceinline__ void decode_init_rows(int (&row_lim)[MT][2], float (&acc_o)[MT][DT][4],
+__device__ __forceinline__ void decode_init_rows(int (&row_lim)[MT][2], int (&row_lo)[MT][2], float (&acc_o)[MT][DT][4],
                                                  float (&row_max)[MT][2], float (&row_sum)[MT][2], int row0, int g,
-                                                 int QL, int L, int diag, int causal) {
+                                                 int QL, int L, int diag, int causal, int window) {
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int pr = row0 + mt * 16 + g + r * 8;
       row_lim[mt][r] = causal ? min(L, (pr % QL) + diag + 1) : L;
+      row_lo[mt][r] = window > 0 ? max(0, (pr % QL) + diag - window) : 0;
     }
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) {
@@ -227,7 +264,8 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(co
   const int row0 = chunk * ROWS;  // first packed row of this CTA
   const int L = p.kv_lens ? __ldg(p.kv_lens + b) : p.seq_len;
   const int diag = causal_diag(L, QL);
-  const int k_begin = split * p.keys_per_split;
+  // The splits cover keys [window_base, L): all of them, or those the window leaves (core/fused_decode_plan.hpp).
+  const int k_begin = static_cast<int>(fused_decode::window_base(L, QL, p.window)) + split * p.keys_per_split;
   const int k_end = min(L, k_begin + p.keys_per_split);
   const int n_tiles = k_end > k_begin ? (k_end - k_begin + BN - 1) / BN : 0;
 
@@ -297,13 +335,14 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(co
   const int k_row = (lane & 7) + (lane >> 4) * 8, k_col = ((lane >> 3) & 1) * 8;
   const std::uint32_t sQ_lane = smem_u32(sQ + a_row * LD + a_col);
 
-  // Visible-key limit (exclusive) of this thread's rows, O, max and sum.
-  int row_lim[MT][2];
+  // Visible keys of this thread's rows, O, max and sum.
+  int row_lim[MT][2], row_lo[MT][2];
   float acc_o[MT][DT][4];
   float row_max[MT][2], row_sum[MT][2];
-  decode_init_rows<MT, DT>(row_lim, acc_o, row_max, row_sum, row0, g, QL, L, diag, p.causal);
+  decode_init_rows<MT, DT>(row_lim, row_lo, acc_o, row_max, row_sum, row0, g, QL, L, diag, p.causal, p.window);
   const float sl2 = p.scale_log2;
   const int mask_from = p.causal ? min(k_end, diag + 1) : k_end;  // keys below this are seen by every row
+  const int mask_below = p.window > 0 ? QL - 1 + diag - p.window : 0;  // keys below this: before some row's window
 
   for (int n = 0; n < n_tiles; ++n) {
     cp_async_wait<STAGES - 2>();
@@ -335,7 +374,8 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(co
           mma16816<BF16>(acc_s[mt][1], qa, kb[2], kb[3]);
         }
       }
-      if (k0 + WN > mask_from) decode_mask_keys<MT, 2>(acc_s, k0, tq, k_end, row_lim);
+      if (p.cap_in > 0.f) decode_cap_scores<MT, 2>(acc_s, p.cap_in, p.cap_out);
+      if (k0 + WN > mask_from || k0 < mask_below) decode_mask_keys<MT, 2>(acc_s, k0, tq, k_end, row_lim, row_lo);
       mma_softmax_step<MT, 2, DT>(acc_s, row_max, row_sum, acc_o, sl2);
       const std::uint32_t sV_lane = smem_u32(sK + ((STAGES + stage) * BN + warp * WN + a_row) * LD + a_col);
       std::uint32_t pa[MT][1][4];
@@ -363,11 +403,13 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(co
   decode_write_rows<D, ROWS, C::WARPS, BF16>(merge, tid, p, split, q_row_of, row0);
 }
 
-// One block per query row: O = sum_s acc_s 2^(m_s - M) / sum_s l_s 2^(m_s - M).
+// One block per query row: O = sum_s acc_s 2^(m_s - M) / sum_s l_s 2^(m_s - M), with sinks (a row of
+// [B,H,q_len] belongs to head (row / q_len) % heads) the head's sink in the denominator (decode_add_sink).
 template <bool BF16>
 __global__ void __launch_bounds__(128) fused_decode_combine(const float* __restrict__ part_acc,
                                                             const float* __restrict__ part_ml,
-                                                            std::uint16_t* __restrict__ o, int splits, int D) {
+                                                            std::uint16_t* __restrict__ o, int splits, int D,
+                                                            const float* __restrict__ sinks, int heads, int q_len) {
   const std::int64_t row = blockIdx.x;
   const float* ml = part_ml + row * splits * 2;
   float m = -INFINITY;
@@ -377,7 +419,9 @@ __global__ void __launch_bounds__(128) fused_decode_combine(const float* __restr
     const float ms = ml[2 * s];
     l += ms == -INFINITY ? 0.f : ml[2 * s + 1] * ex2(ms - m);
   }
-  const float inv = l > 0.f ? 1.f / l : 0.f;
+  float sc = 1.f;  // the splits' common factor after the sink joins
+  if (sinks) sc = decode_add_sink(m, l, __ldg(sinks + (row / q_len) % heads) * 1.4426950408889634f);
+  const float inv = l > 0.f ? sc / l : 0.f;
   for (int c = threadIdx.x * 2; c < D; c += blockDim.x * 2) {
     float a0 = 0.f, a1 = 0.f;
     for (int s = 0; s < splits; ++s) {

@@ -95,7 +95,8 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
   const int row0 = chunk * ROWS;
   const int L = p.kv_lens ? __ldg(p.kv_lens + b) : p.seq_len;
   const int diag = L - QL;
-  const int k_begin = split * p.keys_per_split;
+  // The splits cover keys [window_base, L) (core/fused_decode_plan.hpp): a whole tile of 64 keys from the start.
+  const int k_begin = static_cast<int>(fused_decode::window_base(L, QL, p.window)) + split * p.keys_per_split;
   const int k_end = min(L, k_begin + p.keys_per_split);
   const int n_tiles = k_end > k_begin ? (k_end - k_begin + BN - 1) / BN : 0;
 
@@ -188,12 +189,13 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
     }
   };
 
-  int row_lim[MT][2];
+  int row_lim[MT][2], row_lo[MT][2];
   float acc_o[MT][DT][4];
   float row_max[MT][2], row_sum[MT][2];
-  decode_init_rows<MT, DT>(row_lim, acc_o, row_max, row_sum, row0, g, QL, L, diag, p.causal);
+  decode_init_rows<MT, DT>(row_lim, row_lo, acc_o, row_max, row_sum, row0, g, QL, L, diag, p.causal, p.window);
   const float sl2 = p.scale_log2;
   const int mask_from = p.causal ? min(k_end, diag + 1) : k_end;
+  const int mask_below = p.window > 0 ? QL - 1 + diag - p.window : 0;  // keys below this: before some row's window
 
   // This warp's V rows past the split's end in the V tile at sV_t: zero (whole rows, so no swizzle).
   auto zero_v_tail = [&](std::uint32_t sV_t, int tile_key0) {
@@ -252,7 +254,8 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
     }
     std::uint32_t pa[MT][KS][4];
     if (active) {
-      if (k0 + WN > mask_from) decode_mask_keys<MT, NT>(acc_s, k0, tq, k_end, row_lim);
+      if (p.cap_in > 0.f) decode_cap_scores<MT, NT>(acc_s, p.cap_in, p.cap_out);
+      if (k0 + WN > mask_from || k0 < mask_below) decode_mask_keys<MT, NT>(acc_s, k0, tq, k_end, row_lim, row_lo);
       mma_softmax_step<MT, NT, DT>(acc_s, row_max, row_sum, acc_o, sl2);
       mma_pack_p<MT, NT, BF16>(acc_s, pa);
     }

@@ -29,6 +29,9 @@ FusedParams fused_params(const Problem& p, const AttentionIO& io) {
   f.causal = p.causal;
   f.bf16 = p.dtype == DType::bf16;
   f.scale = p.scale();
+  f.window = p.window;
+  f.softcap = static_cast<float>(p.softcap);
+  f.sinks = p.sinks ? io.sinks : nullptr;
   return f;
 }
 

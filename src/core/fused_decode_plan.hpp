@@ -10,6 +10,12 @@
 #include "core/problem.hpp"
 #include "core/sizes.hpp"
 
+#if defined(__CUDACC__)
+#define AB_HOST_DEVICE __host__ __device__
+#else
+#define AB_HOST_DEVICE
+#endif
+
 namespace ab::fused_decode {
 
 inline constexpr std::int64_t kMaxQLen = 16;         // decode path: q_len <= 16 query tokens
@@ -20,6 +26,23 @@ inline constexpr int kCtasPerSm = 2;                  // the kernel's design occ
 inline constexpr int kSearchSplits[] = {1, 2, 4, 8, 16, 32};  // explicit counts the tuner tries
 
 inline bool takes_q_len(std::int64_t q_len) { return q_len >= 1 && q_len <= kMaxQLen; }
+
+// The first key a split-KV decode of a sequence of `len` keys walks: 0, or with a sliding window (window > 0)
+// the first query's first visible key (Problem::first_visible_key) rounded down to a whole tile, so that the
+// splits cover only keys some query sees and start where a page box may (the kernels, fused_decode*.cuh).
+AB_HOST_DEVICE inline std::int64_t window_base(std::int64_t len, std::int64_t q_len, std::int64_t window) {
+  const std::int64_t first = window > 0 ? len - q_len - window : 0;
+  return first > 0 ? first / kKeysPerTile * kKeysPerTile : 0;
+}
+// Keys the splits of a sequence of `len` keys cover (from window_base to its end).
+inline std::int64_t walked_keys(std::int64_t len, std::int64_t q_len, std::int64_t window) {
+  return len - window_base(len, q_len, window);
+}
+// The most keys any sequence of a problem whose longest has `seq_len` walks: what the splits are cut for.
+inline std::int64_t walked_keys_bound(std::int64_t seq_len, std::int64_t q_len, std::int64_t window) {
+  if (window <= 0) return seq_len;
+  return std::min(seq_len, window + q_len + kKeysPerTile - 1);
+}
 
 // Largest split count for a KV length of `seq_len` (the longest sequence): one CTA tile per split at least.
 inline std::int64_t max_splits(std::int64_t seq_len) {
@@ -146,11 +169,13 @@ inline std::int64_t row_chunks(const Problem& p) {
 // CTAs per split: batch x KV heads x row chunks.
 inline std::int64_t work_per_split(const Problem& p) { return size_mul(p.batch, p.kv_heads, row_chunks(p)); }
 
-// The model's view of `p`: each sequence's own length (the longest for all when not ragged).
+// The model's view of `p`: each sequence's own walked keys (its length, or with a window what the window
+// leaves; the longest for all when not ragged).
 inline DecodeShape decode_shape(const Problem& p) {
   DecodeShape s;
   s.lens.resize(static_cast<std::size_t>(std::max<std::int64_t>(p.batch, 0)));
-  for (std::int64_t b = 0; b < p.batch; ++b) s.lens[static_cast<std::size_t>(b)] = p.kv_len(b);
+  for (std::int64_t b = 0; b < p.batch; ++b)
+    s.lens[static_cast<std::size_t>(b)] = walked_keys(p.kv_len(b), p.q_len, p.window);
   s.ctas_per_seq = std::max<std::int64_t>(1, p.kv_heads * row_chunks(p));
   s.rows_per_cta = std::min(kMaxRowsPerCta, std::max<std::int64_t>(1, rows_per_kv_head(p)));
   s.head_dim = p.head_dim;
@@ -172,7 +197,7 @@ inline std::int64_t partial_bytes(std::int64_t batch, std::int64_t heads, std::i
 }
 // The most the partials of `p` can need: at the bound on splits (or the requested count when given).
 inline std::int64_t workspace_bound(const Problem& p, std::int64_t requested) {
-  const std::int64_t s = requested > 0 ? requested : max_splits(p.seq_len);
+  const std::int64_t s = requested > 0 ? requested : max_splits(walked_keys_bound(p.seq_len, p.q_len, p.window));
   return partial_bytes(p.batch, p.heads, p.q_len, p.head_dim_v, s);  // partial outputs: O's width
 }
 

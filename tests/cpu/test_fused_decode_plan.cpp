@@ -2,6 +2,7 @@
 // lengths included), split bounds, keys per split, workspace sizes, and the decode tiles' names and JSON.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -164,6 +165,46 @@ TEST(FusedDecodePlan, SplitsCoverTheSequence) {
       EXPECT_LT(k * (s - 1), len + fd::kKeysPerTile * s);
     }
   }
+}
+
+// With a sliding window the splits walk only keys some query sees: from the first query's window start rounded
+// down to a whole tile. Every visible key is walked, at most a tile less one of invisible ones, and the bound
+// the splits are cut for holds every sequence's walk (ragged lengths, q_len 1 to 16, windows of 1 to past L).
+TEST(FusedDecodePlan, WindowWalksOnlyTheVisibleKeys) {
+  EXPECT_EQ(fd::window_base(8192, 1, 0), 0);
+  EXPECT_EQ(fd::walked_keys(8192, 1, 0), 8192);
+  EXPECT_EQ(fd::window_base(8192, 1, 128), (8192 - 1 - 128) / 64 * 64);  // 8000
+  EXPECT_EQ(fd::walked_keys(8192, 1, 128), 192);
+  EXPECT_EQ(fd::window_base(100, 4, 500), 0);  // a window longer than the sequence
+  EXPECT_EQ(fd::walked_keys_bound(8192, 1, 0), 8192);
+  EXPECT_EQ(fd::walked_keys_bound(8192, 1, 128), 128 + 1 + 63);
+  EXPECT_EQ(fd::walked_keys_bound(100, 4, 500), 100);
+  for (std::int64_t q : {1, 4, 16})
+    for (std::int64_t w : {1, 13, 64, 128, 4096, 9000})
+      for (std::int64_t len = q; len < 9000; len += 97) {
+        const std::int64_t base = fd::window_base(len, q, w), first = std::max<std::int64_t>(0, len - q - w);
+        EXPECT_EQ(base % fd::kKeysPerTile, 0);
+        EXPECT_LE(base, first) << "len " << len << " q " << q << " w " << w;  // no visible key is skipped
+        EXPECT_LT(first - base, fd::kKeysPerTile);
+        EXPECT_LE(fd::walked_keys(len, q, w), fd::walked_keys_bound(9000, q, w));
+      }
+  // The plan of a windowed problem follows the window, not the cache: gpt-oss's decode with window 128 at 8k
+  // keys gets the splits (and the workspace bound) of a ~192-key problem.
+  Problem full = decode_problem(64, 64, 8, 8192, 1);
+  ProblemSpec s;
+  s.batch = 64;
+  s.heads = 64;
+  s.kv_heads = 8;
+  s.seq_len = 8192;
+  s.q_len = 1;
+  s.head_dim = 128;
+  s.page_size = 16;
+  s.kv_layout = KvLayout::paged;
+  s.window = 128;
+  const Problem windowed = make_problem(s);
+  EXPECT_EQ(fd::decode_shape(windowed).lens.front(), 192);
+  EXPECT_LE(fd::resolve_splits(windowed, 0, 132), fd::max_splits(192));
+  EXPECT_LT(fd::workspace_bound(windowed, 0), fd::workspace_bound(full, 0));
 }
 
 TEST(FusedDecodePlan, RowsAndWork) {

@@ -103,6 +103,10 @@ void run_all(const Problem& p, bool fp32_scores, std::uint64_t seed, bool gqa_pa
     if (!why.empty()) {
       std::printf("    %-14s unsupported: %s\n", st->name().c_str(), why.c_str());
       EXPECT_TRUE(st->name() == "fused") << why;  // the four GEMM strategies take every problem
+      // The split-KV decode tiles take every q_len <= 16 problem at head_dim 64 and 128, window, cap and sinks
+      // included (not a value head dim of its own).
+      if (p.q_len <= 16 && (p.head_dim == 64 || p.head_dim == 128) && !p.split_head_dim())
+        ADD_FAILURE() << "fused refused a problem its decode tiles take: " << p.label() << ": " << why;
       continue;
     }
     try {
@@ -199,7 +203,8 @@ TEST(CudaStrategies, inference_shapes_gqa_decode_chunked_ragged) {
 
 // The sliding window and soft-cap (issue 47) through the GEMM strategies' softmax primitives (WindowCap): a window
 // of 1, one ending inside a page, one longer than the sequence, with a cap, GQA packed and broadcast, decode,
-// chunked prefill and ragged lengths. The fused kernels refuse them (not yet).
+// chunked prefill and ragged lengths. The fused decode tiles run every one of them here (q_len <= 16: their
+// window base, per-row window start and tanh cap, fused_decode.cuh); the fused prefill tiles refuse them (not yet).
 TEST(CudaStrategies, sliding_window_and_soft_cap) {
   std::uint64_t seed = 60;
   for (KvLayout l : {KvLayout::contiguous, KvLayout::paged})
@@ -223,7 +228,9 @@ TEST(CudaStrategies, sliding_window_and_soft_cap) {
 // Attention sinks (the combine and finalize kernels' *_sinks_kernel instances), against the GPU reference (which
 // test_cuda_reference checks against the fp64 one): packed GQA rows and not, one page (combine as a finalize)
 // and many with a short last page, ragged, decode and q_len > 1, with a window and a cap, fp16 and bf16, and a
-// contiguous problem (head_batched and nested finalize, the others combine). The fused kernels refuse them.
+// contiguous problem (head_batched and nested finalize, the others combine). The fused decode tiles run the q_len
+// <= 16 ones (the sink joins where the splits merge: one split's write, or the combine kernel); the prefill tiles
+// refuse them.
 TEST(CudaStrategies, sinks) {
   std::uint64_t seed = 90;
   for (KvLayout l : {KvLayout::contiguous, KvLayout::paged})

@@ -82,8 +82,13 @@ void CudaBackend::gather_pages(const GatherArgs& a) {
 std::vector<FusedTile> CudaBackend::fused_tiles() const { return kernels::fused_compiled_tiles(); }
 
 std::string CudaBackend::fused_can_implement(const Problem& p, const FusedTile& tile) const {
-  // The primitives apply the key mask's window and soft-cap and the sinks (runs_variants); the fused kernels not yet.
-  if (const std::vector<std::string> v = p.variants(); !v.empty()) return "the fused kernels do not apply " + v[0] + " yet";
+  // The primitives apply the key mask's window and soft-cap and the sinks (runs_variants); the split-KV decode
+  // tiles apply those three (kernels/fused_decode.cuh), the prefill tiles none yet, and no fused tile a value
+  // head dim of its own.
+  for (const std::string& v : p.variants()) {
+    if (v == kValueHeadDim) return "the fused kernels do not apply " + v + " yet";
+    if (!tile.decode()) return "the fused prefill kernels do not apply " + v + " yet (the decode tiles do)";
+  }
   return kernels::fused_can_implement(kernels::fused_params(p, AttentionIO{}), tile);
 }
 
