@@ -21,12 +21,14 @@ namespace ab::kernels {
 namespace {
 
 using fused_detail::DParams;
-using LaunchFn = int (*)(const DParams&, const FusedParams&, void*);
+using fused_detail::DVarParams;
+using LaunchFn = int (*)(const DVarParams&, const FusedParams&, void*);
 
-template <int D, int MT, int ST, bool BF16>
-int launch_decode(const DParams& dp, const FusedParams&, void* stream) {
+template <int D, int MT, int ST, bool BF16, bool VAR>
+int launch_decode(const DVarParams& dv, const FusedParams&, void* stream) {
+  const fused_detail::DParamsOf<VAR>& dp = dv;  // the instance without the variants takes the base alone
   using C = fused_detail::DCfg<D, MT, ST>;
-  auto kern = fused_detail::fused_decode_fwd<C, BF16>;
+  auto kern = fused_detail::fused_decode_fwd<C, BF16, VAR>;
   if (C::SMEM > 48 * 1024) {
     cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
     if (e != cudaSuccess) return static_cast<int>(e);
@@ -37,18 +39,22 @@ int launch_decode(const DParams& dp, const FusedParams&, void* stream) {
   return static_cast<int>(cudaGetLastError());
 }
 
+// The instance of one head_dim, stage count and slice count: fp16 or bf16, with the variants' code or without.
+template <int D, int MT, int ST>
+LaunchFn pick_launch(bool bf16, bool var) {
+  if (var) return bf16 ? &launch_decode<D, MT, ST, true, true> : &launch_decode<D, MT, ST, false, true>;
+  return bf16 ? &launch_decode<D, MT, ST, true, false> : &launch_decode<D, MT, ST, false, false>;
+}
+
 // Stages: head_dim 128 keeps 3 tiles of 64 keys in flight per CTA (two CTAs per SM), 64 keeps 4.
-LaunchFn find_launch(int head_dim, int mt, bool bf16) {
-  if (head_dim == 128) {
-    if (mt == 1) return bf16 ? &launch_decode<128, 1, 3, true> : &launch_decode<128, 1, 3, false>;
-    return bf16 ? &launch_decode<128, 2, 3, true> : &launch_decode<128, 2, 3, false>;
-  }
-  if (head_dim == 64) {
-    if (mt == 1) return bf16 ? &launch_decode<64, 1, 4, true> : &launch_decode<64, 1, 4, false>;
-    return bf16 ? &launch_decode<64, 2, 4, true> : &launch_decode<64, 2, 4, false>;
-  }
+LaunchFn find_launch(int head_dim, int mt, bool bf16, bool var) {
+  if (head_dim == 128) return mt == 1 ? pick_launch<128, 1, 3>(bf16, var) : pick_launch<128, 2, 3>(bf16, var);
+  if (head_dim == 64) return mt == 1 ? pick_launch<64, 1, 4>(bf16, var) : pick_launch<64, 2, 4>(bf16, var);
   return nullptr;
 }
+
+// Whether a launch needs the instances that apply the variants (window, soft-cap, sinks).
+bool applies_variants(const FusedParams& p) { return p.window > 0 || p.softcap > 0.f || p.sinks != nullptr; }
 
 std::int64_t rows_per_kv_head(const FusedParams& p) { return (p.heads / p.kv_heads) * p.q_len; }
 int slices_for(const FusedParams& p) { return rows_per_kv_head(p) <= 16 ? 1 : 2; }
@@ -147,12 +153,13 @@ int fused_decode_launch(const FusedParams& p, const FusedTile& tile, void* strea
   const std::int64_t need = fused_decode::partial_bytes(p.batch, p.heads, p.q_len, p.head_dim, splits);
   if (need > 0 && (!p.workspace || p.workspace_bytes < need)) return static_cast<int>(cudaErrorInvalidValue);
   const int mt = slices_for(p);
+  const bool var = applies_variants(p);
   LaunchFn fn = tile.ws() ? fused_detail::find_decode_tma_launch(static_cast<int>(p.head_dim), mt, p.bf16, tile.block_n,
-                                                               tile.row_boxes)
-                        : find_launch(static_cast<int>(p.head_dim), mt, p.bf16);
+                                                               tile.row_boxes, var)
+                        : find_launch(static_cast<int>(p.head_dim), mt, p.bf16, var);
   if (!fn) return static_cast<int>(cudaErrorInvalidValue);
   const std::int64_t rows = p.batch * p.heads * p.q_len;
-  DParams dp{};
+  DVarParams dp{};
   dp.q = static_cast<const std::uint16_t*>(p.q);
   dp.k = static_cast<const std::uint16_t*>(p.k);
   dp.v = static_cast<const std::uint16_t*>(p.v);
@@ -182,7 +189,8 @@ int fused_decode_launch(const FusedParams& p, const FusedTile& tile, void* strea
   dp.sinks = p.sinks;
   int err = fn(dp, p, stream);
   if (err != 0 || splits == 1) return err;
-  auto comb = p.bf16 ? fused_detail::fused_decode_combine<true> : fused_detail::fused_decode_combine<false>;
+  auto comb = p.sinks ? (p.bf16 ? fused_detail::fused_decode_combine<true, true> : fused_detail::fused_decode_combine<false, true>)
+                      : (p.bf16 ? fused_detail::fused_decode_combine<true, false> : fused_detail::fused_decode_combine<false, false>);
   comb<<<static_cast<unsigned>(rows), 64, 0, static_cast<cudaStream_t>(stream)>>>(
       dp.part_acc, dp.part_ml, dp.o, splits, static_cast<int>(p.head_dim), p.sinks, dp.heads, dp.q_len);
   return static_cast<int>(cudaGetLastError());

@@ -13,6 +13,8 @@
 // merged through shared memory. One split: the CTA writes O. Several: it writes its unnormalised
 // accumulator and (m, l) per row, and decode_combine merges the splits into O.
 #pragma once
+#include <type_traits>
+
 #include "core/fused_decode_plan.hpp"  // window_base: the first key the splits cover
 #include "fused_kernel.cuh"
 
@@ -31,14 +33,20 @@ struct DParams {
   int splits, keys_per_split, chunks;
   float scale_log2;
   int causal, paged;
-  // Variants: the sliding window (keys before a row's position - window masked, the splits starting at
-  // fused_decode::window_base), the soft-cap (a raw score s becomes cap_out * tanh(s * cap_in), the scaled
-  // score's cap * tanh(scaled / cap) in raw units; cap_in 0: none) and the sinks (head h's logit joins the
-  // denominator where a row's splits are merged: decode_write_rows, fused_decode_combine).
+};
+
+// The parameters of the instances that apply the variants (VAR): the sliding window (keys before a row's position -
+// window masked, the splits starting at fused_decode::window_base), the soft-cap (a raw score s becomes
+// cap_out * tanh(s * cap_in), the scaled score's cap * tanh(scaled / cap) in raw units; cap_in 0: none) and the sinks
+// (head h's logit joins the denominator where a row's splits are merged: decode_write_rows, fused_decode_combine).
+// The instances without them take DParams alone, so their code is what it was before the variants.
+struct DVarParams : DParams {
   int window;
   float cap_in, cap_out;
   const float* sinks;  // [H] or nullptr
 };
+template <bool VAR>
+using DParamsOf = std::conditional_t<VAR, DVarParams, DParams>;
 
 template <int D_, int MT_, int STAGES_>
 struct DCfg {
@@ -66,9 +74,9 @@ struct DCfg {
 // One tile's step of a warp, shared by both decode kernels: the warp holds S for its NT*8 keys (n8 tiles of
 // mma.sync accumulators, rows of MT m16 slices). decode_cap_scores soft-caps S where the problem asks for it;
 // decode_mask_keys sets S to -inf for keys at or past k_end, past each row's visible limit and before its
-// window's first key (k0: the warp's first key); then the online softmax and the packing of P
+// window's first key (WINDOW; k0: the warp's first key); then the online softmax and the packing of P
 // (mma_online_softmax.cuh's mma_softmax_step and mma_pack_p, the prefill kernel's too).
-template <int MT, int NT>
+template <int MT, int NT, bool WINDOW>
 __device__ __forceinline__ void decode_mask_keys(float (&acc_s)[MT][NT][4], int k0, int tq, int k_end,
                                                  const int (&row_lim)[MT][2], const int (&row_lo)[MT][2]) {
 #pragma unroll
@@ -78,7 +86,9 @@ __device__ __forceinline__ void decode_mask_keys(float (&acc_s)[MT][NT][4], int 
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int col = k0 + nt * 8 + tq * 2 + (e & 1);
-        if (col >= k_end || col >= row_lim[mt][e >> 1] || col < row_lo[mt][e >> 1]) acc_s[mt][nt][e] = -INFINITY;
+        bool masked = col >= k_end || col >= row_lim[mt][e >> 1];
+        if constexpr (WINDOW) masked = masked || col < row_lo[mt][e >> 1];
+        if (masked) acc_s[mt][nt][e] = -INFINITY;
       }
 }
 
@@ -140,9 +150,10 @@ __device__ __forceinline__ void decode_stash_warp_state(float* merge, int warp, 
 }
 
 // Thread layout for the output: D/4 threads per row (4 columns each), rows strided over the 32*WARPS threads.
-// q_row_of(r): packed row r's row of Q/O, or -1 past the group's rows.
-template <int D, int ROWS, int WARPS, bool BF16, class RowOf>
-__device__ __forceinline__ void decode_write_rows(const float* merge, int tid, const DParams& p, int split,
+// q_row_of(r): packed row r's row of Q/O, or -1 past the group's rows. VAR: the instance that applies the
+// variants (here the sinks, with one split).
+template <int D, int ROWS, int WARPS, bool BF16, bool VAR, class P, class RowOf>
+__device__ __forceinline__ void decode_write_rows(const float* merge, int tid, const P& p, int split,
                                                   RowOf q_row_of, int row0) {
   const float* sAcc = merge;
   const float* sM = sAcc + WARPS * ROWS * (D + 4);
@@ -169,10 +180,12 @@ __device__ __forceinline__ void decode_write_rows(const float* merge, int tid, c
       o[3] += a.w * sc;
     }
     if (p.splits == 1) {
-      if (p.sinks) {  // the only split: the sink joins here (else in fused_decode_combine)
-        const float sc = decode_add_sink(m, l, __ldg(p.sinks + (qr / p.q_len) % p.heads) * 1.4426950408889634f);
+      if constexpr (VAR) {
+        if (p.sinks) {  // the only split: the sink joins here (else in fused_decode_combine)
+          const float sc = decode_add_sink(m, l, __ldg(p.sinks + (qr / p.q_len) % p.heads) * 1.4426950408889634f);
 #pragma unroll
-        for (int c = 0; c < 4; ++c) o[c] *= sc;
+          for (int c = 0; c < 4; ++c) o[c] *= sc;
+        }
       }
       const float inv = l > 0.f ? 1.f / l : 0.f;
       uint2 packed;
@@ -216,20 +229,18 @@ __device__ __forceinline__ void decode_load_q(std::uint16_t* sQ, const std::uint
   }
 }
 
-// A decode warp's rows before its first key tile: each row's visible keys [row_lo, row_lim) (up to L, or with
-// causal (nonzero) its query's position + 1; from 0, or with a window its position - window; row pr of the
-// split is query pr % QL), and its O accumulator, running max and sum cleared.
+// A decode warp's rows before its first key tile: each row's visible-key limit (L, or with causal (nonzero) its query's
+// position + 1; row pr of the split is query pr % QL), and its O accumulator, running max and sum cleared.
 template <int MT, int DT>
-__device__ __forceinline__ void decode_init_rows(int (&row_lim)[MT][2], int (&row_lo)[MT][2], float (&acc_o)[MT][DT][4],
+__device__ __forceinline__ void decode_init_rows(int (&row_lim)[MT][2], float (&acc_o)[MT][DT][4],
                                                  float (&row_max)[MT][2], float (&row_sum)[MT][2], int row0, int g,
-                                                 int QL, int L, int diag, int causal, int window) {
+                                                 int QL, int L, int diag, int causal) {
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int pr = row0 + mt * 16 + g + r * 8;
       row_lim[mt][r] = causal ? min(L, (pr % QL) + diag + 1) : L;
-      row_lo[mt][r] = window > 0 ? max(0, (pr % QL) + diag - window) : 0;
     }
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) {
@@ -245,8 +256,19 @@ __device__ __forceinline__ void decode_init_rows(int (&row_lim)[MT][2], int (&ro
   }
 }
 
-template <class C, bool BF16>
-__global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(const DParams p) {
+// With a sliding window (the variants' instance), each row's first visible key: its position - window (0 below).
+template <int MT>
+__device__ __forceinline__ void decode_window_rows(int (&row_lo)[MT][2], int row0, int g, int QL, int diag, int window) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) row_lo[mt][r] = window > 0 ? max(0, (row0 + mt * 16 + g + r * 8) % QL + diag - window) : 0;
+}
+
+// VAR: the instance that applies the variants (window, soft-cap, sinks: DParams); the other keeps the code of the
+// kernel without them.
+template <class C, bool BF16, bool VAR>
+__global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(const DParamsOf<VAR> p) {
   constexpr int D = C::D, MT = C::MT, STAGES = C::STAGES, ROWS = C::ROWS, BN = C::BN, WN = C::WN;
   constexpr int LD = C::LD, DT = C::DT, KD = C::KD, CPR = C::CPR, RPP = C::RPP, PASSES = C::PASSES;
   extern __shared__ __align__(128) unsigned char smem_raw[];
@@ -265,7 +287,9 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(co
   const int L = p.kv_lens ? __ldg(p.kv_lens + b) : p.seq_len;
   const int diag = causal_diag(L, QL);
   // The splits cover keys [window_base, L): all of them, or those the window leaves (core/fused_decode_plan.hpp).
-  const int k_begin = static_cast<int>(fused_decode::window_base(L, QL, p.window)) + split * p.keys_per_split;
+  int base = 0;
+  if constexpr (VAR) base = static_cast<int>(fused_decode::window_base(L, QL, p.window));
+  const int k_begin = base + split * p.keys_per_split;
   const int k_end = min(L, k_begin + p.keys_per_split);
   const int n_tiles = k_end > k_begin ? (k_end - k_begin + BN - 1) / BN : 0;
 
@@ -335,14 +359,16 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(co
   const int k_row = (lane & 7) + (lane >> 4) * 8, k_col = ((lane >> 3) & 1) * 8;
   const std::uint32_t sQ_lane = smem_u32(sQ + a_row * LD + a_col);
 
-  // Visible keys of this thread's rows, O, max and sum.
+  // Visible keys of this thread's rows [row_lo (VAR), row_lim), O, max and sum.
   int row_lim[MT][2], row_lo[MT][2];
   float acc_o[MT][DT][4];
   float row_max[MT][2], row_sum[MT][2];
-  decode_init_rows<MT, DT>(row_lim, row_lo, acc_o, row_max, row_sum, row0, g, QL, L, diag, p.causal, p.window);
+  decode_init_rows<MT, DT>(row_lim, acc_o, row_max, row_sum, row0, g, QL, L, diag, p.causal);
+  if constexpr (VAR) decode_window_rows<MT>(row_lo, row0, g, QL, diag, p.window);
   const float sl2 = p.scale_log2;
   const int mask_from = p.causal ? min(k_end, diag + 1) : k_end;  // keys below this are seen by every row
-  const int mask_below = p.window > 0 ? QL - 1 + diag - p.window : 0;  // keys below this: before some row's window
+  int mask_below = 0;  // keys below this: before some row's window
+  if constexpr (VAR) mask_below = p.window > 0 ? QL - 1 + diag - p.window : 0;
 
   for (int n = 0; n < n_tiles; ++n) {
     cp_async_wait<STAGES - 2>();
@@ -374,8 +400,10 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(co
           mma16816<BF16>(acc_s[mt][1], qa, kb[2], kb[3]);
         }
       }
-      if (p.cap_in > 0.f) decode_cap_scores<MT, 2>(acc_s, p.cap_in, p.cap_out);
-      if (k0 + WN > mask_from || k0 < mask_below) decode_mask_keys<MT, 2>(acc_s, k0, tq, k_end, row_lim, row_lo);
+      if constexpr (VAR) {
+        if (p.cap_in > 0.f) decode_cap_scores<MT, 2>(acc_s, p.cap_in, p.cap_out);
+      }
+      if (k0 + WN > mask_from || (VAR && k0 < mask_below)) decode_mask_keys<MT, 2, VAR>(acc_s, k0, tq, k_end, row_lim, row_lo);
       mma_softmax_step<MT, 2, DT>(acc_s, row_max, row_sum, acc_o, sl2);
       const std::uint32_t sV_lane = smem_u32(sK + ((STAGES + stage) * BN + warp * WN + a_row) * LD + a_col);
       std::uint32_t pa[MT][1][4];
@@ -400,12 +428,13 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(co
   decode_stash_warp_state<D, MT, ROWS, C::WARPS>(merge, warp, lane, acc_o, row_max, row_sum, sl2);
   __syncthreads();
 
-  decode_write_rows<D, ROWS, C::WARPS, BF16>(merge, tid, p, split, q_row_of, row0);
+  decode_write_rows<D, ROWS, C::WARPS, BF16, VAR>(merge, tid, p, split, q_row_of, row0);
 }
 
 // One block per query row: O = sum_s acc_s 2^(m_s - M) / sum_s l_s 2^(m_s - M), with sinks (a row of
 // [B,H,q_len] belongs to head (row / q_len) % heads) the head's sink in the denominator (decode_add_sink).
-template <bool BF16>
+// (SINKS: the instance that reads them; the other leaves its last three parameters alone).
+template <bool BF16, bool SINKS>
 __global__ void __launch_bounds__(128) fused_decode_combine(const float* __restrict__ part_acc,
                                                             const float* __restrict__ part_ml,
                                                             std::uint16_t* __restrict__ o, int splits, int D,
@@ -419,9 +448,16 @@ __global__ void __launch_bounds__(128) fused_decode_combine(const float* __restr
     const float ms = ml[2 * s];
     l += ms == -INFINITY ? 0.f : ml[2 * s + 1] * ex2(ms - m);
   }
-  float sc = 1.f;  // the splits' common factor after the sink joins
-  if (sinks) sc = decode_add_sink(m, l, __ldg(sinks + (row / q_len) % heads) * 1.4426950408889634f);
-  const float inv = l > 0.f ? sc / l : 0.f;
+  float inv;
+  if constexpr (SINKS) {  // the splits' common factor after the sink joins, over the new sum
+    const float sc = decode_add_sink(m, l, __ldg(sinks + (row / q_len) % heads) * 1.4426950408889634f);
+    inv = l > 0.f ? sc / l : 0.f;
+  } else {
+    (void)sinks;
+    (void)heads;
+    (void)q_len;
+    inv = l > 0.f ? 1.f / l : 0.f;
+  }
   for (int c = threadIdx.x * 2; c < D; c += blockDim.x * 2) {
     float a0 = 0.f, a1 = 0.f;
     for (int s = 0; s < splits; ++s) {

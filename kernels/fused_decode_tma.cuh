@@ -60,9 +60,11 @@ struct TCfg {
 __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 128;\n" ::: "memory"); }
 #endif
 
-template <class C, bool BF16>
+// VAR: the instance that applies the variants (window, soft-cap, sinks; fused_decode.cuh's DVarParams); the other keeps
+// the code of the kernel without them.
+template <class C, bool BF16, bool VAR>
 __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
-    fused_decode_tma(const DParams p, const __grid_constant__ CUtensorMap tm_k, const __grid_constant__ CUtensorMap tm_v) {
+    fused_decode_tma(const DParamsOf<VAR> p, const __grid_constant__ CUtensorMap tm_k, const __grid_constant__ CUtensorMap tm_v) {
 #ifdef AB_DECODE_TMA
   constexpr int D = C::D, MT = C::MT, ST = C::STAGES, ROWS = C::ROWS, BN = C::BN, WN = C::WN;
   constexpr int NT = C::NT, KS = C::KS;
@@ -96,7 +98,9 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
   const int L = p.kv_lens ? __ldg(p.kv_lens + b) : p.seq_len;
   const int diag = L - QL;
   // The splits cover keys [window_base, L) (core/fused_decode_plan.hpp): a whole tile of 64 keys from the start.
-  const int k_begin = static_cast<int>(fused_decode::window_base(L, QL, p.window)) + split * p.keys_per_split;
+  int base = 0;
+  if constexpr (VAR) base = static_cast<int>(fused_decode::window_base(L, QL, p.window));
+  const int k_begin = base + split * p.keys_per_split;
   const int k_end = min(L, k_begin + p.keys_per_split);
   const int n_tiles = k_end > k_begin ? (k_end - k_begin + BN - 1) / BN : 0;
 
@@ -192,10 +196,12 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
   int row_lim[MT][2], row_lo[MT][2];
   float acc_o[MT][DT][4];
   float row_max[MT][2], row_sum[MT][2];
-  decode_init_rows<MT, DT>(row_lim, row_lo, acc_o, row_max, row_sum, row0, g, QL, L, diag, p.causal, p.window);
+  decode_init_rows<MT, DT>(row_lim, acc_o, row_max, row_sum, row0, g, QL, L, diag, p.causal);
+  if constexpr (VAR) decode_window_rows<MT>(row_lo, row0, g, QL, diag, p.window);
   const float sl2 = p.scale_log2;
   const int mask_from = p.causal ? min(k_end, diag + 1) : k_end;
-  const int mask_below = p.window > 0 ? QL - 1 + diag - p.window : 0;  // keys below this: before some row's window
+  int mask_below = 0;  // keys below this: before some row's window
+  if constexpr (VAR) mask_below = p.window > 0 ? QL - 1 + diag - p.window : 0;
 
   // This warp's V rows past the split's end in the V tile at sV_t: zero (whole rows, so no swizzle).
   auto zero_v_tail = [&](std::uint32_t sV_t, int tile_key0) {
@@ -254,8 +260,10 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
     }
     std::uint32_t pa[MT][KS][4];
     if (active) {
-      if (p.cap_in > 0.f) decode_cap_scores<MT, NT>(acc_s, p.cap_in, p.cap_out);
-      if (k0 + WN > mask_from || k0 < mask_below) decode_mask_keys<MT, NT>(acc_s, k0, tq, k_end, row_lim, row_lo);
+      if constexpr (VAR) {
+        if (p.cap_in > 0.f) decode_cap_scores<MT, NT>(acc_s, p.cap_in, p.cap_out);
+      }
+      if (k0 + WN > mask_from || (VAR && k0 < mask_below)) decode_mask_keys<MT, NT, VAR>(acc_s, k0, tq, k_end, row_lim, row_lo);
       mma_softmax_step<MT, NT, DT>(acc_s, row_max, row_sum, acc_o, sl2);
       mma_pack_p<MT, NT, BF16>(acc_s, pa);
     }
@@ -286,7 +294,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
   float* merge = reinterpret_cast<float*>(smem);
   decode_stash_warp_state<D, MT, ROWS, C::CONSUMER_WARPS>(merge, warp, lane, acc_o, row_max, row_sum, sl2);
   consumers_sync();
-  decode_write_rows<D, ROWS, C::CONSUMER_WARPS, BF16>(merge, tid, p, split, q_row_of, row0);
+  decode_write_rows<D, ROWS, C::CONSUMER_WARPS, BF16, VAR>(merge, tid, p, split, q_row_of, row0);
 #endif
 }
 

@@ -29,7 +29,7 @@ FusedParams fused_params(const Problem& p, const AttentionIO& io) {
   f.causal = p.causal;
   f.bf16 = p.dtype == DType::bf16;
   f.scale = p.scale();
-  f.window = p.window;
+  f.window = p.window < p.seq_len ? p.window : 0;  // a window of the whole cache or more hides no key
   f.softcap = static_cast<float>(p.softcap);
   f.sinks = p.sinks ? io.sinks : nullptr;
   return f;

@@ -40,7 +40,7 @@ inline std::int64_t walked_keys(std::int64_t len, std::int64_t q_len, std::int64
 }
 // The most keys any sequence of a problem whose longest has `seq_len` walks: what the splits are cut for.
 inline std::int64_t walked_keys_bound(std::int64_t seq_len, std::int64_t q_len, std::int64_t window) {
-  if (window <= 0) return seq_len;
+  if (window <= 0 || window >= seq_len) return seq_len;  // (and no overflow for any window)
   return std::min(seq_len, window + q_len + kKeysPerTile - 1);
 }
 

@@ -179,6 +179,8 @@ TEST(FusedDecodePlan, WindowWalksOnlyTheVisibleKeys) {
   EXPECT_EQ(fd::walked_keys_bound(8192, 1, 0), 8192);
   EXPECT_EQ(fd::walked_keys_bound(8192, 1, 128), 128 + 1 + 63);
   EXPECT_EQ(fd::walked_keys_bound(100, 4, 500), 100);
+  EXPECT_EQ(fd::walked_keys_bound(100, 4, INT64_MAX), 100);  // no overflow
+  EXPECT_EQ(fd::window_base(100, 4, INT64_MAX), 0);
   for (std::int64_t q : {1, 4, 16})
     for (std::int64_t w : {1, 13, 64, 128, 4096, 9000})
       for (std::int64_t len = q; len < 9000; len += 97) {

@@ -94,6 +94,8 @@ std::string CudaBackend::fused_can_implement(const Problem& p, const FusedTile& 
 
 void CudaBackend::fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile, void* workspace,
                                   std::int64_t workspace_bytes) {
+  if (p.sinks && !io.sinks)
+    throw BackendError(fmt::format("fused_attention for {}: the problem has sinks but no sink logits were given", p.label()));
   kernels::FusedParams f = kernels::fused_params(p, io);
   if (tile.decode()) {
     f.workspace = workspace;
