@@ -43,7 +43,9 @@ void ConsolePrinter::do_begin(const Report& report, const std::vector<ProblemGro
                                       fixed("strategy", Align::left, strategy_width_, 2)};
   if (device_column_) columns.push_back(fixed("dev", Align::right, 3));
   columns.push_back(fixed("status", Align::left, kStatusW));
-  for (std::size_t i = 0; i < columns_.size(); ++i) columns.push_back(fixed(columns_[i]->table.heading, Align::right, widths[i]));
+  for (std::size_t i = 0; i < columns_.size(); ++i)
+    columns.push_back(fixed(columns_[i]->table.heading, columns_[i]->table.left ? Align::left : Align::right, widths[i],
+                            columns_[i]->table.left ? 2 : 1));
   table_ = std::make_unique<TextTable>(std::move(columns));
   first_group_ = true;
 }
@@ -77,7 +79,7 @@ void ConsolePrinter::do_end() {
       "  a time or sample limit stopped it); @ the SM clock was below 80% of its maximum;\n"
       "  GB/s = problem bytes (Q, O, K/V of the KV heads) / median; %copy = GB/s / the device's measured copy bandwidth;\n"
       "  launches = measured/expected kernels per forward (! mismatch, ^ extra split-K reductions, ? not measured); rel-err = verify rel L2 "
-      "error (! failed){}\n",
+      "error (! failed);\n  tile = the fused tile that ran (a decode tile's -sN: its KV splits){}\n",
       any_peer_ ? ";\n  peer:* rows are other libraries' attention: in-process peers (--peers) or PyTorch SDPA timed by "
                   "scripts/peer_torch.py;\n  + fastest attnbench strategy when a peer is faster"
                 : "");

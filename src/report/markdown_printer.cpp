@@ -22,7 +22,7 @@ void MarkdownPrinter::do_begin(const Report& report, const std::vector<ProblemGr
   out_ += "\n| problem | strategy | status |";
   for (const ResultColumn* c : columns_) out_ += fmt::format(" {} |", c->table.heading);
   out_ += "\n|---|---|---|";
-  for (std::size_t i = 0; i < columns_.size(); ++i) out_ += "--:|";
+  for (const ResultColumn* c : columns_) out_ += c->table.left ? "---|" : "--:|";
   out_ += "\n";
 }
 
@@ -36,7 +36,7 @@ void MarkdownPrinter::do_row(const ProblemGroup& group, const RowView& r) {
   out_ += fmt::format("| {} | {} | {} |", label, emphasis(md_escape(r.strategy)), status);
   for (const ResultColumn* c : columns_) {
     std::string cell = table_cell(*c, row);
-    out_ += fmt::format(" {} |", c->table.emphasised && r.timed() ? emphasis(cell) : cell);
+    out_ += fmt::format(" {} |", c->table.emphasised && r.timed() ? emphasis(cell) : md_escape(cell));
   }
   out_ += "\n";
 }

@@ -99,9 +99,11 @@ std::vector<ResultColumn> make_columns() {
       {"round_error", H::fraction, [](R c) { return number(c.row.round_error); }},
       {"tolerance", H::error, [](R c) { return number(c.row.tolerance); }},
       {"max_abs_err", H::error, [](R c) { return c.row.row->verify ? number(c.row.row->verify->max_abs_err) : missing(); }},
+      // The fused tile that ran (a decode tile's name ends in its split count: "decode-ws-s4"), the plan a row of
+      // fused shows in every output; "-" for the other strategies.
       {"tile", H::text, [](R c) {
          return config(c) && config(c)->strategy.tile ? text(config(c)->strategy.tile->name()) : missing();
-       }},
+       }, true, {"tile", 9, nullptr, 4, true, false, false, true}},
       {"tile_source", H::text, [](R c) { return config(c) ? text_or_missing(config(c)->strategy.tile_source) : missing(); }},
       {"config_source", H::text, [](R c) { return config(c) ? text_or_missing(config(c)->source) : missing(); }},
       {"score_dtype", H::text, [](R c) {

@@ -41,6 +41,7 @@ struct TableCell {
   bool grows = false;                                  // console: widened to its longest cell + 1
   bool timed = true;                                   // "-" on a row without a time (else shown on every row that ran)
   bool emphasised = false;                             // markdown: bold on the fastest row, italic on the fastest own
+  bool left = false;                                   // console: left-aligned (text) instead of right-aligned
 };
 
 struct ResultColumn {

@@ -46,6 +46,8 @@ static json sample_report() {
                row(1024, "fused", "failed", 0, "CUDA error: illegal address")};
   rows[4]["launches"]["measured"]["kernels"] = 5;  // a contract mismatch
   rows[4]["verify"]["passed"] = false;
+  FusedTile decode = FusedTile::decode_tile(4);
+  rows[1]["config"] = {{"tile", decode.to_json()}, {"tile_source", "heuristic"}, {"source", "heuristic"}};
   return {{"schema", "attnbench.report/1"},
           {"tool", {{"name", "attnbench"}, {"version", "0.1.0"}, {"git", "abc1234"}}},
           {"command", "attnbench --seq_len=512,1024"},
@@ -79,6 +81,8 @@ TEST(ReportPrinters, console_groups_marks_and_explains) {
   EXPECT_TRUE(line_with(t, "S=1024").find("* head_batched") != std::string::npos);      // the only ok row
   EXPECT_TRUE(line_with(t, "S=1024").find("5/4!") != std::string::npos);                // mismatch marked
   EXPECT_TRUE(line_with(t, "S=1024").find("9.0e-04!") != std::string::npos);            // failed verify marked
+  EXPECT_NE(line_with(t, " fused ").find("decode-s4"), std::string::npos) << t;          // the plan that ran
+  EXPECT_NE(t.find("tile = the fused tile that ran"), std::string::npos);
   EXPECT_TRUE(t.find("warning: clock throttled") != std::string::npos);
   // The problem label appears once per group, and every data line of a table is equally aligned.
   int labels = 0;
@@ -146,7 +150,9 @@ TEST(ReportPrinters, markdown_is_one_table_with_escaped_cells) {
     if (want < 0) want = n;
     EXPECT_EQ(n, want);
   }
-  EXPECT_EQ(want, 12);
+  EXPECT_EQ(want, 13);
+  // The fused row says which tile ran (the plan: a decode tile's name ends in its splits), the others "-".
+  EXPECT_NE(t.find(" | decode-"), std::string::npos) << t;
 }
 
 // Achieved bandwidth as a fraction of the device's measured copy bandwidth: in the device line and every
