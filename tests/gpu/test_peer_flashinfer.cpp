@@ -4,7 +4,7 @@
 // last pages of 13 and 1 tokens, pages of 1 and 16, contiguous K/V (as 16-token pages), GQA group sizes 1, 2, 4, 5,
 // 8 and 16 (prefill: with q_len > 1 too), MQA, q_len 1, 4, 17 and 300 (query tiles 16, 64 and 128), head_dim 64, 128 and (decode) 256, causal, fp16 and bf16, a plan
 // that splits the KV (two kernels: partial attention, then the merge) and one that does not (one kernel). What a
-// peer refuses is unsupported with its reason. Skipped (77) without a device or without the peers
+// peer refuses is unsupported with its reason. The sliding window and the logit soft-cap their tables declare. Skipped (77) without a device or without the peers
 // (scripts/fetch-peers.sh; ATTNBENCH_PEER_FLASHINFER).
 #include <string>
 #include <utility>
@@ -147,6 +147,32 @@ TEST(PeerFlashInfer, prefill_with_gqa_and_mqa_on_token_major_q_and_o) {
       if (is(row, kDecode)) expect_unsupported(row, "q_len 1");
     }
   }
+}
+
+// The variants their tables declare (FlashInfer's DefaultAttention with its sliding window and logit soft-cap): rows
+// verified against the reference that applies them: a window of 1, one ending inside a page, one longer than the
+// sequence, ragged lengths with a short last page, GQA, decode and (prefill) q_len > 1 causal and not, with and
+// without the cap (Gemma-2's 50 and a tight 3), fp16 and bf16. Sinks are not theirs: unsupported naming them.
+TEST(PeerFlashInfer, run_the_window_and_the_soft_cap_they_declare) {
+  const std::string decode = "--batch=3 --heads=8 --kv_heads=2 --kv_lens=list:77,200,129 --q_len=1 --head_dim=64,128 "
+                             "--kv_layout=paged --page_size=16 --window=1,13,500 --dtype=fp16,bf16";
+  expect_all_verified(decode, 12);
+  expect_all_verified(decode + " --softcap=50", 12);
+  expect_all_verified("--batch=2 --heads=4 --seq_len=300 --q_len=1 --head_dim=128 --kv_layout=paged --page_size=16 "
+                      "--softcap=3",
+                      1);  // the cap alone: FlashInfer's window instance with window_left -1
+  const std::string prefill = std::string("--peers=flashinfer-prefill --strategies=") + kPrefill +
+                              " --batch=2 --heads=8 --kv_heads=2 --kv_lens=list:300,77 --q_len=17 --head_dim=128 "
+                              "--kv_layout=paged --page_size=16 --causal=false,true --window=13,40";
+  for (const std::string& cap : {"", " --softcap=3"}) {
+    auto r = peer_test::run_verified(prefill + cap);
+    EXPECT_EQ(r.rc, 0) << cap;
+    ASSERT_EQ(r.rows.size(), 4u) << cap;
+    for (const auto& row : r.rows) expect_verified(row);
+  }
+  auto r = run_both("--batch=2 --heads=4 --seq_len=100 --q_len=1 --head_dim=64 --kv_layout=paged --page_size=16 --sinks");
+  ASSERT_EQ(r.rows.size(), 2u);
+  for (const auto& row : r.rows) expect_unsupported(row, "sinks");
 }
 
 TEST(PeerFlashInfer, refusals_say_why) {

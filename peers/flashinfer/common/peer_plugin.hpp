@@ -31,7 +31,7 @@ int fenced_setup(const char* what, CanImplement can, BuildState build, const ab_
 
 // The peer's table.
 constexpr ab_plugin peer_table(const char* name, const char* version, const char* description, CanImplement can,
-                               SetupFn setup, int32_t qo_layout) {
+                               SetupFn setup, int32_t qo_layout, uint32_t variants = 0u) {
   return ab_plugin{ATTNBENCH_PLUGIN_ABI_VERSION,
                    sizeof(ab_plugin),
                    name,
@@ -45,7 +45,7 @@ constexpr ab_plugin peer_table(const char* name, const char* version, const char
                    peer_forward,
                    peer_teardown,
                    qo_layout,
-                   0u};  // variants: none yet (issue 47: FlashInfer's window_left and logits_soft_cap to come)
+                   variants};  // enum ab_variant bits: what the peer's FlashInfer instances apply
 }
 
 }  // namespace abfi

@@ -1,8 +1,9 @@
 // prepare_decode: FlashInfer's batch decode (BatchDecodeWithPagedKVCache, CUDA cores) planned and launched the
 // way FlashInfer's own binding (csrc/batch_decode.cu) does it: the GQA group size dispatched for the work
 // estimate, DecodePlan on the host page indptr into the int/float workspaces (copied to the device from a
-// page-locked buffer), then BatchDecodeParams pointing into those workspaces. Defaults everywhere else: no
-// positional encoding, no logits soft cap, no sliding window, no PDL, CUDA-graph planning off.
+// page-locked buffer), then BatchDecodeParams pointing into those workspaces. FlashInfer's DefaultAttention
+// variant of the instance (none, the sliding window, or the window with the logit soft-cap: DecodeVariant);
+// defaults everywhere else: no positional encoding, no PDL, CUDA-graph planning off.
 #pragma once
 #include <flashinfer/attention/decode.cuh>
 #include <flashinfer/attention/default_decode_params.cuh>
@@ -18,10 +19,11 @@ namespace abfi {
 namespace decode_detail {
 
 constexpr auto kNoPosEncoding = flashinfer::PosEncodingMode::kNone;
-using Variant = flashinfer::DefaultAttention</*custom_mask=*/false, /*sliding_window=*/false,
-                                             /*logits_soft_cap=*/false, /*alibi=*/false>;
+template <int kVariant>
+using Variant = flashinfer::DefaultAttention</*custom_mask=*/false, /*sliding_window=*/kVariant != kPlainDecode,
+                                             /*logits_soft_cap=*/kVariant == kWindowCapDecode, /*alibi=*/false>;
 
-template <int kDType, int kHeadDim>
+template <int kDType, int kHeadDim, int kVariant>
 class PreparedDecode final : public PreparedForward {
  public:
   using T = typename ElementType<kDType>::type;
@@ -31,7 +33,7 @@ class PreparedDecode final : public PreparedForward {
       : params_(params), tmp_v_(tmp_v), tmp_s_(tmp_s), stream_(stream) {}
 
   cudaError_t launch() override {
-    return flashinfer::BatchDecodeWithPagedKVCacheDispatched<kHeadDim, kNoPosEncoding, Variant>(
+    return flashinfer::BatchDecodeWithPagedKVCacheDispatched<kHeadDim, kNoPosEncoding, Variant<kVariant>>(
         params_, tmp_v_, tmp_s_, /*enable_pdl=*/false, stream_);
   }
 
@@ -44,13 +46,13 @@ class PreparedDecode final : public PreparedForward {
 
 }  // namespace decode_detail
 
-template <int kDType, int kHeadDim>
+template <int kDType, int kHeadDim, int kVariant>
 std::unique_ptr<PreparedForward> prepare_decode(const DecodeInputs& in, DeviceAllocations& mem) {
-  using Prepared = decode_detail::PreparedDecode<kDType, kHeadDim>;
+  using Prepared = decode_detail::PreparedDecode<kDType, kHeadDim, kVariant>;
   using T = typename Prepared::T;
   using Params = typename Prepared::Params;
   using decode_detail::kNoPosEncoding;
-  using decode_detail::Variant;
+  using Variant = decode_detail::Variant<kVariant>;
   const PageTable& pages = *in.pages;
   const uint32_t batch = pages.requests;
   std::vector<int32_t> indptr_h = pages.indptr;  // FlashInfer's planner takes a mutable pointer
@@ -94,8 +96,8 @@ std::unique_ptr<PreparedForward> prepare_decode(const DecodeInputs& in, DeviceAl
   params.num_qo_heads = in.num_qo_heads;
   params.q_stride_n = static_cast<int32_t>(in.num_qo_heads * kHeadDim);
   params.q_stride_h = kHeadDim;
-  params.window_left = -1;
-  params.logits_soft_cap = 0.f;
+  params.window_left = kVariant == kPlainDecode ? -1 : in.window_left;
+  params.logits_soft_cap = kVariant == kWindowCapDecode ? in.logits_soft_cap : 0.f;
   params.sm_scale = in.sm_scale;
   params.rope_rcp_scale = 1.f;
   params.rope_rcp_theta = 1.f;

@@ -24,11 +24,17 @@ struct DecodeInputs {
   const PageTable* pages = nullptr;  // per sequence; its host indptr is what FlashInfer plans from
   DevicePageTable pages_d;
   cudaStream_t stream = nullptr;
+  int32_t window_left = -1;     // FlashInfer's sliding window (keys before the query's position it sees); -1: none
+  float logits_soft_cap = 0.f;  // FlashInfer's logit soft-cap; 0: none
 };
+
+// Which of FlashInfer's DefaultAttention variants an instance is: none (FlashInfer's default), the sliding window,
+// or the sliding window with the logit soft-cap (its window_left -1 is no window).
+enum DecodeVariant : int { kPlainDecode = 0, kWindowDecode = 1, kWindowCapDecode = 2 };
 
 // FlashInfer's DecodePlan (the split-KV work partition) for `in`, its workspaces allocated in `mem`, and the
 // launch of BatchDecodeWithPagedKVCacheDispatched it planned. Throws CudaFailure or flashinfer::Error.
-template <int kDType, int kHeadDim>
+template <int kDType, int kHeadDim, int kVariant>
 std::unique_ptr<PreparedForward> prepare_decode(const DecodeInputs& in, DeviceAllocations& mem);
 
 }  // namespace abfi

@@ -1,7 +1,8 @@
 // prepare_prefill: FlashInfer's FA2 batch prefill over paged K/V (BatchPrefillWithPagedKVCacheDispatched) with
 // BatchPrefillPagedParams filled the way FlashInfer's binding (csrc/batch_prefill_paged.cuh) fills its own:
 // the plan's work list and split-KV buffers in the workspaces, K and V with the same strides, no custom mask,
-// no positional encoding, no logits soft cap, no sliding window, fp32 QK accumulation, no PDL.
+// no positional encoding, FlashInfer's DefaultAttention variant of the instance (none, the sliding window, or the
+// window with the logit soft-cap: PrefillVariant), fp32 QK accumulation, no PDL.
 #pragma once
 #include <flashinfer/attention/default_prefill_params.cuh>
 #include <flashinfer/attention/mask.cuh>
@@ -16,10 +17,11 @@ namespace abfi {
 
 namespace prefill_detail {
 
-using Variant = flashinfer::DefaultAttention</*custom_mask=*/false, /*sliding_window=*/false,
-                                             /*logits_soft_cap=*/false, /*alibi=*/false>;
+template <int kVariant>
+using Variant = flashinfer::DefaultAttention</*custom_mask=*/false, /*sliding_window=*/kVariant != kPlainPrefill,
+                                             /*logits_soft_cap=*/kVariant == kWindowCapPrefill, /*alibi=*/false>;
 
-template <int kDType, int kHeadDim, bool kCausal, int kCtaTileQ>
+template <int kDType, int kHeadDim, bool kCausal, int kCtaTileQ, int kVariant>
 class PreparedPrefill final : public PreparedForward {
  public:
   using T = typename ElementType<kDType>::type;
@@ -32,8 +34,8 @@ class PreparedPrefill final : public PreparedForward {
     constexpr auto mask = kCausal ? flashinfer::MaskMode::kCausal : flashinfer::MaskMode::kNone;
     return flashinfer::BatchPrefillWithPagedKVCacheDispatched<
         /*SAME_KV_STRIDES=*/true, kCtaTileQ, kHeadDim, kHeadDim, flashinfer::PosEncodingMode::kNone,
-        /*USE_FP16_QK_REDUCTION=*/false, mask, Variant, Params>(params_, tmp_v_, tmp_s_, /*enable_pdl=*/false,
-                                                                  stream_);
+        /*USE_FP16_QK_REDUCTION=*/false, mask, Variant<kVariant>, Params>(params_, tmp_v_, tmp_s_,
+                                                                            /*enable_pdl=*/false, stream_);
   }
 
  private:
@@ -45,9 +47,9 @@ class PreparedPrefill final : public PreparedForward {
 
 }  // namespace prefill_detail
 
-template <int kDType, int kHeadDim, bool kCausal, int kCtaTileQ>
+template <int kDType, int kHeadDim, bool kCausal, int kCtaTileQ, int kVariant>
 std::unique_ptr<PreparedForward> prepare_prefill(const PrefillInputs& in) {
-  using Prepared = prefill_detail::PreparedPrefill<kDType, kHeadDim, kCausal, kCtaTileQ>;
+  using Prepared = prefill_detail::PreparedPrefill<kDType, kHeadDim, kCausal, kCtaTileQ, kVariant>;
   using T = typename Prepared::T;
   using Params = typename Prepared::Params;
   const PageTable& pages = *in.pages;
@@ -71,8 +73,8 @@ std::unique_ptr<PreparedForward> prepare_prefill(const PrefillInputs& in) {
   params.group_size = flashinfer::uint_fastdiv(in.num_qo_heads / pages.kv_heads);
   params.q_stride_n = in.q_stride_n;
   params.q_stride_h = in.q_stride_h;
-  params.window_left = -1;
-  params.logits_soft_cap = 0.f;
+  params.window_left = kVariant == kPlainPrefill ? -1 : in.window_left;
+  params.logits_soft_cap = kVariant == kWindowCapPrefill ? in.logits_soft_cap : 0.f;
   params.sm_scale = in.sm_scale;
   params.rope_rcp_scale = 1.f;
   params.rope_rcp_theta = 1.f;

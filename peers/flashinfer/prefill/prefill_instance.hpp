@@ -29,10 +29,16 @@ struct PrefillInputs {
   int32_t* q_indptr_d = nullptr;  // [requests + 1]: first query row of each request
   const PrefillPlan* plan = nullptr;
   cudaStream_t stream = nullptr;
+  int32_t window_left = -1;     // FlashInfer's sliding window (as planned: plan_prefill's window_left); -1: none
+  float logits_soft_cap = 0.f;  // FlashInfer's logit soft-cap; 0: none
 };
 
+// Which of FlashInfer's DefaultAttention variants an instance is: none (FlashInfer's default), the sliding window,
+// or the sliding window with the logit soft-cap (its window_left -1 is no window).
+enum PrefillVariant : int { kPlainPrefill = 0, kWindowPrefill = 1, kWindowCapPrefill = 2 };
+
 // BatchPrefillWithPagedKVCacheDispatched's parameters for `in` (whose plan chose kCtaTileQ), ready to launch.
-template <int kDType, int kHeadDim, bool kCausal, int kCtaTileQ>
+template <int kDType, int kHeadDim, bool kCausal, int kCtaTileQ, int kVariant>
 std::unique_ptr<PreparedForward> prepare_prefill(const PrefillInputs& in);
 
 }  // namespace abfi

@@ -1,6 +1,6 @@
 // plan_prefill: FlashInfer's PrefillPlanWorkspaceSize then PrefillPlan with the arguments FlashInfer's Python
 // wrapper passes by default (BatchPrefillWithPagedKVCacheWrapper.plan: no CUDA-graph planning, split-KV
-// decided by the planner, no sliding window, 16-bit K/V and output).
+// decided by the planner, the problem's sliding window (window_left), 16-bit K/V and output).
 #include <flashinfer/attention/scheduler.cuh>
 
 #include "common/message.hpp"
@@ -9,14 +9,14 @@
 namespace abfi {
 
 PrefillPlan plan_prefill(const PageTable& pages, const std::vector<int32_t>& q_indptr_h, uint32_t num_qo_heads,
-                         uint32_t head_dim, DeviceAllocations& mem, cudaStream_t stream) {
+                         uint32_t head_dim, int32_t window_left, DeviceAllocations& mem, cudaStream_t stream) {
   std::vector<int32_t> qo_indptr = q_indptr_h;    // FlashInfer's planner takes mutable pointers
   std::vector<int32_t> kv_indptr = pages.indptr;  // in pages, as the paged wrapper passes it
   const uint32_t requests = pages.requests;
   const uint32_t total_rows = static_cast<uint32_t>(qo_indptr.back());
   const bool cuda_graph_plan = false;
   const uint32_t sizeof_o = 2, kv_bytes = 2;
-  const int32_t window_left = -1, fixed_split_size = -1;
+  const int32_t fixed_split_size = -1;
   const bool disable_split_kv = false;
   const int64_t colocated_ctas = 0, uniform_q_len = 0;
 

@@ -19,9 +19,10 @@ struct PrefillPlan {
 };
 
 // Plans `pages.requests` requests whose queries start at q_indptr_h (host, [requests + 1]) with num_qo_heads
-// query heads each over pages.kv_heads KV heads; waits for the plan's upload. Throws CudaFailure or
+// query heads each over pages.kv_heads KV heads, with FlashInfer's sliding window (window_left; -1: none, as its
+// wrapper plans); waits for the plan's upload. Throws CudaFailure or
 // flashinfer::Error.
 PrefillPlan plan_prefill(const PageTable& pages, const std::vector<int32_t>& q_indptr_h, uint32_t num_qo_heads,
-                         uint32_t head_dim, DeviceAllocations& mem, cudaStream_t stream);
+                         uint32_t head_dim, int32_t window_left, DeviceAllocations& mem, cudaStream_t stream);
 
 }  // namespace abfi
