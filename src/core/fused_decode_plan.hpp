@@ -7,14 +7,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/host_device.hpp"
 #include "core/problem.hpp"
 #include "core/sizes.hpp"
-
-#if defined(__CUDACC__)
-#define AB_HOST_DEVICE __host__ __device__
-#else
-#define AB_HOST_DEVICE
-#endif
 
 namespace ab::fused_decode {
 

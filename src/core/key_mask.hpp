@@ -10,11 +10,7 @@
 #pragma once
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define AB_HOST_DEVICE __host__ __device__
-#else
-#define AB_HOST_DEVICE
-#endif
+#include "core/host_device.hpp"
 
 namespace ab {
 

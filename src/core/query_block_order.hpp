@@ -30,13 +30,7 @@
 //     (kernels/fused_tail_merge.cuh).
 #pragma once
 
-#ifndef AB_HOST_DEVICE  // as core/key_mask.hpp
-#if defined(__CUDACC__)
-#define AB_HOST_DEVICE __host__ __device__
-#else
-#define AB_HOST_DEVICE
-#endif
-#endif
+#include "core/host_device.hpp"
 
 namespace ab {
 

@@ -17,7 +17,7 @@ namespace fd = ab::fused_decode;
 namespace {
 
 Problem decode_problem(std::int64_t batch, std::int64_t heads, std::int64_t kv_heads, std::int64_t seq_len,
-                       std::int64_t q_len) {
+                       std::int64_t q_len, std::int64_t window = 0) {
   ProblemSpec s;
   s.batch = batch;
   s.heads = heads;
@@ -27,6 +27,7 @@ Problem decode_problem(std::int64_t batch, std::int64_t heads, std::int64_t kv_h
   s.head_dim = 128;
   s.page_size = 16;
   s.kv_layout = KvLayout::paged;
+  s.window = window;
   return make_problem(s);
 }
 
@@ -192,18 +193,7 @@ TEST(FusedDecodePlan, WindowWalksOnlyTheVisibleKeys) {
       }
   // The plan of a windowed problem follows the window, not the cache: gpt-oss's decode with window 128 at 8k
   // keys gets the splits (and the workspace bound) of a ~192-key problem.
-  Problem full = decode_problem(64, 64, 8, 8192, 1);
-  ProblemSpec s;
-  s.batch = 64;
-  s.heads = 64;
-  s.kv_heads = 8;
-  s.seq_len = 8192;
-  s.q_len = 1;
-  s.head_dim = 128;
-  s.page_size = 16;
-  s.kv_layout = KvLayout::paged;
-  s.window = 128;
-  const Problem windowed = make_problem(s);
+  const Problem full = decode_problem(64, 64, 8, 8192, 1), windowed = decode_problem(64, 64, 8, 8192, 1, 128);
   EXPECT_EQ(fd::decode_shape(windowed).lens.front(), 192);
   EXPECT_LE(fd::resolve_splits(windowed, 0, 132), fd::max_splits(192));
   EXPECT_LT(fd::workspace_bound(windowed, 0), fd::workspace_bound(full, 0));
