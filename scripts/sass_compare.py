@@ -10,6 +10,12 @@ instructions with their encodings (which hold the scheduling control bits) and e
 identical, differs (instruction-count delta, resource changes), or only in one build.
 
     scripts/sass_compare.py --cuobjdump PATH BEFORE AFTER [--filter RE] [--kernel RE] [--diff N] [--demangle] [-j N]
+                            [--rename RE=REPL ...] [--new-ok]
+
+A kernel that gained a template argument in AFTER (a variant's instance beside the one without it) keeps its old
+instance under a new name: --rename (a regex and its replacement, applied to AFTER's mangled names, in order)
+names it as before, so that it is compared with its old SASS; --new-ok lets the instances only AFTER has (the
+variant's own) pass.
 
 Exit: 0 every instance identical; 1 some differ or are only in one build; 2 bad input (a missing path, a folder
 against a file, no device code on either side, cuobjdump failing); 77 cuobjdump (or the nvdisasm it runs) missing.
@@ -218,7 +224,20 @@ def main():
     ap.add_argument("--demangle", action="store_true", help="print demangled names (c++filt)")
     ap.add_argument("--quiet", action="store_true", help="print only the instances that are not identical")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--rename", action="append", default=[], metavar="RE=REPL",
+                    help="rename AFTER's mangled names (re.sub, in order) before matching them with BEFORE's")
+    ap.add_argument("--new-ok", action="store_true", help="instances only in AFTER do not fail the comparison")
     a = ap.parse_args()
+    renames = []
+    for r in a.rename:
+        pattern, sep, repl = r.partition("=")
+        try:
+            if not sep or not pattern:
+                raise re.error("no '='")
+            renames.append((re.compile(pattern), repl))
+        except re.error as e:
+            print(f"sass-compare: --rename {r!r}: expected REGEX=REPLACEMENT ({e})", file=sys.stderr)
+            return BAD
 
     if not a.cuobjdump or not os.path.isfile(a.cuobjdump) or not os.access(a.cuobjdump, os.X_OK):
         print("sass-compare: SKIPPED: no cuobjdump (scripts/fetch-cuobjdump.sh fetches one)", file=sys.stderr)
@@ -233,6 +252,14 @@ def main():
     try:
         before = collect(a.cuobjdump, a.before, a.filter, a.jobs)
         after = collect(a.cuobjdump, a.after, a.filter, a.jobs)
+        for pattern, repl in renames:
+            renamed = {}
+            for (obj, member, arch, name), f in after.items():
+                key = (obj, member, arch, pattern.sub(repl, name))
+                if key in renamed:
+                    raise Bad(f"--rename {pattern.pattern!r} gives two instances the name {key[3]}")
+                renamed[key] = f
+            after = renamed
     except Bad as e:
         print(f"sass-compare: {e}", file=sys.stderr)
         return BAD
@@ -272,7 +299,8 @@ def main():
             print(f"    {line}")
     print(f"sass-compare: {len(keys)} kernel instances: {counts['identical']} identical, {counts['differs']} differ, "
           f"{counts['only-before']} only before, {counts['only-after']} only after")
-    return 0 if counts["identical"] == len(keys) else 1
+    allowed = counts["identical"] + (counts["only-after"] if a.new_ok else 0)
+    return 0 if allowed == len(keys) else 1
 
 
 if __name__ == "__main__":

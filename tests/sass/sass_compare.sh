@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/sass-compare.sh on tiny builds of tests/sass/sample.cu: two alike builds (the second from a copy of the
 # file with one more line, so its anonymous namespace's hash differs) compare identical (exit 0); a build with
-# -DCHANGED shows scale<2> as differs, extra as only-after and shift as identical (exit 1); bad input exits 2.
+# -DCHANGED shows scale<2> as differs, extra as only-after and shift as identical (exit 1); a build with -DVARIANT,
+# renamed (--rename) and with --new-ok, shows scale<2, false> identical to scale<2> (exit 0); bad input exits 2.
 # Skipped (77) without nvcc or cuobjdump (scripts/fetch-cuobjdump.sh fetches one).
 #   tests/sass/sass_compare.sh SOURCE_DIR
 set -uo pipefail
@@ -16,13 +17,15 @@ check() {  # check WHAT EXPECTED ACTUAL
   if [[ $2 == "$3" ]]; then echo "ok: $1"; else echo "FAIL: $1 (expected $2, got $3)"; fail=1; fi
 }
 
-mkdir -p "$work/a" "$work/b" "$work/c"
+mkdir -p "$work/a" "$work/b" "$work/c" "$work/v"
 cp "$src/tests/sass/sample.cu" "$work/a/sample.cu"
 { echo "// one more line"; cat "$src/tests/sass/sample.cu"; } > "$work/b/sample.cu"
 cp "$src/tests/sass/sample.cu" "$work/c/sample.cu"
-for d in a b c; do
+cp "$src/tests/sass/sample.cu" "$work/v/sample.cu"
+for d in a b c v; do
   flags=()
   [[ $d == c ]] && flags=(-DCHANGED)
+  [[ $d == v ]] && flags=(-DVARIANT)
   "$nvcc" -c -O3 -arch=sm_90a "${flags[@]}" "$work/$d/sample.cu" -o "$work/$d/sample.o" ||
     { echo "FAIL: nvcc could not build $d"; exit 1; }
 done
@@ -42,6 +45,18 @@ check "changed build: scale<2> differs" 1 "$(grep -c '^differs .*_Z5scaleILi2EEv
 check "changed build: shift identical" 1 "$(grep -c '^identical .*_GLOBAL__N_5shift' "$work/changed.txt")"
 check "changed build: extra only after" 1 "$(grep -c '^only-after .*_Z5extraPf' "$work/changed.txt")"
 check "changed build: the difference shown" 1 "$(grep -c -m1 '^    +[A-Z]' "$work/changed.txt")"
+
+# A variant's template argument: renamed to the old name, scale<2, false> is identical; scale<2, true> is new.
+"$compare" --rename 'ILi2ELb0EEvPf$=ILi2EEvPf' --new-ok "$work/a" "$work/v" > "$work/variant.txt" 2>&1
+rc=$?
+cat "$work/variant.txt"
+check "variant build, renamed, new ok: exit" 0 "$rc"
+check "variant build: scale<2, false> identical to scale<2>" 1 "$(grep -c '^identical .*_Z5scaleILi2EEvPf' "$work/variant.txt")"
+check "variant build: scale<2, true> only after" 1 "$(grep -c '^only-after .*_Z5scaleILi2ELb1EEvPf' "$work/variant.txt")"
+"$compare" --rename 'ILi2ELb0EEvPf$=ILi2EEvPf' "$work/a" "$work/v" > /dev/null 2>&1
+check "variant build without --new-ok: exit" 1 $?
+"$compare" --rename 'no-equals-sign' "$work/a" "$work/v" > /dev/null 2>&1
+check "a --rename without '=': exit" 2 $?
 
 "$compare" "$work/a/sample.o" "$work/b/sample.o" > /dev/null 2>&1
 check "two objects: exit" 0 $?
