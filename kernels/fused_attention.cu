@@ -178,7 +178,7 @@ int fused_launch(const FusedParams& p, const FusedTile& tile, void* stream) {
   if (!fused_can_implement(p, tile).empty()) return static_cast<int>(cudaErrorInvalidValue);
   if (p.paged && !p.block_table) return static_cast<int>(cudaErrorInvalidValue);
   const Entry* e = find_entry(static_cast<int>(p.head_dim), tile, p.bf16);
-  KParams kp{};
+  KVarParams kp{};
   kp.q = static_cast<const std::uint16_t*>(p.q);
   kp.k = static_cast<const std::uint16_t*>(p.k);
   kp.v = static_cast<const std::uint16_t*>(p.v);
@@ -200,6 +200,10 @@ int fused_launch(const FusedParams& p, const FusedTile& tile, void* stream) {
   kp.pool_slots = !p.paged ? 0 : (p.pool_slots > 0 ? p.pool_slots : p.batch * p.pages);
   kp.tail_ws = tile.persistent() ? static_cast<float*>(p.workspace) : nullptr;  // the tail split's, if room
   kp.tail_ws_bytes = tile.persistent() && p.workspace ? p.workspace_bytes : 0;
+  kp.window = static_cast<int>(p.window);  // fused_params clamped it below seq_len
+  kp.cap_in = p.softcap > 0.f ? p.scale / p.softcap : 0.f;
+  kp.cap_out = p.softcap > 0.f ? p.softcap / p.scale : 0.f;
+  kp.sinks = p.sinks;
   return e->launch(kp, stream);
 }
 

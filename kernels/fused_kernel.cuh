@@ -27,6 +27,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "core/fused_tile.hpp"  // the kernel table's tiles (Entry)
 #include "core/query_block_order.hpp"  // grid_query_block: which (head, query block) a CTA runs
@@ -52,6 +53,20 @@ struct KParams {
   std::int64_t tail_ws_bytes;
   TailSplit tail;               // the walk's tail split, decided by launch_wsp for its grid (rem 0: none)
 };
+
+// The parameters of the instances that apply the variants (the wsp kernel's VAR instances): the sliding window
+// (keys before a query's position - window masked, an item's first key tiles skipped), the soft-cap (a raw score s
+// becomes cap_out * tanh(s * cap_in); cap_in 0: none) and the sinks ([H] logits in the rows' denominators; null:
+// none). Every launch takes them; the instances without variants take KParams alone, so their code is unchanged.
+struct KVarParams : KParams {
+  int window;
+  float cap_in, cap_out;
+  const float* sinks;
+};
+template <bool VAR>
+using KParamsOf = std::conditional_t<VAR, KVarParams, KParams>;
+// Whether a launch needs the variants' instances.
+inline bool applies_variants(const KVarParams& kp) { return kp.window > 0 || kp.cap_in > 0.f || kp.sinks != nullptr; }
 
 // ---- the inference-shape rules every fused kernel applies (one definition) ------------------------------
 // Bottom-right causal alignment (FlashAttention, FlashInfer): the q_len queries of a sequence of kv_len keys
@@ -411,7 +426,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
 
 // ---- host side: one compiled configuration ------------------------------------------------------------
 
-using LaunchFn = int (*)(const KParams&, void* stream);
+using LaunchFn = int (*)(const KVarParams&, void* stream);
 using AttrFn = int (*)(cudaFuncAttributes*);
 
 struct Entry {
@@ -428,7 +443,7 @@ struct Entry {
 };
 
 template <class C, bool BF16>
-int launch_cfg(const KParams& kp, void* stream) {
+int launch_cfg(const KVarParams& kp, void* stream) {
   auto kern = fused_attention_fwd<C, BF16>;
   if (C::SMEM > 48 * 1024) {
     // Per device; cheap enough to repeat, and always right after a device switch.

@@ -229,7 +229,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
 }
 
 template <class C, bool BF16>
-int launch_wg(const KParams& kp, void* stream) {
+int launch_wg(const KVarParams& kp, void* stream) {
   auto kern = fused_attention_fwd_wg<C, BF16>;
   cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
   if (e != cudaSuccess) return static_cast<int>(e);

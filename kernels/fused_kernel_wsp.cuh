@@ -166,13 +166,17 @@ struct QSlot<2> {
   __device__ __forceinline__ void next(int) { ++n; }
 };
 
-template <class C, bool BF16>
+// VAR: the instance that applies the variants (KVarParams): an item's key tiles start at its first row's window
+// (a piece of its block, as the tail split's), the consumers mask each row's window and soft-cap the scores
+// (WgRows<..., true>, the exact softmax), the epilogue adds the head's sink; never with the tail split.
+template <class C, bool BF16, bool VAR = false>
 __global__ void __launch_bounds__(C::THREADS, 1)
-    fused_attention_fwd_wsp(const KParams p, const __grid_constant__ CUtensorMap tm_q,
+    fused_attention_fwd_wsp(const KParamsOf<VAR> p, const __grid_constant__ CUtensorMap tm_q,
                             const __grid_constant__ CUtensorMap tm_k, const __grid_constant__ CUtensorMap tm_v,
                             const __grid_constant__ CUtensorMap tm_o) {
 #ifdef AB_FUSED_WGMMA
   constexpr int D = C::D, BM = C::BM, BN = C::BN, ST = C::STAGES;
+  static_assert(!(VAR && C::TAIL), "wsp kernel: the variants' instances run without the tail split");
 
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   unsigned char* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);
@@ -244,6 +248,9 @@ __global__ void __launch_bounds__(C::THREADS, 1)
           t_end = st.t_end;
         }
       }
+      if constexpr (VAR) {  // from the tile of the block's first row's window start
+        if (p.window > 0) t_begin = min(t_end - 1, max(0, max(g.q_row0, 0) + g.diag - p.window) / BN);
+      }
       const std::int32_t* __restrict__ bt = p.block_table + static_cast<std::int64_t>(g.b) * p.pages;
       const int qb = q.buf();
       if (leader) {  // Q of this item, once the epilogue of the item q_bufs back has left the buffer
@@ -285,11 +292,11 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     const int cw = warp - 4;  // warp index among the consumers: rows cw*16 .. +15 of the CTA tile
     const int gq = lane >> 2, tq = lane & 3;
     const float sl2 = p.scale_log2;
-    using Rows = WgRows<BN, D, BF16>;
+    using Rows = WgRows<BN, D, BF16, VAR>;
     const std::uint64_t dk = sw128_desc(sK_a, 16, 1024);
     const std::uint64_t dv = sw128_desc(sV_a, BN * 128, 1024);
 
-    WgStep<BN, D, BF16, C::SPEC_BASE> w;  // fused_wg_step.cuh
+    WgStep<BN, D, BF16, C::SPEC_BASE && !VAR, VAR> w;  // fused_wg_step.cuh
     using Turns = std::conditional_t<C::TURNS, WgTurns, NoTurns>;
     const Turns turns(wg, C::CONSUMERS);
     if (wg == C::CONSUMERS) turns.pass();  // the first consumer warpgroup has the first turn
@@ -313,7 +320,13 @@ __global__ void __launch_bounds__(C::THREADS, 1)
         __syncwarp();
       }
       if (!g.run) break;
-      const WgRowGeom rg{g.q_row0 + cw * 16, gq, tq, g.kv_len, g.diag, p.causal != 0};
+      const typename Rows::Geom rg = [&] {
+        if constexpr (VAR) {
+          return WgVarGeom{{g.q_row0 + cw * 16, gq, tq, g.kv_len, g.diag, p.causal != 0}, p.window, p.cap_in, p.cap_out};
+        } else {
+          return WgRowGeom{g.q_row0 + cw * 16, gq, tq, g.kv_len, g.diag, p.causal != 0};
+        }
+      }();
       w.begin();
       float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
       const std::uint32_t sQ_a = sQ_a0 + qb * C::Q_BYTES;
@@ -414,7 +427,17 @@ __global__ void __launch_bounds__(C::THREADS, 1)
           if (lane == 0) bulk_wait_read<0>();
           __syncwarp();
         }
-        Rows::template stage_rows<BM>(w.acc_o, row_sum, smem + C::O_OFFSET + o_off, cw * 16, rg);
+        if constexpr (VAR) {
+          if (p.sinks) {  // the head's sink in every row's denominator
+            const float sink2 = __ldg(p.sinks + g.bh % p.heads) * 1.4426950408889634f;
+            Rows::template stage_rows_sink<BM>(w.acc_o, row_sum, row_max, sink2, sl2, smem + C::O_OFFSET + o_off,
+                                               cw * 16, rg);
+          } else {
+            Rows::template stage_rows<BM>(w.acc_o, row_sum, smem + C::O_OFFSET + o_off, cw * 16, rg);
+          }
+        } else {
+          Rows::template stage_rows<BM>(w.acc_o, row_sum, smem + C::O_OFFSET + o_off, cw * 16, rg);
+        }
         fence_proxy_async();  // the staged rows (generic proxy writes) before the TMA reads them
         __syncwarp();
         if (lane == 0) {

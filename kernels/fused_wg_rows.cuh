@@ -24,9 +24,17 @@ struct WgRowGeom {
   int kv_len, diag;
   bool causal;
 };
+// The same with the variants (WgRows<..., VAR>): the sliding window (a row sees no key before row + diag - window;
+// 0: none) and the soft-cap (a raw score s becomes cap_out * tanh(s * cap_in); cap_in 0: none).
+struct WgVarGeom : WgRowGeom {
+  int window;
+  float cap_in, cap_out;
+};
 
-template <int BN, int D, bool BF16>
+// VAR: the rows of the instances that apply the variants (their geometry WgVarGeom); the others keep their code.
+template <int BN, int D, bool BF16, bool VAR = false>
 struct WgRows {
+  using Geom = std::conditional_t<VAR, WgVarGeom, WgRowGeom>;
   static constexpr int NT = BN / 8, KN = BN / 16, DT = D / 8, CPR = D / 8;
 
   // The causal mask as bits at head_dim 64: this thread's masked elements of one row (bit 2 nt + e: column
@@ -50,14 +58,14 @@ struct WgRows {
   // probabilities into pa (the A fragments of P_j V_j). alpha: the factor O must be rescaled by.
   static __device__ __forceinline__ void softmax(float (&acc_s)[NT][4], std::uint32_t (&pa)[KN][4],
                                                  float (&row_max)[2], float (&row_sum)[2], float (&alpha)[2],
-                                                 int n0, const WgRowGeom& r, float sl2) {
+                                                 int n0, const Geom& r, float sl2) {
     softmax_exp(acc_s, row_max, row_sum, alpha, n0, r, sl2);
     pack(acc_s, pa);
   }
   // The same without the packing: the probabilities stay in acc_s (fp32).
   static __device__ __forceinline__ void softmax_exp(float (&acc_s)[NT][4], float (&row_max)[2],
                                                      float (&row_sum)[2], float (&alpha)[2], int n0,
-                                                     const WgRowGeom& r, float sl2) {
+                                                     const Geom& r, float sl2) {
     mask_tile(acc_s, n0, r);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -88,14 +96,34 @@ struct WgRows {
   // Masks S (keys n0 ..) where needed: key_masked(col, row) as one bound per row (keys from min(kv_len, row + diag
   // + 1) on are masked when causal, from kv_len on otherwise), counted from this thread's first column, so each
   // element is one comparison with a constant (at head_dim 64 causal, a select on a bit of masked_bits).
-  static __device__ __forceinline__ void mask_tile(float (&acc_s)[NT][4], int n0, const WgRowGeom& r) {
-    if (tile_needs_mask(n0, BN, r.warp_row0, r.kv_len, r.diag, r.causal)) {
+  // VAR: the soft-cap first (every score), then the window's lower bound with the upper one (the tiles that hold a
+  // key before some row's window start are masked too; the plain comparisons, not the mask bits).
+  static __device__ __forceinline__ void mask_tile(float (&acc_s)[NT][4], int n0, const Geom& r) {
+    bool needs = tile_needs_mask(n0, BN, r.warp_row0, r.kv_len, r.diag, r.causal);
+    if constexpr (VAR) {
+      if (r.cap_in > 0.f) {
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc_s[nt][e] = r.cap_out * tanhf(acc_s[nt][e] * r.cap_in);
+      }
+      needs = needs || (r.window > 0 && n0 < r.warp_row0 + 15 + r.diag - r.window);
+    }
+    if (needs) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int row = r.warp_row0 + r.g + h * 8;
         const int end = r.causal ? min(r.kv_len, row + r.diag + 1) : r.kv_len;
         const int lim = end - (n0 + r.tq * 2);
-        if (MASK_BITS && r.causal) {
+        if constexpr (VAR) {
+          // Columns [lo, lim) of this thread's first are visible (lo: the window's start, or none below).
+          const int lo = r.window > 0 ? row + r.diag - r.window - (n0 + r.tq * 2) : -BN;
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+            for (int e = 0; e < 2; ++e)
+              if (nt * 8 + e >= lim || nt * 8 + e < lo) acc_s[nt][2 * h + e] = -INFINITY;
+        } else if (MASK_BITS && r.causal) {
           const MaskBits m = masked_bits(lim);
 #pragma unroll
           for (int nt = 0; nt < NT; ++nt)
@@ -120,7 +148,7 @@ struct WgRows {
   static __device__ __forceinline__ float base_of(float m, float sl2) { return m == -INFINITY ? 0.f : m * sl2; }
   static __device__ __forceinline__ bool softmax_exp_spec(float (&acc_s)[NT][4], const float (&row_max)[2],
                                                           float (&mx)[2], float (&sum)[2], int n0,
-                                                          const WgRowGeom& r, float sl2) {
+                                                          const Geom& r, float sl2) {
     mask_tile(acc_s, n0, r);
     float mb_old[2];
 #pragma unroll
@@ -221,6 +249,29 @@ struct WgRows {
       l += __shfl_xor_sync(0xffffffffu, l, 1);
       l += __shfl_xor_sync(0xffffffffu, l, 2);
       const float inv = l > 0.f ? __fdividef(1.f, l) : 0.f;  // l <= the key count: far from 2^126
+      const int lr = lrow0 + r.g + 8 * h;
+#pragma unroll
+      for (int dt = 0; dt < DT; ++dt)
+        *reinterpret_cast<std::uint32_t*>(stage + sw_off(BM, lr, dt) + r.tq * 4) =
+            pack2<BF16>(acc_o[dt][2 * h] * inv, acc_o[dt][2 * h + 1] * inv);
+    }
+  }
+  // The same with a sink logit in every row's denominator (VAR; sink2 in log2 units, the rows' maxima row_max in
+  // raw units): l gains 2^(sink2 - m) at the common scale max(m, sink2); a row that saw no key is staged as zeros.
+  template <int BM>
+  static __device__ __forceinline__ void stage_rows_sink(const float (&acc_o)[DT][4], const float (&row_sum)[2],
+                                                         const float (&row_max)[2], float sink2, float sl2,
+                                                         unsigned char* stage, int lrow0, const WgRowGeom& r) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float l = row_sum[h];
+      l += __shfl_xor_sync(0xffffffffu, l, 1);
+      l += __shfl_xor_sync(0xffffffffu, l, 2);
+      const float m = row_max[h] == -INFINITY ? -INFINITY : row_max[h] * sl2;
+      const float top = fmaxf(m, sink2);
+      const float sc = m == -INFINITY ? 0.f : ex2(m - top);
+      l = l * sc + ex2(sink2 - top);
+      const float inv = l > 0.f ? __fdividef(sc, l) : 0.f;
       const int lr = lrow0 + r.g + 8 * h;
 #pragma unroll
       for (int dt = 0; dt < DT; ++dt)

@@ -92,9 +92,11 @@ struct NoKRow {
   __device__ __forceinline__ const std::uint16_t* operator()(int) const { return nullptr; }
 };
 
-template <int BN, int D, bool BF16, bool SPEC_BASE = false>
+// VAR: the step of the instances that apply the variants (WgRows<..., true>, geometry WgVarGeom).
+template <int BN, int D, bool BF16, bool SPEC_BASE = false, bool VAR = false>
 struct WgStep {
-  using Rows = WgRows<BN, D, BF16>;
+  using Rows = WgRows<BN, D, BF16, VAR>;
+  using Geom = typename Rows::Geom;
   static constexpr int NT = BN / 8, KN = BN / 16, DT = D / 8, KD = D / 16;
   // Where the step waits for P_{j-1} V_{j-1}. Written after the softmax, ptxas still hoisted that wait above
   // the row maximum: it packs P_j straight into P_{j-1}'s registers, which the P V reads, so no softmax ran
@@ -160,7 +162,7 @@ struct WgStep {
   // softmax's result is folded into O). The key offset is computed here, after the MMAs went out: computed
   // by the caller, before them, it changes the whole loop's schedule.
   template <class SLanded, class PvDone, class Turns = NoTurns, class KRow = NoKRow>
-  __device__ __forceinline__ void step(bool has_pv, int j, const WgRowGeom& rg, float sl2, float (&row_max)[2],
+  __device__ __forceinline__ void step(bool has_pv, int j, const Geom& rg, float sl2, float (&row_max)[2],
                                        float (&row_sum)[2], SLanded&& s_landed, PvDone&& pv_done,
                                        const Turns& turns = Turns{}, const KRow& k_row = KRow{}) {
     pin(acc_s);
@@ -259,7 +261,7 @@ struct WgStep {
     return v;
   }
   template <class KRow>
-  __device__ __forceinline__ void recompute_s(int j, const WgRowGeom& rg, const KRow& k_row) {
+  __device__ __forceinline__ void recompute_s(int j, const Geom& rg, const KRow& k_row) {
     static_assert(D == 128, "recompute_s: head_dim 128");
     const std::uint32_t qa = static_cast<std::uint32_t>(desc_a[0] & 0x3FFFu) << 4;  // this warpgroup's Q rows
     const std::uint32_t q_blk = static_cast<std::uint32_t>((desc_a[4] - desc_a[0]) & 0x3FFFu) << 4;  // BM * 128

@@ -22,7 +22,7 @@ template <int BM, int TILE_BYTES, class Step, class Bars, class RoundK, class Ro
 __device__ __forceinline__ void ws_tile_step(Step& w, const Bars& bars, std::uint64_t dq, std::uint64_t dk,
                                              std::uint64_t dv, bool has_pv, int j, int s, int sp,
                                              const RoundK& round_k, const RoundV& round_v, ByCopy by_copy,
-                                             const WgRowGeom& rg, float sl2, float (&row_max)[2],
+                                             const typename Step::Geom& rg, float sl2, float (&row_max)[2],
                                              float (&row_sum)[2], const Extra&... extra) {
   mbar_wait(bars.full_k(s), round_k());
   if (has_pv) mbar_wait(bars.full_v(sp), round_v());

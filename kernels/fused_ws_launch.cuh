@@ -30,7 +30,7 @@ int encode_ws_maps(const KParams& kp, CUtensorMap* mq, CUtensorMap* mk, CUtensor
 }
 
 template <class C, bool BF16>
-int launch_ws(const KParams& kp, void* stream) {
+int launch_ws(const KVarParams& kp, void* stream) {
   CUtensorMap mq, mk, mv;
   const int e = encode_ws_maps<C::D, C::BM, C::BN, BF16>(kp, &mq, &mk, &mv);
   if (e != 0) return e;

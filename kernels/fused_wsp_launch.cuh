@@ -53,21 +53,22 @@ int wsp_resident_ctas(int* fit) {
   return 0;
 }
 
-template <class K, bool BF16>
-int launch_wsp_kernel(const KParams& kp, const CUtensorMap& mq, const CUtensorMap& mk, const CUtensorMap& mv,
+template <class K, bool BF16, bool VAR = false>
+int launch_wsp_kernel(const KParamsOf<VAR>& kp, const CUtensorMap& mq, const CUtensorMap& mk, const CUtensorMap& mv,
                       const CUtensorMap& mo, long long grid, void* stream) {
-  auto kern = fused_attention_fwd_wsp<K, BF16>;
+  auto kern = fused_attention_fwd_wsp<K, BF16, VAR>;
   const cudaError_t ce = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, K::SMEM);
   if (ce != cudaSuccess) return static_cast<int>(ce);
   kern<<<static_cast<unsigned>(grid), K::THREADS, K::SMEM, static_cast<cudaStream_t>(stream)>>>(kp, mq, mk, mv, mo);
   return static_cast<int>(cudaGetLastError());
 }
 
-// C's kernel where its walk splits the last round, else C::NoTail's (the same kernel without the split's code).
+// C's kernel where its walk splits the last round, else C::NoTail's (the same kernel without the split's code); a
+// problem with variants runs NoTail's instance that applies them (never split).
 template <class C, bool BF16>
-int launch_wsp(const KParams& kp_in, void* stream) {
+int launch_wsp(const KVarParams& kp_in, void* stream) {
   using Plain = typename C::NoTail;
-  KParams kp = kp_in;
+  KVarParams kp = kp_in;
   CUtensorMap mq, mk, mv, mo;
   int e = encode_ws_maps<C::D, C::BM, C::BN, BF16>(kp, &mq, &mk, &mv);  // the ws kernel's maps
   if (e != 0) return e;
@@ -79,6 +80,11 @@ int launch_wsp(const KParams& kp_in, void* stream) {
   if (e != 0) return e;
   long long grid = std::min<long long>(PersistentWalk::units(kp), fit);
   if (wsp_grid_cap() > 0) grid = std::min<long long>(grid, wsp_grid_cap());
+  if (applies_variants(kp)) {
+    kp.tail = TailSplit{};
+    kp.tail_ws = nullptr;
+    return launch_wsp_kernel<Plain, BF16, true>(kp, mq, mk, mv, mo, grid, stream);
+  }
   kp.tail = wsp_tail_split<C>(kp, grid);
   if constexpr (C::TAIL) {
     if (kp.tail.rem > 0) return launch_wsp_kernel<C, BF16>(kp, mq, mk, mv, mo, grid, stream);

@@ -204,7 +204,8 @@ TEST(CudaStrategies, inference_shapes_gqa_decode_chunked_ragged) {
 // The sliding window and soft-cap (issue 47) through the GEMM strategies' softmax primitives (WindowCap): a window
 // of 1, one ending inside a page, one longer than the sequence, with a cap, GQA packed and broadcast, decode,
 // chunked prefill and ragged lengths. The fused decode tiles run every one of them here (q_len <= 16: their
-// window base, per-row window start and tanh cap, fused_decode.cuh); the fused prefill tiles refuse them (not yet).
+// window base, per-row window start and tanh cap, fused_decode.cuh); prefill_variants_on_the_persistent_tiles
+// runs prefill ones.
 TEST(CudaStrategies, sliding_window_and_soft_cap) {
   std::uint64_t seed = 60;
   for (KvLayout l : {KvLayout::contiguous, KvLayout::paged})
@@ -229,8 +230,8 @@ TEST(CudaStrategies, sliding_window_and_soft_cap) {
 // test_cuda_reference checks against the fp64 one): packed GQA rows and not, one page (combine as a finalize)
 // and many with a short last page, ragged, decode and q_len > 1, with a window and a cap, fp16 and bf16, and a
 // contiguous problem (head_batched and nested finalize, the others combine). The fused decode tiles run the q_len
-// <= 16 ones (the sink joins where the splits merge: one split's write, or the combine kernel); the prefill tiles
-// refuse them.
+// <= 16 ones (the sink joins where the splits merge: one split's write, or the combine kernel), the persistent
+// prefill tiles the others (their epilogue), the other prefill tiles refuse them.
 TEST(CudaStrategies, sinks) {
   std::uint64_t seed = 90;
   for (KvLayout l : {KvLayout::contiguous, KvLayout::paged})
@@ -245,8 +246,35 @@ TEST(CudaStrategies, sinks) {
   ProblemSpec one{2, 4, 1, 100, 100, 64, 0, 100, KvLayout::paged, DType::fp16, true, {}, "", 0, 0};
   one.sinks = true;
   run_all(make_problem(one), false, seed++, true);
+  // q_len 100: a prefill problem, which the persistent tiles take on Hopper; elsewhere fused says why not.
   std::string why = make_strategies("fused").front()->can_run(make_problem(one), *gpu(), {});
-  EXPECT_NE(why.find("sinks"), std::string::npos) << why;
+  if (gpu()->device_info().cc_major == 9) EXPECT_EQ(why, "");
+  else EXPECT_NE(why.find("sinks"), std::string::npos) << why;
+}
+
+// The persistent prefill tiles' variants (fused_kernel_wsp.cuh's VAR instances: an item's key tiles from its first
+// row's window, each row's window and the cap in the consumers' mask, the sink in the epilogue), against the GPU
+// reference, on Hopper: q_len 100 (a 192-row block with rows past q_len at head_dim 64), ragged 300 / 100 / 517, a
+// window of 1, one ending inside a page, 128, one longer than every sequence, the cap alone (3 and 50) and sinks,
+// causal and not, contiguous and 16-key pages, fp16 and bf16. fused must take every one.
+TEST(CudaStrategies, prefill_variants_on_the_persistent_tiles) {
+  if (gpu()->device_info().cc_major != 9) GTEST_SKIP() << "the persistent tiles are built for sm_90a";
+  struct Case {
+    std::int64_t window, cap;
+    bool sinks, causal;
+  };
+  std::uint64_t seed = 150;
+  for (KvLayout l : {KvLayout::contiguous, KvLayout::paged})
+    for (std::int64_t d : {64, 128})
+      for (const Case& c : {Case{1, 0, false, true}, Case{13, 3, false, false}, Case{128, 0, true, true},
+                            Case{5000, 50, true, false}, Case{0, 50, false, true}, Case{0, 0, true, false}}) {
+        ProblemSpec s{3, 8, 2, 0, 100, d, 0, 16, l, d == 64 ? DType::fp16 : DType::bf16, c.causal, {300, 100, 517},
+                      "list", c.window, c.cap};
+        s.sinks = c.sinks;
+        const Problem p = make_problem(s);
+        EXPECT_EQ(make_strategies("fused").front()->can_run(p, *gpu(), {}), "") << p.label();
+        run_all(p, false, seed++, true);
+      }
 }
 
 // A value head dim of its own (V and O head_dim_v wide: the PV GEMMs' width, the gather of K and V at two widths,
