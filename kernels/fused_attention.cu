@@ -135,6 +135,9 @@ std::string fused_can_implement(const FusedParams& p, const FusedTile& tile) {
   if (tile.decode()) return fused_decode_can_implement(p, tile);
   const std::string name = tile.name();
   if (!tile_compiled(tile)) return "tile " + name + " is not compiled";
+  // Only the persistent tiles' launch has the variants' instances (launch_wsp); the others would drop them.
+  if (!tile.persistent() && (p.window > 0 || p.softcap > 0.f || p.sinks))
+    return "tile " + name + " does not apply a sliding window, a soft-cap or sinks (the decode and ...wsp tiles do)";
   const Entry* e = find_entry(static_cast<int>(p.head_dim), tile, p.bf16);
   if (!e) {
     std::vector<int> ds;

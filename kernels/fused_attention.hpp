@@ -24,7 +24,8 @@ struct FusedParams {
   bool causal = false;
   bool bf16 = false;  // else fp16
   float scale = 1.0f; // 1/sqrt(head_dim)
-  // The variants the decode tiles apply (the prefill tiles refuse them: CudaBackend::fused_can_implement).
+  // The variants the decode and persistent (...wsp) tiles apply (the other prefill tiles refuse them:
+  // fused_can_implement for the window and the cap, CudaBackend::fused_can_implement for the sinks too).
   std::int64_t window = 0;            // sliding window (Problem::window); 0: none
   float softcap = 0;                  // soft-cap of the scaled scores (Problem::softcap); 0: none
   const float* sinks = nullptr;       // [H] sink logits (Problem::sinks), device memory; null: none
