@@ -26,6 +26,7 @@ int cuda_device_count() { return cuda::device_count_noexcept(); }
 
 std::unique_ptr<Backend> make_cuda_backend(int device) {
   int n = cuda::device_count_noexcept();
+  trace_phase(fmt::format("cuda: {} device(s) (the driver and runtime loaded)", n));
   if (device < 0 || device >= n) throw BackendError(fmt::format("CUDA device {} does not exist ({} visible)", device, n));
   return std::make_unique<cuda::CudaBackend>(device);
 }
@@ -34,7 +35,7 @@ namespace cuda {
 
 CudaBackend::CudaBackend(int device) : device_(device), nvml_(device) {
   set_parts({this, this, this, this, this});
-  trace_phase(fmt::format("cuda: device {}: NVML", device_));
+  trace_phase(fmt::format("cuda: device {}: CUPTI's callbacks registered, NVML opened", device_));
   AB_CUDA_CHECK(cudaSetDevice(device_));
   trace_phase("cuda: context");
   int l2 = 0;
