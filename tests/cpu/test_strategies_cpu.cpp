@@ -39,8 +39,7 @@ Outcome run_one(Strategy& st, const Problem& p, const StrategyOptions& opt, std:
   std::memcpy(k.get(), t.k.data(), t.k.size() * es);
   std::memcpy(v.get(), t.v.data(), t.v.size() * es);
   if (!t.block_table.empty()) std::memcpy(bt.get(), t.block_table.data(), t.block_table.size() * 4);  // never memcpy from null
-  std::vector<std::int32_t> lens(static_cast<std::size_t>(p.batch));
-  for (std::int64_t b = 0; b < p.batch; ++b) lens[b] = static_cast<std::int32_t>(p.kv_len(b));
+  std::vector<std::int32_t> lens = kv_lens_of(p);
   AttentionIO io{q.get(), k.get(), v.get(), o.get(), bt.as<std::int32_t>(),
                  t.block_table.empty() ? nullptr : t.block_table.data(), lens.data(), lens.data()};
   std::vector<double> ref(p.q_elements());

@@ -63,7 +63,7 @@ Inputs prepare(const Problem& p, std::uint64_t seed) {
     in.bt = Buffer(be.memory(), t.block_table.size() * 4);
     be.memory().upload(in.bt.get(), t.block_table.data(), t.block_table.size() * 4);
   }
-  for (std::int64_t b = 0; b < p.batch; ++b) in.lens_host.push_back(static_cast<std::int32_t>(p.kv_len(b)));
+  in.lens_host = kv_lens_of(p);
   in.lens = Buffer(be.memory(), in.lens_host.size() * 4);
   be.memory().upload(in.lens.get(), in.lens_host.data(), in.lens_host.size() * 4);
   if (!t.sinks.empty()) {
