@@ -170,9 +170,17 @@ TEST(PeerFlashInfer, run_the_window_and_the_soft_cap_they_declare) {
     ASSERT_EQ(r.rows.size(), 4u) << cap;
     for (const auto& row : r.rows) expect_verified(row);
   }
-  auto r = run_both("--batch=2 --heads=4 --seq_len=100 --q_len=1 --head_dim=64 --kv_layout=paged --page_size=16 --sinks");
-  ASSERT_EQ(r.rows.size(), 2u);
-  for (const auto& row : r.rows) expect_unsupported(row, "sinks");
+  // fused runs it beside them: a grid no strategy can run is refused as a whole (exit 2, no report).
+  auto r = peer_test::run_verified(std::string("--peers=flashinfer-decode,flashinfer-prefill --strategies=fused,") +
+                                   kDecode + "," + kPrefill +
+                                   " --batch=2 --heads=4 --seq_len=100 --q_len=1 --head_dim=64 --kv_layout=paged "
+                                   "--page_size=16 --sinks");
+  EXPECT_EQ(r.rc, 0);
+  ASSERT_EQ(r.rows.size(), 3u);
+  for (const auto& row : r.rows) {
+    if (is(row, "fused")) expect_verified(row);
+    else expect_unsupported(row, "sinks");
+  }
 }
 
 TEST(PeerFlashInfer, refusals_say_why) {
