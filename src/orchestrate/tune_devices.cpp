@@ -109,6 +109,7 @@ DeviceTuneOutcome tune_on_devices(const DevicePoolOptions& o, const TuneOptions&
 
 int serve_tune_tasks(const WorkerSeat& seat, Backend& backend, const TuneOptions& opt) {
   std::map<std::string, ListedCandidates> listed;  // this worker's candidate lists, kept across its units
+  std::map<std::string, double> probe_bounds;        // and the fastest verified probe of each shape it screened
   auto problem_alone = [&](std::size_t problem) {
     TuneOptions one = opt;
     one.problems = {opt.problems.at(problem)};
@@ -116,6 +117,7 @@ int serve_tune_tasks(const WorkerSeat& seat, Backend& backend, const TuneOptions
     one.quiet = true;
     one.checkpoint = nullptr;
     one.listed = &listed;
+    one.probe_bounds = &probe_bounds;
     return one;
   };
   return serve_worker_tasks(seat.dir, seat.device, backend.device_info().to_json(), [&](const WorkerTask& task) {

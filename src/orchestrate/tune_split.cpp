@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/json_document.hpp"
+#include "core/phase_trace.hpp"
 #include "strategies/registry.hpp"
 #include "tune/screen_halving.hpp"
 #include "tune/tuner.hpp"
@@ -20,6 +21,18 @@ constexpr const char* kUnitSchema = "attnbench.tune-unit/1";     // parent -> wo
 constexpr const char* kResultSchema = "attnbench.tune-part/1";   // worker -> parent (listing, screening)
 
 std::string unit_path(const std::string& dir, std::size_t item) { return fmt::format("{}/unit-{}.json", dir, item); }
+std::string bounds_path(const std::string& dir) { return dir + "/probe-bounds.json"; }
+constexpr const char* kBoundsSchema = "attnbench.tune-probe-bounds/1";  // parent -> workers: {key: {device name: ms}}
+
+// The pool's shared bounds (bounds_path) for shape `key` on a device named `device`, into `bounds` where faster.
+void take_shared_bound(const std::string& dir, const std::string& key, const std::string& device,
+                       std::map<std::string, double>& bounds) {
+  if (!std::filesystem::exists(bounds_path(dir))) return;
+  const nlohmann::json doc = read_json_document(bounds_path(dir), kBoundsSchema);
+  const double ms = probe_bound_of(doc.value("bounds", nlohmann::json::object()), key, device);
+  auto it = bounds.find(key);
+  if (ms > 0 && (it == bounds.end() || ms < it->second)) bounds[key] = ms;
+}
 
 }  // namespace
 
@@ -201,6 +214,7 @@ void SplitTune::absorb_screening(const Unit& u, const TaskOutcome& t) {
     nlohmann::json doc = read_json_document(t.file, kResultSchema);
     if (doc.contains("range")) {
       screened_range_from_json(doc.at("range"), r.lo, r.count, shape);
+      if (doc.contains("best_probe_ms") && doc.contains("device_name")) share_bound(r.key, doc);
       shape.verify_s += doc.at("verify_s").get<double>();
       shape.screen_s += doc.at("screen_s").get<double>();
       add_screen_stages(shape.stages, screen_stages_from_json(doc.at("stages")));
@@ -216,6 +230,13 @@ void SplitTune::absorb_screening(const Unit& u, const TaskOutcome& t) {
                               opt_.problems[u.problem].label(), t.item, r.key, r.strategy, r.lo, r.hi - 1, r.count, why));
 }
 
+void SplitTune::share_bound(const std::string& key, const nlohmann::json& unit_result) {
+  if (!add_probe_bound(probe_bounds_, key, unit_result.at("device_name").get<std::string>(),
+                       unit_result.at("best_probe_ms").get<double>()))
+    return;
+  write_json_atomic(bounds_path(dir_), {{"schema", kBoundsSchema}, {"bounds", probe_bounds_}});
+}
+
 bool serve_split_unit(Backend& backend, const WorkerTask& task, const std::function<TuneOptions(std::size_t)>& one,
                       const std::function<TaskEnd(const TuneOptions&)>& finish, TaskEnd* end) {
   const std::string path = unit_path(std::filesystem::path(task.file).parent_path().string(), task.item);
@@ -224,6 +245,13 @@ bool serve_split_unit(Backend& backend, const WorkerTask& task, const std::funct
   const std::string kind = unit.at("kind").get<std::string>();
   TuneOptions opt = one(unit.at("problem").get<std::size_t>());
   *end = TaskEnd{};
+  if (phase_trace_enabled())
+    trace_phase(fmt::format("tune unit {}: {} of problem {}, {}{}", task.item, kind, unit.at("problem").get<std::size_t>(),
+                            unit.value("strategy", std::string("every strategy")),
+                            kind == "screening" ? fmt::format(" gemm {} [{}, {}) of {}", unit.at("key").get<std::string>(),
+                                                              unit.at("lo").get<std::size_t>(), unit.at("hi").get<std::size_t>(),
+                                                              unit.at("count").get<std::size_t>())
+                                                : std::string()));
   if (kind == "finishing") {
     std::map<std::string, ScreenedShape> screened;
     for (const auto& [key, shape] : unit.at("screened").items()) screened[key] = screened_shape_from_json(shape);
@@ -252,12 +280,27 @@ bool serve_split_unit(Backend& backend, const WorkerTask& task, const std::funct
     range.count = unit.at("count").get<std::size_t>();
     opt.strategies = unit.at("strategy").get<std::string>();
     opt.screen_range = range;
+    const std::string device = backend.device_info().name;
+    if (opt.probe_bounds) take_shared_bound(std::filesystem::path(path).parent_path().string(), range.key, device, *opt.probe_bounds);
     TuneOutcome out = tune_grid(backend, opt);
     const GemmTuneRecord* r = nullptr;
     for (const GemmTuneRecord& g : out.gemm)
       if (g.key == range.key) r = &g;
     if (r) {
+      if (phase_trace_enabled()) {
+        std::size_t ok = 0, cut = 0;
+        for (std::size_t i = range.lo; i < range.hi; ++i) {
+          ok += r->candidates[i].status == "ok";
+          cut += r->candidates[i].status == "cut";
+        }
+        trace_phase(fmt::format("tune unit {}: {} ok, {} cut, verify {:.2f} s, screen {:.2f} s", task.item, ok, cut,
+                                r->verify_s, r->screen_s));
+      }
       doc["range"] = screened_range_to_json(r->candidates, range.lo, range.hi);
+      if (opt.probe_bounds && opt.probe_bounds->count(range.key)) {
+        doc["best_probe_ms"] = opt.probe_bounds->at(range.key);
+        doc["device_name"] = device;
+      }
       doc["verify_s"] = r->verify_s;
       doc["screen_s"] = r->screen_s;
       doc["stages"] = screen_stages_to_json(r->stages);

@@ -1,5 +1,5 @@
 // tune --devices with --search=exhaustive: the grid's tune split below the problem, so that two GPUs share
-// even a one-problem grid. Per problem: a listing unit per strategy (the shapes it searches and their
+// even a one-problem grid (docs/scale-out-devices.md). Per problem: a listing unit per strategy (the shapes it searches and their
 // candidate counts), screening units (ranges of a large shape's candidates: phase 1, probe, verify and
 // screen, tune/gemm_search.hpp), then a finishing unit per strategy that runs the strategy's tune of the
 // problem on one device with those outcomes: the finalists re-measured and re-checked there (phases 2-3),
@@ -8,7 +8,9 @@
 // another's screening goes on. Units are numbered in grid order as they are planned, whatever the device
 // count: first the listing units (one per problem and strategy, so that devices list a problem's
 // strategies side by side), then each problem's screening units and its finishing units (in --strategies
-// order; one for the whole problem when a listing unit was lost).
+// order; one for the whole problem when a listing unit was lost). A screening unit's probe cutoff starts from
+// the fastest verified probe of its shape that any earlier unit on a device of the same name reported, as one
+// process screening the whole list starts each candidate from the fastest so far.
 #pragma once
 #include <cstddef>
 #include <functional>
@@ -68,6 +70,8 @@ class SplitTune {
   void write_unit(std::size_t item, nlohmann::json doc) const;
   void absorb_listing(const Unit& u, const TaskOutcome& t);
   void absorb_screening(const Unit& u, const TaskOutcome& t);
+  // Takes a screening unit's fastest verified probe into the pool's shared bounds (and their file) where faster.
+  void share_bound(const std::string& key, const nlohmann::json& unit_result);
   void note(std::size_t problem, std::string text);
 
   const TuneOptions& opt_;
@@ -83,6 +87,10 @@ class SplitTune {
   std::vector<std::size_t> finishing_;                      // finishing units' items, in planning order
   std::map<std::string, ScreenedShape> screened_;
   std::map<std::string, std::set<int>> screened_on_;  // devices that screened each shape
+  // The fastest verified probe of each shape by device name, as the screening units report it: the pool's
+  // probe-bounds.json, which each screening unit reads before it starts (devices of one name only: their
+  // times compare).
+  nlohmann::json probe_bounds_ = nlohmann::json::object();
   std::map<std::size_t, std::string> notes_;
   bool failed_ = false;
 };

@@ -72,4 +72,20 @@ ScreenedShape screened_shape_from_json(const nlohmann::json& j) {
   return s;
 }
 
+bool add_probe_bound(nlohmann::json& bounds, const std::string& key, const std::string& device, double ms) {
+  if (!(ms > 0)) return false;
+  const double now = probe_bound_of(bounds, key, device);
+  if (now > 0 && now <= ms) return false;
+  bounds[key][device] = ms;
+  return true;
+}
+
+double probe_bound_of(const nlohmann::json& bounds, const std::string& key, const std::string& device) {
+  if (!bounds.is_object()) return 0;
+  auto k = bounds.find(key);
+  if (k == bounds.end() || !k->is_object()) return 0;
+  auto d = k->find(device);
+  return d != k->end() && d->is_number() ? d->get<double>() : 0;
+}
+
 }  // namespace ab

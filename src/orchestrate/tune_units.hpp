@@ -42,6 +42,13 @@ nlohmann::json screened_range_to_json(const std::vector<CandidateOutcome>& candi
 // Writes such a range into `shape` (sized to `count` candidates first), at lo.
 void screened_range_from_json(const nlohmann::json& j, std::size_t lo, std::size_t count, ScreenedShape& shape);
 
+// The pool's shared probe bounds ({key: {device name: ms}}, the fastest verified probe each shape's screening
+// units reported, by device name: only a device of the same name compares). Adds `ms` for `key` on `device` where
+// faster (or new); false when it changed nothing.
+bool add_probe_bound(nlohmann::json& bounds, const std::string& key, const std::string& device, double ms);
+// The bound for `key` on `device` (0: none).
+double probe_bound_of(const nlohmann::json& bounds, const std::string& key, const std::string& device);
+
 // A whole screened shape and back (the finishing unit's input): {"count", "verify_s", "screen_s", "stages", "range"}.
 nlohmann::json screened_shape_to_json(const ScreenedShape& shape);
 ScreenedShape screened_shape_from_json(const nlohmann::json& j);

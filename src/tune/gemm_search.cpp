@@ -277,7 +277,10 @@ class ShapeSearch {
     ShapeScreenSetup setup{rec_, g_, t, s_.opt.halving, verify,
                            [this](std::size_t i, const std::function<void()>& work) { guarded(i, work); },
                            s_.opt.exhaustive ? s_.opt.group_margin : 0};
-    screen_shape(setup, r_, lo, hi);
+    std::map<std::string, double>* bounds = s_.opt.screen_range ? s_.opt.probe_bounds : nullptr;
+    if (bounds && bounds->count(g_.key)) setup.probe_bound = bounds->at(g_.key);
+    const double best = screen_shape(setup, r_, lo, hi);
+    if (bounds && best > 0) (*bounds)[g_.key] = best;
   }
 
   // Phase 2: the heuristic's choice and the fastest screened candidates get the full measurement, and the

@@ -30,11 +30,11 @@ bool interrupted(CandidateOutcome& c) {
 }
 
 // Without halving: each candidate probed, verified and screened in turn (screen_candidate), as before.
-void screen_in_one_pass(const ShapeScreenSetup& s, GemmTuneRecord& r, std::size_t lo, std::size_t hi) {
+double screen_in_one_pass(const ShapeScreenSetup& s, GemmTuneRecord& r, std::size_t lo, std::size_t hi) {
   const ScreenTiming& t = s.t;
   ScreenStage probe{"probe", r.probe_calls, 1};
   ScreenStage screen{"final", r.screen_calls, t.samples};
-  double best_probe_ms = 0;
+  double best_probe_ms = t.cutoff > 0 ? s.probe_bound : 0;
   for (std::size_t i = lo; i < hi; ++i) {
     if (interrupted(r.candidates[i])) continue;  // the tuner keeps nothing of this shape
     s.guarded(i, [&] { r.candidates[i] = screen_candidate(s.rec, s.g, r.algos[i], s.verify, t, best_probe_ms, r); });
@@ -56,12 +56,16 @@ void screen_in_one_pass(const ShapeScreenSetup& s, GemmTuneRecord& r, std::size_
   probe.passed = probe.kept = screen.entered;
   if (t.cutoff > 0) r.stages.push_back(probe);
   r.stages.push_back(screen);
+  return best_probe_ms;
 }
 
 // Successive halving over candidates [lo, hi).
 class Halving {
  public:
-  Halving(const ShapeScreenSetup& s, GemmTuneRecord& r) : s_(s), t_(s.t), r_(r) {}
+  Halving(const ShapeScreenSetup& s, GemmTuneRecord& r)
+      : s_(s), t_(s.t), r_(r), best_probe_(s.t.cutoff > 0 ? s.probe_bound : 0) {}
+
+  double best_probe() const { return best_probe_; }
 
   void run(std::size_t lo, std::size_t hi) {
     probe_all(lo, hi);
@@ -422,17 +426,16 @@ class Halving {
   GemmTuneRecord& r_;
   std::vector<Entry> pool_;  // the candidates still in the screen, in list order
   int ranked_ = 0;           // rankings so far
-  double best_probe_ = 0;    // the fastest probe of a verified candidate
+  double best_probe_ = 0;    // the fastest probe of a verified candidate (here, or the bound it started from)
 };
 
 }  // namespace
 
-void screen_shape(const ShapeScreenSetup& s, GemmTuneRecord& r, std::size_t lo, std::size_t hi) {
-  if (!s.rule.on() || hi - lo <= static_cast<std::size_t>(s.rule.final_round)) {
-    screen_in_one_pass(s, r, lo, hi);
-    return;
-  }
-  Halving(s, r).run(lo, hi);
+double screen_shape(const ShapeScreenSetup& s, GemmTuneRecord& r, std::size_t lo, std::size_t hi) {
+  if (!s.rule.on() || hi - lo <= static_cast<std::size_t>(s.rule.final_round)) return screen_in_one_pass(s, r, lo, hi);
+  Halving h(s, r);
+  h.run(lo, hi);
+  return h.best_probe();
 }
 
 }  // namespace ab

@@ -3,7 +3,8 @@
 // fastest in full: docs/tuning.md, step 2), and those within the probe cutoff are screened, by successive
 // halving (step 3) or, with halving off or a range of at most its final round, each in one pass as before
 // (tune/candidate_trials.hpp's screen_candidate). Fills the candidates' outcomes in the record, its stages and
-// its verify and screen times.
+// its verify and screen times. Returns the fastest probe of a verified candidate (the setup's probe_bound when
+// none here was faster; 0 without a probe).
 #pragma once
 #include <cstddef>
 #include <functional>
@@ -28,10 +29,13 @@ struct ShapeScreenSetup {
   std::function<void(std::size_t, const std::function<void()>&)> guarded;
   // The grouped probe's margin (TuneOptions::group_margin; 0: every candidate probed). Used under halving only.
   double group_margin = 0;
+  // The fastest probe of a verified candidate known before this range (an earlier screening unit of the shape in
+  // this process; 0: none): the cutoff and the group margin are relative to it until a faster one is verified.
+  double probe_bound = 0;
 };
 
 // r.algos and the candidates' labels are set; r.probe_calls and r.screen_calls are the calls the probe and a
 // screen sample replay. A stop request (SIGINT/SIGTERM) marks the candidates not yet done failed ("interrupted").
-void screen_shape(const ShapeScreenSetup& s, GemmTuneRecord& r, std::size_t lo, std::size_t hi);
+double screen_shape(const ShapeScreenSetup& s, GemmTuneRecord& r, std::size_t lo, std::size_t hi);
 
 }  // namespace ab

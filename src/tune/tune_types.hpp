@@ -138,6 +138,10 @@ struct TuneOptions {
   // A screening unit: only phase 1 of shape screen_range->key, on its candidates [lo, hi); the record holds
   // their outcomes (the others' status stays empty) and no winner. Other shapes are not searched.
   std::optional<ScreenRange> screen_range;
+  // The fastest probe of a verified candidate by shape key, kept across the screening units one process runs:
+  // a unit's probe cutoff and group margin start from it instead of from nothing, as one process screening the
+  // whole list would (the same device and probe calls, so the times compare). Unset: each unit starts afresh.
+  std::map<std::string, double>* probe_bounds = nullptr;
   // Shapes screened by screening units: their phase-1 outcomes (every candidate), so that phases 2-3 (the
   // finalists re-measured and re-checked here, on one device) choose the winner.
   const std::map<std::string, ScreenedShape>* screened = nullptr;

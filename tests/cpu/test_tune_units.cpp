@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -158,6 +159,56 @@ TEST(SplitTuneOrder, AFinishingUnitGoesAheadOfTheQueuedScreens) {
   EXPECT_EQ(unit.at("kind"), "finishing");
   EXPECT_EQ(unit.at("strategy"), "nested") << "the strategy whose screens are in, not ptr_array";
   EXPECT_TRUE(split.ready().first.empty()) << "released once";
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+}
+
+// The pool's shared probe bounds (orchestrate/tune_units.hpp): the fastest per shape and device name; a slower
+// report, a zero or a NaN changes nothing; another device name has its own.
+TEST(TuneUnits, ProbeBoundsKeepTheFastestPerShapeAndDeviceName) {
+  nlohmann::json b = nlohmann::json::object();
+  EXPECT_EQ(probe_bound_of(b, "k", "H200"), 0.0);
+  EXPECT_TRUE(add_probe_bound(b, "k", "H200", 0.5));
+  EXPECT_FALSE(add_probe_bound(b, "k", "H200", 0.7)) << "slower";
+  EXPECT_FALSE(add_probe_bound(b, "k", "H200", 0.0));
+  EXPECT_FALSE(add_probe_bound(b, "k", "H200", std::nan("")));
+  EXPECT_EQ(probe_bound_of(b, "k", "H200"), 0.5);
+  EXPECT_TRUE(add_probe_bound(b, "k", "H200", 0.4));
+  EXPECT_EQ(probe_bound_of(b, "k", "H200"), 0.4);
+  EXPECT_EQ(probe_bound_of(b, "k", "H100"), 0.0) << "a device of another name does not compare";
+  EXPECT_TRUE(add_probe_bound(b, "k", "H100", 0.9));
+  EXPECT_EQ(probe_bound_of(b, "k", "H200"), 0.4);
+  EXPECT_EQ(probe_bound_of(b, "other", "H200"), 0.0);
+}
+
+// A screening unit's reported fastest probe reaches the pool's probe-bounds.json (what the next units read), only
+// where it is faster than what the file holds.
+TEST(SplitTuneOrder, ScreeningUnitsShareTheirFastestProbe) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("attnbench-split-bounds-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  TuneOptions opt;
+  opt.problems.resize(1);
+  opt.strategies = "nested";
+  SplitTune split(opt, /*split=*/3, dir.string());
+  const std::string listing = (dir / "listing.json").string();
+  write_json_atomic(listing, {{"schema", "attnbench.tune-part/1"},
+                              {"shapes", {{{"key", "shape-n"}, {"strategy", "nested"}, {"count", 6}}}}});
+  ASSERT_TRUE(split.absorb(TaskOutcome{0, 0, 0, listing, ""}));
+  ReadyItems planned = split.ready();
+  ASSERT_EQ(planned.last.size(), 2u);
+  auto screened = [&](std::size_t n, double best_ms) {
+    std::vector<CandidateOutcome> c(6);
+    for (auto& x : c) x.status = "cut";
+    const std::string file = (dir / ("screen-" + std::to_string(n) + ".json")).string();
+    write_json_atomic(file, {{"schema", "attnbench.tune-part/1"}, {"range", screened_range_to_json(c, 3 * n, 3 * n + 3)},
+                             {"verify_s", 0.0}, {"screen_s", 0.0}, {"stages", nlohmann::json::array()},
+                             {"best_probe_ms", best_ms}, {"device_name", "NVIDIA H200"}});
+    EXPECT_TRUE(split.absorb(TaskOutcome{planned.last[n], 0, 0, file, ""}));
+    return read_json_document((dir / "probe-bounds.json").string(), "attnbench.tune-probe-bounds/1");
+  };
+  EXPECT_EQ(probe_bound_of(screened(0, 0.25).at("bounds"), "shape-n", "NVIDIA H200"), 0.25);
+  EXPECT_EQ(probe_bound_of(screened(1, 0.5).at("bounds"), "shape-n", "NVIDIA H200"), 0.25) << "slower: unchanged";
   std::error_code ignored;
   std::filesystem::remove_all(dir, ignored);
 }
