@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "core/phase_trace.hpp"
 #include "core/blob_hex.hpp"
 #include "core/errors.hpp"
 #include "tune/candidate_trials.hpp"
@@ -153,7 +154,9 @@ class ShapeSearch {
     auto t_enum = std::chrono::steady_clock::now();
     if (!list_candidates(s_, rec_, g_, st_, p_, r_)) return;
     r_.enumerate_s = seconds_since(t_enum);
+    trace_phase(fmt::format("tune: gemm {}: {} candidates listed", g_.key, r_.algos.size()));
     record_own_calls();
+    trace_phase(fmt::format("tune: gemm {}: own calls recorded", g_.key));
     verify_reduced_ = reduced_.covers(g_.key);
     r_.verified_on = verify_reduced_ ? reduced_.label() : p_.label();
     label_candidates();
@@ -280,6 +283,7 @@ class ShapeSearch {
     std::map<std::string, double>* bounds = s_.opt.screen_range ? s_.opt.probe_bounds : nullptr;
     if (bounds && bounds->count(g_.key)) setup.probe_bound = bounds->at(g_.key);
     const double best = screen_shape(setup, r_, lo, hi);
+    trace_phase(fmt::format("tune: gemm {}: [{}, {}) screened", g_.key, lo, hi));
     if (bounds && best > 0) (*bounds)[g_.key] = best;
   }
 
@@ -404,6 +408,7 @@ void tune_strategy_gemms(GemmSearchState& s, PlanRecorder& rec, Strategy& st, co
   if (todo.empty()) return;
   // Verification forwards on B=1 H=1 for the shapes found there (nested's), set up once per strategy.
   ReducedVerifier reduced(rec.inner(), st.name(), p, s.opt.strategy, s.opt.seed + 1);
+  trace_phase(fmt::format("tune: {}: reduced verifier ready", st.name()));
   for (const auto& [key, algo] : decided) reduced.use(key, algo, "tuned");
   for (const PlanGroup* g : todo) ShapeSearch(s, rec, st, p, in, reduced, *g).run();
 }

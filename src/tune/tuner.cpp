@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/phase_trace.hpp"
 #include "core/errors.hpp"
 #include "core/stop_request.hpp"
 #include "measure/progress.hpp"
@@ -58,6 +59,7 @@ class TuneRun {
       if (opt_.include && !opt_.include(pi)) continue;
       ProblemWorkspace ws(be_, [&, pi] { return std::make_unique<ProblemInputs>(be_, opt_.problems[pi], opt_.seed + pi); });
       std::string input_error = prepare(ws, opt_.problems[pi]);
+      trace_phase(fmt::format("tune: problem {}: inputs and reference ready", pi));
       for (auto& st : strategies_) {
         if (stop_requested()) break;
         progress_.begin_point(point++, fmt::format("{} / {}", opt_.problems[pi].label(), st->name()));
@@ -222,11 +224,13 @@ void TuneRun::tune_gemms(StrategySession& session, PlanRecorder& rec, const Prob
     return;
   }
   session.setup(rec, p, opt_.strategy);
+  trace_phase(fmt::format("tune: {}: {} plans set up", st.name(), rec.plans().size()));
   if (!rec.plans().empty()) {
     if (opt_.dry_run) list_strategy_gemm_candidates(*search_, rec, st, p);
     else tune_strategy_gemms(*search_, rec, st, p, session.inputs());
   }
   session.teardown();
+  trace_phase(fmt::format("tune: {}: done", st.name()));
 }
 
 }  // namespace
