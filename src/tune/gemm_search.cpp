@@ -72,18 +72,22 @@ GemmTuneRecord new_record(const PlanGroup& g, const Strategy& st, const Problem&
   return r;
 }
 
-// Lists the shape's candidates into r.algos; false (with a note) when the backend has none for it.
+// Lists the shape's candidates into r.algos; false (with a note) when the backend has none for it. A screening
+// unit borrows the process's list (TuneOptions::listed: r.algos and the cached list are swapped, and
+// return_listed swaps them back) instead of copying it: a non-batched shape lists 10^5 algorithms, whose copy
+// and release took a fifth of a second per unit.
 bool list_candidates(GemmSearchState& s, PlanRecorder& rec, const PlanGroup& g, const Strategy& st, const Problem& p,
                      GemmTuneRecord& r) {
   try {
     if (s.opt.listed) {
       auto it = s.opt.listed->find(g.key);
-      if (it == s.opt.listed->end()) {
+      if (it == s.opt.listed->end() || it->second.algos.empty()) {  // not listed, or a failed unit kept it
         ListedCandidates l;
         l.algos = candidate_list(rec, g.ids.front(), s.opt, &l.heuristic_top);
-        it = s.opt.listed->emplace(g.key, std::move(l)).first;
+        it = s.opt.listed->insert_or_assign(g.key, std::move(l)).first;
       }
-      r.algos = it->second.algos;
+      if (s.opt.screen_range) r.algos.swap(it->second.algos);
+      else r.algos = it->second.algos;
       r.heuristic_top = it->second.heuristic_top;
     } else {
       r.algos = candidate_list(rec, g.ids.front(), s.opt, &r.heuristic_top);
@@ -166,6 +170,7 @@ class ShapeSearch {
         throw BackendError(fmt::format("the screening unit's range [{}, {}) of {} candidates does not fit the {} listed "
                                        "here for {}", range.lo, range.hi, range.count, r_.algos.size(), g_.key));
       screen(range.lo, range.hi);
+      return_listed();
       s_.out.gemm.push_back(std::move(r_));
       return;
     }
@@ -217,10 +222,20 @@ class ShapeSearch {
   }
 
   // Every candidate's label and baseline flag, and the record's baseline index.
+  // A screening unit's borrowed list back to the process's cache (list_candidates); the record keeps its
+  // candidates' outcomes, not the algorithms.
+  void return_listed() {
+    if (!s_.opt.listed) return;
+    auto it = s_.opt.listed->find(g_.key);
+    if (it != s_.opt.listed->end() && it->second.algos.empty()) it->second.algos.swap(r_.algos);
+  }
+
   void label_candidates() {
     r_.candidates.resize(r_.algos.size());
+    const std::optional<ScreenRange>& unit = s_.opt.screen_range;  // a unit labels its own range only
     for (std::size_t i = 0; i < r_.algos.size(); ++i) {
-      r_.candidates[i].label = r_.algos[i].label.empty() ? "algo" : r_.algos[i].label;
+      if (!unit || (i >= unit->lo && i < unit->hi))
+        r_.candidates[i].label = r_.algos[i].label.empty() ? "algo" : r_.algos[i].label;
       r_.candidates[i].baseline = r_.algos[i].heuristic_first;
       if (r_.algos[i].heuristic_first && r_.baseline < 0) r_.baseline = static_cast<int>(i);
     }
