@@ -72,8 +72,8 @@ struct DCfg {
 };
 
 // One tile's step of a warp, shared by both decode kernels: the warp holds S for its NT*8 keys (n8 tiles of
-// mma.sync accumulators, rows of MT m16 slices). decode_cap_scores soft-caps S where the problem asks for it;
-// decode_mask_keys sets S to -inf for keys at or past k_end, past each row's visible limit and before its
+// mma.sync accumulators, rows of MT m16 slices). mma_cap_scores (mma_online_softmax.cuh) soft-caps S where the
+// problem asks for it; decode_mask_keys sets S to -inf for keys at or past k_end, past each row's visible limit and before its
 // window's first key (WINDOW; k0: the warp's first key); then the online softmax and the packing of P
 // (mma_online_softmax.cuh's mma_softmax_step and mma_pack_p, the prefill kernel's too).
 template <int MT, int NT, bool WINDOW>
@@ -90,27 +90,6 @@ __device__ __forceinline__ void decode_mask_keys(float (&acc_s)[MT][NT][4], int 
         if constexpr (WINDOW) masked = masked || col < row_lo[mt][e >> 1];
         if (masked) acc_s[mt][nt][e] = -INFINITY;
       }
-}
-
-// Soft-capping of raw scores (DParams::cap_in > 0): s -> cap_out * tanh(s * cap_in), before the mask.
-template <int MT, int NT>
-__device__ __forceinline__ void decode_cap_scores(float (&acc_s)[MT][NT][4], float cap_in, float cap_out) {
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc_s[mt][nt][e] = cap_out * tanhf(acc_s[mt][nt][e] * cap_in);
-}
-
-// A merged row (max m in log2 units, sum l) with its head's sink logit (log2 units) in the denominator: l gains
-// 2^(sink - m) at the common scale M = max(m, sink); returns the factor the row's accumulator takes (0 for a
-// row that saw no key: its output is 0).
-__device__ __forceinline__ float decode_add_sink(float m, float& l, float sink_log2) {
-  const float top = fmaxf(m, sink_log2);
-  const float sc = m == -INFINITY ? 0.f : ex2(m - top);
-  l = l * sc + ex2(sink_log2 - top);
-  return sc;
 }
 
 // The end of a decode CTA, shared by both decode kernels (this file's and fused_decode_tma.cuh's): WARPS
@@ -182,7 +161,7 @@ __device__ __forceinline__ void decode_write_rows(const float* merge, int tid, c
     if (p.splits == 1) {
       if constexpr (VAR) {
         if (p.sinks) {  // the only split: the sink joins here (else in fused_decode_combine)
-          const float sc = decode_add_sink(m, l, __ldg(p.sinks + (qr / p.q_len) % p.heads) * 1.4426950408889634f);
+          const float sc = mma_add_sink(m, l, __ldg(p.sinks + (qr / p.q_len) % p.heads) * 1.4426950408889634f);
 #pragma unroll
           for (int c = 0; c < 4; ++c) o[c] *= sc;
         }
@@ -401,7 +380,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(co
         }
       }
       if constexpr (VAR) {
-        if (p.cap_in > 0.f) decode_cap_scores<MT, 2>(acc_s, p.cap_in, p.cap_out);
+        if (p.cap_in > 0.f) mma_cap_scores<MT, 2>(acc_s, p.cap_in, p.cap_out);
       }
       if (k0 + WN > mask_from || (VAR && k0 < mask_below)) decode_mask_keys<MT, 2, VAR>(acc_s, k0, tq, k_end, row_lim, row_lo);
       mma_softmax_step<MT, 2, DT>(acc_s, row_max, row_sum, acc_o, sl2);
@@ -432,7 +411,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(co
 }
 
 // One block per query row: O = sum_s acc_s 2^(m_s - M) / sum_s l_s 2^(m_s - M), with sinks (a row of
-// [B,H,q_len] belongs to head (row / q_len) % heads) the head's sink in the denominator (decode_add_sink).
+// [B,H,q_len] belongs to head (row / q_len) % heads) the head's sink in the denominator (mma_add_sink).
 // (SINKS: the instance that reads them; the other leaves its last three parameters alone).
 template <bool BF16, bool SINKS>
 __global__ void __launch_bounds__(128) fused_decode_combine(const float* __restrict__ part_acc,
@@ -450,7 +429,7 @@ __global__ void __launch_bounds__(128) fused_decode_combine(const float* __restr
   }
   float inv;
   if constexpr (SINKS) {  // the splits' common factor after the sink joins, over the new sum
-    const float sc = decode_add_sink(m, l, __ldg(sinks + (row / q_len) % heads) * 1.4426950408889634f);
+    const float sc = mma_add_sink(m, l, __ldg(sinks + (row / q_len) % heads) * 1.4426950408889634f);
     inv = l > 0.f ? sc / l : 0.f;
   } else {
     (void)sinks;

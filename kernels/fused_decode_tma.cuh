@@ -261,7 +261,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
     std::uint32_t pa[MT][KS][4];
     if (active) {
       if constexpr (VAR) {
-        if (p.cap_in > 0.f) decode_cap_scores<MT, NT>(acc_s, p.cap_in, p.cap_out);
+        if (p.cap_in > 0.f) mma_cap_scores<MT, NT>(acc_s, p.cap_in, p.cap_out);
       }
       if (k0 + WN > mask_from || (VAR && k0 < mask_below)) decode_mask_keys<MT, NT, VAR>(acc_s, k0, tq, k_end, row_lim, row_lo);
       mma_softmax_step<MT, NT, DT>(acc_s, row_max, row_sum, acc_o, sl2);

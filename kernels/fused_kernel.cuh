@@ -135,8 +135,10 @@ __device__ __forceinline__ std::int64_t kv_row_offset(const KParams& p, bool pag
   return ((static_cast<std::int64_t>(slot) * p.kv_heads + kvh) * ps + (s - page * ps)) * D;
 }
 
-template <class C, bool BF16>
-__global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd(const KParams p) {
+// VAR: the instance that applies the variants (KVarParams: the window, whose key tiles before the block's first
+// row's window it never loads, the soft-cap and the sinks); the other takes KParams and keeps its code.
+template <class C, bool BF16, bool VAR = false>
+__global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd(const KParamsOf<VAR> p) {
   constexpr int D = C::D, BM = C::BM, BN = C::BN, STAGES = C::STAGES, THREADS = C::THREADS;
   constexpr int MW = C::MW, MT = C::MT, LD = C::LD, NT = C::NT, DT = C::DT, KD = C::KD, KN = C::KN;
   constexpr int CPR = C::CPR;
@@ -166,7 +168,11 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
   const std::int64_t bh_rows = (static_cast<std::int64_t>(b) * p.kv_heads + kvh) * p.seq_len;
 
   const int kv_end = kv_end_for_rows(q_row0 + BM, S, diag, p.causal);
-  const int n_tiles = (kv_end + BN - 1) / BN;
+  // Key tiles [t_first, t_first + n_tiles): with a window, from the tile of the block's first row's first
+  // visible key (fused_kernel_wsp.cuh's items likewise); the loop and the ring count tiles from t_first.
+  int t_first = 0;
+  if constexpr (VAR) t_first = p.window > 0 ? min(max(0, q_row0 + diag - p.window), kv_end) / BN : 0;
+  const int n_tiles = (kv_end + BN - 1) / BN - t_first;
 
   const std::uint16_t* __restrict__ gK = p.k;
   const std::uint16_t* __restrict__ gV = p.v;
@@ -186,8 +192,8 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
   const std::int64_t kv_thr = (bh_rows + ld_row0) * D + ld_ch * 8;  // contiguous: row ld_row0 of tile 0
   const std::uint32_t sK_thr = smem_u32(sK + ld_row0 * LD + ld_ch * 8);
   constexpr std::uint32_t V_MINUS_K = STAGES * C::TILE_BYTES;
-  auto issue_tile = [&](int t, int slot, bool from_table) {
-    const int n0 = t * BN;
+  auto issue_tile = [&](int t, int slot, bool from_table) {  // t: the t-th tile of the loop (tile t_first + t)
+    const int n0 = (t_first + t) * BN;
     if constexpr (THREADS % CPR == 0) {
       static_assert(BN % RPP == 0, "whole passes per tile");
       const std::uint32_t dK = sK_thr + slot * C::TILE_BYTES;
@@ -246,7 +252,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
   }
   // Row offsets of tile STAGES-1 (issued in iteration 0) into the table.
   if (paged && tid < BN) {
-    const int s = (STAGES - 1) * BN + tid;
+    const int s = (t_first + STAGES - 1) * BN + tid;
     if (STAGES - 1 < n_tiles && s < S) sOff[((STAGES - 1) & 1) * BN + tid] = row_off_direct(s);
   }
 
@@ -304,14 +310,17 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
     }
     // Block-table prefetch for tile n+STAGES (stored into the table at the end of this iteration).
     const int t_pf = n + STAGES;
-    const int s_pf = t_pf * BN + tid;
+    const int s_pf = (t_first + t_pf) * BN + tid;
     const bool do_pf = paged && tid < BN && t_pf < n_tiles && s_pf < S;
     int slot_pf = 0;
     if (do_pf) slot_pf = __ldg(bt + s_pf / ps);
 
-    const int n0 = n * BN;
+    const int n0 = (t_first + n) * BN;
     const int stage = n % STAGES;
-    if (!p.causal || n0 <= warp_row_last + diag) {
+    bool warp_sees = !p.causal || n0 <= warp_row_last + diag;
+    // A tile wholly before the window of the warp's first row: nothing of it is seen.
+    if constexpr (VAR) warp_sees = warp_sees && !(p.window > 0 && n0 + BN - 1 < warp_row0 + diag - p.window);
+    if (warp_sees) {
       // ---- S = Q K^T ----
       float acc_s[MT][NT][4];
 #pragma unroll
@@ -346,8 +355,13 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
         }
       }
 
+      if constexpr (VAR) {
+        if (p.cap_in > 0.f) mma_cap_scores<MT, NT>(acc_s, p.cap_in, p.cap_out);
+      }
       // ---- mask: keys past the sequence end, and above the diagonal (only tiles that need it) ----
-      const bool need_mask = tile_needs_mask(n0, BN, warp_row0, S, diag, p.causal);
+      bool need_mask = tile_needs_mask(n0, BN, warp_row0, S, diag, p.causal);
+      // VAR: and keys before a row's window (the tile starts before the warp's last row's first visible key).
+      if constexpr (VAR) need_mask = need_mask || (p.window > 0 && n0 < warp_row_last + diag - p.window);
       if (need_mask) {
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
@@ -357,7 +371,9 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
             for (int e = 0; e < 4; ++e) {
               const int col = n0 + nt * 8 + tq * 2 + (e & 1);
               const int row = warp_row0 + mt * 16 + g + (e >> 1) * 8;
-              if (key_masked(col, row, S, diag, p.causal)) acc_s[mt][nt][e] = -INFINITY;
+              bool masked = key_masked(col, row, S, diag, p.causal);
+              if constexpr (VAR) masked = masked || (p.window > 0 && col < row + diag - p.window);
+              if (masked) acc_s[mt][nt][e] = -INFINITY;
             }
       }
 
@@ -401,7 +417,14 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_attention_fwd
       float l = row_sum[mt][r];
       l += __shfl_xor_sync(0xffffffffu, l, 1);
       l += __shfl_xor_sync(0xffffffffu, l, 2);
-      const float inv = l > 0.f ? 1.f / l : 0.f;
+      float keep = 1.f;  // VAR with sinks: the accumulator's factor at the sink's common scale
+      if constexpr (VAR) {
+        if (p.sinks) {
+          const float m = row_max[mt][r] == -INFINITY ? -INFINITY : row_max[mt][r] * sl2;
+          keep = mma_add_sink(m, l, __ldg(p.sinks + h) * 1.4426950408889634f);
+        }
+      }
+      const float inv = l > 0.f ? keep / l : 0.f;
       std::uint16_t* dst = sQ + (warp * MW + mt * 16 + g + r * 8) * LD + tq * 2;
 #pragma unroll
       for (int dt = 0; dt < DT; ++dt)
@@ -440,11 +463,12 @@ struct Entry {
   LaunchFn launch;
   AttrFn attrs;
   bool tail_split = false;  // persistent: the walk may split its last round over the grid (WspCfg::TAIL)
+  bool variants = false;    // it applies the window, the soft-cap and the sinks (the wsp tiles; mma ones where built)
 };
 
-template <class C, bool BF16>
-int launch_cfg(const KVarParams& kp, void* stream) {
-  auto kern = fused_attention_fwd<C, BF16>;
+template <class C, bool BF16, bool VAR>
+int launch_instance(const KParamsOf<VAR>& kp, void* stream) {
+  auto kern = fused_attention_fwd<C, BF16, VAR>;
   if (C::SMEM > 48 * 1024) {
     // Per device; cheap enough to repeat, and always right after a device switch.
     cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
@@ -455,15 +479,28 @@ int launch_cfg(const KVarParams& kp, void* stream) {
   return static_cast<int>(cudaGetLastError());
 }
 
+// A tile's launch: the variants' instance where the launch asks for a variant and the tile has it (VARIANTS;
+// fused_can_implement refuses the others), else the plain one.
+template <class C, bool BF16, bool VARIANTS>
+int launch_cfg(const KVarParams& kp, void* stream) {
+  if constexpr (VARIANTS) {
+    if (applies_variants(kp)) return launch_instance<C, BF16, true>(kp, stream);
+  }
+  return launch_instance<C, BF16, false>(static_cast<const KParams&>(kp), stream);
+}
+
 template <class C, bool BF16>
 int attrs_cfg(cudaFuncAttributes* a) {
   return static_cast<int>(cudaFuncGetAttributes(a, fused_attention_fwd<C, BF16>));
 }
 
-template <int D, int BM, int BN, int W, int ST, bool BF16>
+// VARIANTS: the tile also has the variants' instance (fused_attention_dother.cu's head dims, which no persistent
+// tile covers).
+template <int D, int BM, int BN, int W, int ST, bool BF16, bool VARIANTS = false>
 constexpr Entry make_entry() {
   using C = Cfg<D, BM, BN, W, ST>;
-  return Entry{D, FusedTile::prefill_tile(BM, BN, W, ST), BF16, C::SMEM, C::Q_REGS, &launch_cfg<C, BF16>, &attrs_cfg<C, BF16>};
+  return Entry{D, FusedTile::prefill_tile(BM, BN, W, ST), BF16, C::SMEM, C::Q_REGS, &launch_cfg<C, BF16, VARIANTS>,
+               &attrs_cfg<C, BF16>, false, VARIANTS};
 }
 
 // Per-translation-unit tables (kernels/fused_attention*.cu).

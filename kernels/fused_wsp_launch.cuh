@@ -104,7 +104,7 @@ template <int D, int BN, int ST, int CONSUMERS, bool BF16, int QB = 2, bool TAIL
 constexpr Entry make_entry_wsp() {
   using C = WspCfg<D, BN, ST, CONSUMERS, QB, TAIL>;
   return Entry{D, FusedTile::prefill_tile(C::BM, BN, C::THREADS / 32, ST, TileFamily::prefill_wsp), BF16, C::SMEM, true,
-               &launch_wsp<C, BF16>, &attrs_wsp<C, BF16>, C::TAIL};
+               &launch_wsp<C, BF16>, &attrs_wsp<C, BF16>, C::TAIL, /*variants=*/true};
 }
 
 }  // namespace ab::kernels::fused_detail

@@ -49,6 +49,28 @@ __device__ __forceinline__ void mma_softmax_step(float (&acc_s)[MT][NT][4], floa
     }
 }
 
+// The variants' steps of the mma.sync kernels (the decode kernels' and the prefill kernel's VAR instances):
+// mma_cap_scores soft-caps S (a raw score s becomes cap_out * tanh(s * cap_in)); mma_add_sink puts a head's sink
+// logit (log2 units) into a finished row's denominator: with the row's max m (log2 units, -inf for a row that saw
+// no key) and its sum l, l gains 2^(sink - top) at the common scale top = max(m, sink), and the factor the row's
+// accumulator takes is returned (0 for a row that saw no key: its output is 0).
+template <int MT, int NT>
+__device__ __forceinline__ void mma_cap_scores(float (&acc_s)[MT][NT][4], float cap_in, float cap_out) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc_s[mt][nt][e] = cap_out * tanhf(acc_s[mt][nt][e] * cap_in);
+}
+
+__device__ __forceinline__ float mma_add_sink(float m, float& l, float sink_log2) {
+  const float top = fmaxf(m, sink_log2);
+  const float sc = m == -INFINITY ? 0.f : ex2(m - top);
+  l = l * sc + ex2(sink_log2 - top);
+  return sc;
+}
+
 // P (the softmax's output in S's accumulators) as the A operand of O += P V, rounded to fp16/bf16 pairs:
 // mma_pack_p_frag makes the fragment of 16 keys from the two n8 tiles of S that hold them (s0: keys 0-7, s1:
 // 8-15); mma_pack_p makes every fragment of a warp's tile at once (pa[mt][j]: keys 16j .. 16j + 15 of slice mt).

@@ -298,6 +298,47 @@ TEST(CudaStrategies, prefill_variants_on_the_persistent_tiles) {
   }
 }
 
+// The variants on the mma.sync prefill tiles of head_dim 32, 96 and 256 (fused_kernel.cuh's VAR instances: no
+// persistent tile has these head dims; Gemma-2's 256 with its cap of 50 and window): every such tile, forced, on
+// awkward problems against the GPU reference: a window of 1, one ending inside a page, one longer than the
+// sequence, a window of 200 with q_len 300 (blocks whose first key tiles are skipped), a tight cap and Gemma's,
+// sinks, causal and not, ragged lengths with a short last page, contiguous and paged, fp16 and bf16. The plain
+// tiles of head_dim 64 and 128 still refuse them.
+TEST(CudaStrategies, prefill_variants_on_the_mma_tiles) {
+  struct Case {
+    std::int64_t window, cap;
+    bool sinks, causal;
+  };
+  std::uint64_t seed = 170;
+  for (KvLayout l : {KvLayout::contiguous, KvLayout::paged})
+    for (std::int64_t d : {32, 96, 256})
+      for (const Case& c : {Case{1, 0, false, true}, Case{13, 3, true, false}, Case{200, 50, false, true},
+                            Case{5000, 50, true, true}, Case{0, 50, false, false}}) {
+        ProblemSpec s{2, 8, 2, 0, 300, d, 0, 16, l, d == 96 ? DType::bf16 : DType::fp16, c.causal, {517, 300},
+                      "list", c.window, c.cap};
+        s.sinks = c.sinks;
+        const Problem p = make_problem(s);
+        Inputs in = prepare(p, seed++);
+        int ran = 0;
+        for (const FusedTile& t : gpu()->kernels().fused_tiles()) {
+          if (t.decode() || t.wgmma()) continue;
+          StrategyOptions opt;
+          opt.config = t.name();
+          auto fused = make_strategies("fused");
+          if (!fused.front()->can_run(p, *gpu(), opt).empty()) continue;  // another head_dim's tile
+          std::printf("  %s tile %s\n", p.label().c_str(), t.name().c_str());
+          run_one(*fused.front(), p, in, opt);
+          ++ran;
+        }
+        EXPECT_GE(ran, 1) << p.label() << ": no mma.sync tile ran it";
+        EXPECT_EQ(make_strategies("fused").front()->can_run(p, *gpu(), {}), "") << p.label() << ": the default tile";
+      }
+  ProblemSpec plain{2, 8, 2, 0, 300, 128, 0, 16, KvLayout::paged, DType::fp16, true, {517, 300}, "list", 13, 0};
+  StrategyOptions m128;
+  m128.config = "m128n64w4s2";
+  EXPECT_NE(make_strategies("fused").front()->can_run(make_problem(plain), *gpu(), m128), "");
+}
+
 // A value head dim of its own (V and O head_dim_v wide: the PV GEMMs' width, the gather of K and V at two widths,
 // the primitives' accumulator rows), against the GPU reference: DeepSeek-V3's MLA decode shape (576 / 512, one
 // KV head for 16 query heads, 64-token pages, q_len 1 and 2) and awkward pairs narrower and wider than K (40 / 24,

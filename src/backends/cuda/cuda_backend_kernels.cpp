@@ -83,13 +83,11 @@ std::vector<FusedTile> CudaBackend::fused_tiles() const { return kernels::fused_
 
 std::string CudaBackend::fused_can_implement(const Problem& p, const FusedTile& tile) const {
   // The primitives apply the key mask's window and soft-cap and the sinks (runs_variants); the split-KV decode
-  // tiles (kernels/fused_decode.cuh) and the persistent prefill tiles (fused_kernel_wsp.cuh's VAR instances) apply
-  // those three, the other prefill tiles none yet, and no fused tile a value head dim of its own.
-  for (const std::string& v : p.variants()) {
+  // tiles (kernels/fused_decode.cuh), the persistent prefill tiles (fused_kernel_wsp.cuh's VAR instances) and the
+  // mma.sync prefill tiles of head_dim 32, 96 and 256 (fused_kernel.cuh's) apply those three: which tile does is
+  // kernels::fused_can_implement's to say. No fused tile has a value head dim of its own.
+  for (const std::string& v : p.variants())
     if (v == kValueHeadDim) return "the fused kernels do not apply " + v + " yet";
-    if (!tile.decode() && !tile.persistent())
-      return "tile " + tile.name() + " does not apply " + v + " (the decode and the persistent ...wsp tiles do)";
-  }
   return kernels::fused_can_implement(kernels::fused_params(p, AttentionIO{}), tile);
 }
 
