@@ -136,12 +136,13 @@ std::string fused_can_implement(const FusedParams& p, const FusedTile& tile) {
   const std::string name = tile.name();
   if (!tile_compiled(tile)) return "tile " + name + " is not compiled";
   const Entry* e = find_entry(static_cast<int>(p.head_dim), tile, p.bf16);
-  // Only the tiles with the variants' instances (Entry::variants: the wsp tiles, the mma.sync tiles of
-  // fused_attention_dother.cu's head dims) apply them; the others would drop them.
+  // Only the tiles with the variants' instances (Entry::variants: the wsp tiles, the ws tile of head_dim 256, the
+  // mma.sync tiles of fused_attention_dother.cu's head dims) apply them; the others would drop them.
   if (e && !e->variants && (p.window > 0 || p.softcap > 0.f || p.sinks))
     return "tile " + name + " does not apply a sliding window, a soft-cap or sinks at head_dim " +
            std::to_string(p.head_dim) +
-           " (the decode tiles, the ...wsp tiles and the mma.sync tiles of head_dim 32, 96 and 256 do)";
+           " (the decode tiles, the ...wsp tiles, the ...ws tile of head_dim 256 and the mma.sync tiles of head_dim 32, "
+           "96 and 256 do)";
   if (!e) {
     std::vector<int> ds;
     for (const Entry& x : entries())

@@ -71,7 +71,7 @@ const Entry* entries_ws(int* count) {
       make_entry_ws<128, 128, 2, false>(), make_entry_ws<128, 128, 2, true>(),
       make_entry_ws<64, 64, 3, false>(),   make_entry_ws<64, 64, 3, true>(),
 #endif
-      make_entry_ws<256, 64, 2, false>(),  make_entry_ws<256, 64, 2, true>(),
+      make_entry_ws<256, 64, 2, false, true>(), make_entry_ws<256, 64, 2, true, true>(),  // with the variants
   };
   *count = static_cast<int>(sizeof(e) / sizeof(e[0]));
   return e;

@@ -87,9 +87,12 @@ __device__ __forceinline__ void regs_inc() {
 }
 #endif
 
-template <class C, bool BF16>
+// VAR: the instance that applies the variants (KVarParams: the block's key tiles start at its first row's window,
+// the consumers mask each row's window and soft-cap the scores, the sink joins each row's denominator in the
+// epilogue: WgRows<..., true>, as fused_kernel_wsp.cuh's VAR instances); the other takes KParams and keeps its code.
+template <class C, bool BF16, bool VAR = false>
 __global__ void __launch_bounds__(C::THREADS, 1)
-    fused_attention_fwd_ws(const KParams p, const __grid_constant__ CUtensorMap tm_q,
+    fused_attention_fwd_ws(const KParamsOf<VAR> p, const __grid_constant__ CUtensorMap tm_q,
                            const __grid_constant__ CUtensorMap tm_k, const __grid_constant__ CUtensorMap tm_v) {
 #ifdef AB_FUSED_WGMMA
   constexpr int D = C::D, BM = C::BM, BN = C::BN, ST = C::STAGES;
@@ -121,6 +124,12 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   const int kv_end = kv_end_for_rows(q_row0 + BM, S, diag, p.causal);
   // At least one tile: a block whose rows see no key gets all-masked scores (p = 0, O = 0).
   const int n_tiles = max(1, (kv_end + BN - 1) / BN);
+  // Key tiles [t_first, n_tiles): with a window, from the tile of the block's first row's window start. The ring
+  // counts tiles from t_first (k = t - t_first: stage k % ST, round k / ST).
+  int t_first = 0;
+  if constexpr (VAR) {
+    if (p.window > 0) t_first = min(n_tiles - 1, max(0, q_row0 + diag - p.window) / BN);
+  }
   const bool paged = p.paged != 0;
   const int ps = p.page_size;
   const bool pages_by_tma = paged && ws_pages_by_tma(ps, BN);
@@ -145,9 +154,9 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     // tile: a parity wait cannot tell phase k from phase k+2, so no producer thread may fall a phase behind
     // the leader (fused_kernel_wsp.cuh). Else the leader alone.
     const bool all_follow = !tile_by_tma(n_tiles - 1);
-    for (int t = 0; t < n_tiles && (leader || all_follow); ++t) {
-      const int s = t % ST;
-      const std::uint32_t free_parity = ((t / ST) & 1) ^ 1;  // round 0 passes at once
+    for (int t = t_first; t < n_tiles && (leader || all_follow); ++t) {
+      const int s = (t - t_first) % ST;
+      const std::uint32_t free_parity = (((t - t_first) / ST) & 1) ^ 1;  // round 0 passes at once
       const std::uint32_t dk = sK_a + s * C::TILE_BYTES, dv = sV_a + s * C::TILE_BYTES;
       kv.fill(tm_k, tm_v, tile_by_tma(t), all_follow, leader, t, dk, dv,
               WsStageBars{bars.full_k(s), bars.empty_k(s), bars.full_v(s), bars.empty_v(s)}, free_parity);
@@ -159,10 +168,16 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     const int g = lane >> 2, tq = lane & 3;
     const int warp_row0 = q_row0 + cw * 16;
     const float sl2 = p.scale_log2;
-    using Rows = WgRows<BN, D, BF16>;
-    const WgRowGeom rg{warp_row0, g, tq, S, diag, p.causal != 0};
+    using Rows = WgRows<BN, D, BF16, VAR>;
+    const typename Rows::Geom rg = [&] {
+      if constexpr (VAR) {
+        return WgVarGeom{{warp_row0, g, tq, S, diag, p.causal != 0}, p.window, p.cap_in, p.cap_out};
+      } else {
+        return WgRowGeom{warp_row0, g, tq, S, diag, p.causal != 0};
+      }
+    }();
 
-    WgStep<BN, D, BF16> w;  // fused_wg_step.cuh
+    WgStep<BN, D, BF16, false, VAR> w;  // fused_wg_step.cuh
     w.begin();
     float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
 
@@ -170,23 +185,36 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     const std::uint64_t dk = sw128_desc(sK_a, 16, 1024);
     const std::uint64_t dv = sw128_desc(sV_a, BN * 128, 1024);
     mbar_wait(bar_q, 0);
-    int j = 0;
+    int j = t_first;  // the key tile; k = j - t_first its place in the ring's sequence
     do {
-      const int s = j % ST;
-      const int sp = (j + ST - 1) % ST;  // stage of tile j-1
-      const bool has_pv = j > 0;
+      const int k = j - t_first;
+      const int s = k % ST;
+      const int sp = (k + ST - 1) % ST;  // stage of tile j-1
+      const bool has_pv = k > 0;
       ws_tile_step<BM, C::TILE_BYTES>(  // fused_ws_consumer.cuh
-          w, bars, dq, dk, dv, has_pv, j, s, sp, [&] { return (j / ST) & 1; }, [&] { return ((j - 1) / ST) & 1; },
+          w, bars, dq, dk, dv, has_pv, j, s, sp, [&] { return (k / ST) & 1; }, [&] { return ((k - 1) / ST) & 1; },
           by_copy, rg, sl2, row_max, row_sum);
     } while (++j < n_tiles);
     // ---- the last tile's P V ----
-    ws_last_pv<C::TILE_BYTES>(w, bars, dv, n_tiles - 1, (n_tiles - 1) % ST, [&] { return ((n_tiles - 1) / ST) & 1; },
-                              by_copy);
+    const int k_last = n_tiles - 1 - t_first;
+    ws_last_pv<C::TILE_BYTES>(w, bars, dv, n_tiles - 1, k_last % ST, [&] { return (k_last / ST) & 1; }, by_copy);
 
     // ---- epilogue: O / l into this warp's 16 rows of sQ (its warpgroup's rows, no longer read), then
     // 16-byte stores ----
     const std::int64_t q_rows = static_cast<std::int64_t>(bh) * QL;  // row of (b,h,0) in O [B,H,q_len,D]
-    Rows::template store<BM>(w.acc_o, row_sum, sQ, cw * 16, rg, QL, p.o + q_rows * D, lane);
+    if constexpr (VAR) {
+      if (p.sinks) {  // the head's sink in every row's denominator
+        const float sink2 = __ldg(p.sinks + bh % p.heads) * 1.4426950408889634f;
+        __syncwarp();
+        Rows::template stage_rows_sink<BM>(w.acc_o, row_sum, row_max, sink2, sl2, sQ, cw * 16, rg);
+        __syncwarp();
+        Rows::template copy_rows<BM>(sQ, cw * 16, rg, QL, p.o + q_rows * D, lane);
+      } else {
+        Rows::template store<BM>(w.acc_o, row_sum, sQ, cw * 16, rg, QL, p.o + q_rows * D, lane);
+      }
+    } else {
+      Rows::template store<BM>(w.acc_o, row_sum, sQ, cw * 16, rg, QL, p.o + q_rows * D, lane);
+    }
   }
 #else
   (void)p;

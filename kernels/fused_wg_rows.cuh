@@ -279,8 +279,7 @@ struct WgRows {
             pack2<BF16>(acc_o[dt][2 * h] * inv, acc_o[dt][2 * h + 1] * inv);
     }
   }
-  // The warp's 16 rows staged as above, then 16-byte stores of the rows below q_len to o_head (row 0 of this
-  // (batch, head) in O).
+  // The warp's 16 rows staged as above, then copy_rows.
   template <int BM>
   static __device__ __forceinline__ void store(const float (&acc_o)[DT][4], const float (&row_sum)[2],
                                                unsigned char* stage, int lrow0, const WgRowGeom& r, int q_len,
@@ -288,6 +287,12 @@ struct WgRows {
     __syncwarp();
     stage_rows<BM>(acc_o, row_sum, stage, lrow0, r);
     __syncwarp();
+    copy_rows<BM>(stage, lrow0, r, q_len, o_head, lane);
+  }
+  // The warp's 16 staged rows: 16-byte stores of those below q_len to o_head (row 0 of this (batch, head) in O).
+  template <int BM>
+  static __device__ __forceinline__ void copy_rows(const unsigned char* stage, int lrow0, const WgRowGeom& r,
+                                                   int q_len, std::uint16_t* o_head, int lane) {
 #pragma unroll
     for (int i = 0; i < (16 * CPR) / 32; ++i) {
       const int c = lane + i * 32;

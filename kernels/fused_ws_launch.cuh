@@ -29,12 +29,12 @@ int encode_ws_maps(const KParams& kp, CUtensorMap* mq, CUtensorMap* mk, CUtensor
   return e;
 }
 
-template <class C, bool BF16>
-int launch_ws(const KVarParams& kp, void* stream) {
+template <class C, bool BF16, bool VAR>
+int launch_ws_instance(const KParamsOf<VAR>& kp, void* stream) {
   CUtensorMap mq, mk, mv;
   const int e = encode_ws_maps<C::D, C::BM, C::BN, BF16>(kp, &mq, &mk, &mv);
   if (e != 0) return e;
-  auto kern = fused_attention_fwd_ws<C, BF16>;
+  auto kern = fused_attention_fwd_ws<C, BF16, VAR>;
   cudaError_t ce = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
   if (ce != cudaSuccess) return static_cast<int>(ce);
   const long long blocks = OneBlockPerCta::grid(kp);
@@ -42,16 +42,27 @@ int launch_ws(const KVarParams& kp, void* stream) {
   return static_cast<int>(cudaGetLastError());
 }
 
+// A ws tile's launch: the variants' instance where the launch asks for a variant and the tile has it (VARIANTS;
+// fused_can_implement refuses the others), else the plain one.
+template <class C, bool BF16, bool VARIANTS>
+int launch_ws(const KVarParams& kp, void* stream) {
+  if constexpr (VARIANTS) {
+    if (applies_variants(kp)) return launch_ws_instance<C, BF16, true>(kp, stream);
+  }
+  return launch_ws_instance<C, BF16, false>(static_cast<const KParams&>(kp), stream);
+}
+
 template <class C, bool BF16>
 int attrs_ws(cudaFuncAttributes* a) {
   return static_cast<int>(cudaFuncGetAttributes(a, fused_attention_fwd_ws<C, BF16>));
 }
 
-template <int D, int BN, int ST, bool BF16>
+// VARIANTS: the tile also has the variants' instance (head_dim 256: no persistent tile has it; Gemma-2).
+template <int D, int BN, int ST, bool BF16, bool VARIANTS = false>
 constexpr Entry make_entry_ws() {
   using C = WsCfg<D, BN, ST>;
   return Entry{D, FusedTile::prefill_tile(C::BM, BN, C::THREADS / 32, ST, TileFamily::prefill_ws), BF16, C::SMEM, true,
-               &launch_ws<C, BF16>, &attrs_ws<C, BF16>};
+               &launch_ws<C, BF16, VARIANTS>, &attrs_ws<C, BF16>, false, VARIANTS};
 }
 
 }  // namespace ab::kernels::fused_detail

@@ -50,9 +50,9 @@ class Fused : public Strategy {
     return {0, 1, "1 fused kernel"};
   }
   // The window and soft-cap ride in the key mask its fused kernel applies, the sinks in its last division (the CPU
-  // backend's fused path; on CUDA the split-KV decode tiles, the persistent prefill tiles and the mma.sync prefill
-  // tiles of head_dim 32, 96 and 256 apply the three, the other prefill tiles refuse them and every tile a value
-  // head dim: CudaBackend::fused_can_implement).
+  // backend's fused path; on CUDA the split-KV decode tiles, the persistent prefill tiles, the ws tile of head_dim
+  // 256 and the mma.sync prefill tiles of head_dim 32, 96 and 256 apply the three, the other prefill tiles refuse
+  // them and every tile a value head dim: CudaBackend::fused_can_implement).
   std::vector<std::string> runs_variants() const override { return softmax_variants(); }
   std::string can_implement(const Problem& p, const Backend& be, const StrategyOptions& opt) const override {
     std::string why;
