@@ -202,19 +202,11 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     // ---- epilogue: O / l into this warp's 16 rows of sQ (its warpgroup's rows, no longer read), then
     // 16-byte stores ----
     const std::int64_t q_rows = static_cast<std::int64_t>(bh) * QL;  // row of (b,h,0) in O [B,H,q_len,D]
-    if constexpr (VAR) {
-      if (p.sinks) {  // the head's sink in every row's denominator
-        const float sink2 = __ldg(p.sinks + bh % p.heads) * 1.4426950408889634f;
-        __syncwarp();
-        Rows::template stage_rows_sink<BM>(w.acc_o, row_sum, row_max, sink2, sl2, sQ, cw * 16, rg);
-        __syncwarp();
-        Rows::template copy_rows<BM>(sQ, cw * 16, rg, QL, p.o + q_rows * D, lane);
-      } else {
-        Rows::template store<BM>(w.acc_o, row_sum, sQ, cw * 16, rg, QL, p.o + q_rows * D, lane);
-      }
-    } else {
-      Rows::template store<BM>(w.acc_o, row_sum, sQ, cw * 16, rg, QL, p.o + q_rows * D, lane);
-    }
+    __syncwarp();
+    // VAR with sinks: the head's sink in every row's denominator.
+    Rows::template stage_rows_of<BM>(p, bh % p.heads, w.acc_o, row_sum, row_max, sl2, sQ, cw * 16, rg);
+    __syncwarp();
+    Rows::template copy_rows<BM>(sQ, cw * 16, rg, QL, p.o + q_rows * D, lane);
   }
 #else
   (void)p;

@@ -427,17 +427,9 @@ __global__ void __launch_bounds__(C::THREADS, 1)
           if (lane == 0) bulk_wait_read<0>();
           __syncwarp();
         }
-        if constexpr (VAR) {
-          if (p.sinks) {  // the head's sink in every row's denominator
-            const float sink2 = __ldg(p.sinks + g.bh % p.heads) * 1.4426950408889634f;
-            Rows::template stage_rows_sink<BM>(w.acc_o, row_sum, row_max, sink2, sl2, smem + C::O_OFFSET + o_off,
-                                               cw * 16, rg);
-          } else {
-            Rows::template stage_rows<BM>(w.acc_o, row_sum, smem + C::O_OFFSET + o_off, cw * 16, rg);
-          }
-        } else {
-          Rows::template stage_rows<BM>(w.acc_o, row_sum, smem + C::O_OFFSET + o_off, cw * 16, rg);
-        }
+        // VAR with sinks: the head's sink in every row's denominator.
+        Rows::template stage_rows_of<BM>(p, g.bh % p.heads, w.acc_o, row_sum, row_max, sl2, smem + C::O_OFFSET + o_off,
+                                         cw * 16, rg);
         fence_proxy_async();  // the staged rows (generic proxy writes) before the TMA reads them
         __syncwarp();
         if (lane == 0) {

@@ -237,6 +237,22 @@ struct WgRows {
       for (int e = 0; e < 4; ++e) pa_prev[kk][e] = pa_cur[kk][e];
   }
 
+  // A row's sum over its quad (each thread holds its own columns' part).
+  static __device__ __forceinline__ float quad_sum(float l) {
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l += __shfl_xor_sync(0xffffffffu, l, 2);
+    return l;
+  }
+  // Row h (0: g, 1: g + 8) of the warp's 16 rows times inv into `stage`.
+  template <int BM>
+  static __device__ __forceinline__ void stage_row(const float (&acc_o)[DT][4], int h, float inv, unsigned char* stage,
+                                                   int lrow0, const WgRowGeom& r) {
+    const int lr = lrow0 + r.g + 8 * h;
+#pragma unroll
+    for (int dt = 0; dt < DT; ++dt)
+      *reinterpret_cast<std::uint32_t*>(stage + sw_off(BM, lr, dt) + r.tq * 4) =
+          pack2<BF16>(acc_o[dt][2 * h] * inv, acc_o[dt][2 * h + 1] * inv);
+  }
   // O / l of the warp's 16 rows into rows lrow0 .. +15 of `stage` (a swizzled tile of BM rows, 64-column blocks
   // BM * 128 bytes apart, that only this warp touches now: the layout a TMA store of 16-row boxes reads). A row
   // that saw no key (l = 0) is staged as zeros.
@@ -245,15 +261,8 @@ struct WgRows {
                                                     unsigned char* stage, int lrow0, const WgRowGeom& r) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      float l = row_sum[h];
-      l += __shfl_xor_sync(0xffffffffu, l, 1);
-      l += __shfl_xor_sync(0xffffffffu, l, 2);
-      const float inv = l > 0.f ? __fdividef(1.f, l) : 0.f;  // l <= the key count: far from 2^126
-      const int lr = lrow0 + r.g + 8 * h;
-#pragma unroll
-      for (int dt = 0; dt < DT; ++dt)
-        *reinterpret_cast<std::uint32_t*>(stage + sw_off(BM, lr, dt) + r.tq * 4) =
-            pack2<BF16>(acc_o[dt][2 * h] * inv, acc_o[dt][2 * h + 1] * inv);
+      const float l = quad_sum(row_sum[h]);
+      stage_row<BM>(acc_o, h, l > 0.f ? __fdividef(1.f, l) : 0.f, stage, lrow0, r);  // l <= the key count
     }
   }
   // The same with a sink logit in every row's denominator (VAR; sink2 in log2 units, the rows' maxima row_max in
@@ -264,20 +273,26 @@ struct WgRows {
                                                          unsigned char* stage, int lrow0, const WgRowGeom& r) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      float l = row_sum[h];
-      l += __shfl_xor_sync(0xffffffffu, l, 1);
-      l += __shfl_xor_sync(0xffffffffu, l, 2);
+      float l = quad_sum(row_sum[h]);
       const float m = row_max[h] == -INFINITY ? -INFINITY : row_max[h] * sl2;
       const float top = fmaxf(m, sink2);
       const float sc = m == -INFINITY ? 0.f : ex2(m - top);
       l = l * sc + ex2(sink2 - top);
-      const float inv = l > 0.f ? __fdividef(sc, l) : 0.f;
-      const int lr = lrow0 + r.g + 8 * h;
-#pragma unroll
-      for (int dt = 0; dt < DT; ++dt)
-        *reinterpret_cast<std::uint32_t*>(stage + sw_off(BM, lr, dt) + r.tq * 4) =
-            pack2<BF16>(acc_o[dt][2 * h] * inv, acc_o[dt][2 * h + 1] * inv);
+      stage_row<BM>(acc_o, h, l > 0.f ? __fdividef(sc, l) : 0.f, stage, lrow0, r);
     }
+  }
+  // The rows of a kernel's epilogue: with the head's sink (`head` of p.sinks) where p has one (VAR), else plain.
+  template <int BM, class P>
+  static __device__ __forceinline__ void stage_rows_of(const P& p, int head, const float (&acc_o)[DT][4],
+                                                       const float (&row_sum)[2], const float (&row_max)[2], float sl2,
+                                                       unsigned char* stage, int lrow0, const WgRowGeom& r) {
+    if constexpr (VAR) {
+      if (p.sinks) {
+        stage_rows_sink<BM>(acc_o, row_sum, row_max, __ldg(p.sinks + head) * 1.4426950408889634f, sl2, stage, lrow0, r);
+        return;
+      }
+    }
+    stage_rows<BM>(acc_o, row_sum, stage, lrow0, r);
   }
   // The warp's 16 rows staged as above, then copy_rows.
   template <int BM>
