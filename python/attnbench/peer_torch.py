@@ -48,7 +48,10 @@ from .rows import RowsError, find_binary
 SCHEMA = "attnbench.report/1"
 # Every PyTorch SDPA backend, the unfused matmul-softmax-matmul, and a GQA-packed matmul-softmax-matmul run for
 # decode shapes only (q_len <= DECODE_MAX_Q; no row for other problems).
-BACKENDS = ("flash", "cudnn", "efficient", "math", "unfused", "gqa-packed")
+BACKENDS = ("flash", "cudnn", "efficient", "math", "unfused", "gqa-packed", "flex")
+# The default list: every backend but flex (FlexAttention compiles a kernel per problem, seconds each; it runs
+# the variants SDPA has not: give --backends=...,flex or --backends=all).
+DEFAULT_BACKENDS = BACKENDS[:-1]
 SDPA_ENUM = {"flash": "FLASH_ATTENTION", "cudnn": "CUDNN_ATTENTION", "efficient": "EFFICIENT_ATTENTION",
              "math": "MATH"}
 DECODE_MAX_Q = 16
@@ -103,15 +106,24 @@ def window(p):
     return int(p.get("window", 0) or 0)
 
 
-def variant_refusal(p):
-    """The reason a problem's variant is not run here, or None. A window goes in the boolean mask (mask_mode); no
-    SDPA backend has soft-capping or attention sinks; a value head dim of its own (MLA) is not posed here yet."""
+def softcap(p):
+    """The problem's logit soft-cap (scaled scores s become cap * tanh(s / cap)), 0 for none."""
+    return float(p.get("softcap", 0) or 0)
+
+
+def variant_refusal(p, backend=None):
+    """The reason a problem's variant is not run by `backend` here, or None. A window goes in the boolean mask
+    (mask_mode), or flex's block mask; no SDPA backend has soft-capping or attention sinks, FlexAttention has both
+    (a score_mod, and the sink in each row's denominator through the log-sum-exp flex returns); a value head dim
+    of its own (MLA) is not posed here yet."""
     if int(p.get("head_dim_v", 0) or 0) not in (0, int(p["head_dim"])):
         return "a value head dim of its own (head_dim_v; this peer poses V as wide as K)"
-    if int(p.get("softcap", 0) or 0) > 0:
-        return "logit soft-capping (no PyTorch SDPA backend has it)"
+    if backend == "flex":
+        return None
+    if softcap(p) > 0:
+        return "logit soft-capping (no PyTorch SDPA backend has it; --backends=flex runs it)"
     if p.get("sinks") is True:
-        return "attention sinks (no PyTorch SDPA backend has them)"
+        return "attention sinks (no PyTorch SDPA backend has them; --backends=flex runs them)"
     return None
 
 
@@ -249,6 +261,19 @@ def plan(p, backend, original=None):
         if g > 1:
             notes.append("GQA via K/V repeat_interleave")
         call = f"softmax(({qs} * scale) @ k{rep}^T [{mask_arg}]) @ v{rep}"
+    elif backend == "flex":
+        notes = [n.replace("explicit bool mask", "the block mask") for n in notes]
+        mods = []
+        if softcap(p) > 0:
+            mods.append(f"score_mod cap*tanh(s/cap), cap {softcap(p):g}")
+        if p.get("sinks") is True:
+            mods.append("sinks: out * sigmoid(lse - sink[h]) from return_lse")
+        notes.extend(mods)
+        if g > 1:
+            notes.append("GQA via enable_gqa")
+        block = "None" if mode == "none" else f"create_block_mask(mask_mod, {B}, None, {Q}, {S})"
+        call = (f"torch.compile(flex_attention)({qs}, {ks}, v[{B},{KVH},{S},{D}], score_mod, block_mask={block}"
+                f"{', enable_gqa=True' if g > 1 else ''}{', return_lse=True' if p.get('sinks') is True else ''})")
     elif backend == "gqa-packed":
         if Q > DECODE_MAX_Q:
             return {"skip": f"gqa-packed runs decode shapes only (q_len <= {DECODE_MAX_Q})"}
@@ -390,9 +415,70 @@ class Gpu:
             m = m & (j >= i + lens - p["q_len"] - window(p))
         return m
 
+    def sink_logits(self, p):
+        """[H] fp32 sink logits of a problem with sinks (seeded: the same for the forward and its check)."""
+        t = self.torch
+        g = t.Generator(device=self.dev)
+        g.manual_seed(self.a.seed + 1)
+        return t.randn(p["heads"], generator=g, device=self.dev, dtype=t.float32)
+
+    def flex_forward(self, p, q, k, v):
+        """FlexAttention (torch.compile'd): the mask (key padding, bottom-right causal, window) as a block mask,
+        the soft-cap as a score_mod, the sinks in each row's denominator from the log-sum-exp it returns:
+        out * sigmoid(lse - sink[h]) = sum_j e^s_j v_j / (e^lse + e^sink)."""
+        t = self.torch
+        try:
+            import inspect
+            from torch.nn.attention import flex_attention as fa
+        except ImportError:
+            raise Unsupported(f"PyTorch {t.__version__} has no FlexAttention (2.5 or later)") from None
+        B, Q, S = p["batch"], p["q_len"], p["seq_len"]
+        lens = t.tensor(kv_lens(p), device=self.dev, dtype=t.int32)
+        causal, w = bool(p["causal"]), window(p)
+
+        def mask_mod(b, h, q_idx, kv_idx):
+            last = lens[b]
+            m = kv_idx < last
+            if causal:
+                m = m & (kv_idx <= q_idx + last - Q)
+            if w:
+                m = m & (kv_idx >= q_idx + last - Q - w)
+            return m
+        block = None if mask_mode(p) == "none" else fa.create_block_mask(mask_mod, B, None, Q, S, device=self.dev)
+        cap = softcap(p)
+
+        def capped(score, b, h, q_idx, kv_idx):
+            return cap * t.tanh(score / cap)
+        kwargs = {"score_mod": capped if cap > 0 else None, "block_mask": block,
+                  "scale": 1.0 / math.sqrt(p["head_dim"])}
+        if group(p) > 1:
+            kwargs["enable_gqa"] = True
+        compiled = t.compile(fa.flex_attention, dynamic=False)
+        if p.get("sinks") is not True:
+            return lambda: compiled(q, k, v, **kwargs)
+        sink = self.sink_logits(p).view(1, -1, 1)
+        if "return_aux" in inspect.signature(fa.flex_attention).parameters:  # PyTorch 2.9+
+            kwargs["return_aux"] = fa.AuxRequest(lse=True)
+
+            def with_lse():
+                out, aux = compiled(q, k, v, **kwargs)
+                return out, aux.lse
+        else:
+            kwargs["return_lse"] = True
+
+            def with_lse():
+                return compiled(q, k, v, **kwargs)
+
+        def with_sinks():
+            out, lse = with_lse()
+            return (out.float() * t.sigmoid(lse.float() - sink).unsqueeze(-1)).to(q.dtype)
+        return with_sinks
+
     def forward(self, backend, p, q, k, v):
         """A callable running one forward of `backend`, or raises with the reason it cannot."""
         t, F = self.torch, self.F
+        if backend == "flex":
+            return self.flex_forward(p, q, k, v), None
         mode, g = mask_mode(p), group(p)
         mask = self.bool_mask(p) if mode == "bool" else None
         scale = 1.0 / math.sqrt(p["head_dim"])
@@ -512,6 +598,7 @@ class Gpu:
         scale = 1.0 / math.sqrt(p["head_dim"])
         g, Q = group(p), p["q_len"]
         nonfinite = int((~t.isfinite(out)).sum().item())
+        sinks = self.sink_logits(p) if p.get("sinks") is True else None
         for b, L in enumerate(kv_lens(p)):
             i = t.arange(Q, device=self.dev).view(-1, 1)
             j = t.arange(L, device=self.dev).view(1, -1)
@@ -522,9 +609,15 @@ class Gpu:
             for h in range(p["heads"]):
                 kv = h // g
                 sc = (q[b, h].float() @ k[b, kv, :L].float().T) * scale
+                if softcap(p) > 0:
+                    sc = softcap(p) * t.tanh(sc / softcap(p))
                 if hidden is not None:
                     sc.masked_fill_(hidden, float("-inf"))
-                ref = t.softmax(sc, dim=-1) @ v[b, kv, :L].float()
+                if sinks is not None:  # the head's sink logit as one more column of the softmax, dropped after
+                    sc = t.cat([sc, sinks[h].view(1, 1).expand(sc.shape[0], 1)], dim=1)
+                    ref = t.softmax(sc, dim=-1)[:, :-1] @ v[b, kv, :L].float()
+                else:
+                    ref = t.softmax(sc, dim=-1) @ v[b, kv, :L].float()
                 num += float(((out[b, h].float() - ref) ** 2).sum())
                 den += float((ref ** 2).sum())
         rel = math.sqrt(num / den) if den > 0 else float("inf")
@@ -612,7 +705,8 @@ def parse_args(argv):
     ap.add_argument("--causal", nargs="?", const="true", default=None,
                     help="--causal alone: causal; --causal=false,true: both (default false)")
     ap.add_argument("--config", help="an attnbench suite (configs/NAME.json or a path) instead of the size flags")
-    ap.add_argument("--backends", default=",".join(BACKENDS), help="subset of " + ",".join(BACKENDS))
+    ap.add_argument("--backends", default=",".join(DEFAULT_BACKENDS),
+                    help="subset of " + ",".join(BACKENDS) + ", or all (default: all but flex)")
     ap.add_argument("--json", help="write the peer report (attnbench.report/1) here, atomically")
     ap.add_argument("--merge", metavar="REPORT.json",
                     help="append the peer rows to this attnbench report (in place, atomically); without size "
@@ -639,7 +733,7 @@ def parse_args(argv):
         a.max_noise = float(text[:-1]) / 100 if text.endswith("%") else float(text)
     except ValueError:
         raise UsageError(f"--max-noise: '{text}' is not a percentage or fraction") from None
-    a.backends = [b.strip() for b in a.backends.split(",") if b.strip()]
+    a.backends = list(BACKENDS) if a.backends.strip() == "all" else [b.strip() for b in a.backends.split(",") if b.strip()]
     for b in a.backends:
         if b not in BACKENDS:
             raise UsageError(f"--backends: unknown backend '{b}' (choose from {', '.join(BACKENDS)})")
@@ -707,8 +801,8 @@ def main(argv):
             if a.dry_run and not a.quiet:
                 notes = f"  # {'; '.join(planned['notes'])}" if planned["notes"] else ""
                 print(f"[{i + 1}/{len(problems)}] {label(p)}  peer:torch-{backend}: {planned['call']}{notes}")
-            if variant_refusal(p):
-                row = unsupported_row(p, backend, variant_refusal(p))
+            if variant_refusal(p, backend):
+                row = unsupported_row(p, backend, variant_refusal(p, backend))
             elif gpu is None:
                 row = unsupported_row(p, backend, why_not)
             else:

@@ -62,6 +62,29 @@ def test_peer_dry_run(attnbench, peer, in_module_work):
     assert sum(",unsupported," in line for line in out.splitlines()) == 30, "csv of the dry run"
 
 
+def test_peer_flex_runs_the_variants_sdpa_refuses(attnbench, peer, in_module_work):
+    w = in_module_work
+    # FlexAttention (--backends=all adds flex): the SDPA backends refuse soft-capping and sinks, naming flex; flex's
+    # row is refused only for want of a GPU here; its planned call has the cap's score_mod and the sinks' lse.
+    out = expect_rc(0, *peer, "--dry-run", "--batch=1", "--heads=4", "--kv_heads=2", "--seq_len=64", "--q_len=8",
+                    "--head_dim=32", "--causal=true", "--window=8", "--softcap=30", "--sinks=true", "--backends=all",
+                    "--json", w / "flex.json", env={"ATTNBENCH": attnbench})
+    assert "score_mod cap*tanh(s/cap), cap 30" in out and "sigmoid(lse - sink[h])" in out, out
+    rows_ = {r["strategy"]: r for r in json.load(open(w / "flex.json"))["results"]}
+    assert set(rows_) == {f"peer:torch-{b}" for b in ("flash", "cudnn", "efficient", "math", "unfused", "gqa-packed",
+                                                       "flex")}, sorted(rows_)
+    for name, r in rows_.items():
+        assert r["status"] == "unsupported", r
+        if name == "peer:torch-flex":
+            assert "soft-capping" not in r["reason"] and "sinks" not in r["reason"], r
+        else:
+            assert "soft-capping" in r["reason"] and "--backends=flex" in r["reason"], r
+    # Without --backends the default list leaves flex out (it compiles a kernel per problem).
+    expect_rc(0, *peer, "--dry-run", "-q", "--batch=1", "--seq_len=64", "--head_dim=32", "--json", w / "noflex.json",
+              env={"ATTNBENCH": attnbench})
+    assert "peer:torch-flex" not in {r["strategy"] for r in json.load(open(w / "noflex.json"))["results"]}
+
+
 def test_peer_merge_is_idempotent(attnbench, peer, in_module_work):
     w = in_module_work
     # --merge appends peers for the report's own shapes, once, however often it runs.
