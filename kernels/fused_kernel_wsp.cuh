@@ -342,13 +342,33 @@ __global__ void __launch_bounds__(C::THREADS, 1)
               ? 0
               : min(g.n_tiles, max(1, (kv_end_for_rows(wg_row_end, g.kv_len, g.diag, p.causal) + BN - 1) / BN));
 
+      // The tiles this warpgroup's rows do not see (before its first, past its last): wait for each (an arrive
+      // before the fill could count toward the previous round of its stage) and release it; their turns pass unused.
+      auto pass_tile = [&](int t) {
+        const unsigned seq = static_cast<unsigned>(tile_seq + t);
+        const int s = stage_of(seq);
+        mbar_wait(bars.full_k(s), round_of(seq));
+        mbar_arrive(bars.empty_k(s));
+        mbar_wait(bars.full_v(s), round_of(seq));
+        mbar_arrive(bars.empty_v(s));
+        turns.wait();
+        turns.pass();
+      };
       int j = 0;
+      // VAR with a window: this warpgroup starts at the tile of its first row's window start (the item's first
+      // tile is its block's first row's); the tiles before it hold no key its rows see.
+      int wg_first = 0;
+      if constexpr (VAR) {
+        if (p.window > 0 && wg_tiles > 0) wg_first = min(wg_tiles - 1, max(0, wg_row0 + g.diag - p.window) / BN);
+        for (; j < wg_first; ++j) pass_tile(j);
+      }
       if (wg_tiles > 0) {
         do {
           const unsigned seq = static_cast<unsigned>(tile_seq + j);
           const int s = stage_of(seq);
           const int sp = stage_of(seq + ST - 1);  // stage of tile j-1
-          const bool has_pv = j > 0;
+          bool has_pv = j > 0;
+          if constexpr (VAR) has_pv = j > wg_first;
           ws_tile_step<BM, C::TILE_BYTES>(  // fused_ws_consumer.cuh
               w, bars, dq, dk, dv, has_pv, j, s, sp, [&] { return round_of(seq); }, [&] { return round_of(seq - 1); },
               g.first_copy, rg, sl2, row_max, row_sum,
@@ -375,8 +395,6 @@ __global__ void __launch_bounds__(C::THREADS, 1)
           mbar_arrive(bars.empty_v(sl));  // the next item's tiles reuse this stage
         }
       }
-      // The tiles this warpgroup's rows do not see: wait for each (an arrive before the fill could count
-      // toward the previous round of its stage) and release it; their turns pass unused.
       for (; j < g.n_tiles; ++j) {
         const unsigned seq = static_cast<unsigned>(tile_seq + j);
         const int s = stage_of(seq);
