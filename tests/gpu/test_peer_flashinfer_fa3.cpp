@@ -3,6 +3,7 @@
 // with last pages of 13 and 1 tokens, pages of 1 and 16 tokens, contiguous K/V (as 16-token pages), GQA groups 1,
 // 4 and 8, q_len 1, 17 and 300 (one query tile, a partial one, several), causal and not, fp16 and bf16, and a
 // batch wide enough that FlashInfer's plan picks its one-schedule-for-all-heads kernel. One kernel per forward.
+// Its sliding-window instances on windows that end inside a page, longer than the sequence, of 1, causal and not.
 // What it refuses is unsupported with its reason. Skipped (77) without a device, without the peer
 // (scripts/fetch-peers.sh; ATTNBENCH_PEER_FLASHINFER_FA3) or on a GPU that is not sm_90 (its kernels are sm_90a).
 // Expects the default build's instances (fp16 and bf16, head_dim 128); head_dims 64 and 256 are verified when compiled.
@@ -92,6 +93,26 @@ TEST(PeerFlashInferFa3, wide_batch_takes_the_same_schedule_for_all_heads) {
   expect_all_verified("--batch=4100 --heads=2 --kv_heads=1 --seq_len=40 --q_len=1 --head_dim=128 "
                       "--kv_layout=paged --page_size=16 --dtype=fp16,bf16",
                       2);
+}
+
+// Its sliding-window instances (ATTNBENCH_FLASHINFER_FA3_WINDOW, on by default): windows of 1, 13 (ending inside a
+// page), 40 and one longer than every sequence, causal and not, q_len 1, 17 and 300, ragged with short last pages,
+// GQA, fp16 and bf16, against the reference that applies the window. The soft-cap and sinks are not declared:
+// unsupported naming them (fused runs beside, so that the grid is not refused whole).
+TEST(PeerFlashInferFa3, sliding_window) {
+  expect_all_verified("--batch=3 --heads=8 --kv_heads=2 --kv_lens=list:77,300,129 --q_len=1,17 --head_dim=128 "
+                      "--kv_layout=paged --page_size=16 --window=1,13,40,5000 --dtype=fp16,bf16 --causal=false,true",
+                      32);
+  expect_all_verified("--batch=2 --heads=4 --kv_heads=4 --kv_lens=list:333,301 --q_len=300 --head_dim=128 "
+                      "--kv_layout=paged --page_size=16 --window=64 --causal=true --dtype=bf16",
+                      1);
+  auto r = peer_test::run_verified(std::string("--peers=flashinfer-fa3 --strategies=fused,") + kFa3 +
+                                   " --batch=2 --heads=4 --seq_len=100 --q_len=17 --head_dim=128 --kv_layout=paged "
+                                   "--page_size=16 --softcap=30");
+  EXPECT_EQ(r.rc, 0);
+  ASSERT_EQ(r.rows.size(), 2u);
+  for (const auto& row : r.rows)
+    if (row["strategy"] == kFa3) expect_unsupported(row, "soft");
 }
 
 TEST(PeerFlashInferFa3, refusals_say_why) {

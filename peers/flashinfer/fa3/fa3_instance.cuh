@@ -3,7 +3,8 @@
 // cp.async) with FlashInfer's own parameter struct (hopper/default_params.cuh's BatchPrefillPagedParams) filled as
 // its binding (csrc/batch_prefill_sm90.cu, BatchPrefillWithPagedKVCacheSM90Run) fills its own for an HND cache:
 // the plan's work list, K and V with the same strides, FlashInfer's default variant (DefaultAttention without
-// logits soft cap), no sliding window, no LSE output, no multi-item scoring, no PDL.
+// logits soft cap), its left sliding window in the window instances (kWindow: LEFT_SLIDING_WINDOW and
+// window_left, bottom-right aligned as attnbench's), no LSE output, no multi-item scoring, no PDL.
 #pragma once
 #include <flashinfer/attention/hopper/default_params.cuh>
 #include <flashinfer/attention/hopper/prefill_sm90.cuh>
@@ -20,7 +21,7 @@ namespace fa3_detail {
 
 using Variant = flashinfer::DefaultAttention</*use_logits_soft_cap=*/false>;
 
-template <int kDType, int kHeadDim, bool kCausal, bool kSameScheduleForAllHeads>
+template <int kDType, int kHeadDim, bool kCausal, bool kSameScheduleForAllHeads, bool kWindow>
 class PreparedFa3 final : public PreparedForward {
  public:
   using T = flashinfer::cutlass_dtype_t<typename ElementType<kDType>::type>;  // cutlass::half_t / bfloat16_t
@@ -33,7 +34,7 @@ class PreparedFa3 final : public PreparedForward {
   cudaError_t launch() override {
     constexpr auto mask = kCausal ? flashinfer::MaskMode::kCausal : flashinfer::MaskMode::kNone;
     return flashinfer::BatchPrefillWithPagedKVCacheDispatched<kHeadDim, kHeadDim, mask,
-                                                              /*LEFT_SLIDING_WINDOW=*/false,
+                                                              /*LEFT_SLIDING_WINDOW=*/kWindow,
                                                               kSameScheduleForAllHeads, Variant, Params>(
         params_, /*enable_pdl=*/false, stream_);
   }
@@ -45,9 +46,9 @@ class PreparedFa3 final : public PreparedForward {
 
 }  // namespace fa3_detail
 
-template <int kDType, int kHeadDim, bool kCausal, bool kSameScheduleForAllHeads>
+template <int kDType, int kHeadDim, bool kCausal, bool kSameScheduleForAllHeads, bool kWindow>
 std::unique_ptr<PreparedForward> prepare_fa3(const Fa3Inputs& in) {
-  using Prepared = fa3_detail::PreparedFa3<kDType, kHeadDim, kCausal, kSameScheduleForAllHeads>;
+  using Prepared = fa3_detail::PreparedFa3<kDType, kHeadDim, kCausal, kSameScheduleForAllHeads, kWindow>;
   using T = typename Prepared::T;
   using Params = typename Prepared::Params;
   const PageTable& pages = *in.pages;
@@ -73,7 +74,7 @@ std::unique_ptr<PreparedForward> prepare_fa3(const Fa3Inputs& in) {
   params.num_kv_heads = static_cast<int>(pages.kv_heads);
   params.group_size = params.num_qo_heads / params.num_kv_heads;
   params.page_size = static_cast<int>(pages.page_size);
-  params.window_left = -1;
+  params.window_left = kWindow ? in.window_left : -1;
   params.causal = kCausal;
   params.qo_tile_indices = plan.qo_tile_indices;
   params.qo_indptr = plan.qo_indptr;

@@ -1,6 +1,6 @@
 // The flashinfer-fa3 peer's view of one compiled FlashInfer FA3 (Hopper) paged prefill kernel (element type,
-// head_dim, causal or not, and the scheduler its plan picks): what setup hands it and the function that prepares
-// its launch. fa3_instance.cuh defines prepare_fa3; one generated .cu per instance instantiates it;
+// head_dim, causal or not, the scheduler its plan picks, and whether it applies FlashInfer's left sliding
+// window): what setup hands it and the function that prepares its launch. fa3_instance.cuh defines prepare_fa3; one generated .cu per instance instantiates it;
 // fa3_instances.inc (generated) lists those compiled.
 #pragma once
 #include <cuda_runtime_api.h>
@@ -26,10 +26,12 @@ struct Fa3Inputs {
   const int32_t* page_indices_d = nullptr;  // the page numbers (device), what the plan's kv_indptr points into
   const Fa3Plan* plan = nullptr;
   cudaStream_t stream = nullptr;
+  int32_t window_left = -1;  // FlashInfer's left sliding window (keys before a query's position it sees; the
+                             // window instances only); -1: none
 };
 
 // BatchPrefillWithPagedKVCacheDispatched's parameters for `in` (whose plan chose the scheduler), ready to launch.
-template <int kDType, int kHeadDim, bool kCausal, bool kSameScheduleForAllHeads>
+template <int kDType, int kHeadDim, bool kCausal, bool kSameScheduleForAllHeads, bool kWindow>
 std::unique_ptr<PreparedForward> prepare_fa3(const Fa3Inputs& in);
 
 }  // namespace abfi
