@@ -158,6 +158,26 @@ void run_one(Strategy& st, const Problem& p, const Inputs& in, const StrategyOpt
   st.teardown(be);
 }
 
+// fused on `p` with every compiled tile `pick` takes that can run it (forced through StrategyOptions::config; a
+// tile of another head_dim says so and is passed over), each run as run_one runs it and then `again` (if set);
+// returns how many tiles ran.
+int run_on_tiles(const Problem& p, const Inputs& in, bool (*pick)(const FusedTile&),
+                 void (*again)(Strategy&, const Problem&, const Inputs&, const StrategyOptions&) = nullptr) {
+  int ran = 0;
+  for (const FusedTile& t : gpu()->kernels().fused_tiles()) {
+    if (!pick(t)) continue;
+    StrategyOptions opt;
+    opt.config = t.name();
+    auto fused = make_strategies("fused");
+    if (!fused.front()->can_run(p, *gpu(), opt).empty()) continue;
+    std::printf("  %s tile %s\n", p.label().c_str(), t.name().c_str());
+    run_one(*fused.front(), p, in, opt);
+    if (again) again(*fused.front(), p, in, opt);
+    ++ran;
+  }
+  return ran;
+}
+
 }  // namespace
 
 TEST(CudaStrategies, awkward_causal_bf16_contiguous) {
@@ -283,18 +303,12 @@ TEST(CudaStrategies, prefill_variants_on_the_persistent_tiles) {
     s.sinks = true;
     const Problem p = make_problem(s);
     Inputs in = prepare(p, seed++);
-    for (const FusedTile& t : gpu()->kernels().fused_tiles()) {
-      if (!t.persistent()) continue;
-      StrategyOptions opt;
-      opt.config = t.name();
-      auto fused = make_strategies("fused");
-      if (!fused.front()->can_run(p, *gpu(), opt).empty()) continue;  // another head_dim's tile
-      std::printf("  %s tile %s\n", p.label().c_str(), t.name().c_str());
-      run_one(*fused.front(), p, in, opt);
-      kernels::fused_set_persistent_grid_cap(8);
-      run_one(*fused.front(), p, in, opt);
-      kernels::fused_set_persistent_grid_cap(0);
-    }
+    run_on_tiles(p, in, [](const FusedTile& t) { return t.persistent(); },
+                 [](Strategy& st, const Problem& q, const Inputs& qi, const StrategyOptions& opt) {
+                   kernels::fused_set_persistent_grid_cap(8);
+                   run_one(st, q, qi, opt);
+                   kernels::fused_set_persistent_grid_cap(0);
+                 });
   }
 }
 
@@ -320,17 +334,8 @@ TEST(CudaStrategies, prefill_variants_on_the_mma_and_ws_tiles) {
         s.sinks = c.sinks;
         const Problem p = make_problem(s);
         Inputs in = prepare(p, seed++);
-        int ran = 0;
-        for (const FusedTile& t : gpu()->kernels().fused_tiles()) {
-          if (t.decode() || t.persistent()) continue;  // the persistent tiles: the test above
-          StrategyOptions opt;
-          opt.config = t.name();
-          auto fused = make_strategies("fused");
-          if (!fused.front()->can_run(p, *gpu(), opt).empty()) continue;  // another head_dim's tile
-          std::printf("  %s tile %s\n", p.label().c_str(), t.name().c_str());
-          run_one(*fused.front(), p, in, opt);
-          ++ran;
-        }
+        // The persistent tiles: the test above.
+        const int ran = run_on_tiles(p, in, [](const FusedTile& t) { return !t.decode() && !t.persistent(); });
         EXPECT_GE(ran, d == 256 && gpu()->device_info().cc_major == 9 ? 2 : 1)
             << p.label() << ": the mma.sync tile (and at head_dim 256 on Hopper the ws tile) should run it";
         EXPECT_EQ(make_strategies("fused").front()->can_run(p, *gpu(), {}), "") << p.label() << ": the default tile";
