@@ -74,9 +74,15 @@ json timers() {
 }
 
 // A problem that a tile of kind `decode` would be asked to run, at head_dim d: one query against a KV length
-// long enough for the largest split count a decode tile has.
-Problem probe_problem(bool decode, int d, DType dtype) {
+// long enough for the largest split count a decode tile has; with `variants`, with a sliding window, a soft-cap
+// and sinks (the three a tile applies or refuses together).
+Problem probe_problem(bool decode, int d, DType dtype, bool variants = false) {
   ProblemSpec s;
+  if (variants) {
+    s.window = 64;
+    s.softcap = 30;
+    s.sinks = true;
+  }
   s.batch = 1;
   s.heads = s.kv_heads = 1;
   s.seq_len = decode ? 8192 : 256;
@@ -102,8 +108,14 @@ json fused_tiles() {
         if (why.empty()) (dt == DType::fp16 ? fp16 : bf16).push_back(d);
         else if (why_not.empty() && why.find("head_dim") == std::string::npos) why_not = why;
       }
+    // The head_dims (fp16) at which it applies the window, the soft-cap and the sinks too.
+    json variants = json::array();
+    for (const auto& d : fp16)
+      if (backend->kernels().fused_can_implement(probe_problem(t.decode(), d.get<int>(), DType::fp16, true), t).empty())
+        variants.push_back(d);
     json entry = {{"name", t.name()}, {"kind", t.decode() ? "decode" : "prefill"}, {"family", tile_family_name(t.family)}, {"backend", backend_kind_name(backend->kind())},
-                  {"arch", arch}, {"device", dev.name}, {"head_dims_fp16", fp16}, {"head_dims_bf16", bf16}};
+                  {"arch", arch}, {"device", dev.name}, {"head_dims_fp16", fp16}, {"head_dims_bf16", bf16},
+                  {"head_dims_variants", variants}};
     if (fp16.empty() && bf16.empty()) entry["unavailable"] = why_not.empty() ? "no head_dim probed" : why_not;
     list.push_back(entry);
   }

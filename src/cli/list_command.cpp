@@ -104,20 +104,21 @@ std::string render_text(const json& c) {
   for (const auto& t : c["timers"]) timers.add_row({"  " + str(t, "name"), str(t, "description")});
   s += timers.body();
   const json& tiles = c["fused_tiles"];
-  s += fmt::format("fused tiles (--tile; compiled for the {} backend, {}; family, head_dims each runs):\n",
+  s += fmt::format("fused tiles (--tile; compiled for the {} backend, {}; family, head_dims each runs, and those "
+                   "where it applies a window, soft-cap and sinks too):\n",
                    tiles.empty() ? "-" : str(tiles[0], "backend"), tiles.empty() ? "-" : str(tiles[0], "arch"));
   auto dims = [](const json& a) {
     std::string d;
     for (const auto& x : a) d += (d.empty() ? "" : ",") + std::to_string(x.get<int>());
     return d.empty() ? std::string("-") : d;
   };
-  TextTable tile_table({left(0), left(2), left(2), left(2)});
+  TextTable tile_table({left(0), left(2), left(2), left(2), left(2)});
   for (const auto& t : tiles) {
     if (t.contains("unavailable"))
       tile_table.add_row({"  " + str(t, "name"), str(t, "family")}, "not here: " + str(t, "unavailable"));
     else
       tile_table.add_row({"  " + str(t, "name"), str(t, "family"), "fp16 D=" + dims(t["head_dims_fp16"]),
-                          "bf16 D=" + dims(t["head_dims_bf16"])});
+                          "bf16 D=" + dims(t["head_dims_bf16"]), "variants D=" + dims(t.value("head_dims_variants", json::array()))});
   }
   s += tile_table.body();
   s += "suites (--config=NAME):\n";

@@ -123,6 +123,13 @@ def test_list_text_and_json(attnbench, src, in_module_work):
     assert [t["name"] for t in d["timers"]] == ["events", "graph", "cupti"]
     tiles = d["fused_tiles"]
     assert tiles and all(t["head_dims_fp16"] for t in tiles), tiles
+    # The head_dims where a tile applies the window, soft-cap and sinks: some of those it runs; on the CPU backend,
+    # whose fused path applies all three, every one.
+    for t in tiles:
+        assert set(t["head_dims_variants"]) <= set(t["head_dims_fp16"]), t
+        if t["backend"] == "cpu":
+            assert t["head_dims_variants"] == t["head_dims_fp16"], t
+    assert "variants D=" in r.stdout, r.stdout
     # Each tile's family is the one its name spells (core/fused_tile.hpp).
     def family(name):
         if name.startswith("decode"):
