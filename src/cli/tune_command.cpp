@@ -125,7 +125,7 @@ double check_measure_flags(const TuneFlags& f, TuneOptions& opt) {
 // into, never overwritten blindly) and is returned.
 HeuristicCache check_cache_flag(const TuneFlags& f) {
   if (f.cache.empty() && !f.dry_run) throw UsageError("--cache: a file to write is required");
-  if (!f.cache.empty() && std::filesystem::is_directory(f.cache))
+  if (std::error_code ec; !f.cache.empty() && std::filesystem::is_directory(f.cache, ec))
     throw UsageError(fmt::format("--cache: '{}' is a directory", f.cache));
   HeuristicCache existing = f.cache.empty() ? HeuristicCache() : HeuristicCache::load_or_empty(f.cache);
   if (!f.dry_run) check_writable(f.cache);

@@ -27,7 +27,7 @@ constexpr const char* kBoundsSchema = "attnbench.tune-probe-bounds/1";  // paren
 // The pool's shared bounds (bounds_path) for shape `key` on a device named `device`, into `bounds` where faster.
 void take_shared_bound(const std::string& dir, const std::string& key, const std::string& device,
                        std::map<std::string, double>& bounds) {
-  if (!std::filesystem::exists(bounds_path(dir))) return;
+  if (std::error_code ec; !std::filesystem::exists(bounds_path(dir), ec)) return;
   const nlohmann::json doc = read_json_document(bounds_path(dir), kBoundsSchema);
   const double ms = probe_bound_of(doc.value("bounds", nlohmann::json::object()), key, device);
   auto it = bounds.find(key);
@@ -240,7 +240,7 @@ void SplitTune::share_bound(const std::string& key, const nlohmann::json& unit_r
 bool serve_split_unit(Backend& backend, const WorkerTask& task, const std::function<TuneOptions(std::size_t)>& one,
                       const std::function<TaskEnd(const TuneOptions&)>& finish, TaskEnd* end) {
   const std::string path = unit_path(std::filesystem::path(task.file).parent_path().string(), task.item);
-  if (!std::filesystem::exists(path)) return false;
+  if (std::error_code ec; !std::filesystem::exists(path, ec)) return false;
   const nlohmann::json unit = read_json_document(path, kUnitSchema);
   const std::string kind = unit.at("kind").get<std::string>();
   TuneOptions opt = one(unit.at("problem").get<std::size_t>());

@@ -83,7 +83,8 @@ PluginInfo read_table(const ab_plugin* t, const std::string& path) {
 }  // namespace
 
 LoadedPlugin open_plugin_library(const std::string& path) {
-  if (!std::filesystem::exists(path)) throw UsageError(plugin_error(path, "no such file"));
+  std::error_code ec;  // a name too long for the file system is "no such file", not an exception
+  if (!std::filesystem::exists(path, ec)) throw UsageError(plugin_error(path, "no such file"));
   // A path without a slash would make dlopen search the library path instead of this file.
   std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
   void* handle = dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -80,6 +80,35 @@ def test_bad_input_is_one_line_and_no_report(attnbench, work, needle, args):
     assert not glob.glob("out.json.tmp.*"), "a refused run left a temporary report"
 
 
+LONG = "a" * 300  # longer than a file name may be (NAME_MAX 255): the file system refuses to even look it up
+
+
+@pytest.mark.parametrize("needle,args", [
+    ("no suite of that name", [f"--config={LONG}"]),
+    ("no suite of that name", [f"--config=nosuch,{LONG}"]),
+    ("--plugin", [*SMALL, f"--plugin=/tmp/{LONG}.so"]),
+], ids=["config", "config list", "plugin"])
+def test_a_name_too_long_for_the_file_system_is_refused_not_a_crash(attnbench, work, needle, args):
+    # Found on an H200 host: a 300-character --config list crashed as "internal error" (a throwing lookup).
+    r = run(attnbench, "--backend=cpu", "--quiet", "--json=out.json", *args)
+    assert r.returncode == 2, r.stderr
+    assert_refused(r, needle)
+    r = run(attnbench, "tune", "--backend=cpu", "--dry-run", *SMALL, f"--cache=/tmp/{LONG}.json")
+    assert r.returncode == 2 and "internal error" not in r.stderr, r.stderr
+    assert_refused(r, "--cache")
+
+
+def test_a_suite_list_longer_than_a_file_name_runs_every_suite(attnbench, work):
+    # The list itself is no file: its 20 names (each a suite file here) all run.
+    with open("tiny_suite.json", "w") as f:
+        json.dump({"grids": [{"batch": 1, "heads": 1, "seq_len": 16, "head_dim": 8}]}, f)
+    names = ",".join(["./tiny_suite.json"] * 20)
+    assert len(names) > 255
+    r = run(attnbench, "--backend=cpu", "--quiet", f"--config={names}", "--strategies=fused", "--json=out.json")
+    assert r.returncode == 0, r.stderr
+    assert len(json.load(open("out.json"))["results"]) >= 1
+
+
 def test_unwritable_json_path(attnbench, work):
     # An unwritable --json path: error before any work, nothing written.
     r = run(attnbench, "--backend=cpu", "--quiet", *SMALL, "--json=/nonexistent-dir/out.json")
