@@ -47,6 +47,8 @@ const Entry* entries_wsp(int* count) {
       make_entry_wsp<64, 64, 3, 3, false>(),   make_entry_wsp<64, 64, 3, 3, true>(),
       make_entry_wsp<64, 128, 2, 3, false>(),  make_entry_wsp<64, 128, 2, 3, true>(),
       make_entry_wsp<64, 128, 3, 3, false>(),  make_entry_wsp<64, 128, 3, 3, true>(),
+      make_entry_wsp<64, 64, 5, 3, false, 3>(),  make_entry_wsp<64, 64, 5, 3, true, 3>(),
+      make_entry_wsp<64, 64, 6, 3, false, 3>(),  make_entry_wsp<64, 64, 6, 3, true, 3>(),
 #endif
       make_entry_wsp<64, 128, 4, 3, false, 3>(),  make_entry_wsp<64, 128, 4, 3, true, 3>(),
   };

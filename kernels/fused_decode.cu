@@ -3,7 +3,8 @@
 // (fused_decode.cuh, tiles "decode", "decode-sN": any page size, sm_80+) and the warp-specialized TMA one
 // (fused_decode_tma.cuh, launched from fused_decode_tma.cu; tiles "decode-ws[-n128][-rows][-sN]": Hopper, page
 // sizes 8, 16, 32 or multiples of 64). Each instantiated for head_dim 64 and 128 (whole-row boxes: 128 only),
-// 1 or 2 m16 slices of packed query rows, fp16 and bf16.
+// 1 or 2 m16 slices of packed query rows, fp16 and bf16; the cp.async one also for head_dim 256 (Gemma 2 and 3:
+// one slice, three stages, one CTA per SM).
 #include "fused_decode.hpp"
 
 #include <cuda_runtime.h>
@@ -46,8 +47,10 @@ LaunchFn pick_launch(bool bf16, bool var) {
   return bf16 ? &launch_decode<D, MT, ST, true, false> : &launch_decode<D, MT, ST, false, false>;
 }
 
-// Stages: head_dim 128 keeps 3 tiles of 64 keys in flight per CTA (two CTAs per SM), 64 keeps 4.
+// Stages: head_dim 128 keeps 3 tiles of 64 keys in flight per CTA (two CTAs per SM), 64 keeps 4, 256 3 (one CTA
+// per SM: 208 KiB of shared memory).
 LaunchFn find_launch(int head_dim, int mt, bool bf16, bool var) {
+  if (head_dim == 256) return mt == 1 ? pick_launch<256, 1, 3>(bf16, var) : nullptr;
   if (head_dim == 128) return mt == 1 ? pick_launch<128, 1, 3>(bf16, var) : pick_launch<128, 2, 3>(bf16, var);
   if (head_dim == 64) return mt == 1 ? pick_launch<64, 1, 4>(bf16, var) : pick_launch<64, 2, 4>(bf16, var);
   return nullptr;
@@ -57,7 +60,9 @@ LaunchFn find_launch(int head_dim, int mt, bool bf16, bool var) {
 bool applies_variants(const FusedParams& p) { return p.window > 0 || p.softcap > 0.f || p.sinks != nullptr; }
 
 std::int64_t rows_per_kv_head(const FusedParams& p) { return (p.heads / p.kv_heads) * p.q_len; }
-int slices_for(const FusedParams& p) { return rows_per_kv_head(p) <= 16 ? 1 : 2; }
+int slices_for(const FusedParams& p) {
+  return rows_per_kv_head(p) <= 16 || fused_decode::max_rows_per_cta(p.head_dim) <= 16 ? 1 : 2;
+}
 std::int64_t chunks_for(const FusedParams& p) {
   const std::int64_t rows = 16 * slices_for(p);
   return (rows_per_kv_head(p) + rows - 1) / rows;
@@ -97,8 +102,11 @@ std::string fused_decode_can_implement(const FusedParams& p, const FusedTile& ti
   if (!fused_decode::takes_q_len(p.q_len))
     return "the decode kernel takes q_len <= " + std::to_string(fused_decode::kMaxQLen) + " (q_len is " +
            std::to_string(p.q_len) + ")";
-  if (p.head_dim != 64 && p.head_dim != 128)
-    return "the decode kernel is instantiated for head_dim 64 and 128 (not " + std::to_string(p.head_dim) + ")";
+  if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
+    return "the decode kernels are instantiated for head_dim 64, 128 and 256 (not " + std::to_string(p.head_dim) + ")";
+  if (tile.ws() && p.head_dim == 256)
+    return "tile " + tile.name() + " (TMA) is instantiated for head_dim 64 and 128; at 256 the cp.async decode tiles "
+           "(decode, decode-sN) run";
   if (p.batch < 1 || p.heads < 1 || p.seq_len < 1 || p.kv_heads < 1 || p.heads % p.kv_heads != 0)
     return "batch, heads, kv_heads and seq_len must be positive, kv_heads dividing heads";
   if (p.seq_len > (1ll << 30)) return "seq_len above 2^30 is not supported (32-bit key indices)";
@@ -142,8 +150,8 @@ int fused_decode_splits(const FusedParams& p, const FusedTile& tile) {
   const std::int64_t work = p.batch * p.kv_heads * chunks_for(p);
   return static_cast<int>(
       fused_decode::heuristic_splits(work, fused_decode::walked_keys_bound(p.seq_len, p.q_len, p.window), sm_count(),
-                                     fused_decode::kCtasPerSm, p.head_dim,
-                                     std::min<std::int64_t>(fused_decode::kMaxRowsPerCta, rows_per_kv_head(p))));
+                                     fused_decode::ctas_per_sm(p.head_dim), p.head_dim,
+                                     std::min<std::int64_t>(fused_decode::max_rows_per_cta(p.head_dim), rows_per_kv_head(p))));
 }
 
 int fused_decode_launch(const FusedParams& p, const FusedTile& tile, void* stream) {

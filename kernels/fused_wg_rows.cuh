@@ -105,7 +105,7 @@ struct WgRows {
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) acc_s[nt][e] = r.cap_out * tanhf(acc_s[nt][e] * r.cap_in);
+          for (int e = 0; e < 4; ++e) acc_s[nt][e] = soft_cap(acc_s[nt][e], r.cap_in, r.cap_out);
       }
       needs = needs || (r.window > 0 && n0 < r.warp_row0 + 15 + r.diag - r.window);
     }

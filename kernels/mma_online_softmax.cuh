@@ -61,7 +61,7 @@ __device__ __forceinline__ void mma_cap_scores(float (&acc_s)[MT][NT][4], float 
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) acc_s[mt][nt][e] = cap_out * tanhf(acc_s[mt][nt][e] * cap_in);
+      for (int e = 0; e < 4; ++e) acc_s[mt][nt][e] = soft_cap(acc_s[mt][nt][e], cap_in, cap_out);
 }
 
 __device__ __forceinline__ float mma_add_sink(float m, float& l, float sink_log2) {

@@ -18,6 +18,8 @@ inline constexpr std::int64_t kKeysPerTile = 64;     // keys a CTA loads per pip
 inline constexpr std::int64_t kMinKeysPerSplit = 256; // the heuristic gives each split at least this many keys
 inline constexpr std::int64_t kMaxSplits = 64;       // hard bound on splits (tuner and user included)
 inline constexpr int kCtasPerSm = 2;                  // the kernel's design occupancy (head_dim <= 128)
+// head_dim 256 (the cp.async kernel only): one CTA per SM (three stages of 64 K and V rows fill shared memory).
+inline int ctas_per_sm(std::int64_t head_dim) { return head_dim > 128 ? 1 : kCtasPerSm; }
 inline constexpr int kSearchSplits[] = {1, 2, 4, 8, 16, 32};  // explicit counts the tuner tries
 
 inline bool takes_q_len(std::int64_t q_len) { return q_len >= 1 && q_len <= kMaxQLen; }
@@ -156,10 +158,13 @@ inline std::int64_t heuristic_splits(std::int64_t work, std::int64_t seq_len, in
 
 // Query rows a CTA holds at most (2 m16 slices): the g query heads x q_len rows of one KV head are cut
 // into chunks of this many.
+// head_dim 256: one slice (16 rows), two would hold 256 accumulators a thread.
 inline constexpr std::int64_t kMaxRowsPerCta = 32;
+AB_HOST_DEVICE inline std::int64_t max_rows_per_cta(std::int64_t head_dim) { return head_dim > 128 ? 16 : kMaxRowsPerCta; }
 inline std::int64_t rows_per_kv_head(const Problem& p) { return p.group() * p.q_len; }
 inline std::int64_t row_chunks(const Problem& p) {
-  return (rows_per_kv_head(p) + kMaxRowsPerCta - 1) / kMaxRowsPerCta;
+  const std::int64_t most = max_rows_per_cta(p.head_dim);
+  return (rows_per_kv_head(p) + most - 1) / most;
 }
 // CTAs per split: batch x KV heads x row chunks.
 inline std::int64_t work_per_split(const Problem& p) { return size_mul(p.batch, p.kv_heads, row_chunks(p)); }
@@ -172,7 +177,7 @@ inline DecodeShape decode_shape(const Problem& p) {
   for (std::int64_t b = 0; b < p.batch; ++b)
     s.lens[static_cast<std::size_t>(b)] = walked_keys(p.kv_len(b), p.q_len, p.window);
   s.ctas_per_seq = std::max<std::int64_t>(1, p.kv_heads * row_chunks(p));
-  s.rows_per_cta = std::min(kMaxRowsPerCta, std::max<std::int64_t>(1, rows_per_kv_head(p)));
+  s.rows_per_cta = std::min(max_rows_per_cta(p.head_dim), std::max<std::int64_t>(1, rows_per_kv_head(p)));
   s.head_dim = p.head_dim;
   return s;
 }
@@ -180,7 +185,7 @@ inline DecodeShape decode_shape(const Problem& p) {
 // each sequence's own length).
 inline std::int64_t resolve_splits(const Problem& p, std::int64_t requested, int sms) {
   if (requested > 0) return requested;
-  return heuristic_splits(decode_shape(p), sms, kCtasPerSm);
+  return heuristic_splits(decode_shape(p), sms, ctas_per_sm(p.head_dim));
 }
 
 // Bytes of the split partials for `splits` splits: per query row and split, D fp32 accumulators and the

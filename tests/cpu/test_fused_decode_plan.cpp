@@ -17,14 +17,14 @@ namespace fd = ab::fused_decode;
 namespace {
 
 Problem decode_problem(std::int64_t batch, std::int64_t heads, std::int64_t kv_heads, std::int64_t seq_len,
-                       std::int64_t q_len, std::int64_t window = 0) {
+                       std::int64_t q_len, std::int64_t window = 0, std::int64_t head_dim = 128) {
   ProblemSpec s;
   s.batch = batch;
   s.heads = heads;
   s.kv_heads = kv_heads;
   s.seq_len = seq_len;
   s.q_len = q_len;
-  s.head_dim = 128;
+  s.head_dim = head_dim;
   s.page_size = 16;
   s.kv_layout = KvLayout::paged;
   s.window = window;
@@ -208,6 +208,21 @@ TEST(FusedDecodePlan, RowsAndWork) {
   EXPECT_EQ(fd::row_chunks(mqa), 16);
   EXPECT_EQ(fd::resolve_splits(llama, 8, 132), 8);
   EXPECT_EQ(fd::resolve_splits(llama, 0, 132), fd::heuristic_splits(512, 4096, 132, fd::kCtasPerSm));
+}
+
+// head_dim 256 (the cp.async kernel's one-slice instance, one CTA per SM): chunks of 16 rows, and the splits
+// modeled on half the slots.
+TEST(FusedDecodePlan, HeadDim256RowsAndOccupancy) {
+  EXPECT_EQ(fd::max_rows_per_cta(128), fd::kMaxRowsPerCta);
+  EXPECT_EQ(fd::max_rows_per_cta(256), 16);
+  EXPECT_EQ(fd::ctas_per_sm(128), fd::kCtasPerSm);
+  EXPECT_EQ(fd::ctas_per_sm(256), 1);
+  const Problem gemma = decode_problem(1, 16, 8, 32768, 1, 0, 256), mqa = decode_problem(2, 8, 1, 1000, 5, 0, 256);
+  EXPECT_EQ(fd::row_chunks(gemma), 1);
+  EXPECT_EQ(fd::row_chunks(mqa), 3);  // 40 packed rows, 16 a CTA
+  EXPECT_EQ(fd::decode_shape(mqa).rows_per_cta, 16);
+  EXPECT_EQ(fd::resolve_splits(gemma, 0, 132), fd::heuristic_splits(8, 32768, 132, 1, 256, 2));
+  EXPECT_GT(fd::resolve_splits(gemma, 0, 132), 8);  // one long sequence of 8 CTAs: split across the SMs
 }
 
 TEST(FusedDecodePlan, WorkspaceBytes) {

@@ -2,11 +2,13 @@
 // pages, B=3 H=5, D=64/128, causal, bf16, both KV layouts, short last pages), outputs poisoned first,
 // with CUPTI's kernel count checked against the strategy's launch contract.
 #include <cstdio>
+#include <iterator>
 #include <utility>
 #include <cstring>
 
 #include "backends/cuda/cuda_backend.hpp"
 #include "core/errors.hpp"
+#include "core/fused_decode_plan.hpp"
 #include "core/random_inputs.hpp"
 #include "core/reference.hpp"
 #include "core/strategy.hpp"
@@ -104,9 +106,9 @@ void run_all(const Problem& p, bool fp32_scores, std::uint64_t seed, bool gqa_pa
     if (!why.empty()) {
       std::printf("    %-14s unsupported: %s\n", st->name().c_str(), why.c_str());
       EXPECT_TRUE(st->name() == "fused") << why;  // the four GEMM strategies take every problem
-      // The split-KV decode tiles take every q_len <= 16 problem at head_dim 64 and 128, window, cap and sinks
-      // included (not a value head dim of its own).
-      if (p.q_len <= 16 && (p.head_dim == 64 || p.head_dim == 128) && !p.split_head_dim())
+      // The split-KV decode tiles take every q_len <= 16 problem at head_dim 64, 128 and 256, window, cap and
+      // sinks included (not a value head dim of its own).
+      if (p.q_len <= 16 && (p.head_dim == 64 || p.head_dim == 128 || p.head_dim == 256) && !p.split_head_dim())
         ADD_FAILURE() << "fused refused a problem its decode tiles take: " << p.label() << ": " << why;
       continue;
     }
@@ -344,6 +346,35 @@ TEST(CudaStrategies, prefill_variants_on_the_mma_and_ws_tiles) {
   StrategyOptions m128;
   m128.config = "m128n64w4s2";
   EXPECT_NE(make_strategies("fused").front()->can_run(make_problem(plain), *gpu(), m128), "");
+}
+
+// Decode at head_dim 256 (Gemma 2 and 3: the cp.async decode kernel's one-slice, three-stage instance; the TMA decode
+// tiles refuse it): every decode tile that takes it, forced, against the GPU reference: q_len 1, 3 (draft tokens)
+// and 5 with 8 query heads a KV head (40 packed rows: three chunks of 16), MQA, ragged lengths with a short last
+// page of 16 and pages of 7, a window of 13 and one longer than the sequence, Gemma's cap of 50, sinks, fp16 and
+// bf16. The default plan (no tile asked) must take each.
+TEST(CudaStrategies, decode_at_head_dim_256) {
+  struct Case {
+    std::int64_t heads, kv_heads, q_len, page_size, window, cap;
+    bool sinks;
+    DType dtype;
+  };
+  std::uint64_t seed = 400;
+  for (KvLayout l : {KvLayout::contiguous, KvLayout::paged})
+    for (const Case& c : {Case{16, 8, 1, 16, 0, 50, false, DType::bf16}, Case{16, 8, 3, 7, 13, 50, true, DType::fp16},
+                          Case{8, 1, 5, 16, 5000, 0, false, DType::bf16}, Case{4, 4, 1, 16, 0, 0, true, DType::fp16}}) {
+      ProblemSpec s{3, c.heads, c.kv_heads, 0, c.q_len, 256, 0, c.page_size, l, c.dtype, c.q_len > 1, {517, 5, 1000},
+                    "list", c.window, c.cap};
+      s.sinks = c.sinks;
+      const Problem p = make_problem(s);
+      Inputs in = prepare(p, seed++);
+      const int ran = run_on_tiles(p, in, [](const FusedTile& t) { return t.decode(); });
+      EXPECT_GE(ran, 1 + static_cast<int>(std::size(fused_decode::kSearchSplits))) << p.label();
+      StrategyOptions ws;
+      ws.config = "decode-ws";
+      EXPECT_NE(make_strategies("fused").front()->can_run(p, *gpu(), ws), "") << p.label();
+      run_all(p, false, seed++, true);  // every strategy, fused's default plan among them
+    }
 }
 
 // A value head dim of its own (V and O head_dim_v wide: the PV GEMMs' width, the gather of K and V at two widths,
