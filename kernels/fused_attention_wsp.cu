@@ -47,9 +47,9 @@ const Entry* entries_wsp(int* count) {
       make_entry_wsp<64, 64, 3, 3, false>(),   make_entry_wsp<64, 64, 3, 3, true>(),
       make_entry_wsp<64, 128, 2, 3, false>(),  make_entry_wsp<64, 128, 2, 3, true>(),
       make_entry_wsp<64, 128, 3, 3, false>(),  make_entry_wsp<64, 128, 3, 3, true>(),
-      make_entry_wsp<64, 64, 5, 3, false, 3>(),  make_entry_wsp<64, 64, 5, 3, true, 3>(),
-      make_entry_wsp<64, 64, 6, 3, false, 3>(),  make_entry_wsp<64, 64, 6, 3, true, 3>(),
 #endif
+      // The narrow-window default at head_dim 64 (core/fused_default_tile.hpp), before the head_dim-64 default.
+      make_entry_wsp<64, 64, 5, 3, false, 3>(),  make_entry_wsp<64, 64, 5, 3, true, 3>(),
       make_entry_wsp<64, 128, 4, 3, false, 3>(),  make_entry_wsp<64, 128, 4, 3, true, 3>(),
   };
   *count = static_cast<int>(sizeof(e) / sizeof(e[0]));

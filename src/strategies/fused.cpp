@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "core/fused_default_tile.hpp"
 #include "core/fused_decode_plan.hpp"
 #include "core/fused_tail_layout.hpp"
 #include "core/sizes.hpp"
@@ -110,8 +111,9 @@ class Fused : public Strategy {
   void set_tile_source(const std::string& s) { source_ = s; }
 
  private:
-  // The user's tile, else the first that can implement (decode tiles lead the list for q_len <= 16). The
-  // reason given when none can is the first prefill tile's: a decode tile's refusal is about q_len.
+  // The user's tile, else the problem's preferred tile where it can implement (core/fused_default_tile.hpp),
+  // else the first that can (decode tiles lead the list for q_len <= 16). The reason given when none can is the
+  // first prefill tile's: a decode tile's refusal is about q_len.
   static FusedTile pick(const Problem& p, const Backend& be, const StrategyOptions& opt, std::string* why) {
     if (!opt.config.empty()) {
       const std::optional<FusedTile> asked = FusedTile::from_name(opt.config);
@@ -125,6 +127,11 @@ class Fused : public Strategy {
       else if (!why->empty())
         *why = fmt::format("tile {}: {}", asked->name(), *why);
       return *asked;
+    }
+    if (const std::optional<FusedTile> pref = preferred_fused_tile(p);
+        pref && be.kernels().fused_can_implement(p, *pref).empty()) {
+      why->clear();
+      return *pref;
     }
     std::string first_reason, first_decode_reason;
     for (const FusedTile& t : be.kernels().fused_tiles()) {

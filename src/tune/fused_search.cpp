@@ -4,9 +4,12 @@
 // (fused_decode::kSearchSplits), each tried where the KV length allows it.
 #include "tune/fused_search.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/fused_default_tile.hpp"
 #include "core/stop_request.hpp"
 #include "tune/problem_key.hpp"
 
@@ -23,6 +26,11 @@ FusedTuneRecord list_fused_tiles(Backend& be, Strategy& fused, const Problem& p,
     std::string reason = fused.can_run(p, be, so);
     if (reason.empty()) r.tiles.push_back(tile);
     else if (first_reason.empty()) first_reason = reason;
+  }
+  // The default plan's tile first (the baseline): the problem's preferred tile where it runs, else the first.
+  if (const std::optional<FusedTile> pref = preferred_fused_tile(p)) {
+    auto it = std::find(r.tiles.begin(), r.tiles.end(), *pref);
+    if (it != r.tiles.end()) std::rotate(r.tiles.begin(), it, it + 1);
   }
   if (!r.tiles.empty()) r.baseline = 0;
   if (r.tiles.empty() && why) *why = first_reason.empty() ? "no fused tile is compiled" : first_reason;

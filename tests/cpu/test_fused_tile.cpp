@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "core/errors.hpp"
+#include "core/fused_default_tile.hpp"
 #include "core/fused_tile.hpp"
+#include "core/problem.hpp"
 #include "run/result_row.hpp"
 #include "tune/cache_entries.hpp"
 
@@ -138,3 +140,21 @@ TEST(FusedTile, MalformedFieldsAreNamed) {
 
 }  // namespace
 }  // namespace ab
+
+// The default plan's problem rule: a window of at most kNarrowWindowMax keys at head_dim 64 prefers the
+// five-stage 64-key persistent tile; no window, a wider one, or another head_dim keeps the table's order.
+TEST(FusedTile, NarrowWindowsAtHeadDim64PreferTheDeepRing) {
+  auto problem = [](std::int64_t d, std::int64_t window) {
+    ProblemSpec s;
+    s.batch = 1; s.heads = 64; s.kv_heads = 8; s.seq_len = 8192; s.q_len = 8192; s.head_dim = d; s.causal = true;
+    s.window = window;
+    return make_problem(s);
+  };
+  const std::optional<FusedTile> t = preferred_fused_tile(problem(64, 128));
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->name(), "m192n64w16s5wsp");
+  EXPECT_TRUE(preferred_fused_tile(problem(64, kNarrowWindowMax)).has_value());
+  EXPECT_FALSE(preferred_fused_tile(problem(64, kNarrowWindowMax + 1)).has_value());
+  EXPECT_FALSE(preferred_fused_tile(problem(64, 0)).has_value());
+  EXPECT_FALSE(preferred_fused_tile(problem(128, 128)).has_value());
+}
