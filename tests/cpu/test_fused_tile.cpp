@@ -138,8 +138,6 @@ TEST(FusedTile, MalformedFieldsAreNamed) {
   EXPECT_EQ(cache_error(splits), "c.json: fused[0].tile: field 'splits' must be 0 or more");
 }
 
-}  // namespace
-}  // namespace ab
 
 // The default plan's problem rule: a window of at most kNarrowWindowMax keys at head_dim 64 prefers the
 // five-stage 64-key persistent tile; no window, a wider one, or another head_dim keeps the table's order.
@@ -147,6 +145,7 @@ TEST(FusedTile, NarrowWindowsAtHeadDim64PreferTheDeepRing) {
   auto problem = [](std::int64_t d, std::int64_t window) {
     ProblemSpec s;
     s.batch = 1; s.heads = 64; s.kv_heads = 8; s.seq_len = 8192; s.q_len = 8192; s.head_dim = d; s.causal = true;
+    s.pages = 1;
     s.window = window;
     return make_problem(s);
   };
@@ -158,3 +157,6 @@ TEST(FusedTile, NarrowWindowsAtHeadDim64PreferTheDeepRing) {
   EXPECT_FALSE(preferred_fused_tile(problem(64, 0)).has_value());
   EXPECT_FALSE(preferred_fused_tile(problem(128, 128)).has_value());
 }
+
+}  // namespace
+}  // namespace ab
