@@ -3,8 +3,8 @@
 // (fused_decode.cuh, tiles "decode", "decode-sN": any page size, sm_80+) and the warp-specialized TMA one
 // (fused_decode_tma.cuh, launched from fused_decode_tma.cu; tiles "decode-ws[-n128][-rows][-sN]": Hopper, page
 // sizes 8, 16, 32 or multiples of 64). Each instantiated for head_dim 64 and 128 (whole-row boxes: 128 only),
-// 1 or 2 m16 slices of packed query rows, fp16 and bf16; the cp.async one also for head_dim 256 (Gemma 2 and 3:
-// one slice, three stages, one CTA per SM).
+// 1 or 2 m16 slices of packed query rows, fp16 and bf16; both also for head_dim 256 (Gemma 2 and 3: one slice,
+// three stages, one CTA per SM; the TMA one with whole-row boxes only).
 #include "fused_decode.hpp"
 
 #include <cuda_runtime.h>
@@ -104,9 +104,9 @@ std::string fused_decode_can_implement(const FusedParams& p, const FusedTile& ti
            std::to_string(p.q_len) + ")";
   if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
     return "the decode kernels are instantiated for head_dim 64, 128 and 256 (not " + std::to_string(p.head_dim) + ")";
-  if (tile.ws() && p.head_dim == 256)
-    return "tile " + tile.name() + " (TMA) is instantiated for head_dim 64 and 128; at 256 the cp.async decode tiles "
-           "(decode, decode-sN) run";
+  if (tile.ws() && p.head_dim == 256 && !tile.row_boxes)
+    return "tile " + tile.name() + " (TMA) is instantiated for head_dim 64 and 128; at 256 its whole-row-box variants "
+           "(decode-ws-rows, decode-ws-n128-rows) and the cp.async decode tiles run";
   if (p.batch < 1 || p.heads < 1 || p.seq_len < 1 || p.kv_heads < 1 || p.heads % p.kv_heads != 0)
     return "batch, heads, kv_heads and seq_len must be positive, kv_heads dividing heads";
   if (p.seq_len > (1ll << 30)) return "seq_len above 2^30 is not supported (32-bit key indices)";
@@ -131,9 +131,9 @@ std::string fused_decode_can_implement(const FusedParams& p, const FusedTile& ti
   if (!tile.ws() && (tile.block_n != 64 || tile.row_boxes))
     return "tile " + tile.name() + ": 128-key tiles and whole-row boxes are variants of the TMA decode kernel (decode-ws-n128, "
            "decode-ws-rows); the cp.async decode kernel has 64-key tiles";
-  if (tile.row_boxes && p.head_dim != 128)
-    return "tile " + tile.name() + " (whole-row boxes) is instantiated for head_dim 128 only: at head_dim " +
-           std::to_string(p.head_dim) + " a row is one 128-byte box, as in decode-ws";
+  if (tile.row_boxes && p.head_dim == 64)
+    return "tile " + tile.name() + " (whole-row boxes) is instantiated for head_dim 128 and 256: at head_dim 64 a row is "
+           "one 128-byte box, as in decode-ws";
   if (tile.ws()) {
     if (p.paged && !tma_page_size(p.page_size))
       return "tile " + tile.name() + " (TMA) takes page sizes 8, 16, 32 and multiples of 64 (page_size is " +

@@ -47,6 +47,12 @@ DecodeLaunchFn pick(int mt, bool bf16, bool var) {
   if (mt == 1) return var ? pick_dtype<TCfg<D, 1, ST, BN, SPLIT, RB>, true>(bf16) : pick_dtype<TCfg<D, 1, ST, BN, SPLIT, RB>, false>(bf16);
   return var ? pick_dtype<TCfg<D, 2, ST, BN, SPLIT, RB>, true>(bf16) : pick_dtype<TCfg<D, 2, ST, BN, SPLIT, RB>, false>(bf16);
 }
+// One slice only (head_dim 256: two would hold 256 accumulators a thread).
+template <int D, int ST, int BN, bool SPLIT, bool RB>
+DecodeLaunchFn pick_one_slice(int mt, bool bf16, bool var) {
+  if (mt != 1) return nullptr;
+  return var ? pick_dtype<TCfg<D, 1, ST, BN, SPLIT, RB>, true>(bf16) : pick_dtype<TCfg<D, 1, ST, BN, SPLIT, RB>, false>(bf16);
+}
 
 }  // namespace
 
@@ -56,6 +62,14 @@ DecodeLaunchFn find_decode_tma_launch(int head_dim, int mt, bool bf16, int block
   if (head_dim == 128) {
     if (block_n == 64) return row_boxes ? pick<128, 3, 64, false, true>(mt, bf16, var) : pick<128, 3, 64, false, false>(mt, bf16, var);
     if (block_n == 128) return row_boxes ? pick<128, 3, 128, true, true>(mt, bf16, var) : pick<128, 3, 128, true, false>(mt, bf16, var);
+    return nullptr;
+  }
+  // head_dim 256 (Gemma 2 and 3): whole-row boxes only (a 64-key tile of 64-column blocks would take 64 copies,
+  // more than the producer's lanes), one CTA per SM: three slots of K and V (64 KB each), or of K or V of a
+  // 128-key tile.
+  if (head_dim == 256 && row_boxes) {
+    if (block_n == 64) return pick_one_slice<256, 3, 64, false, true>(mt, bf16, var);
+    if (block_n == 128) return pick_one_slice<256, 3, 128, true, true>(mt, bf16, var);
     return nullptr;
   }
   if (head_dim == 64 && !row_boxes) {  // at head_dim 64 a row is one 128-byte block: whole-row boxes change nothing

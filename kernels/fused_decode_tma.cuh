@@ -11,7 +11,7 @@
 //   - BN 128 (SPLIT_RING, "decode-ws-n128"): a slot holds K or V of one tile (unit u = 2*tile + V, slot
 //     u % STAGES), so a 128-key tile fits 2 CTAs per SM (3 slots of 32 KB at head_dim 128) and each warp
 //     frees the K slot right after S = Q K^T, before the softmax and P V.
-//   - ROW_BOXES ("-rows", head_dim 128): one copy per box of rows brings whole 256-byte rows from a 4-D map
+//   - ROW_BOXES ("-rows", head_dim 128 and 256): one copy per box of rows brings whole rows from a 4-D map
 //     [outer][rows][D/64][64] (shared-memory line of (row, 64-column block) = row * D/64 + block) instead of
 //     one copy per 64-column block (line = block * BN + row).
 // Contiguous K/V: boxes of BN rows from the [B*KVH][S][D] tensor (rows past S zero-filled). Paged: one box of
