@@ -24,6 +24,7 @@ struct SummaryRow {
   double baseline_ms = 0, best_ms = 0, gain = 0;
   std::string baseline, best;  // labels of the heuristic's choice (default tile) and the winner ("" none passed)
   std::vector<ScreenStage> stages;  // GEMM shapes: the screen's stages (tune/shape_screen.hpp)
+  const std::vector<CandidateOutcome>* tiles = nullptr;  // fused problems: every tile tried (JSON only)
 };
 
 const char* const kColumns[] = {"kind", "what", "strategy", "ok", "cut", "candidates", "finalists", "baseline_ms",
@@ -41,7 +42,7 @@ std::vector<SummaryRow> summary_rows(const TuneOutcome& out) {
   for (const FusedTuneRecord& r : out.fused)
     rows.push_back({"fused", r.problem.label(), "fused", static_cast<int>(r.candidates.size()) - r.failed(), 0,
                     static_cast<int>(r.candidates.size()), 0, r.baseline_ms(), r.best_ms(), r.gain(),
-                    label_at(r, r.baseline), label_at(r, r.best), {}});
+                    label_at(r, r.baseline), label_at(r, r.best), {}, &r.candidates});
   return rows;
 }
 
@@ -81,15 +82,30 @@ std::string to_markdown(const TuneOutcome& out, const std::vector<SummaryRow>& r
   return s;
 }
 
+nlohmann::json json_number(double v) { return v > 0 && std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+nlohmann::json json_text(const std::string& v) { return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v); }
+
+// A fused problem's tiles in the order tried (the default first): name, status, time, noise and reason each,
+// so a reader sees how far every tile is from the winner, not only the winner. [] for a GEMM shape.
+nlohmann::json tiles_to_json(const std::vector<CandidateOutcome>* tiles) {
+  nlohmann::json list = nlohmann::json::array();
+  if (!tiles) return list;
+  for (const CandidateOutcome& c : *tiles)
+    list.push_back({{"tile", c.label}, {"default", c.baseline}, {"status", c.status}, {"ms", json_number(c.ms)},
+                    {"noise", c.status == "ok" ? nlohmann::json(c.noise) : nlohmann::json(nullptr)},
+                    {"reason", json_text(c.reason)}});
+  return list;
+}
+
 std::string to_json_text(const TuneOutcome& out, const std::vector<SummaryRow>& rows) {
-  auto number = [](double v) { return v > 0 && std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
-  auto text = [](const std::string& v) { return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v); };
+  auto number = json_number;
+  auto text = json_text;
   nlohmann::json list = nlohmann::json::array();
   for (const SummaryRow& r : rows)
     list.push_back({{"kind", r.kind}, {"what", r.what}, {"strategy", r.strategy}, {"ok", r.ok},
                     {"cut", r.cut}, {"candidates", r.candidates}, {"finalists", r.finalists}, {"baseline_ms", number(r.baseline_ms)},
                     {"best_ms", number(r.best_ms)}, {"gain", number(r.gain)}, {"baseline", text(r.baseline)},
-                    {"best", text(r.best)}, {"stages", screen_stages_to_json(r.stages)}});
+                    {"best", text(r.best)}, {"stages", screen_stages_to_json(r.stages)}, {"tiles", tiles_to_json(r.tiles)}});
   nlohmann::json doc = {{"schema", kTuneSummarySchema},
                         {"environment", out.env.describe()},
                         {"dry_run", out.dry_run},

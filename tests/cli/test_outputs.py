@@ -102,6 +102,14 @@ def test_tune_outputs(attnbench, in_module_work):
     kinds = sorted({x["kind"] for x in d["rows"]})
     assert kinds == ["fused", "gemm"], kinds
     assert all(x["candidates"] >= x["ok"] >= 1 and x["best_ms"] > 0 for x in d["rows"]), d["rows"]
+    # A fused row lists every tile it tried, the default first, each with its status and time; the best is one.
+    fused = [x for x in d["rows"] if x["kind"] == "fused"][0]
+    tiles = fused["tiles"]
+    assert len(tiles) == fused["candidates"] and tiles[0]["default"] and tiles[0]["tile"] == fused["baseline"], tiles
+    assert sum(t["status"] == "ok" for t in tiles) == fused["ok"], tiles
+    assert all(t["ms"] > 0 for t in tiles if t["status"] == "ok"), tiles
+    assert min(t["ms"] for t in tiles if t["status"] == "ok") == fused["best_ms"], (tiles, fused["best_ms"])
+    assert all(x["tiles"] == [] for x in d["rows"] if x["kind"] == "gemm"), d["rows"]
     rows = list(csv.reader(open("t.csv")))
     assert len(rows) == len(d["rows"]) + 1 and rows[0][0] == "kind", rows
     assert json.load(open("c.json"))["schema"] == "attnbench.cache/1"
