@@ -24,14 +24,17 @@ struct SummaryRow {
   double baseline_ms = 0, best_ms = 0, gain = 0;
   std::string baseline, best;  // labels of the heuristic's choice (default tile) and the winner ("" none passed)
   std::vector<ScreenStage> stages;  // GEMM shapes: the screen's stages (tune/shape_screen.hpp)
-  const std::vector<CandidateOutcome>* tiles = nullptr;  // fused problems: every tile tried (JSON only)
+  const FusedTuneRecord* fused = nullptr;  // fused problems: every tile tried (JSON only)
 };
 
 const char* const kColumns[] = {"kind", "what", "strategy", "ok", "cut", "candidates", "finalists", "baseline_ms",
                                 "best_ms", "gain", "baseline", "best", "stages"};
 
-template <class Record>
-std::string label_at(const Record& r, int i) { return i >= 0 ? r.candidates[i].label : ""; }
+std::string label_at(const GemmTuneRecord& r, int i) {
+  const CandidateOutcome* c = candidate_at(r.candidates, i);
+  return c ? c->label : "";
+}
+std::string label_at(const FusedTuneRecord& r, int i) { return r.tile_label(i); }
 
 std::vector<SummaryRow> summary_rows(const TuneOutcome& out) {
   std::vector<SummaryRow> rows;
@@ -42,7 +45,7 @@ std::vector<SummaryRow> summary_rows(const TuneOutcome& out) {
   for (const FusedTuneRecord& r : out.fused)
     rows.push_back({"fused", r.problem.label(), "fused", static_cast<int>(r.candidates.size()) - r.failed(), 0,
                     static_cast<int>(r.candidates.size()), 0, r.baseline_ms(), r.best_ms(), r.gain(),
-                    label_at(r, r.baseline), label_at(r, r.best), {}, &r.candidates});
+                    label_at(r, r.baseline), label_at(r, r.best), {}, &r});
   return rows;
 }
 
@@ -86,14 +89,19 @@ nlohmann::json json_number(double v) { return v > 0 && std::isfinite(v) ? nlohma
 nlohmann::json json_text(const std::string& v) { return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v); }
 
 // A fused problem's tiles in the order tried (the default first): name, status, time, noise and reason each,
-// so a reader sees how far every tile is from the winner, not only the winner. [] for a GEMM shape.
-nlohmann::json tiles_to_json(const std::vector<CandidateOutcome>* tiles) {
+// so a reader sees how far every tile is from the winner, not only the winner; a dry run's listed tiles with
+// the status "listed". [] for a GEMM shape.
+nlohmann::json tiles_to_json(const FusedTuneRecord* r) {
   nlohmann::json list = nlohmann::json::array();
-  if (!tiles) return list;
-  for (const CandidateOutcome& c : *tiles)
+  if (!r) return list;
+  for (const CandidateOutcome& c : r->candidates)
     list.push_back({{"tile", c.label}, {"default", c.baseline}, {"status", c.status}, {"ms", json_number(c.ms)},
                     {"noise", c.status == "ok" ? nlohmann::json(c.noise) : nlohmann::json(nullptr)},
                     {"reason", json_text(c.reason)}});
+  if (r->candidates.empty())
+    for (std::size_t i = 0; i < r->tiles.size(); ++i)
+      list.push_back({{"tile", r->tiles[i].name()}, {"default", static_cast<int>(i) == r->baseline}, {"status", "listed"},
+                      {"ms", nullptr}, {"noise", nullptr}, {"reason", nullptr}});
   return list;
 }
 
@@ -105,7 +113,7 @@ std::string to_json_text(const TuneOutcome& out, const std::vector<SummaryRow>& 
     list.push_back({{"kind", r.kind}, {"what", r.what}, {"strategy", r.strategy}, {"ok", r.ok},
                     {"cut", r.cut}, {"candidates", r.candidates}, {"finalists", r.finalists}, {"baseline_ms", number(r.baseline_ms)},
                     {"best_ms", number(r.best_ms)}, {"gain", number(r.gain)}, {"baseline", text(r.baseline)},
-                    {"best", text(r.best)}, {"stages", screen_stages_to_json(r.stages)}, {"tiles", tiles_to_json(r.tiles)}});
+                    {"best", text(r.best)}, {"stages", screen_stages_to_json(r.stages)}, {"tiles", tiles_to_json(r.fused)}});
   nlohmann::json doc = {{"schema", kTuneSummarySchema},
                         {"environment", out.env.describe()},
                         {"dry_run", out.dry_run},

@@ -179,6 +179,17 @@ struct CandidateOutcome {
 };
 
 // A shape's candidate list, as the search builds it (tune/gemm_search.cpp).
+// Candidate i of `c`, or null when there is none (a dry run times nothing: its records index tiles or algorithms
+// that have no outcome).
+inline const CandidateOutcome* candidate_at(const std::vector<CandidateOutcome>& c, int i) {
+  return i >= 0 && static_cast<std::size_t>(i) < c.size() ? &c[static_cast<std::size_t>(i)] : nullptr;
+}
+// Its time when it passed, else 0.
+inline double ok_ms(const std::vector<CandidateOutcome>& c, int i) {
+  const CandidateOutcome* x = candidate_at(c, i);
+  return x && x->status == "ok" ? x->ms : 0;
+}
+
 struct ListedCandidates {
   std::vector<GemmAlgo> algos;
   int heuristic_top = 0;
@@ -209,10 +220,8 @@ struct GemmTuneRecord {
   std::vector<ScreenStage> stages;     // how the screen went, stage by stage (tune/shape_screen.hpp)
   // Wall time of each part of the search: listing candidates, verifying forwards, screening, re-measuring.
   double enumerate_s = 0, verify_s = 0, screen_s = 0, confirm_s = 0;
-  double best_ms() const { return best >= 0 ? candidates[best].ms : 0; }
-  double baseline_ms() const {
-    return baseline >= 0 && candidates[baseline].status == "ok" ? candidates[baseline].ms : 0;
-  }
+  double best_ms() const { return ok_ms(candidates, best); }
+  double baseline_ms() const { return ok_ms(candidates, baseline); }
   double gain() const { return best_ms() > 0 && baseline_ms() > 0 ? baseline_ms() / best_ms() : 0; }
   int failed() const;     // neither ok nor cut
   int cut() const;
@@ -226,10 +235,13 @@ struct FusedTuneRecord {
   std::vector<CandidateOutcome> candidates;
   int best = -1;
   int baseline = -1;                   // the default tile (the backend's first that can implement)
-  double best_ms() const { return best >= 0 ? candidates[best].ms : 0; }
-  double baseline_ms() const {
-    return baseline >= 0 && candidates[baseline].status == "ok" ? candidates[baseline].ms : 0;
+  // Tile i's label: its outcome's, or in a dry run (no outcomes) the listed tile's name; "" when neither.
+  std::string tile_label(int i) const {
+    if (const CandidateOutcome* c = candidate_at(candidates, i)) return c->label;
+    return i >= 0 && static_cast<std::size_t>(i) < tiles.size() ? tiles[static_cast<std::size_t>(i)].name() : "";
   }
+  double best_ms() const { return ok_ms(candidates, best); }
+  double baseline_ms() const { return ok_ms(candidates, baseline); }
   double gain() const { return best_ms() > 0 && baseline_ms() > 0 ? baseline_ms() / best_ms() : 0; }
   int failed() const;
 };
@@ -240,7 +252,7 @@ struct PluginTuneRecord {
   std::string strategy;                 // "plugin:<name>"
   std::vector<CandidateOutcome> candidates;  // one per configuration, the default first
   int best = -1;                        // fastest ok candidate, -1 when none passed
-  double best_ms() const { return best >= 0 ? candidates[static_cast<std::size_t>(best)].ms : 0; }
+  double best_ms() const { return ok_ms(candidates, best); }
 };
 
 struct TuneOutcome {

@@ -117,6 +117,26 @@ def test_tune_outputs(attnbench, in_module_work):
     expect_exit(2, "only one output", attnbench, "tune", "--backend=cpu", "--dry_run", "--json=-", "--md=-")
 
 
+def test_tune_dry_run_summaries(attnbench, in_module_work):
+    # A dry run times nothing: its summary (JSON, markdown, CSV) lists the fused tiles it would try, the default
+    # first, with no times. Found by probing the CLI: every summary format of a dry run crashed (SIGSEGV).
+    base = ["tune", "--backend=cpu", "--batch=1", "--heads=2", "--seq_len=40", "--head_dim=32",
+            "--strategies=fused,head_batched", "--dry_run", "-q"]
+    r = run(attnbench, *base, "--json=-")
+    assert r.returncode == 0, f"tune --dry_run --json=-: exit {r.returncode}: {r.stderr[-2000:]}"
+    d = json.loads(r.stdout)
+    assert d["dry_run"] is True, d
+    fused = [x for x in d["rows"] if x["kind"] == "fused"][0]
+    assert fused["ok"] == 0 and fused["best_ms"] is None and fused["baseline_ms"] is None, fused
+    tiles = fused["tiles"]
+    assert tiles and tiles[0]["default"] and all(t["status"] == "listed" and t["ms"] is None for t in tiles), tiles
+    assert fused["baseline"] == tiles[0]["tile"], fused
+    for flag in ("--md=dry.md", "--csv=dry.csv"):
+        r = run(attnbench, *base, flag)
+        assert r.returncode == 0, f"tune --dry_run {flag}: exit {r.returncode}: {r.stderr[-2000:]}"
+    assert "fused" in open("dry.md").read() and "fused" in open("dry.csv").read()
+
+
 def test_list_text_and_json(attnbench, src, in_module_work):
     # list: every section, and the same as JSON.
     r = run(attnbench, "list")
