@@ -44,6 +44,7 @@ __global__ void __launch_bounds__(kRefThreads) reference_attention_kernel(Refere
   const std::int64_t bh = blockIdx.x / S, i = blockIdx.x % S;
   const std::int64_t b = bh / p.heads, h = (bh % p.heads) / (p.heads / p.kv_heads);
   const std::int64_t len = p.kv_lens ? p.kv_lens[b] : p.seq_len;
+  const std::int64_t ql = p.q_lens ? p.q_lens[b] : S;  // this sequence's queries: rows past them are padding
   const T* Q = static_cast<const T*>(p.q);
   const T* K = static_cast<const T*>(p.k);
   const T* V = static_cast<const T*>(p.v);
@@ -53,8 +54,9 @@ __global__ void __launch_bounds__(kRefThreads) reference_attention_kernel(Refere
 #pragma unroll
   for (int k = 0; k < kRefMaxPerThread; ++k) o[k] = 0.0f;
   float m = -INFINITY, l = 0.0f;
-  const std::int64_t n = p.causal && i + len - S + 1 < len ? i + len - S + 1 : len;
-  const std::int64_t first = p.window > 0 && i + len - S - p.window > 0 ? i + len - S - p.window : 0;
+  const std::int64_t iq = i < ql ? i : ql - 1;  // a padding row: the last query's keys
+  const std::int64_t n = p.causal && iq + len - ql + 1 < len ? iq + len - ql + 1 : len;
+  const std::int64_t first = p.window > 0 && iq + len - ql - p.window > 0 ? iq + len - ql - p.window : 0;
   for (std::int64_t j0 = first; j0 < n; j0 += kRefThreads) {
     const std::int64_t j = j0 + threadIdx.x;
     float s = -INFINITY;

@@ -10,6 +10,7 @@ struct ReferenceParams {
   const void* v = nullptr;  // the same, Dv (head_dim_v) wide
   const std::int32_t* block_table = nullptr;  // [B, pages], paged only (device memory)
   const std::int32_t* kv_lens = nullptr;      // [B] KV length per sequence (device memory); nullptr: all seq_len
+  const std::int32_t* q_lens = nullptr;       // [B] queries per sequence (a mixed batch, device memory); nullptr: all q_len
   float* out = nullptr;                       // [B,H,q_len,Dv] fp32
   std::int64_t batch = 0, heads = 0, kv_heads = 0, seq_len = 0, q_len = 0, head_dim = 0, pages = 1, page_size = 0;
   std::int64_t head_dim_v = 0;                // V's and O's width; 0: head_dim

@@ -98,6 +98,9 @@ def peer_problem(p):
             out[variant] = int(p[variant])
     if p.get("sinks") is True:
         out["sinks"] = True
+    if isinstance(p.get("q_lens_values"), list):  # a mixed batch: kept, so that its rows say why they are not run
+        out["q_lens"] = p.get("q_lens", "list")
+        out["q_lens_values"] = [int(x) for x in p["q_lens_values"]]
     return out
 
 
@@ -118,6 +121,8 @@ def variant_refusal(p, backend=None):
     of its own (MLA) is not posed here yet."""
     if int(p.get("head_dim_v", 0) or 0) not in (0, int(p["head_dim"])):
         return "a value head dim of its own (head_dim_v; this peer poses V as wide as K)"
+    if isinstance(p.get("q_lens_values"), list):
+        return "a mixed batch (per-sequence query counts, q_lens; this peer poses one q_len for every sequence)"
     if backend == "flex":
         return None
     if softcap(p) > 0:
@@ -185,6 +190,8 @@ def suite_grid(p):
     g = {k: p[k] for k in ("batch", "heads", "kv_heads", "q_len", "head_dim", "dtype", "causal")}
     g.update(pages=1, kv_layout="contiguous")
     g.update({k: p[k] for k in ("window", "softcap", "sinks", "head_dim_v") if p.get(k)})
+    if isinstance(p.get("q_lens_values"), list):
+        g["q_lens"] = "list:" + ",".join(str(n) for n in p["q_lens_values"])
     if ragged(p):
         g["kv_lens"] = "list:" + ",".join(str(n) for n in p["kv_lens_values"])
     else:
@@ -196,7 +203,8 @@ def work_key(p):
     """What FLOPs and bytes depend on: every field but the paging."""
     fields = ("batch", "heads", "kv_heads", "seq_len", "q_len", "head_dim", "dtype", "causal", "window", "softcap",
               "sinks", "head_dim_v")
-    return tuple(p.get(k) or 0 for k in fields) + (tuple(p.get("kv_lens_values") or ()),)
+    return tuple(p.get(k) or 0 for k in fields) + (tuple(p.get("kv_lens_values") or ()),
+                                                   tuple(p.get("q_lens_values") or ()))
 
 
 def ask_work(problems):

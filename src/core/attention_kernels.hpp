@@ -115,6 +115,8 @@ struct AttentionIO {
   const std::int32_t* block_table_host = nullptr;  // the same table on the host, for pointer arithmetic
   const std::int32_t* kv_lens = nullptr;           // [B] KV length per sequence, backend memory (always set)
   const std::int32_t* kv_lens_host = nullptr;      // the same on the host
+  const std::int32_t* q_lens = nullptr;            // [B] queries per sequence, backend memory (always set)
+  const std::int32_t* q_lens_host = nullptr;       // the same on the host
   const float* sinks = nullptr;                    // [H] sink logits (Problem::sinks), backend memory; else null
   const float* sinks_host = nullptr;               // the same on the host
   // The guard regions around every buffer above (ProblemInputs), checked after a plugin's forwards; may be null.

@@ -1,4 +1,4 @@
-// Ragged batches: per-sequence KV lengths given as an explicit list ("list:812,4096,77"), a seeded uniform
+// Ragged batches: per-sequence KV lengths (--kv_lens) or query lengths (--q_lens, a mixed batch) given as an explicit list ("list:812,4096,77"), a seeded uniform
 // distribution ("uniform:512:8192" or "uniform:512:8192:SEED", seed 1 by default) or a file of lengths, one a
 // line, as taken from a serving trace ("file:PATH"; blank lines and # comments skipped; the first B are used).
 #pragma once
@@ -15,11 +15,12 @@ struct KvLengthsSpec {
   std::vector<std::int64_t> values; // list, file: the lengths read
   std::int64_t lo = 0, hi = 0;      // uniform: inclusive bounds
   std::uint64_t seed = 1;           // uniform
+  std::string axis = "kv_lens";     // the axis it was given for: errors name its flag
 };
 
-// Parses one spec; throws UsageError ("--kv_lens: ...", one line) on a malformed spec, a zero or negative
+// Parses one spec of `axis` (kv_lens or q_lens); throws UsageError ("--kv_lens: ...", one line) on a malformed spec, a zero or negative
 // length, bounds out of order, or a file that cannot be read or holds something other than lengths.
-KvLengthsSpec parse_kv_lengths_spec(const std::string& text);
+KvLengthsSpec parse_kv_lengths_spec(const std::string& text, const std::string& axis = "kv_lens");
 
 // The lengths of `batch` sequences. Throws UsageError when a list's size is not `batch` or a file holds fewer.
 // The uniform draw is the same on every machine (mt19937_64, reduced by modulo; no library distribution).

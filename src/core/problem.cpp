@@ -31,6 +31,13 @@ std::int64_t Problem::total_kv_len() const {
   return t;
 }
 
+std::int64_t Problem::total_q_len() const {
+  if (q_lens.empty()) return batch * q_len;
+  std::int64_t t = 0;
+  for (std::int64_t q : q_lens) t += q;
+  return t;
+}
+
 std::int64_t Problem::page_len(std::int64_t b, std::int64_t p) const {
   std::int64_t start = p * page_size, len = kv_len(b);
   std::int64_t end = std::min(start + page_size, len);
@@ -42,12 +49,14 @@ float Problem::scale() const { return static_cast<float>(1.0 / std::sqrt(static_
 std::int64_t Problem::visible_keys(std::int64_t b, std::int64_t qi) const {
   std::int64_t len = kv_len(b);
   if (!causal) return len;
-  return std::min(len, qi + len - q_len + 1);
+  const std::int64_t q = q_len_of(b);
+  return std::min(len, std::min(qi, q - 1) + len - q + 1);
 }
 
 std::int64_t Problem::first_visible_key(std::int64_t b, std::int64_t qi) const {
   if (window <= 0) return 0;
-  return std::max<std::int64_t>(0, qi + kv_len(b) - q_len - window);
+  const std::int64_t q = q_len_of(b);
+  return std::max<std::int64_t>(0, std::min(qi, q - 1) + kv_len(b) - q - window);
 }
 
 std::vector<std::string> Problem::variants() const {
@@ -56,11 +65,12 @@ std::vector<std::string> Problem::variants() const {
   if (softcap > 0) v.push_back(kSoftCapping);
   if (sinks) v.push_back(kSinks);
   if (split_head_dim()) v.push_back(kValueHeadDim);
+  if (mixed()) v.push_back(kQueryLengths);
   return v;
 }
 
-std::vector<std::string> key_mask_variants() { return {kSlidingWindow, kSoftCapping}; }
-std::vector<std::string> softmax_variants() { return {kSlidingWindow, kSoftCapping, kSinks, kValueHeadDim}; }
+std::vector<std::string> key_mask_variants() { return {kSlidingWindow, kSoftCapping, kQueryLengths}; }
+std::vector<std::string> softmax_variants() { return {kSlidingWindow, kSoftCapping, kSinks, kValueHeadDim, kQueryLengths}; }
 
 namespace {
 // The sum over queries qi = 0 .. q-1 of max(0, a + qi): the keys before each query's window (a = L - q - window).
@@ -74,9 +84,9 @@ double keys_before_windows(double a, double q) {
 double Problem::pairs() const {
   // Per sequence of length L: q·L keys without a mask; bottom-right causal: query i sees L - q + 1 + i; a window
   // takes away, from query i, the max(0, L - q + i - window) keys before it.
-  const double q = static_cast<double>(q_len);
   double per_head = 0;
   for (std::int64_t b = 0; b < batch; ++b) {
+    const double q = static_cast<double>(q_len_of(b));
     const double L = static_cast<double>(kv_len(b));
     per_head += causal ? q * (L - q + 1) + q * (q - 1) / 2 : q * L;
     if (window > 0) per_head -= keys_before_windows(L - q - static_cast<double>(window), q);
@@ -88,7 +98,9 @@ double Problem::flops() const { return 2.0 * pairs() * static_cast<double>(head_
 
 double Problem::bytes() const {
   const double es = static_cast<double>(dtype_size(dtype));
-  const double qo = static_cast<double>(q_elements()) + static_cast<double>(o_elements());
+  // Q read and O written for the real query rows (a mixed batch's padding rows are not the problem's).
+  const double qo = static_cast<double>(total_q_len()) * static_cast<double>(heads) *
+                    static_cast<double>(head_dim + head_dim_v);
   double kv_rows = static_cast<double>(total_kv_len());
   for (std::int64_t b = 0; window > 0 && b < batch; ++b) kv_rows -= static_cast<double>(first_visible_key(b, 0));
   const double kv = static_cast<double>(kv_heads) * kv_rows * static_cast<double>(head_dim + head_dim_v);
@@ -114,7 +126,8 @@ bool Problem::operator==(const Problem& o) const {
   return batch == o.batch && heads == o.heads && kv_heads == o.kv_heads && seq_len == o.seq_len &&
          q_len == o.q_len && head_dim == o.head_dim && head_dim_v == o.head_dim_v && pages == o.pages && page_size == o.page_size &&
          kv_layout == o.kv_layout && dtype == o.dtype && causal == o.causal && window == o.window &&
-         softcap == o.softcap && sinks == o.sinks && kv_lens == o.kv_lens && kv_lens_spec == o.kv_lens_spec;
+         softcap == o.softcap && sinks == o.sinks && kv_lens == o.kv_lens && kv_lens_spec == o.kv_lens_spec &&
+         q_lens == o.q_lens && q_lens_spec == o.q_lens_spec;
 }
 
 namespace {
@@ -167,8 +180,27 @@ Problem make_problem(const ProblemSpec& s) {
   }
   if (p.seq_len > 0x7fffffff)
     throw UsageError(fmt::format("seq_len={} is more than the 2^31-1 keys a sequence may hold", p.seq_len));
-  p.q_len = s.q_len > 0 ? s.q_len : p.seq_len;
-  if (p.q_len > p.min_kv_len())
+  if (!s.q_lens.empty()) {
+    if (static_cast<std::int64_t>(s.q_lens.size()) != s.batch)
+      throw UsageError(fmt::format("q_lens: {} query counts for batch {} (give one per sequence)", s.q_lens.size(), s.batch));
+    for (std::size_t i = 0; i < s.q_lens.size(); ++i) {
+      const std::int64_t b = static_cast<std::int64_t>(i);
+      if (s.q_lens[i] <= 0)
+        throw UsageError(fmt::format("q_lens: query count {} of sequence {} is not a positive integer", s.q_lens[i], i));
+      if (s.q_lens[i] > p.kv_len(b))
+        throw UsageError(fmt::format("q_lens: sequence {} has {} queries, more than its KV length {}", i, s.q_lens[i],
+                                     p.kv_len(b)));
+    }
+    const std::int64_t most = *std::max_element(s.q_lens.begin(), s.q_lens.end());
+    if (s.q_len > 0 && s.q_len != most)
+      throw UsageError(fmt::format("q_len={} is not the most of the q_lens ({}); give one of them", s.q_len, most));
+    p.q_len = most;
+    p.q_lens = s.q_lens;
+    p.q_lens_spec = s.q_lens_spec.empty() ? "list" : s.q_lens_spec;
+  } else {
+    p.q_len = s.q_len > 0 ? s.q_len : p.seq_len;
+  }
+  if (!p.mixed() && p.q_len > p.min_kv_len())
     throw UsageError(p.ragged() ? s.q_len > 0
                                       ? fmt::format("q_len={} is more than the shortest KV length {}", p.q_len, p.min_kv_len())
                                       : fmt::format("a ragged batch needs --q_len (at most its shortest KV length {}; "

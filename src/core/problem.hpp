@@ -24,7 +24,8 @@ struct Problem {
   std::int64_t heads = 1;      // query heads
   std::int64_t kv_heads = 1;   // KV heads; heads is a multiple (group() query heads share one)
   std::int64_t seq_len = 1;    // KV length (the longest, when ragged)
-  std::int64_t q_len = 1;      // queries per sequence, the last q_len positions of its KV (1 <= q_len <= every KV length)
+  std::int64_t q_len = 1;      // queries per sequence, the last q_len positions of its KV (1 <= q_len <= every KV length);
+                               // with q_lens, the longest (Q and O hold q_len rows a head, a sequence's first q_lens[b] real)
   std::int64_t head_dim = 64;    // Q and K (the QK^T GEMM's depth)
   std::int64_t head_dim_v = 64;  // V and O (the PV GEMM's width); head_dim unless given (Problem::split_head_dim)
   std::int64_t pages = 1;      // pages of the longest sequence: ceil(seq_len / page_size)
@@ -37,6 +38,11 @@ struct Problem {
   bool sinks = false;          // attention sinks: head h's softmax denominator gains exp(sink_h - max) (core/softmax_sinks.hpp)
   std::vector<std::int64_t> kv_lens;  // ragged: one KV length per sequence (max = seq_len); empty: all seq_len
   std::string kv_lens_spec;           // how the lengths were given ("uniform:512:8192:1", "list:...", "file:..."); "" when not ragged
+  // A mixed batch: one query count per sequence (max = q_len; each at most its KV length): sequence b's queries are
+  // the last q_lens[b] positions of its KV, in rows 0 .. q_lens[b]-1 of its heads; rows past them are padding
+  // (computed as copies of its last query, so never an empty row; never counted). Empty: every sequence has q_len.
+  std::vector<std::int64_t> q_lens;
+  std::string q_lens_spec;            // how they were given ("list:1,1,512", ...); "" when not
   std::int64_t pages_requested = 0;   // what the user asked for (0: given as page_size); not part of ==
 
   std::int64_t bh() const { return batch * heads; }
@@ -44,6 +50,9 @@ struct Problem {
   std::int64_t group() const { return heads / kv_heads; }
   bool ragged() const { return !kv_lens.empty(); }
   std::int64_t kv_len(std::int64_t b) const { return kv_lens.empty() ? seq_len : kv_lens[b]; }
+  bool mixed() const { return !q_lens.empty(); }
+  std::int64_t q_len_of(std::int64_t b) const { return q_lens.empty() ? q_len : q_lens[b]; }
+  std::int64_t total_q_len() const;  // sum over sequences of their queries
   std::int64_t min_kv_len() const;
   std::int64_t total_kv_len() const;  // sum over sequences
   // Pages sequence b uses, and the length of its page p (0 past its end).
@@ -56,8 +65,9 @@ struct Problem {
   std::int64_t padded_seq() const { return pages * page_size; }
   float scale() const;
 
-  // Keys [first_visible_key, visible_keys) are the ones query qi (0-based among q_len) of sequence b sees: from 0, or
-  // with a window from its position (qi + L - q_len) minus the window; up to L, or with causal its position.
+  // Keys [first_visible_key, visible_keys) are the ones query qi (0-based among q_len_of(b)) of sequence b sees: from
+  // 0, or with a window from its position (qi + L - q_len_of(b)) minus the window; up to L, or with causal its position.
+  // A mixed batch's padding row (qi >= q_len_of(b)) sees what its last query sees.
   std::int64_t visible_keys(std::int64_t b, std::int64_t qi) const;
   std::int64_t first_visible_key(std::int64_t b, std::int64_t qi) const;
   // V and O narrower or wider than Q and K.
@@ -96,10 +106,11 @@ inline constexpr const char* kSlidingWindow = "sliding window";
 inline constexpr const char* kSoftCapping = "soft-capping";
 inline constexpr const char* kSinks = "sinks";
 inline constexpr const char* kValueHeadDim = "value head dim";
+inline constexpr const char* kQueryLengths = "per-sequence query lengths";
 std::vector<std::string> key_mask_variants();
-// The variants the built-in GEMM strategies carry through their primitives: the key mask's, the sinks their
-// combine and finalize steps add (core/softmax_sinks.hpp), and a value head dim (their PV GEMM's width and the
-// primitives' accumulator rows).
+// The variants the built-in GEMM strategies carry through their primitives: the key mask's (per-sequence query
+// lengths among them), the sinks their combine and finalize steps add (core/softmax_sinks.hpp), and a value head
+// dim (their PV GEMM's width and the primitives' accumulator rows).
 std::vector<std::string> softmax_variants();
 
 // The largest tensor make_problem accepts (2^50 elements: 8 PiB in fp64), so that every size derived from a
@@ -118,6 +129,8 @@ struct ProblemSpec {
   std::int64_t window = 0, softcap = 0;  // 0: none; given, a positive integer
   bool sinks = false;
   std::int64_t head_dim_v = 0;  // 0: head_dim
+  std::vector<std::int64_t> q_lens;  // a mixed batch: one query count per sequence (q_len, if given, their most)
+  std::string q_lens_spec;
 };
 
 // Builds a problem. Exactly one of pages / page_size is > 0. Throws UsageError (one line) on zero or

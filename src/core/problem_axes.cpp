@@ -109,19 +109,19 @@ const KvLengthsSpec& spec_at(std::int64_t code) {
   return *interned_specs().at(static_cast<std::size_t>(code));
 }
 
-// kv_lens values are separated by ';' (a list spec holds commas): "uniform:512:8192;list:7,900".
-std::vector<std::int64_t> parse_kv_lens(const std::string& text) {
+// Length specs (kv_lens, q_lens) are separated by ';' (a list spec holds commas): "uniform:512:8192;list:7,900".
+std::vector<std::int64_t> parse_lengths(const char* axis, const std::string& text) {
   std::vector<std::int64_t> out;
   std::vector<std::string> seen;
   std::string cur;
   auto flush = [&] {
     std::size_t a = cur.find_first_not_of(" \t"), b = cur.find_last_not_of(" \t");
     std::string t = a == std::string::npos ? std::string() : cur.substr(a, b - a + 1);
-    if (t.empty()) throw UsageError(fmt::format("--kv_lens: empty spec in '{}'", text));
+    if (t.empty()) throw UsageError(fmt::format("--{}: empty spec in '{}'", axis, text));
     for (const std::string& s : seen)
-      if (s == t) throw UsageError(fmt::format("--kv_lens: '{}' is listed twice", t));
+      if (s == t) throw UsageError(fmt::format("--{}: '{}' is listed twice", axis, t));
     seen.push_back(t);
-    out.push_back(intern_spec(parse_kv_lengths_spec(t)));
+    out.push_back(intern_spec(parse_kv_lengths_spec(t, axis)));
     cur.clear();
   };
   for (char c : text) {
@@ -132,28 +132,34 @@ std::vector<std::int64_t> parse_kv_lens(const std::string& text) {
   return out;
 }
 
-bool has_lengths(const json& p) { return p.is_object() && p.contains("kv_lens_values") && p["kv_lens_values"].is_array(); }
+// A length axis's recorded values: "kv_lens_values" for kv_lens, "q_lens_values" for q_lens.
+std::string values_key(const char* axis) { return std::string(axis) + "_values"; }
 
-std::vector<std::int64_t> lengths_of(const json& p) {
+bool has_lengths(const json& p, const char* axis) {
+  return p.is_object() && p.contains(values_key(axis)) && p[values_key(axis)].is_array();
+}
+
+std::vector<std::int64_t> lengths_of(const json& p, const char* axis) {
   std::vector<std::int64_t> out;
-  if (!has_lengths(p)) return out;
-  for (const json& v : p["kv_lens_values"]) out.push_back(v.is_number_integer() ? v.get<std::int64_t>() : -1);
+  if (!has_lengths(p, axis)) return out;
+  for (const json& v : p[values_key(axis)]) out.push_back(v.is_number_integer() ? v.get<std::int64_t>() : -1);
   return out;
 }
 
-// "lens=uniform:512:8192:1"; a list or file by its size and digest: "lens=list[64]#1a2b3c4d".
-std::string lengths_label(const json& p) {
-  if (!has_lengths(p)) return "";
-  std::string spec = str_at(p, "kv_lens", "list");
-  if (spec.rfind("uniform:", 0) == 0) return "lens=" + spec;
-  std::vector<std::int64_t> v = lengths_of(p);
+// "lens=uniform:512:8192:1"; a list or file by its size and digest: "lens=list[64]#1a2b3c4d" (`prefix` "lens"
+// for kv_lens, "qlens" for q_lens).
+std::string lengths_label(const json& p, const char* axis, const char* prefix) {
+  if (!has_lengths(p, axis)) return "";
+  std::string spec = str_at(p, axis, "list");
+  if (spec.rfind("uniform:", 0) == 0) return std::string(prefix) + "=" + spec;
+  std::vector<std::int64_t> v = lengths_of(p, axis);
   std::string kind = spec.rfind("file:", 0) == 0 ? spec : std::string("list");
-  return fmt::format("lens={}[{}]#{}", kind, v.size(), kv_lengths_digest(v));
+  return fmt::format("{}={}[{}]#{}", prefix, kind, v.size(), kv_lengths_digest(v));
 }
 
-std::string lengths_cache_key(const json& p) {
-  if (!has_lengths(p)) return "";
-  return "lens#" + kv_lengths_digest(lengths_of(p));
+std::string lengths_cache_key(const json& p, const char* axis, const char* prefix) {
+  if (!has_lengths(p, axis)) return "";
+  return std::string(prefix) + "#" + kv_lengths_digest(lengths_of(p, axis));
 }
 
 // KV heads and q_len appear in labels and keys only where they differ from self-attention.
@@ -195,9 +201,11 @@ const std::vector<ProblemAxis> kAxes = {
     {"kv_lens", "--kv_lens,--kv-lens",
      "ragged batch: per-sequence KV lengths, list:L1,L2,... (one per sequence), uniform:LO:HI[:SEED] or file:PATH "
      "(one a line); stands in for seq_len (the longest); several specs separated by ';'",
-     "", "seq_len", false, AxisType::word, 6, parse_kv_lens,
+     "", "seq_len", false, AxisType::word, 6, [](const std::string& t) { return parse_lengths("kv_lens", t); },
      [](ProblemDraft& d, std::int64_t v) { d.kv_lens_code = v; },
-     [](const Problem& p) { return p.ragged() ? json(p.kv_lens_spec) : json(); }, lengths_label, lengths_cache_key, ';'},
+     [](const Problem& p) { return p.ragged() ? json(p.kv_lens_spec) : json(); },
+     [](const json& p) { return lengths_label(p, "kv_lens", "lens"); },
+     [](const json& p) { return lengths_cache_key(p, "kv_lens", "lens"); }, ';'},
     {"head_dim", "--head_dim,--head-dim,-d", "head dimension (value, list or range)", "64", "", false,
      AxisType::integer, 3, [](const std::string& t) { return parse_axis("head_dim", t); },
      [](ProblemDraft& d, std::int64_t v) { d.head_dim = v; }, [](const Problem& p) { return json(p.head_dim); },
@@ -265,6 +273,16 @@ const std::vector<ProblemAxis> kAxes = {
      [](const Problem& p) { return p.split_head_dim() ? json(p.head_dim_v) : json(); },
      [](const json& p) { return variant_fragment(p, "head_dim_v", "Dv="); },
      [](const json& p) { return variant_fragment(p, "head_dim_v", "Dv"); }},
+    // Last: the CSV columns of earlier reports keep their positions.
+    {"q_lens", "--q_lens,--q-lens",
+     "mixed batch: per-sequence query counts, each the last of its KV positions (decode 1, draft tokens, prefill "
+     "chunks), list:Q1,Q2,... (one per sequence), uniform:LO:HI[:SEED] or file:PATH; q_len is their most; several "
+     "specs separated by ';'",
+     "", "", false, AxisType::word, 6, [](const std::string& t) { return parse_lengths("q_lens", t); },
+     [](ProblemDraft& d, std::int64_t v) { d.q_lens_code = v; },
+     [](const Problem& p) { return p.mixed() ? json(p.q_lens_spec) : json(); },
+     [](const json& p) { return lengths_label(p, "q_lens", "qlens"); },
+     [](const json& p) { return lengths_cache_key(p, "q_lens", "qlens"); }, ';'},
 };
 
 std::string join_fragments(const json& problem, std::string (*ProblemAxis::*fragment)(const json&), const char* sep,
@@ -308,9 +326,14 @@ std::string value_text(const json& v) {
 }  // namespace
 
 Problem ProblemDraft::make() const {
-  if (kv_lens_code < 0) return make_problem(static_cast<const ProblemSpec&>(*this));
-  const KvLengthsSpec& spec = spec_at(kv_lens_code);
   ProblemSpec s = *this;
+  if (q_lens_code >= 0) {
+    const KvLengthsSpec& q = spec_at(q_lens_code);
+    s.q_lens = kv_lengths_for(q, s.batch);
+    s.q_lens_spec = q.text;
+  }
+  if (kv_lens_code < 0) return make_problem(s);
+  const KvLengthsSpec& spec = spec_at(kv_lens_code);
   auto note = [this](std::string text) {
     if (notes && std::find(notes->begin(), notes->end(), text) == notes->end()) notes->push_back(std::move(text));
   };
@@ -345,6 +368,7 @@ json problem_to_json(const Problem& p) {
   // batch's lengths themselves.
   j["pages_requested"] = p.pages_requested ? p.pages_requested : p.pages;
   if (p.ragged()) j["kv_lens_values"] = p.kv_lens;
+  if (p.mixed()) j["q_lens_values"] = p.q_lens;
   return j;
 }
 
@@ -401,18 +425,20 @@ Problem problem_from_json(const json& j, const std::string& origin) {
       if (*a.default_text == '\0') continue;  // an optional axis
       throw UsageError(fmt::format("{}: problem.{} is missing", origin, a.name));
     }
-    if (std::string(a.name) == "kv_lens" && j.contains("kv_lens_values")) {
+    const std::string name = a.name;
+    if ((name == "kv_lens" || name == "q_lens") && j.contains(values_key(a.name))) {
       // The lengths as recorded: the run repeats even where the spec's file is gone.
-      if (!it->is_string()) throw UsageError(fmt::format("{}: problem.kv_lens must be a string", origin));
-      const json& values = j["kv_lens_values"];
+      if (!it->is_string()) throw UsageError(fmt::format("{}: problem.{} must be a string", origin, name));
+      const json& values = j[values_key(a.name)];
       if (!values.is_array() || values.empty())
-        throw UsageError(fmt::format("{}: problem.kv_lens_values must be a list of lengths", origin));
+        throw UsageError(fmt::format("{}: problem.{}_values must be a list of lengths", origin, name));
+      std::vector<std::int64_t>& into = name == "kv_lens" ? d.kv_lens : d.q_lens;
       for (const json& v : values) {
         if (!v.is_number_integer() || v.get<std::int64_t>() < 1)
-          throw UsageError(fmt::format("{}: problem.kv_lens_values must hold positive whole numbers", origin));
-        d.kv_lens.push_back(v.get<std::int64_t>());
+          throw UsageError(fmt::format("{}: problem.{}_values must hold positive whole numbers", origin, name));
+        into.push_back(v.get<std::int64_t>());
       }
-      d.kv_lens_spec = it->get<std::string>();
+      (name == "kv_lens" ? d.kv_lens_spec : d.q_lens_spec) = it->get<std::string>();
       continue;
     }
     if (!has_type(*it, a.type))

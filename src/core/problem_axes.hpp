@@ -1,5 +1,5 @@
 // The one table of problem axes. Each axis (batch, heads, kv_heads, seq_len | kv_lens, q_len, head_dim,
-// pages | page_size, kv_layout, dtype, causal, window, softcap, sinks, head_dim_v) is declared once, with its name (JSON key, CSV column, suite key), CLI spellings, default,
+// pages | page_size, kv_layout, dtype, causal, window, softcap, sinks, head_dim_v, q_lens) is declared once, with its name (JSON key, CSV column, suite key), CLI spellings, default,
 // parser and checks, label and cache-key fragments. The grid product, the run/tune flags, --config suites,
 // the problem label and key, the problem JSON and the CSV problem columns all come from it: adding an axis
 // is one entry in problem_axes.cpp plus the code that uses the value.
@@ -21,6 +21,7 @@ enum class AxisType { integer, word, boolean };
 // carried as the code its axis's parser gave it (kv_lens_code, -1: none) and expanded for the batch in make().
 struct ProblemDraft : ProblemSpec {
   std::int64_t kv_lens_code = -1;
+  std::int64_t q_lens_code = -1;  // q_lens the same way
   // --batch was not given: a list or file of lengths sets the batch (one sequence per length).
   bool batch_from_lengths = false;
   // Where the choices made for the user are said (the batch taken from the lengths, a lengths file cut

@@ -52,6 +52,12 @@ std::vector<std::int32_t> kv_lens_of(const Problem& p) {
   return lens;
 }
 
+std::vector<std::int32_t> q_lens_of(const Problem& p) {
+  std::vector<std::int32_t> lens(static_cast<std::size_t>(p.batch));
+  for (std::int64_t b = 0; b < p.batch; ++b) lens[b] = static_cast<std::int32_t>(p.q_len_of(b));
+  return lens;
+}
+
 // Sink logits in [-1, 5): against scaled scores of about ±1 they take from a few percent to most of a short
 // row's softmax, so an output that leaves them out fails verification.
 std::vector<float> random_sinks(const Problem& p, std::uint64_t seed) {

@@ -26,8 +26,9 @@ RandomFill input_fill(const Problem& p, InputTensor which, std::uint64_t seed, c
 // The paged layout's placement [B, P]: a shuffled pool slot for each page, -1 past a sequence's last page;
 // empty for the contiguous layout.
 std::vector<std::int32_t> random_block_table(const Problem& p, std::uint64_t seed);
-// [B] the sequences' KV lengths.
+// [B] the sequences' KV lengths, and their query counts (Problem::q_len_of).
 std::vector<std::int32_t> kv_lens_of(const Problem& p);
+std::vector<std::int32_t> q_lens_of(const Problem& p);
 // [H] sink logits in [-1, 5) when the problem has sinks, else empty.
 std::vector<float> random_sinks(const Problem& p, std::uint64_t seed);
 

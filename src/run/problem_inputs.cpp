@@ -27,8 +27,8 @@ std::int64_t ProblemInputs::device_bytes(const Problem& p, bool with_reference) 
   std::int64_t es = static_cast<std::int64_t>(dtype_size(p.dtype));
   std::int64_t b = size_add(size_add(size_mul(size_add(p.q_elements(), p.o_elements()), es),
                                      size_mul(size_add(k_elements(p), v_elements(p)), es),
-                                     size_mul(p.batch, p.pages, 4), size_mul(p.batch, 4)),
-                            size_mul(7, kGuardOverheadBytes), p.sinks ? size_mul(p.heads, 4) : 0);
+                                     size_mul(p.batch, p.pages, 4), size_mul(p.batch, 8)),
+                            size_mul(8, kGuardOverheadBytes), p.sinks ? size_mul(p.heads, 4) : 0);
   return with_reference ? size_add(b, size_mul(p.o_elements(), 4)) : b;
 }
 
@@ -73,12 +73,15 @@ void ProblemInputs::allocate(std::vector<std::int32_t> block_table, std::vector<
   kv_lens_host_ = kv_lens_of(p);
   kv_lens_ = GuardedBuffer(be.memory(), kv_lens_host_.size() * sizeof(std::int32_t), "kv_lens");
   be.memory().upload(kv_lens_.get(), kv_lens_host_.data(), kv_lens_host_.size() * sizeof(std::int32_t));
+  q_lens_host_ = q_lens_of(p);
+  q_lens_ = GuardedBuffer(be.memory(), q_lens_host_.size() * sizeof(std::int32_t), "q_lens");
+  be.memory().upload(q_lens_.get(), q_lens_host_.data(), q_lens_host_.size() * sizeof(std::int32_t));
   sinks_host_ = std::move(sinks);
   if (!sinks_host_.empty()) {
     sinks_ = GuardedBuffer(be.memory(), sinks_host_.size() * sizeof(float), "the sink logits");
     be.memory().upload(sinks_.get(), sinks_host_.data(), sinks_host_.size() * sizeof(float));
   }
-  for (const GuardedBuffer* g : {&q_, &k_, &v_, &o_, &block_table_, &kv_lens_, &sinks_}) guards_.add(g);
+  for (const GuardedBuffer* g : {&q_, &k_, &v_, &o_, &block_table_, &kv_lens_, &q_lens_, &sinks_}) guards_.add(g);
 }
 
 void ProblemInputs::compute_reference() {
@@ -98,6 +101,8 @@ AttentionIO ProblemInputs::io() const {
   a.block_table_host = block_table_host_.empty() ? nullptr : block_table_host_.data();
   a.kv_lens = kv_lens_.as<std::int32_t>();
   a.kv_lens_host = kv_lens_host_.data();
+  a.q_lens = q_lens_.as<std::int32_t>();
+  a.q_lens_host = q_lens_host_.data();
   a.sinks = sinks_.as<float>();
   a.sinks_host = sinks_host_.empty() ? nullptr : sinks_host_.data();
   a.guards = &guards_;
@@ -128,7 +133,7 @@ std::string ProblemInputs::check_forward(const std::function<void()>& forward) {
 }
 
 void ProblemInputs::forget_device_memory() {
-  for (GuardedBuffer* b : {&q_, &k_, &v_, &o_, &block_table_, &kv_lens_, &sinks_}) b->forget();
+  for (GuardedBuffer* b : {&q_, &k_, &v_, &o_, &block_table_, &kv_lens_, &q_lens_, &sinks_}) b->forget();
   ref_.forget();
 }
 

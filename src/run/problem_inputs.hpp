@@ -52,10 +52,10 @@ class ProblemInputs {
   Backend& be_;
   Problem p_;
   // The tensors a strategy sees sit between guard regions (checked for plugins: core/guarded_buffer.hpp).
-  GuardedBuffer q_, k_, v_, o_, block_table_, kv_lens_, sinks_;
+  GuardedBuffer q_, k_, v_, o_, block_table_, kv_lens_, q_lens_, sinks_;
   GuardRegions guards_;
   Buffer ref_;
-  std::vector<std::int32_t> block_table_host_, kv_lens_host_;
+  std::vector<std::int32_t> block_table_host_, kv_lens_host_, q_lens_host_;
   std::vector<float> sinks_host_;
 };
 

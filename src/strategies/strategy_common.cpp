@@ -43,6 +43,7 @@ KeyMask key_mask(const Problem& p, const AttentionIO& io, const QueryRows& qr) {
   m.q_len = p.q_len;
   m.kv_len = p.seq_len;
   m.kv_lens = p.ragged() ? io.kv_lens : nullptr;
+  m.q_lens = p.mixed() ? io.q_lens : nullptr;
   m.items_per_seq = qr.items_per_seq;
   m.window = p.window;
   m.softcap = static_cast<double>(p.softcap);

@@ -49,6 +49,11 @@ REFUSED = [
     ("kv_lens", ["--batch=2", "--heads=2", "--head_dim=8", "--kv_lens=file:/nonexistent/lengths.txt"]),
     ("kv_lens", ["--batch=3", "--heads=2", "--head_dim=8", "--kv_lens=file:bad_lengths.txt"]),
     ("seq_len", ["--batch=2", "--heads=2", "--head_dim=8", "--kv_lens=list:7,9", "--seq_len=64"]),
+    # A mixed batch's query counts: one per sequence, each at most its KV length, q_len (if given) their most.
+    ("q_lens", ["--batch=3", "--heads=2", "--head_dim=8", "--seq_len=16", "--q_lens=list:1,2"]),
+    ("q_lens", ["--batch=2", "--heads=2", "--head_dim=8", "--kv_lens=list:7,9", "--q_lens=list:8,1"]),
+    ("q_lens", ["--batch=2", "--heads=2", "--head_dim=8", "--seq_len=16", "--q_lens=list:0,1"]),
+    ("q_len", ["--batch=2", "--heads=2", "--head_dim=8", "--seq_len=16", "--q_lens=list:3,1", "--q_len=2"]),
     # The same through a suite: kv_heads that do not divide heads.
     ("kv_heads", ["--config=bad_suite.json"]),
 ]
@@ -104,6 +109,24 @@ def test_lengths_file_run(attnbench, in_module_work):
             "--q_len=5", "--causal", "--kv_lens=file:lengths.txt", "--strategies=fused", "--max_time=0.02", "--min_samples=2",
             "--json=lens.json")
     assert r.returncode == 0, f"run with a lengths file: {r.stderr}"
+
+
+def test_mixed_batch_run(attnbench, in_module_work):
+    # A mixed batch (decode rows, draft tokens and a prefill chunk, ragged, paged with short last pages) verified
+    # on every strategy; the report records the query counts and counts only their pairs.
+    r = run(attnbench, "--backend=cpu", "--quiet", "--batch=4", "--heads=4", "--kv_heads=2", "--head_dim=8",
+            "--kv_lens=list:50,9,23,31", "--q_lens=list:1,4,23,1", "--causal", "--page_size=7", "--kv_layout=paged",
+            "--verify", "--max_time=0.02", "--min_samples=2", "--json=mixed.json")
+    assert r.returncode == 0, f"run of a mixed batch: {r.stderr}"
+    rows = load("mixed.json")["results"]
+    assert {x["strategy"] for x in rows} == {"nested", "head_batched", "fully_batched", "ptr_array", "fused"}, rows
+    assert all(x["status"] == "ok" for x in rows), [(x["strategy"], x["status"], x.get("reason")) for x in rows]
+    p = rows[0]["problem"]
+    assert p["q_lens_values"] == [1, 4, 23, 1] and p["q_len"] == 23 and p["q_lens"] == "list:1,4,23,1", p
+    # Pairs: sequence b's q queries see L - q + 1 + i keys (i < q) causal: 50 + (6+7+8+9) + (1+...+23) + 31.
+    pairs = 4 * (50 + 30 + 276 + 31)
+    flops = rows[0]["tflops"] * 1e12 * rows[0]["time_ms"]["median"] * 1e-3
+    assert flops == pytest.approx(2.0 * pairs * 16, rel=1e-3), (flops, 2.0 * pairs * 16)
 
 
 def test_lengths_file_report(in_module_work):

@@ -85,6 +85,21 @@ def test_peer_flex_runs_the_variants_sdpa_refuses(attnbench, peer, in_module_wor
     assert "peer:torch-flex" not in {r["strategy"] for r in json.load(open(w / "noflex.json"))["results"]}
 
 
+def test_peer_refuses_a_mixed_batch_under_its_own_problem(attnbench, peer, in_module_work):
+    # A mixed batch (--q_lens) merged: every PyTorch row keeps the report's problem (its query counts) and says why
+    # it is not run, instead of timing the batch as if every sequence had q_len queries.
+    w = in_module_work
+    expect_rc(0, attnbench, "--backend=cpu", "--batch=3", "--heads=2", "--seq_len=64", "--q_lens=list:1,8,3",
+              "--head_dim=32", "--causal", "--strategies=fused", "--max_time=0.02", "-q", f"--json={w}/mixed.json")
+    expect_rc(0, *peer, "--dry-run", "-q", "--merge", w / "mixed.json", env={"ATTNBENCH": attnbench})
+    results = json.load(open(w / "mixed.json"))["results"]
+    peers = [r for r in results if r["strategy"].startswith("peer:")]
+    assert peers and all(r["status"] == "unsupported" and "mixed batch" in r["reason"] for r in peers), peers
+    assert all(r["problem"]["q_lens_values"] == [1, 8, 3] for r in peers), peers
+    out = expect_rc(0, attnbench, "report", w / "mixed.json")
+    assert out.count("qlens=list[3]") == 1, out  # one problem: the peers' rows sit under attnbench's
+
+
 def test_peer_merge_is_idempotent(attnbench, peer, in_module_work):
     w = in_module_work
     # --merge appends peers for the report's own shapes, once, however often it runs.

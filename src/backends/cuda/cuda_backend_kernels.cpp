@@ -87,7 +87,7 @@ std::string CudaBackend::fused_can_implement(const Problem& p, const FusedTile& 
   // tile of head_dim 256 and the mma.sync prefill tiles of head_dim 32, 96 and 256 apply those three: which tile
   // does is kernels::fused_can_implement's to say. No fused tile has a value head dim of its own.
   for (const std::string& v : p.variants())
-    if (v == kValueHeadDim) return "the fused kernels do not apply " + v + " yet";
+    if (v == kValueHeadDim || v == kQueryLengths) return "the fused kernels do not apply " + v + " yet";
   return kernels::fused_can_implement(kernels::fused_params(p, AttentionIO{}), tile);
 }
 
@@ -120,6 +120,9 @@ void CudaBackend::reference_attention(const Problem& p, const AttentionIO& io, f
   r.v = io.v;
   r.block_table = io.block_table;
   r.kv_lens = io.kv_lens;
+  r.q_lens = p.mixed() ? io.q_lens : nullptr;
+  if (p.mixed() && !io.q_lens)
+    throw BackendError(fmt::format("cuda reference attention for {}: a mixed batch but no q_lens were given", p.label()));
   r.out = out;
   r.batch = p.batch;
   r.heads = p.heads;
