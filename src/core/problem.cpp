@@ -134,6 +134,20 @@ namespace {
 void require_positive(const char* name, std::int64_t v) {
   if (v <= 0) throw UsageError(fmt::format("{} must be a positive integer, got {}", name, v));
 }
+
+// Per-sequence counts `v` of `axis` (kv_lens: KV lengths, q_lens: query counts): one per sequence of `batch`, each
+// positive. Returns the largest, which a size also given (`size_name` seq_len or q_len; `given` 0: none) must equal.
+std::int64_t per_sequence_largest(const char* axis, const char* what, const std::vector<std::int64_t>& v,
+                                  std::int64_t batch, const char* size_name, std::int64_t given) {
+  if (static_cast<std::int64_t>(v.size()) != batch)
+    throw UsageError(fmt::format("{}: {} {}s for batch {} (give one per sequence)", axis, v.size(), what, batch));
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (v[i] <= 0) throw UsageError(fmt::format("{}: {} {} of sequence {} is not a positive integer", axis, what, v[i], i));
+  const std::int64_t largest = *std::max_element(v.begin(), v.end());
+  if (given > 0 && given != largest)
+    throw UsageError(fmt::format("{}={} is not the largest of the {} ({}); give one of them", size_name, given, axis, largest));
+  return largest;
+}
 }  // namespace
 
 Problem make_problem(const ProblemSpec& s) {
@@ -163,15 +177,7 @@ Problem make_problem(const ProblemSpec& s) {
   p.softcap = s.softcap;
   p.sinks = s.sinks;
   if (!s.kv_lens.empty()) {
-    if (static_cast<std::int64_t>(s.kv_lens.size()) != s.batch)
-      throw UsageError(fmt::format("kv_lens: {} lengths for batch {} (give one per sequence)", s.kv_lens.size(), s.batch));
-    for (std::size_t i = 0; i < s.kv_lens.size(); ++i)
-      if (s.kv_lens[i] <= 0)
-        throw UsageError(fmt::format("kv_lens: length {} of sequence {} is not a positive integer", s.kv_lens[i], i));
-    std::int64_t longest = *std::max_element(s.kv_lens.begin(), s.kv_lens.end());
-    if (s.seq_len > 0 && s.seq_len != longest)
-      throw UsageError(fmt::format("seq_len={} is not the longest of the kv_lens ({}); give one of them", s.seq_len, longest));
-    p.seq_len = longest;
+    p.seq_len = per_sequence_largest("kv_lens", "length", s.kv_lens, s.batch, "seq_len", s.seq_len);
     p.kv_lens = s.kv_lens;
     p.kv_lens_spec = s.kv_lens_spec.empty() ? "list" : s.kv_lens_spec;
   } else {
@@ -181,20 +187,11 @@ Problem make_problem(const ProblemSpec& s) {
   if (p.seq_len > 0x7fffffff)
     throw UsageError(fmt::format("seq_len={} is more than the 2^31-1 keys a sequence may hold", p.seq_len));
   if (!s.q_lens.empty()) {
-    if (static_cast<std::int64_t>(s.q_lens.size()) != s.batch)
-      throw UsageError(fmt::format("q_lens: {} query counts for batch {} (give one per sequence)", s.q_lens.size(), s.batch));
-    for (std::size_t i = 0; i < s.q_lens.size(); ++i) {
-      const std::int64_t b = static_cast<std::int64_t>(i);
-      if (s.q_lens[i] <= 0)
-        throw UsageError(fmt::format("q_lens: query count {} of sequence {} is not a positive integer", s.q_lens[i], i));
-      if (s.q_lens[i] > p.kv_len(b))
+    p.q_len = per_sequence_largest("q_lens", "query count", s.q_lens, s.batch, "q_len", s.q_len);
+    for (std::size_t i = 0; i < s.q_lens.size(); ++i)
+      if (s.q_lens[i] > p.kv_len(static_cast<std::int64_t>(i)))
         throw UsageError(fmt::format("q_lens: sequence {} has {} queries, more than its KV length {}", i, s.q_lens[i],
-                                     p.kv_len(b)));
-    }
-    const std::int64_t most = *std::max_element(s.q_lens.begin(), s.q_lens.end());
-    if (s.q_len > 0 && s.q_len != most)
-      throw UsageError(fmt::format("q_len={} is not the most of the q_lens ({}); give one of them", s.q_len, most));
-    p.q_len = most;
+                                     p.kv_len(static_cast<std::int64_t>(i))));
     p.q_lens = s.q_lens;
     p.q_lens_spec = s.q_lens_spec.empty() ? "list" : s.q_lens_spec;
   } else {

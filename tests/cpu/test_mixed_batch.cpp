@@ -15,6 +15,7 @@
 #include "core/reference.hpp"
 #include "run/problem_inputs.hpp"
 #include "strategies/registry.hpp"
+#include "cpu/brute_force_pairs.hpp"
 #include "testing.hpp"
 
 using namespace ab;
@@ -38,28 +39,8 @@ Problem mixed(std::vector<std::int64_t> q_lens, std::vector<std::int64_t> kv_len
   return make_problem(s);
 }
 
-// Pairs and K/V rows some query sees, one real query at a time: query i < q_lens[b] of sequence b at position
-// i + L - q_lens[b].
-struct Counted {
-  double pairs = 0, kv_rows = 0;
-};
-Counted brute_force(const Problem& p) {
-  Counted c;
-  for (std::int64_t b = 0; b < p.batch; ++b) {
-    const std::int64_t L = p.kv_len(b), q = p.q_len_of(b);
-    std::vector<bool> seen(static_cast<std::size_t>(L), false);
-    for (std::int64_t i = 0; i < q; ++i) {
-      const std::int64_t pos = i + L - q;
-      for (std::int64_t j = 0; j < L; ++j) {
-        if ((p.window > 0 && j < pos - p.window) || (p.causal && j > pos)) continue;
-        c.pairs += static_cast<double>(p.heads);
-        seen[static_cast<std::size_t>(j)] = true;
-      }
-    }
-    for (bool s : seen) c.kv_rows += s;
-  }
-  return c;
-}
+using counting::brute_force;
+using counting::Counted;
 
 }  // namespace
 

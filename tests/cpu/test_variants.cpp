@@ -22,6 +22,7 @@
 #include "run/problem_inputs.hpp"
 #include "strategies/registry.hpp"
 #include "testing.hpp"
+#include "cpu/brute_force_pairs.hpp"
 #include "cpu/undeclared_strategy.hpp"
 
 using namespace ab;
@@ -45,30 +46,8 @@ Problem make(std::int64_t batch, std::int64_t seq, std::int64_t q_len, bool caus
   return make_problem(s);
 }
 
-// The (query, key) pairs and the K/V rows some query sees, counted one query at a time from the rule itself:
-// query i of a sequence of length L at position i + L - q_len sees key j when j >= position - window (a window)
-// and j <= position (causal) and j < L.
-struct Counted {
-  double pairs = 0, kv_rows = 0;
-};
-Counted brute_force(const Problem& p) {
-  Counted c;
-  for (std::int64_t b = 0; b < p.batch; ++b) {
-    const std::int64_t L = p.kv_len(b);
-    std::vector<bool> seen(static_cast<std::size_t>(L), false);
-    for (std::int64_t i = 0; i < p.q_len; ++i) {
-      const std::int64_t pos = i + L - p.q_len;
-      for (std::int64_t j = 0; j < L; ++j) {
-        const bool visible = (p.window == 0 || j >= pos - p.window) && (!p.causal || j <= pos);
-        if (!visible) continue;
-        c.pairs += static_cast<double>(p.heads);
-        seen[static_cast<std::size_t>(j)] = true;
-      }
-    }
-    for (bool s : seen) c.kv_rows += s;
-  }
-  return c;
-}
+using counting::brute_force;
+using counting::Counted;
 
 }  // namespace
 

@@ -25,8 +25,8 @@ std::unique_ptr<Backend>& gpu() {
 }
 
 struct Inputs {
-  Buffer q, k, v, o, bt, lens, ref, sinks;
-  std::vector<std::int32_t> bt_host, lens_host;
+  Buffer q, k, v, o, bt, lens, q_lens, ref, sinks;
+  std::vector<std::int32_t> bt_host, lens_host, q_lens_host;
   std::vector<float> ref_host;
   AttentionIO io() const {
     AttentionIO a;
@@ -38,6 +38,8 @@ struct Inputs {
     a.block_table_host = bt_host.empty() ? nullptr : bt_host.data();
     a.kv_lens = lens.as<std::int32_t>();
     a.kv_lens_host = lens_host.data();
+    a.q_lens = q_lens.as<std::int32_t>();
+    a.q_lens_host = q_lens_host.data();
     a.sinks = sinks.as<float>();
     return a;
   }
@@ -67,6 +69,9 @@ Inputs prepare(const Problem& p, std::uint64_t seed) {
   in.lens_host = kv_lens_of(p);
   in.lens = Buffer(be.memory(), in.lens_host.size() * 4);
   be.memory().upload(in.lens.get(), in.lens_host.data(), in.lens_host.size() * 4);
+  in.q_lens_host = q_lens_of(p);
+  in.q_lens = Buffer(be.memory(), in.q_lens_host.size() * 4);
+  be.memory().upload(in.q_lens.get(), in.q_lens_host.data(), in.q_lens_host.size() * 4);
   if (!t.sinks.empty()) {
     in.sinks = Buffer(be.memory(), t.sinks.size() * 4);
     be.memory().upload(in.sinks.get(), t.sinks.data(), t.sinks.size() * 4);
@@ -380,6 +385,26 @@ TEST(CudaStrategies, decode_at_head_dim_256) {
       ws.config = "decode-ws";
       EXPECT_NE(make_strategies("fused").front()->can_run(p, *gpu(), ws), "") << p.label();
       run_all(p, false, seed++, true);  // every strategy, fused's default plan among them
+    }
+}
+
+// Mixed batches (--q_lens): the GEMM strategies through the key mask's per-sequence query counts, against the GPU
+// reference, which test_cuda_reference holds to the fp64 one: decode rows, draft tokens and a prefill chunk in one
+// batch, ragged with short last pages, causal, a window, the cap and sinks, GQA packed and broadcast, fp16 and
+// bf16. fused refuses them with the reason until its kernels take a query count per sequence.
+TEST(CudaStrategies, mixed_batches_on_the_gemm_strategies) {
+  std::uint64_t seed = 500;
+  for (KvLayout l : {KvLayout::contiguous, KvLayout::paged})
+    for (bool packing : {true, false}) {
+      ProblemSpec s{4, 8, 2, 0, 0, 64, 0, 16, l, packing ? DType::fp16 : DType::bf16, true, {700, 9, 300, 33}, "list",
+                    packing ? 13 : 0, packing ? 0 : 30};
+      s.q_lens = {1, 4, 300, 1};
+      s.q_lens_spec = "list:1,4,300,1";
+      s.sinks = !packing;
+      const Problem p = make_problem(s);
+      const std::string why = make_strategies("fused").front()->can_run(p, *gpu(), {});
+      EXPECT_NE(why.find("per-sequence query lengths"), std::string::npos) << why;
+      run_all(p, false, seed++, packing);  // fused's refusal is allowed there (not a decode-tile problem: q_len 300)
     }
 }
 
