@@ -17,6 +17,10 @@ struct CompareParams {
   std::int64_t n = 0;
   bool bf16 = false;
   double* partials = nullptr; // kCompareBlocks * kCompareFields doubles
+  // A mixed batch: [B] queries per sequence (device memory); element i of O [B,H,rows,width] is then compared only
+  // where its row i / width % rows is under its sequence's count. nullptr: every element.
+  const std::int32_t* q_lens = nullptr;
+  std::int64_t rows = 0, heads = 0, width = 0;
 };
 
 // One launch of kCompareBlocks blocks on `stream` (cudaStream_t); returns the cudaError_t of the launch.

@@ -80,16 +80,23 @@ void reference_attention_fp64(const Problem& p, const void* q, const void* k, co
 
 namespace {
 // Relative L2 error over every element, NaN/Inf counted, split over the host's cores: the tuner verifies
-// thousands of candidate outputs of millions of elements.
+// thousands of candidate outputs of millions of elements. A mixed batch's padding rows (row i >= q_len_of(b) of a
+// head of sequence b) are not the problem's: not compared, not counted, whatever a strategy left there.
 template <class RefAt>
 ErrorStats compare_impl(const Problem& p, const void* out, RefAt ref_at) {
   const std::int64_t n = p.o_elements();
+  const std::int64_t width = p.head_dim_v, rows = p.q_len;
+  auto padding = [&](std::int64_t i) {
+    const std::int64_t row = i / width;
+    return p.q_len_of(row / rows / p.heads) <= row % rows;
+  };
   const std::int64_t chunks = std::min<std::int64_t>(64, std::max<std::int64_t>(1, n / 65536));
   std::vector<double> num(chunks, 0), den(chunks, 0), max_abs(chunks, 0);
   std::vector<std::int64_t> bad(chunks, 0);
   parallel_for(chunks, static_cast<double>(n) * 8, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t c = lo; c < hi; ++c)
       for (std::int64_t i = n * c / chunks, end = n * (c + 1) / chunks; i < end; ++i) {
+        if (p.mixed() && padding(i)) continue;
         double x = load_element(out, i, p.dtype);
         double r = ref_at(i);
         if (!std::isfinite(x)) {
@@ -110,7 +117,8 @@ ErrorStats compare_impl(const Problem& p, const void* out, RefAt ref_at) {
     tn += num[c];
     td += den[c];
   }
-  return error_stats_from_sums(n, tn, td, worst, nonfinite);
+  const std::int64_t compared = p.mixed() ? p.total_q_len() * p.heads * width : n;
+  return error_stats_from_sums(compared, tn, td, worst, nonfinite);
 }
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.hpp"
+#include "core/dtype.hpp"
 #include "core/errors.hpp"
 #include "core/key_mask.hpp"
 #include "core/problem.hpp"
@@ -175,6 +176,30 @@ TEST(MixedBatch, TheReferenceOfAMixedBatchIsEachSequenceAlone) {
                            alone[static_cast<std::size_t>((h * one.q_len + i) * D + d)])
               << "sequence " << b << " head " << h << " query " << i;
   }
+}
+
+TEST(MixedBatch, PaddingRowsAreNotCompared) {
+  // What a kernel leaves in a padding row (row i >= q_lens[b] of a head) is not the problem's: NaN there passes,
+  // NaN in a real row fails, and only the real rows are counted.
+  const Problem p = mixed({1, 5, 3}, {11, 30, 7}, true, 0);
+  const HostTensors t = make_random_inputs(p, 9);
+  std::vector<double> ref(static_cast<std::size_t>(p.o_elements()));
+  reference_attention_fp64(p, t.q.data(), t.k.data(), t.v.data(), nullptr, ref.data());
+  std::vector<std::uint16_t> out(ref.size());
+  for (std::size_t i = 0; i < ref.size(); ++i) out[i] = float_to_bits(static_cast<float>(ref[i]), p.dtype);
+  const std::int64_t Dv = p.head_dim_v, Q = p.q_len;
+  auto at = [&](std::int64_t b, std::int64_t h, std::int64_t i) {
+    return static_cast<std::size_t>(((b * p.heads + h) * Q + i) * Dv);
+  };
+  out[at(0, 1, 3)] = 0x7e00;  // fp16 NaN in sequence 0's padding (it has one query)
+  out[at(2, 3, 4) + 2] = 0x7e00;
+  ErrorStats e = compare_output(p, out.data(), ref.data());
+  EXPECT_EQ(e.nonfinite, 0);
+  EXPECT_LT(e.rel_l2, tolerance_for(p.dtype));
+  EXPECT_EQ(e.count, (1 + 5 + 3) * p.heads * Dv);
+  out[at(1, 0, 4)] = 0x7e00;  // sequence 1's fifth (real) query
+  e = compare_output(p, out.data(), ref.data());
+  EXPECT_EQ(e.nonfinite, 1);
 }
 
 TEST(MixedBatch, EveryStrategyOnTheCpuBackendRunsIt) {

@@ -13,6 +13,7 @@
 #include "compare_output.hpp"
 #include "core/errors.hpp"
 #include "core/fused_decode_plan.hpp"
+#include "core/random_inputs.hpp"
 #include "fused_attention.hpp"
 #include "delay.hpp"
 #include "fault_injection.hpp"
@@ -156,6 +157,16 @@ ErrorStats CudaBackend::compare_to_reference(const Problem& p, const void* out, 
   c.n = p.o_elements();
   c.bf16 = p.dtype == DType::bf16;
   c.partials = partials.as<double>();
+  Buffer q_lens;  // a mixed batch: its counts, so that padding rows are not compared (core/reference.cpp's rule)
+  if (p.mixed()) {
+    const std::vector<std::int32_t> counts = q_lens_of(p);
+    q_lens = Buffer(*this, counts.size() * sizeof(std::int32_t));
+    upload(q_lens.get(), counts.data(), counts.size() * sizeof(std::int32_t));
+    c.q_lens = q_lens.as<std::int32_t>();
+    c.rows = p.q_len;
+    c.heads = p.heads;
+    c.width = p.head_dim_v;
+  }
   check_launch(kernels::launch_compare_output(c, stream_), "compare_output_kernel");
   synchronize();
   std::vector<double> h(kDoubles);
@@ -168,7 +179,8 @@ ErrorStats CudaBackend::compare_to_reference(const Problem& p, const void* out, 
     max_abs = std::max(max_abs, f[2]);
     nonfinite += f[3];
   }
-  return error_stats_from_sums(c.n, num, den, max_abs, static_cast<std::int64_t>(nonfinite));
+  const std::int64_t compared = p.mixed() ? p.total_q_len() * p.heads * p.head_dim_v : c.n;
+  return error_stats_from_sums(compared, num, den, max_abs, static_cast<std::int64_t>(nonfinite));
 }
 
 }  // namespace ab::cuda
