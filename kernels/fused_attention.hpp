@@ -20,6 +20,10 @@ struct FusedParams {
   std::int64_t kv_heads = 0, q_len = 0;       // KV heads (divides heads); queries per sequence
   std::int64_t pool_slots = 0;                // paged: slots of the pool (Problem::pool_slots)
   bool ragged = false;                        // sequences of different lengths (kv_lens differ)
+  // A mixed batch (Problem::q_lens): [B] queries per sequence, device memory; rows past a sequence's count are
+  // padding (not compared). The decode tiles take it; the prefill tiles refuse it (fused_can_implement).
+  const std::int32_t* q_lens = nullptr;
+  bool mixed = false;
   bool paged = false;
   bool causal = false;
   bool bf16 = false;  // else fp16

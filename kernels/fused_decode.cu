@@ -56,8 +56,10 @@ LaunchFn find_launch(int head_dim, int mt, bool bf16, bool var) {
   return nullptr;
 }
 
-// Whether a launch needs the instances that apply the variants (window, soft-cap, sinks).
-bool applies_variants(const FusedParams& p) { return p.window > 0 || p.softcap > 0.f || p.sinks != nullptr; }
+// Whether a launch needs the instances that apply the variants (window, soft-cap, sinks, a mixed batch's counts).
+bool applies_variants(const FusedParams& p) {
+  return p.window > 0 || p.softcap > 0.f || p.sinks != nullptr || p.mixed;
+}
 
 std::int64_t rows_per_kv_head(const FusedParams& p) { return (p.heads / p.kv_heads) * p.q_len; }
 int slices_for(const FusedParams& p) {
@@ -157,6 +159,7 @@ int fused_decode_splits(const FusedParams& p, const FusedTile& tile) {
 int fused_decode_launch(const FusedParams& p, const FusedTile& tile, void* stream) {
   if (!fused_decode_can_implement(p, tile).empty()) return static_cast<int>(cudaErrorInvalidValue);
   if (p.paged && !p.block_table) return static_cast<int>(cudaErrorInvalidValue);
+  if (p.mixed && !p.q_lens) return static_cast<int>(cudaErrorInvalidValue);
   const int splits = fused_decode_splits(p, tile);
   const std::int64_t need = fused_decode::partial_bytes(p.batch, p.heads, p.q_len, p.head_dim, splits);
   if (need > 0 && (!p.workspace || p.workspace_bytes < need)) return static_cast<int>(cudaErrorInvalidValue);
@@ -195,6 +198,7 @@ int fused_decode_launch(const FusedParams& p, const FusedTile& tile, void* strea
   dp.cap_in = p.softcap > 0.f ? p.scale / p.softcap : 0.f;
   dp.cap_out = p.softcap > 0.f ? p.softcap / p.scale : 0.f;
   dp.sinks = p.sinks;
+  dp.q_lens = p.mixed ? p.q_lens : nullptr;
   int err = fn(dp, p, stream);
   if (err != 0 || splits == 1) return err;
   auto comb = p.sinks ? (p.bf16 ? fused_detail::fused_decode_combine<true, true> : fused_detail::fused_decode_combine<false, true>)

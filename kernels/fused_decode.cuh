@@ -44,6 +44,9 @@ struct DVarParams : DParams {
   int window;
   float cap_in, cap_out;
   const float* sinks;  // [H] or nullptr
+  // A mixed batch: [B] queries per sequence (its rows' causal diagonal L - q_lens[b]; rows past the count are
+  // padding, not compared); nullptr: every sequence has q_len.
+  const std::int32_t* q_lens;
 };
 template <bool VAR>
 using DParamsOf = std::conditional_t<VAR, DVarParams, DParams>;
@@ -264,8 +267,12 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) fused_decode_fwd(co
   const int rows_total = p.group * QL;
   const int row0 = chunk * ROWS;  // first packed row of this CTA
   const int L = p.kv_lens ? __ldg(p.kv_lens + b) : p.seq_len;
-  const int diag = causal_diag(L, QL);
-  // The splits cover keys [window_base, L): all of them, or those the window leaves (core/fused_decode_plan.hpp).
+  int diag = causal_diag(L, QL);
+  if constexpr (VAR) {
+    if (p.q_lens) diag = causal_diag(L, __ldg(p.q_lens + b));  // a mixed batch: this sequence's own queries
+  }
+  // The splits cover keys [window_base, L): all of them, or those the window leaves (core/fused_decode_plan.hpp;
+  // a mixed batch's from its longest q_len: a few keys more than this sequence's rows need, never fewer).
   int base = 0;
   if constexpr (VAR) base = static_cast<int>(fused_decode::window_base(L, QL, p.window));
   const int k_begin = base + split * p.keys_per_split;

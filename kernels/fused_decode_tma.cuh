@@ -96,7 +96,10 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
   const int rows_total = p.group * QL;
   const int row0 = chunk * ROWS;
   const int L = p.kv_lens ? __ldg(p.kv_lens + b) : p.seq_len;
-  const int diag = L - QL;
+  int diag = L - QL;
+  if constexpr (VAR) {
+    if (p.q_lens) diag = L - __ldg(p.q_lens + b);  // a mixed batch: this sequence's own queries
+  }
   // The splits cover keys [window_base, L) (core/fused_decode_plan.hpp): a whole tile of 64 keys from the start.
   int base = 0;
   if constexpr (VAR) base = static_cast<int>(fused_decode::window_base(L, QL, p.window));

@@ -20,6 +20,8 @@ FusedParams fused_params(const Problem& p, const AttentionIO& io) {
   f.kv_heads = p.kv_heads;
   f.q_len = p.q_len;
   f.ragged = p.ragged();
+  f.q_lens = p.mixed() ? io.q_lens : nullptr;
+  f.mixed = p.mixed();
   f.seq_len = p.seq_len;
   f.head_dim = p.head_dim;
   f.pages = p.pages;

@@ -391,7 +391,7 @@ TEST(CudaStrategies, decode_at_head_dim_256) {
 // Mixed batches (--q_lens): the GEMM strategies through the key mask's per-sequence query counts, against the GPU
 // reference, which test_cuda_reference holds to the fp64 one: decode rows, draft tokens and a prefill chunk in one
 // batch, ragged with short last pages, causal, a window, the cap and sinks, GQA packed and broadcast, fp16 and
-// bf16. fused refuses them with the reason until its kernels take a query count per sequence.
+// bf16. fused's prefill tiles refuse them with the reason (q_len 300 here); its decode tiles take them (below).
 TEST(CudaStrategies, mixed_batches_on_the_gemm_strategies) {
   std::uint64_t seed = 500;
   for (KvLayout l : {KvLayout::contiguous, KvLayout::paged})
@@ -403,8 +403,31 @@ TEST(CudaStrategies, mixed_batches_on_the_gemm_strategies) {
       s.sinks = !packing;
       const Problem p = make_problem(s);
       const std::string why = make_strategies("fused").front()->can_run(p, *gpu(), {});
-      EXPECT_NE(why.find("per-sequence query lengths"), std::string::npos) << why;
+      EXPECT_NE(why.find("per-sequence query counts"), std::string::npos) << why;
       run_all(p, false, seed++, packing);  // fused's refusal is allowed there (not a decode-tile problem: q_len 300)
+    }
+}
+
+// A mixed batch of decode rows and draft tokens (q_lens 1-8: speculative decoding with per-sequence draft
+// lengths) on every decode tile, forced, and fused's default, against the GPU reference: the kernels' VAR instances
+// take each sequence's own causal diagonal (fused_decode.cuh, fused_decode_tma.cuh); padding rows are not compared.
+// Ragged with short pages of 16 and 7, GQA (8 heads a KV head: up to 64 packed rows, chunks of 32), a window, the
+// cap and sinks, fp16 and bf16, head_dim 64, 128 and 256.
+TEST(CudaStrategies, mixed_decode_batches_on_the_decode_tiles) {
+  std::uint64_t seed = 520;
+  for (KvLayout l : {KvLayout::contiguous, KvLayout::paged})
+    for (std::int64_t d : {64, 128, 256}) {
+      ProblemSpec s{4, 16, 2, 0, 0, d, 0, d == 128 ? 7 : 16, l, d == 64 ? DType::fp16 : DType::bf16, true,
+                    {700, 9, 300, 33}, "list", d == 256 ? 0 : 40, d == 64 ? 30 : 0};
+      s.q_lens = {1, 3, 8, 2};
+      s.q_lens_spec = "list:1,3,8,2";
+      s.sinks = d == 128;
+      const Problem p = make_problem(s);
+      Inputs in = prepare(p, seed++);
+      const int ran = run_on_tiles(p, in, [](const FusedTile& t) { return t.decode(); });
+      EXPECT_GE(ran, 2) << p.label();
+      EXPECT_EQ(make_strategies("fused").front()->can_run(p, *gpu(), {}), "") << p.label();
+      run_all(p, false, seed++, true);
     }
 }
 

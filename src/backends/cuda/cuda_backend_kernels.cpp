@@ -86,9 +86,10 @@ std::string CudaBackend::fused_can_implement(const Problem& p, const FusedTile& 
   // The primitives apply the key mask's window and soft-cap and the sinks (runs_variants); the split-KV decode
   // tiles (kernels/fused_decode.cuh), the persistent prefill tiles (fused_kernel_wsp.cuh's VAR instances), the ws
   // tile of head_dim 256 and the mma.sync prefill tiles of head_dim 32, 96 and 256 apply those three: which tile
-  // does is kernels::fused_can_implement's to say. No fused tile has a value head dim of its own.
+  // does is kernels::fused_can_implement's to say, and which take a mixed batch's query counts (the decode tiles). No
+  // fused tile has a value head dim of its own.
   for (const std::string& v : p.variants())
-    if (v == kValueHeadDim || v == kQueryLengths) return "the fused kernels do not apply " + v + " yet";
+    if (v == kValueHeadDim) return "the fused kernels do not apply " + v + " yet";
   return kernels::fused_can_implement(kernels::fused_params(p, AttentionIO{}), tile);
 }
 
