@@ -157,9 +157,9 @@ std::string fused_can_implement(const FusedParams& p, const FusedTile& tile) {
   if (p.batch < 1 || p.heads < 1 || p.seq_len < 1) return "batch, heads and seq_len must be positive";
   if (p.kv_heads < 1 || p.heads % p.kv_heads != 0) return "kv_heads must divide heads";
   if (p.q_len < 1 || p.q_len > p.seq_len) return "q_len must be between 1 and seq_len";
-  if (p.mixed)
-    return "tile " + name + ": the prefill tiles do not take per-sequence query counts (--q_lens) yet; the decode "
-           "tiles do (q_len <= " + std::to_string(fused_decode::kMaxQLen) + ")";
+  if (p.mixed && !(tile.persistent() && e && e->variants))
+    return "tile " + name + ": only the persistent prefill tiles (...wsp) and the decode tiles take per-sequence query "
+           "counts (--q_lens)";
   // Every tile takes grouped KV heads, q_len != seq_len (bottom-right causal), ragged lengths and paged
   // K/V of any page size (the ws tiles load pages by TMA where a page is a multiple of 8 rows nesting with
   // the tile, by cp.async otherwise: fused_kernel_ws.cuh).
@@ -215,6 +215,7 @@ int fused_launch(const FusedParams& p, const FusedTile& tile, void* stream) {
   kp.cap_in = p.softcap > 0.f ? p.scale / p.softcap : 0.f;
   kp.cap_out = p.softcap > 0.f ? p.softcap / p.scale : 0.f;
   kp.sinks = p.sinks;
+  kp.q_lens = p.mixed ? p.q_lens : nullptr;
   return e->launch(kp, stream);
 }
 

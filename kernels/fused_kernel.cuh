@@ -62,11 +62,16 @@ struct KVarParams : KParams {
   int window;
   float cap_in, cap_out;
   const float* sinks;
+  // A mixed batch: [B] queries per sequence (the persistent tiles' instances: each sequence's own causal diagonal;
+  // rows past a count are padding, not compared); nullptr: every sequence has q_len. The other tiles refuse one.
+  const std::int32_t* q_lens;
 };
 template <bool VAR>
 using KParamsOf = std::conditional_t<VAR, KVarParams, KParams>;
 // Whether a launch needs the variants' instances.
-inline bool applies_variants(const KVarParams& kp) { return kp.window > 0 || kp.cap_in > 0.f || kp.sinks != nullptr; }
+inline bool applies_variants(const KVarParams& kp) {
+  return kp.window > 0 || kp.cap_in > 0.f || kp.sinks != nullptr || kp.q_lens != nullptr;
+}
 
 // ---- the inference-shape rules every fused kernel applies (one definition) ------------------------------
 // Bottom-right causal alignment (FlashAttention, FlashInfer): the q_len queries of a sequence of kv_len keys

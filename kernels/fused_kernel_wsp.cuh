@@ -216,6 +216,9 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     g.q_row0 = w.m_block * BM - row_shift;  // the Q box's rows above 0 land as zeros (TMA fills them)
     g.S = p.kv_lens ? __ldg(p.kv_lens + g.b) : p.seq_len;
     g.diag = causal_diag(g.S, p.q_len);
+    if constexpr (VAR) {
+      if (p.q_lens) g.diag = causal_diag(g.S, __ldg(p.q_lens + g.b));  // a mixed batch: this sequence's queries
+    }
     const int kv_end = kv_end_for_rows(g.q_row0 + BM, g.S, g.diag, p.causal);
     g.n_tiles = max(1, (kv_end + BN - 1) / BN);
     g.first_copy = ws_first_copy_tile(paged, pages_by_tma, g.S, p.seq_len, g.n_tiles, BN);

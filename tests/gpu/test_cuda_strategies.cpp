@@ -391,20 +391,33 @@ TEST(CudaStrategies, decode_at_head_dim_256) {
 // Mixed batches (--q_lens): the GEMM strategies through the key mask's per-sequence query counts, against the GPU
 // reference, which test_cuda_reference holds to the fp64 one: decode rows, draft tokens and a prefill chunk in one
 // batch, ragged with short last pages, causal, a window, the cap and sinks, GQA packed and broadcast, fp16 and
-// bf16. fused's prefill tiles refuse them with the reason (q_len 300 here); its decode tiles take them (below).
-TEST(CudaStrategies, mixed_batches_on_the_gemm_strategies) {
+// bf16, head_dim 64 and 128. fused runs them on its persistent prefill tiles (Hopper: their VAR instances take each
+// sequence's own causal diagonal; every persistent tile forced, then its default) and its decode tiles (below); the
+// other prefill tiles refuse them with the reason.
+TEST(CudaStrategies, mixed_batches_on_the_gemm_strategies_and_the_persistent_tiles) {
   std::uint64_t seed = 500;
+  const bool hopper = gpu()->device_info().cc_major == 9;
   for (KvLayout l : {KvLayout::contiguous, KvLayout::paged})
     for (bool packing : {true, false}) {
-      ProblemSpec s{4, 8, 2, 0, 0, 64, 0, 16, l, packing ? DType::fp16 : DType::bf16, true, {700, 9, 300, 33}, "list",
+      const std::int64_t d = packing ? 64 : 128;
+      ProblemSpec s{4, 8, 2, 0, 0, d, 0, 16, l, packing ? DType::fp16 : DType::bf16, true, {700, 9, 300, 33}, "list",
                     packing ? 13 : 0, packing ? 0 : 30};
       s.q_lens = {1, 4, 300, 1};
       s.q_lens_spec = "list:1,4,300,1";
       s.sinks = !packing;
       const Problem p = make_problem(s);
       const std::string why = make_strategies("fused").front()->can_run(p, *gpu(), {});
-      EXPECT_NE(why.find("per-sequence query counts"), std::string::npos) << why;
-      run_all(p, false, seed++, packing);  // fused's refusal is allowed there (not a decode-tile problem: q_len 300)
+      if (hopper) EXPECT_EQ(why, "") << p.label();
+      else EXPECT_NE(why.find("per-sequence query counts"), std::string::npos) << why;
+      StrategyOptions mma;
+      mma.config = "m128n64w4s2";
+      EXPECT_NE(make_strategies("fused").front()->can_run(p, *gpu(), mma).find("per-sequence query counts"),
+                std::string::npos);
+      if (hopper) {
+        Inputs in = prepare(p, seed++);
+        EXPECT_GE(run_on_tiles(p, in, [](const FusedTile& t) { return t.persistent(); }), 2) << p.label();
+      }
+      run_all(p, false, seed++, packing);
     }
 }
 
