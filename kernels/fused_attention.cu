@@ -188,6 +188,7 @@ int fused_launch(const FusedParams& p, const FusedTile& tile, void* stream) {
   if (tile.decode()) return fused_decode_launch(p, tile, stream);
   if (!fused_can_implement(p, tile).empty()) return static_cast<int>(cudaErrorInvalidValue);
   if (p.paged && !p.block_table) return static_cast<int>(cudaErrorInvalidValue);
+  if (p.mixed && !p.q_lens) return static_cast<int>(cudaErrorInvalidValue);  // the non-VAR kernel would ignore them
   const Entry* e = find_entry(static_cast<int>(p.head_dim), tile, p.bf16);
   KVarParams kp{};
   kp.q = static_cast<const std::uint16_t*>(p.q);

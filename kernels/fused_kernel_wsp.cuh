@@ -26,7 +26,7 @@
 //   - CONSUMERS is 2 (BLOCK_M 128) or 3 (BLOCK_M 192: head_dim 64, where a third warpgroup has the
 //     registers: 160 each).
 //   - A mixed batch (VAR, KVarParams::q_lens): each sequence's own causal diagonal, and the producer skips its
-//     padding blocks (no row under the sequence's query count; not a tail piece) without a note.
+//     padding blocks (no row under the sequence's query count) without a note.
 //   - Each consumer warpgroup computes only the key tiles its own 64 rows see (none when they all lie past
 //     q_len); it still waits for and releases the rest, so the ring's phases stay the producer's.
 //   - Causal blocks start above row 0 where q_len is not a multiple of BM (core's causal_row_shift): the
@@ -245,9 +245,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
       if (st.step == WalkStep::skip) continue;
       const Geom g = geom_of(st.block);
       if constexpr (VAR) {  // a mixed batch's padding block (every row past its sequence's queries): no work, no note
-        bool padding = p.q_lens && g.q_row0 >= __ldg(p.q_lens + g.b);
-        if constexpr (C::TAIL) padding = padding && st.tail < 0;  // a tail piece is merged with its block's others
-        if (padding) continue;
+        if (p.q_lens && g.q_row0 >= __ldg(p.q_lens + g.b)) continue;  // (no tail split under VAR: static_assert above)
       }
       // The item's key tiles [t_begin, t_end): the block's, or a piece's. The consumers count them from 0: the
       // note's key length, diagonal and first cp.async tile are moved by t_begin tiles.
