@@ -246,3 +246,14 @@ def test_report_reads_peer_rows(attnbench, in_module_work):
 def test_peer_torch_compiles(src):
     path = str(src / "scripts" / "peer_torch.py")
     compile(open(path).read(), path, "exec")
+
+
+def test_mixed_suite_is_its_two_calls(attnbench, work):
+    # configs/llama3.1-8b-mixed.json: the mixed batch (one call) does the work of its decode rows and its prefill
+    # chunks posed as two calls: the same FLOPs and the same bytes, so their times compare directly.
+    r = run(attnbench, "grid", "--config=llama3.1-8b-mixed", "--json=-")
+    assert r.returncode == 0, r.stderr
+    mixed, decode, chunks = json.loads(r.stdout)
+    assert mixed["q_lens_values"].count(1) == 56 and mixed["q_lens_values"].count(512) == 8
+    assert mixed["flops"] == pytest.approx(decode["flops"] + chunks["flops"], rel=1e-12)
+    assert mixed["bytes"] == pytest.approx(decode["bytes"] + chunks["bytes"], rel=1e-12)
