@@ -160,7 +160,7 @@ inline std::int64_t heuristic_splits(std::int64_t work, std::int64_t seq_len, in
 // into chunks of this many.
 // head_dim 256: one slice (16 rows), two would hold 256 accumulators a thread.
 inline constexpr std::int64_t kMaxRowsPerCta = 32;
-AB_HOST_DEVICE inline std::int64_t max_rows_per_cta(std::int64_t head_dim) { return head_dim > 128 ? 16 : kMaxRowsPerCta; }
+inline std::int64_t max_rows_per_cta(std::int64_t head_dim) { return head_dim > 128 ? 16 : kMaxRowsPerCta; }
 inline std::int64_t rows_per_kv_head(const Problem& p) { return p.group() * p.q_len; }
 inline std::int64_t row_chunks(const Problem& p) {
   const std::int64_t most = max_rows_per_cta(p.head_dim);

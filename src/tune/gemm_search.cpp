@@ -11,9 +11,9 @@
 
 #include <fmt/format.h>
 
-#include "core/phase_trace.hpp"
 #include "core/blob_hex.hpp"
 #include "core/errors.hpp"
+#include "core/phase_trace.hpp"
 #include "tune/candidate_trials.hpp"
 #include "tune/plan_groups.hpp"
 #include "tune/reduced_verifier.hpp"
@@ -221,7 +221,6 @@ class ShapeSearch {
     }
   }
 
-  // Every candidate's label and baseline flag, and the record's baseline index.
   // A screening unit's borrowed list back to the process's cache (list_candidates); the record keeps its
   // candidates' outcomes, not the algorithms.
   void return_listed() {
@@ -230,6 +229,7 @@ class ShapeSearch {
     if (it != s_.opt.listed->end() && it->second.algos.empty()) it->second.algos.swap(r_.algos);
   }
 
+  // Every candidate's label and baseline flag, and the record's baseline index.
   void label_candidates() {
     r_.candidates.resize(r_.algos.size());
     const std::optional<ScreenRange>& unit = s_.opt.screen_range;  // a unit labels its own range only
