@@ -153,7 +153,8 @@ int fused_decode_splits(const FusedParams& p, const FusedTile& tile) {
   return static_cast<int>(
       fused_decode::heuristic_splits(work, fused_decode::walked_keys_bound(p.seq_len, p.q_len, p.window), sm_count(),
                                      fused_decode::ctas_per_sm(p.head_dim), p.head_dim,
-                                     std::min<std::int64_t>(fused_decode::max_rows_per_cta(p.head_dim), rows_per_kv_head(p))));
+                                     std::min<std::int64_t>(fused_decode::max_rows_per_cta(p.head_dim), rows_per_kv_head(p)),
+                                     tile.block_n));
 }
 
 int fused_decode_launch(const FusedParams& p, const FusedTile& tile, void* stream) {

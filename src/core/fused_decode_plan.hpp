@@ -15,7 +15,9 @@ namespace ab::fused_decode {
 
 inline constexpr std::int64_t kMaxQLen = 16;         // decode path: q_len <= 16 query tokens
 inline constexpr std::int64_t kKeysPerTile = 64;     // keys a CTA loads per pipeline stage (4 warps x 16)
-inline constexpr std::int64_t kMinKeysPerSplit = 256; // the heuristic gives each split at least this many keys
+// The heuristic gives each split at least this many keys (two 64-key tiles): 256 kept short decode problems
+// (1000-3000 keys, one MQA head) at 3-5 splits where 8-16 run 13-22% faster (session 47, H200).
+inline constexpr std::int64_t kMinKeysPerSplit = 128;
 inline constexpr std::int64_t kMaxSplits = 64;       // hard bound on splits (tuner and user included)
 inline constexpr int kCtasPerSm = 2;                  // the kernel's design occupancy (head_dim <= 128)
 // head_dim 256 (the cp.async kernel only): one CTA per SM (three stages of 64 K and V rows fill shared memory).
@@ -56,8 +58,9 @@ inline std::int64_t keys_per_split(std::int64_t seq_len, std::int64_t splits) {
 // The split heuristic's model of one decode launch (time in microseconds). The CTAs are dispatched in
 // grid order (split fastest, then KV head x row chunk, then sequence) onto `sms * ctas_per_sm` slots; the
 // resident CTAs share the DRAM bandwidth equally, each capped by what its own loads in flight can move
-// (kTilesInFlight tiles per loaded DRAM latency), so a CTA left alone at the end runs slower than the GPU
-// could: that tail is what splitting long sequences removes. Each CTA pays a start (Q, pipeline fill), and
+// (tiles_in_flight tiles of the tile's block_n keys per loaded DRAM latency: a 128-key tile moves twice what
+// a 64-key one does, so it needs half the CTAs to fill the bandwidth), so a CTA left alone at the end runs
+// slower than the GPU could: that tail is what splitting long sequences removes. Each CTA pays a start (Q, pipeline fill), and
 // more than one split pays the combine (partials written and read, one more launch).
 struct DecodeCostModel {
   double dram_bytes_per_us = 4.0e6;   // ~4 TB/s (H100/H200 HBM); only the ratios below matter
@@ -74,6 +77,7 @@ struct DecodeShape {
   std::int64_t ctas_per_seq = 1;        // KV heads x row chunks
   std::int64_t rows_per_cta = 1;        // packed query rows per CTA (<= kMaxRowsPerCta)
   std::int64_t head_dim = 128;
+  std::int64_t block_n = kKeysPerTile;  // keys of the tile's pipeline stage (64, or 128 for the -n128 tiles)
 };
 
 // Modeled launch time of `shape` with `splits` splits (keys_per_split of the longest sequence each).
@@ -83,7 +87,8 @@ inline double modeled_decode_us(const DecodeShape& shape, std::int64_t splits, i
   const std::int64_t kps = keys_per_split(std::max<std::int64_t>(longest, 1), splits);
   const double key_bytes = 4.0 * static_cast<double>(shape.head_dim);  // K and V rows, 16-bit
   const double slots = static_cast<double>(sms) * ctas_per_sm;
-  const double cap = m.tiles_in_flight * kKeysPerTile * key_bytes / m.loaded_latency_us;  // bytes/us per CTA
+  const double tile_keys = static_cast<double>(std::max<std::int64_t>(shape.block_n, 1));
+  const double cap = m.tiles_in_flight * tile_keys * key_bytes / m.loaded_latency_us;  // bytes/us per CTA
   const double start_bytes = m.cta_start_us * m.dram_bytes_per_us / slots;  // a start, as bytes at fair share
   // Fluid simulation: every resident CTA advances at the same rate, so a CTA is done when the shared
   // progress counter passes its start value plus its bytes (a min-heap of those finish values).
@@ -146,13 +151,15 @@ inline std::int64_t heuristic_splits(const DecodeShape& shape, int sms, int ctas
 // `rows_per_cta` packed query rows: what the kernel side uses when it has no per-sequence lengths on the
 // host (equal lengths model the same as decode_shape's batch of them).
 inline std::int64_t heuristic_splits(std::int64_t work, std::int64_t seq_len, int sms, int ctas_per_sm,
-                                     std::int64_t head_dim = 128, std::int64_t rows_per_cta = 1) {
+                                     std::int64_t head_dim = 128, std::int64_t rows_per_cta = 1,
+                                     std::int64_t block_n = kKeysPerTile) {
   if (work < 1) return 1;
   DecodeShape shape;
   shape.lens.assign(1, std::max<std::int64_t>(seq_len, 1));
   shape.ctas_per_seq = work;
   shape.rows_per_cta = rows_per_cta;
   shape.head_dim = head_dim;
+  shape.block_n = block_n;
   return heuristic_splits(shape, sms, ctas_per_sm);
 }
 
@@ -169,9 +176,9 @@ inline std::int64_t row_chunks(const Problem& p) {
 // CTAs per split: batch x KV heads x row chunks.
 inline std::int64_t work_per_split(const Problem& p) { return size_mul(p.batch, p.kv_heads, row_chunks(p)); }
 
-// The model's view of `p`: each sequence's own walked keys (its length, or with a window what the window
-// leaves; the longest for all when not ragged).
-inline DecodeShape decode_shape(const Problem& p) {
+// The model's view of `p` on a tile of `block_n` keys a stage: each sequence's own walked keys (its length, or
+// with a window what the window leaves; the longest for all when not ragged).
+inline DecodeShape decode_shape(const Problem& p, std::int64_t block_n = kKeysPerTile) {
   DecodeShape s;
   s.lens.resize(static_cast<std::size_t>(std::max<std::int64_t>(p.batch, 0)));
   for (std::int64_t b = 0; b < p.batch; ++b)
@@ -179,13 +186,15 @@ inline DecodeShape decode_shape(const Problem& p) {
   s.ctas_per_seq = std::max<std::int64_t>(1, p.kv_heads * row_chunks(p));
   s.rows_per_cta = std::min(max_rows_per_cta(p.head_dim), std::max<std::int64_t>(1, rows_per_kv_head(p)));
   s.head_dim = p.head_dim;
+  s.block_n = block_n;
   return s;
 }
-// Splits a decode run of `p` uses for a requested count (0: the heuristic on `sms` multiprocessors, from
-// each sequence's own length).
-inline std::int64_t resolve_splits(const Problem& p, std::int64_t requested, int sms) {
+// Splits a decode run of `p` on a tile of `block_n` keys a stage uses for a requested count (0: the heuristic
+// on `sms` multiprocessors, from each sequence's own length).
+inline std::int64_t resolve_splits(const Problem& p, std::int64_t requested, int sms,
+                                   std::int64_t block_n = kKeysPerTile) {
   if (requested > 0) return requested;
-  return heuristic_splits(decode_shape(p), sms, ctas_per_sm(p.head_dim));
+  return heuristic_splits(decode_shape(p, block_n), sms, ctas_per_sm(p.head_dim));
 }
 
 // Bytes of the split partials for `splits` splits: per query row and split, D fp32 accumulators and the

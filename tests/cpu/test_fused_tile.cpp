@@ -158,5 +158,25 @@ TEST(FusedTile, NarrowWindowsAtHeadDim64PreferTheDeepRing) {
   EXPECT_FALSE(preferred_fused_tile(problem(128, 128)).has_value());
 }
 
+// The decode rule: at head_dim 128, more packed rows per KV head than one m16 slice (q_len x GQA group) take
+// the 64-key TMA tile; 16 rows or fewer, head_dim 64 or 256, or a q_len past the decode tiles keep the order.
+TEST(FusedTile, ManyPackedDecodeRowsAtHeadDim128PreferThe64KeyTile) {
+  auto problem = [](std::int64_t d, std::int64_t q_len, std::int64_t kv_heads) {
+    ProblemSpec s;
+    s.batch = 3; s.heads = 32; s.kv_heads = kv_heads; s.seq_len = 1000; s.q_len = q_len; s.head_dim = d;
+    s.causal = true; s.page_size = 16; s.kv_layout = KvLayout::paged;
+    return make_problem(s);
+  };
+  const std::optional<FusedTile> t = preferred_fused_tile(problem(128, 8, 8));  // 8 x 4 = 32 rows
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->name(), "decode-ws");
+  EXPECT_TRUE(preferred_fused_tile(problem(128, 5, 8)).has_value());    // 20 rows
+  EXPECT_FALSE(preferred_fused_tile(problem(128, 4, 8)).has_value());   // 16 rows: the 128-key tile
+  EXPECT_TRUE(preferred_fused_tile(problem(128, 1, 1)).has_value());    // MQA: 32 rows of one token
+  EXPECT_FALSE(preferred_fused_tile(problem(64, 8, 8)).has_value());
+  EXPECT_FALSE(preferred_fused_tile(problem(256, 8, 8)).has_value());
+  EXPECT_FALSE(preferred_fused_tile(problem(128, 17, 8)).has_value());  // prefill tiles
+}
+
 }  // namespace
 }  // namespace ab

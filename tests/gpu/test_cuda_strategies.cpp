@@ -409,10 +409,17 @@ TEST(CudaStrategies, mixed_batches_on_the_gemm_strategies_and_the_persistent_til
       const std::string why = make_strategies("fused").front()->can_run(p, *gpu(), {});
       if (hopper) EXPECT_EQ(why, "") << p.label();
       else EXPECT_NE(why.find("per-sequence query counts"), std::string::npos) << why;
+      // An mma.sync tile refuses the batch: for its query counts (asked without the variants, which these tiles
+      // refuse first at head_dim 64 and 128), and with them for some reason.
       StrategyOptions mma;
       mma.config = "m128n64w4s2";
-      EXPECT_NE(make_strategies("fused").front()->can_run(p, *gpu(), mma).find("per-sequence query counts"),
-                std::string::npos);
+      ProblemSpec plain_spec = s;
+      plain_spec.window = 0;
+      plain_spec.softcap = 0;
+      plain_spec.sinks = false;
+      const std::string plain_why = make_strategies("fused").front()->can_run(make_problem(plain_spec), *gpu(), mma);
+      EXPECT_NE(plain_why.find("per-sequence query counts"), std::string::npos) << plain_why;
+      EXPECT_NE(make_strategies("fused").front()->can_run(p, *gpu(), mma), "") << p.label();
       if (hopper) {
         Inputs in = prepare(p, seed++);
         EXPECT_GE(run_on_tiles(p, in, [](const FusedTile& t) { return t.persistent(); }), 2) << p.label();
