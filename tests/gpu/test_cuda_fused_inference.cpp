@@ -17,6 +17,7 @@
 #include "backends/cuda/cuda_backend.hpp"
 #include "core/dtype.hpp"
 #include "core/fused_decode_plan.hpp"
+#include "core/fused_default_tile.hpp"
 #include "core/random_inputs.hpp"
 #include "core/reference.hpp"
 #include "core/query_block_order.hpp"
@@ -123,8 +124,11 @@ void check_all(const Shape& s, std::uint64_t seed, const std::vector<int>& split
     EXPECT_GE(def.splits, 1);
     const bool tma = tma_decode_applies(p);
     EXPECT_EQ(def.ws(), tma) << p.label() << ": the TMA decode tile leads where it applies";
-    if (tma && p.head_dim == 128) {
+    if (tma && p.head_dim == 128 && fused_decode::rows_per_kv_head(p) <= kDecodeSliceRows) {
       EXPECT_TRUE(def.block_n == 128 && def.row_boxes) << p.label() << ": head_dim 128 decodes by 128-key row boxes";
+    } else if (tma && p.head_dim == 128) {  // more than one m16 slice of rows: the 64-key tile (core/fused_default_tile.hpp)
+      EXPECT_TRUE(def.block_n == 64 && !def.row_boxes) << p.label() << ": " << fused_decode::rows_per_kv_head(p)
+                                                       << " packed rows decode by 64-key tiles";
     }
     for (int n : splits)
       if (n <= fused_decode::max_splits(p.seq_len)) {
