@@ -70,13 +70,27 @@ struct WsKvLoader {
       for (int a = 0; a < ATOMS; ++a) tma_load_3d(dst + a * BN * 128, map, a * 64, t * BN, b_kvh, bar);
       return;
     }
-    const int box = ps < BN ? ps : BN;
-    for (int r = 0; r < BN; r += box) {
-      const int key = t * BN + r;
-      const int page = key / ps;
+    const int key0 = t * BN;
+    if (ps >= BN) {  // the tile lies in one page (ps a multiple of BN)
+      const int page = key0 / ps;
       const int row = __ldg(bt + page) * p.kv_heads + kvh;
 #pragma unroll
-      for (int a = 0; a < ATOMS; ++a) tma_load_3d(dst + a * BN * 128 + r * 128, map, a * 64, key - page * ps, row, bar);
+      for (int a = 0; a < ATOMS; ++a) tma_load_3d(dst + a * BN * 128, map, a * 64, key0 - page * ps, row, bar);
+      return;
+    }
+    // BN / ps whole pages (ps a multiple of 8 dividing BN): their block-table entries are loaded first, all at
+    // once, then a box each. Loaded one before each box, the loads' latencies added up on the producer's path.
+    constexpr int kMostPages = BN / 8;
+    const int pages = BN / ps, page0 = key0 / ps;
+    int rows[kMostPages];
+#pragma unroll
+    for (int i = 0; i < kMostPages; ++i) rows[i] = i < pages ? __ldg(bt + page0 + i) : 0;
+#pragma unroll
+    for (int i = 0; i < kMostPages; ++i) {
+      if (i >= pages) break;
+      const int row = rows[i] * p.kv_heads + kvh;
+#pragma unroll
+      for (int a = 0; a < ATOMS; ++a) tma_load_3d(dst + a * BN * 128 + i * ps * 128, map, a * 64, 0, row, bar);
     }
   }
   // cp.async: this producer thread's chunks of tile t of K or V (from `src`) into slot `dst`, rows at or past
