@@ -152,14 +152,20 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     // With a cp.async tile ahead (cp.async tiles are all tiles or only the last), every producer thread
     // follows the ring, waiting on each tile's empty barriers, and the producer's named barrier follows each
     // tile: a parity wait cannot tell phase k from phase k+2, so no producer thread may fall a phase behind
-    // the leader (fused_kernel_wsp.cuh). Else the leader alone.
+    // the leader (fused_kernel_wsp.cuh). Else the leader alone, or with pages warp 0 (its lanes issue a tile's
+    // page boxes, reconverging at each: none falls a phase behind). A paged tile's page rows are loaded a tile
+    // ahead (WsKvLoader::page_row).
     const bool all_follow = !tile_by_tma(n_tiles - 1);
-    for (int t = t_first; t < n_tiles && (leader || all_follow); ++t) {
+    const bool follows = all_follow || leader || (warp == 0 && paged);
+    int row = kv.page_row(t_first);
+    for (int t = t_first; t < n_tiles && follows; ++t) {
       const int s = (t - t_first) % ST;
       const std::uint32_t free_parity = (((t - t_first) / ST) & 1) ^ 1;  // round 0 passes at once
       const std::uint32_t dk = sK_a + s * C::TILE_BYTES, dv = sV_a + s * C::TILE_BYTES;
+      const int next_row = t + 1 < first_copy ? kv.page_row(t + 1) : 0;
       kv.fill(tm_k, tm_v, tile_by_tma(t), all_follow, leader, t, dk, dv,
-              WsStageBars{bars.full_k(s), bars.empty_k(s), bars.full_v(s), bars.empty_v(s)}, free_parity);
+              WsStageBars{bars.full_k(s), bars.empty_k(s), bars.full_v(s), bars.empty_v(s)}, free_parity, row);
+      row = next_row;
     }
   } else {
     // ---- consumers ----

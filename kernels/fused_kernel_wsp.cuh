@@ -279,12 +279,15 @@ __global__ void __launch_bounds__(C::THREADS, 1)
         ws_load_q<BM, D>(sQ_a0 + qb * C::Q_BYTES, tm_q, g.q_row0, g.bh, bars.full_q(qb));  // fused_ws_producer.cuh
       }
       const WsKvLoader<D, BN> kv{p, paged, ps, bt, g.b_kvh, g.kvh, g.S, ptid};  // fused_ws_producer.cuh
+      int row = kv.page_row(t_begin);  // a paged tile's page rows, loaded a tile ahead (WsKvLoader::page_row)
       for (int t = t_begin; t < t_end; ++t, ++tile_seq) {
         const int s = tile_seq % ST;
         const std::uint32_t free_parity = ((tile_seq / ST) & 1) ^ 1;  // round 0 of the ring passes at once
         const std::uint32_t dk = sK_a + s * C::TILE_BYTES, dv = sV_a + s * C::TILE_BYTES;
+        const int next_row = t + 1 < min(t_end, g.first_copy) ? kv.page_row(t + 1) : 0;
         kv.fill(tm_k, tm_v, t < g.first_copy, true, leader, t, dk, dv,
-                WsStageBars{bars.full_k(s), bars.empty_k(s), bars.full_v(s), bars.empty_v(s)}, free_parity);
+                WsStageBars{bars.full_k(s), bars.empty_k(s), bars.full_v(s), bars.empty_v(s)}, free_parity, row);
+        row = next_row;
       }
       q.next(q_bufs);
     }

@@ -62,35 +62,38 @@ struct WsKvLoader {
   int b_kvh, kvh, S;
   int ptid;  // this producer thread, 0..127
 
-  // TMA: tile t of K or V into stage slot `dst`, completing on `bar`; paged: one box per page piece.
-  __device__ __forceinline__ void tma_tile(const CUtensorMap& map, std::uint32_t dst, int t, std::uint32_t bar) const {
-    mbar_expect_tx(bar, TILE_BYTES);
+  // Pages under one key tile: BN / ps whole pages, or one page holding the tile (ps a multiple of BN).
+  __device__ __forceinline__ int pages_per_tile() const { return ps >= BN ? 1 : BN / ps; }
+  // Paged TMA tiles: the pool row (slot x KV heads + kvh) of this thread's page of tile t, for the first
+  // pages_per_tile() producer threads (warp 0's lanes, lane i the tile's i-th page); 0 for the others, for pages
+  // past the sequence (such tiles go by cp.async) and without pages. The producer loops load it a tile ahead, so
+  // that its latency passes under the waits on the ring (loaded just before each box, the loads' latencies added
+  // up on the producer's path: chunked prefill on pages of 16 ran at 0.41x its contiguous speed).
+  __device__ __forceinline__ int page_row(int t) const {
+    if (!paged || ptid >= pages_per_tile()) return 0;
+    const int key = t * BN + (ps >= BN ? 0 : ptid * ps);
+    if (key >= S) return 0;
+    return __ldg(bt + key / ps) * p.kv_heads + kvh;
+  }
+  // TMA: tile t of K or V into stage slot `dst`, completing on `bar`, by warp 0 (all its lanes, converged):
+  // lane 0 arms the barrier, then without pages it loads the tile; with pages each of the first pages_per_tile()
+  // lanes loads its page's box from `row` (page_row of t), so the boxes are issued by as many threads.
+  __device__ __forceinline__ void tma_tile(const CUtensorMap& map, std::uint32_t dst, int t, std::uint32_t bar,
+                                           int row) const {
+    if (ptid == 0) mbar_expect_tx(bar, TILE_BYTES);
     if (!paged) {
+      if (ptid == 0) {
 #pragma unroll
-      for (int a = 0; a < ATOMS; ++a) tma_load_3d(dst + a * BN * 128, map, a * 64, t * BN, b_kvh, bar);
+        for (int a = 0; a < ATOMS; ++a) tma_load_3d(dst + a * BN * 128, map, a * 64, t * BN, b_kvh, bar);
+      }
       return;
     }
-    const int key0 = t * BN;
-    if (ps >= BN) {  // the tile lies in one page (ps a multiple of BN)
-      const int page = key0 / ps;
-      const int row = __ldg(bt + page) * p.kv_heads + kvh;
+    __syncwarp();  // the barrier armed before any box completes on it
+    if (ptid < pages_per_tile()) {
+      const int r = ps >= BN ? 0 : ptid * ps;         // the box's first row in the tile
+      const int off = ps >= BN ? t * BN % ps : 0;     // and in its page
 #pragma unroll
-      for (int a = 0; a < ATOMS; ++a) tma_load_3d(dst + a * BN * 128, map, a * 64, key0 - page * ps, row, bar);
-      return;
-    }
-    // BN / ps whole pages (ps a multiple of 8 dividing BN): their block-table entries are loaded first, all at
-    // once, then a box each. Loaded one before each box, the loads' latencies added up on the producer's path.
-    constexpr int kMostPages = BN / 8;
-    const int pages = BN / ps, page0 = key0 / ps;
-    int rows[kMostPages];
-#pragma unroll
-    for (int i = 0; i < kMostPages; ++i) rows[i] = i < pages ? __ldg(bt + page0 + i) : 0;
-#pragma unroll
-    for (int i = 0; i < kMostPages; ++i) {
-      if (i >= pages) break;
-      const int row = rows[i] * p.kv_heads + kvh;
-#pragma unroll
-      for (int a = 0; a < ATOMS; ++a) tma_load_3d(dst + a * BN * 128 + i * ps * 128, map, a * 64, 0, row, bar);
+      for (int a = 0; a < ATOMS; ++a) tma_load_3d(dst + a * BN * 128 + r * 128, map, a * 64, off, row, bar);
     }
   }
   // cp.async: this producer thread's chunks of tile t of K or V (from `src`) into slot `dst`, rows at or past
@@ -109,20 +112,21 @@ struct WsKvLoader {
     mbar_track_cp_async(bar);
   }
   // Key tile t into the stage at dk/dv with barriers `b`, once its previous round was read (free_parity). By
-  // TMA the leader loads; with all_follow every producer thread waits on the empty barriers too, and the leader
-  // refills a stage only after the named barrier, once every producer thread saw it free (a parity wait cannot
-  // tell phase k from phase k+2: no producer thread may fall a phase behind). By cp.async every producer
-  // thread copies and follows.
+  // TMA warp 0 loads (row: page_row of t); with all_follow every producer thread waits on the empty barriers
+  // too, and warp 0 refills a stage only after the named barrier, once every producer thread saw it free (a
+  // parity wait cannot tell phase k from phase k+2: no producer thread may fall a phase behind). Else warp 0
+  // alone follows the ring, reconverged at each box issue. By cp.async every producer thread copies and follows.
   __device__ __forceinline__ void fill(const CUtensorMap& tm_k, const CUtensorMap& tm_v, bool by_tma, bool all_follow,
                                        bool leader, int t, std::uint32_t dk, std::uint32_t dv, const WsStageBars& b,
-                                       std::uint32_t free_parity) const {
+                                       std::uint32_t free_parity, int row) const {
     if (by_tma) {
+      const bool loads = ptid < 32;  // warp 0
       mbar_wait(b.empty_k, free_parity);
       if (all_follow) producer_sync();
-      if (leader) tma_tile(tm_k, dk, t, b.full_k);
+      if (loads) tma_tile(tm_k, dk, t, b.full_k, row);
       mbar_wait(b.empty_v, free_parity);
       if (all_follow) producer_sync();
-      if (leader) tma_tile(tm_v, dv, t, b.full_v);
+      if (loads) tma_tile(tm_v, dv, t, b.full_v, row);
     } else {
       mbar_wait(b.empty_k, free_parity);
       mbar_wait(b.empty_v, free_parity);
