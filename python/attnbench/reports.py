@@ -37,6 +37,7 @@ AXES = (
     ("softcap", int, False, None),
     ("sinks", bool, False, None),
     ("head_dim_v", int, False, None),  # V's and O's width: absent when it is head_dim
+    ("q_lens", str, False, None),      # a mixed batch's per-sequence query counts (with q_lens_values)
 )
 DTYPE_SPELLINGS = {"fp16": "fp16", "half": "fp16", "float16": "fp16", "bf16": "bf16", "bfloat16": "bf16"}
 LAYOUTS = ("contiguous", "paged")
@@ -109,21 +110,23 @@ def normalize_problem(p, origin="problem"):
             if not required:
                 continue
             fail(f"problem.{name} is missing")
-        if name == "kv_lens" and "kv_lens_values" in p:
+        if name in ("kv_lens", "q_lens") and name + "_values" in p:
             if not isinstance(x, str):
-                fail("problem.kv_lens must be a string")
-            lens = p["kv_lens_values"]
+                fail(f"problem.{name} must be a string")
+            lens = p[name + "_values"]
             if not isinstance(lens, list) or not lens:
-                fail("problem.kv_lens_values must be a list of lengths")
+                fail(f"problem.{name}_values must be a list of lengths")
             if not all(_is_int(n) and n >= 1 for n in lens):
-                fail("problem.kv_lens_values must hold positive whole numbers")
-            v["kv_lens"], v["kv_lens_values"] = x, list(lens)
+                fail(f"problem.{name}_values must hold positive whole numbers")
+            v[name], v[name + "_values"] = x, list(lens)
             continue
         ok = _is_int(x) if kind is int else isinstance(x, kind)
         if not ok:
             fail(f"problem.{name} must be {words[kind]}")
         if name == "kv_lens":
             fail("problem.kv_lens_values is missing (the lengths a ragged problem ran with)")
+        if name == "q_lens":
+            fail("problem.q_lens_values is missing (the query counts a mixed batch ran with)")
         if kind is int and x < 1:
             fail(f"problem.{name}: {x} is not a positive whole number")
         if name == "dtype":
@@ -149,10 +152,20 @@ def normalize_problem(p, origin="problem"):
         seq_len = v["seq_len"]
     else:
         fail("problem.seq_len is missing")
-    q_len = v.get("q_len", seq_len)
-    shortest = min(lens) if lens else seq_len
-    if q_len > shortest:
-        fail(f"problem: q_len={q_len} is more than the shortest KV length {shortest}")
+    counts = v.get("q_lens_values")
+    q_len = v.get("q_len", max(counts) if counts else seq_len)
+    if counts is not None:
+        if len(counts) != batch:
+            fail(f"problem: q_lens: {len(counts)} query counts for batch {batch}")
+        if q_len != max(counts):
+            fail(f"problem.q_len is not the most of its q_lens ({max(counts)})")
+        kv = lens if lens else [seq_len] * batch
+        if any(q > k for q, k in zip(counts, kv)):
+            fail("problem: a sequence's query count is more than its KV length")
+    else:
+        shortest = min(lens) if lens else seq_len
+        if q_len > shortest:
+            fail(f"problem: q_len={q_len} is more than the shortest KV length {shortest}")
     if "page_size" in v:
         page_size, requested = v["page_size"], 0
         if page_size > seq_len:
@@ -187,6 +200,8 @@ def normalize_problem(p, origin="problem"):
         out["sinks"] = True
     if "head_dim_v" in v and v["head_dim_v"] != v["head_dim"]:  # as wide as K: as absent
         out["head_dim_v"] = v["head_dim_v"]
+    if counts is not None:
+        out["q_lens"], out["q_lens_values"] = v["q_lens"], counts
     return dict(sorted(out.items()))
 
 
@@ -199,14 +214,14 @@ def lengths_digest(lengths):
     return f"{(h ^ (h >> 32)) & 0xffffffff:08x}"
 
 
-def _lengths_label(p):
-    if not isinstance(p.get("kv_lens_values"), list):
+def _lengths_label(p, axis="kv_lens", prefix="lens"):
+    if not isinstance(p.get(axis + "_values"), list):
         return ""
-    spec = p["kv_lens"] if isinstance(p.get("kv_lens"), str) else "list"
+    spec = p[axis] if isinstance(p.get(axis), str) else "list"
     if spec.startswith("uniform:"):
-        return "lens=" + spec
+        return prefix + "=" + spec
     kind = spec if spec.startswith("file:") else "list"
-    return f"lens={kind}[{len(p['kv_lens_values'])}]#{lengths_digest(p['kv_lens_values'])}"
+    return f"{prefix}={kind}[{len(p[axis + '_values'])}]#{lengths_digest(p[axis + '_values'])}"
 
 
 def problem_label(p):
@@ -217,7 +232,7 @@ def problem_label(p):
              f"P={p['pages']}", f"ps={p['page_size']}" if p["pages"] > 1 else "", p["kv_layout"], p["dtype"],
              "causal" if p["causal"] else "", f"win={p['window']}" if p.get("window") else "",
              f"cap={p['softcap']}" if p.get("softcap") else "", "sinks" if p.get("sinks") is True else "",
-             f"Dv={p['head_dim_v']}" if p.get("head_dim_v") else ""]
+             f"Dv={p['head_dim_v']}" if p.get("head_dim_v") else "", _lengths_label(p, "q_lens", "qlens")]
     return " ".join(x for x in parts if x)
 
 
@@ -235,7 +250,8 @@ def problem_cache_key(p):
              f"D{p['head_dim']}", f"P{p['pages']}", f"ps{p['page_size']}", p["kv_layout"], p["dtype"],
              "causal" if p["causal"] else "full", f"win{p['window']}" if p.get("window") else "",
              f"cap{p['softcap']}" if p.get("softcap") else "", "sinks" if p.get("sinks") is True else "",
-             f"Dv{p['head_dim_v']}" if p.get("head_dim_v") else ""]
+             f"Dv{p['head_dim_v']}" if p.get("head_dim_v") else "",
+             "qlens#" + lengths_digest(p["q_lens_values"]) if isinstance(p.get("q_lens_values"), list) else ""]
     return "_".join(x for x in parts if x)
 
 
