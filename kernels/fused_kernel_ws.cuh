@@ -152,11 +152,11 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     // With a cp.async tile ahead (cp.async tiles are all tiles or only the last), every producer thread
     // follows the ring, waiting on each tile's empty barriers, and the producer's named barrier follows each
     // tile: a parity wait cannot tell phase k from phase k+2, so no producer thread may fall a phase behind
-    // the leader (fused_kernel_wsp.cuh). Else the leader alone, or with pages warp 0 (its lanes issue a tile's
-    // page boxes, reconverging at each: none falls a phase behind). A paged tile's page rows are loaded a tile
-    // ahead (WsKvLoader::page_row).
+    // the leader (fused_kernel_wsp.cuh). Else the leader alone, or with several pages a tile warp 0 (its lanes
+    // issue a tile's page boxes, reconverging at each: none falls a phase behind). A paged tile's page rows are
+    // loaded a tile ahead (WsKvLoader::page_row).
     const bool all_follow = !tile_by_tma(n_tiles - 1);
-    const bool follows = all_follow || leader || (warp == 0 && paged);
+    const bool follows = all_follow || leader || (warp == 0 && paged && kv.pages_per_tile() > 1);
     int row = kv.page_row(t_first);
     for (int t = t_first; t < n_tiles && follows; ++t) {
       const int s = (t - t_first) % ST;

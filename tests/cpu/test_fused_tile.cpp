@@ -173,9 +173,27 @@ TEST(FusedTile, ManyPackedDecodeRowsAtHeadDim128PreferThe64KeyTile) {
   EXPECT_TRUE(preferred_fused_tile(problem(128, 5, 8)).has_value());    // 20 rows
   EXPECT_FALSE(preferred_fused_tile(problem(128, 4, 8)).has_value());   // 16 rows: the 128-key tile
   EXPECT_TRUE(preferred_fused_tile(problem(128, 1, 1)).has_value());    // MQA: 32 rows of one token
-  EXPECT_FALSE(preferred_fused_tile(problem(64, 8, 8)).has_value());
+  EXPECT_FALSE(preferred_fused_tile(problem(64, 8, 8)).has_value());   // 32 rows at 64: one chunk
   EXPECT_FALSE(preferred_fused_tile(problem(256, 8, 8)).has_value());
   EXPECT_FALSE(preferred_fused_tile(problem(128, 17, 8)).has_value());  // prefill tiles
+}
+
+// At head_dim 64, more than one 32-row chunk a KV head (MQA) takes the 128-key TMA tile; GQA's few rows do not.
+TEST(FusedTile, MqaDecodeAtHeadDim64PrefersThe128KeyTile) {
+  auto problem = [](std::int64_t heads, std::int64_t kv_heads, std::int64_t q_len) {
+    ProblemSpec s;
+    s.batch = 2; s.heads = heads; s.kv_heads = kv_heads; s.seq_len = 700; s.q_len = q_len; s.head_dim = 64;
+    s.pages = 1;
+    return make_problem(s);
+  };
+  const std::optional<FusedTile> falcon = preferred_fused_tile(problem(71, 1, 1));
+  ASSERT_TRUE(falcon.has_value());
+  EXPECT_EQ(falcon->name(), "decode-ws-n128");
+  EXPECT_TRUE(preferred_fused_tile(problem(64, 1, 1)).has_value());
+  EXPECT_FALSE(preferred_fused_tile(problem(32, 1, 1)).has_value());   // 32 rows: one chunk
+  EXPECT_FALSE(preferred_fused_tile(problem(64, 8, 1)).has_value());   // gpt-oss: 8 rows
+  EXPECT_TRUE(preferred_fused_tile(problem(32, 8, 9)).has_value());    // 36 rows of draft tokens
+  EXPECT_FALSE(preferred_fused_tile(problem(71, 1, 17)).has_value());  // prefill tiles
 }
 
 }  // namespace
