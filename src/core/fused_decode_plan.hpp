@@ -62,11 +62,15 @@ inline std::int64_t keys_per_split(std::int64_t seq_len, std::int64_t splits) {
 // a 64-key one does, so it needs half the CTAs to fill the bandwidth), so a CTA left alone at the end runs
 // slower than the GPU could: that tail is what splitting long sequences removes. Each CTA pays a start (Q, pipeline fill), and
 // more than one split pays the combine (partials written and read, one more launch).
+// The constants were fitted (session 47) to H200 sweeps of every decode tile at 1-32 splits over 32 problems
+// (docs/perf-log/2026-11-28-s47-decode-classes-h200.md; test_decode_split_regret holds the heuristic to them):
+// the split the model picks runs within 1.8% of the fastest measured one on geometric mean (3.3% before).
 struct DecodeCostModel {
   double dram_bytes_per_us = 4.0e6;   // ~4 TB/s (H100/H200 HBM); only the ratios below matter
-  double loaded_latency_us = 3.5;     // per tile in flight: fits one CTA alone at ~18.7 GB/s (H200, 3 stages)
-  double cta_start_us = 1.5;          // Q load and pipeline fill before the first tile lands
-  double combine_launch_us = 3.0;     // the combine kernel's launch and ramp
+  double loaded_latency_us = 4.5;     // per tile in flight (a 64-key tile alone: ~14.6 GB/s a CTA)
+  double cta_start_us = 3.0;          // Q load and pipeline fill before the first tile lands
+  double combine_launch_us = 5.0;     // the combine kernel's launch and ramp
+  double combine_per_split_us = 0.4;  // and its walk over each row's partials, per split
   int tiles_in_flight = 2;            // STAGES - 1 tiles of K and V per CTA
 };
 
@@ -118,7 +122,8 @@ inline double modeled_decode_us(const DecodeShape& shape, std::int64_t splits, i
   while (!finish.empty()) advance_one();
   if (splits > 1) {
     const double partial_bytes = static_cast<double>(partial_rows) * (shape.head_dim + 2) * 4.0 * 2.0;
-    now_us += m.combine_launch_us + partial_bytes / m.dram_bytes_per_us;
+    now_us += m.combine_launch_us + m.combine_per_split_us * static_cast<double>(splits) +
+              partial_bytes / m.dram_bytes_per_us;
   }
   return now_us;
 }
