@@ -224,6 +224,10 @@ int fused_kernel_count(const FusedParams& p, const FusedTile& tile) {
   return tile.decode() && fused_decode_splits(p, tile) > 1 ? 2 : 1;
 }
 
+int fused_decode_occupancy(const FusedParams& p, const FusedTile& tile) {
+  return tile.decode() ? fused_decode_ctas_per_sm(p, tile) : 0;
+}
+
 std::vector<FusedKernelInfo> fused_kernel_infos() {
   std::vector<FusedKernelInfo> out;
   for (const auto& e : fused_detail::entries()) {

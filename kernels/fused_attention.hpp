@@ -51,5 +51,8 @@ std::string fused_can_implement(const FusedParams& p, const FusedTile& tile);
 int fused_launch(const FusedParams& p, const FusedTile& tile, void* stream);
 // Kernels one fused_launch of `tile` on `p` starts (2 for a decode tile with more than one split).
 int fused_kernel_count(const FusedParams& p, const FusedTile& tile);
+// Resident CTAs per SM of the compiled instance a decode `tile` runs on `p`, from the runtime (what the split
+// model assumes); 0 for a prefill tile, one that cannot run `p`, or where the runtime cannot say.
+int fused_decode_occupancy(const FusedParams& p, const FusedTile& tile);
 
 }  // namespace ab::kernels

@@ -16,14 +16,15 @@
 #include "core/fused_decode_plan.hpp"
 #include "fused_decode.cuh"
 #include "fused_decode_tma_launch.hpp"
+#include "kernel_occupancy.cuh"
 
 namespace ab::kernels {
 
 namespace {
 
+using fused_detail::DecodeInstance;
 using fused_detail::DParams;
 using fused_detail::DVarParams;
-using LaunchFn = int (*)(const DVarParams&, const FusedParams&, void*);
 
 template <int D, int MT, int ST, bool BF16, bool VAR>
 int launch_decode(const DVarParams& dv, const FusedParams&, void* stream) {
@@ -40,20 +41,30 @@ int launch_decode(const DVarParams& dv, const FusedParams&, void* stream) {
   return static_cast<int>(cudaGetLastError());
 }
 
+template <int D, int MT, int ST, bool BF16, bool VAR>
+int decode_ctas_per_sm() {
+  using C = fused_detail::DCfg<D, MT, ST>;
+  return fused_detail::resident_ctas_per_sm(fused_detail::fused_decode_fwd<C, BF16, VAR>, C::THREADS, C::SMEM);
+}
+
 // The instance of one head_dim, stage count and slice count: fp16 or bf16, with the variants' code or without.
+template <int D, int MT, int ST, bool VAR>
+DecodeInstance pick_dtype(bool bf16) {
+  if (bf16) return {&launch_decode<D, MT, ST, true, VAR>, &decode_ctas_per_sm<D, MT, ST, true, VAR>};
+  return {&launch_decode<D, MT, ST, false, VAR>, &decode_ctas_per_sm<D, MT, ST, false, VAR>};
+}
 template <int D, int MT, int ST>
-LaunchFn pick_launch(bool bf16, bool var) {
-  if (var) return bf16 ? &launch_decode<D, MT, ST, true, true> : &launch_decode<D, MT, ST, false, true>;
-  return bf16 ? &launch_decode<D, MT, ST, true, false> : &launch_decode<D, MT, ST, false, false>;
+DecodeInstance pick_instance(bool bf16, bool var) {
+  return var ? pick_dtype<D, MT, ST, true>(bf16) : pick_dtype<D, MT, ST, false>(bf16);
 }
 
 // Stages: head_dim 128 keeps 3 tiles of 64 keys in flight per CTA (two CTAs per SM), 64 keeps 4, 256 3 (one CTA
 // per SM: 208 KiB of shared memory).
-LaunchFn find_launch(int head_dim, int mt, bool bf16, bool var) {
-  if (head_dim == 256) return mt == 1 ? pick_launch<256, 1, 3>(bf16, var) : nullptr;
-  if (head_dim == 128) return mt == 1 ? pick_launch<128, 1, 3>(bf16, var) : pick_launch<128, 2, 3>(bf16, var);
-  if (head_dim == 64) return mt == 1 ? pick_launch<64, 1, 4>(bf16, var) : pick_launch<64, 2, 4>(bf16, var);
-  return nullptr;
+DecodeInstance find_cp_async(int head_dim, int mt, bool bf16, bool var) {
+  if (head_dim == 256) return mt == 1 ? pick_instance<256, 1, 3>(bf16, var) : DecodeInstance{};
+  if (head_dim == 128) return mt == 1 ? pick_instance<128, 1, 3>(bf16, var) : pick_instance<128, 2, 3>(bf16, var);
+  if (head_dim == 64) return mt == 1 ? pick_instance<64, 1, 4>(bf16, var) : pick_instance<64, 2, 4>(bf16, var);
+  return {};
 }
 
 // Whether a launch needs the instances that apply the variants (window, soft-cap, sinks, a mixed batch's counts).
@@ -147,12 +158,30 @@ std::string fused_decode_can_implement(const FusedParams& p, const FusedTile& ti
   return {};
 }
 
+namespace {
+// The compiled instance a launch of `tile` on `p` runs (empty where none is compiled).
+DecodeInstance find_instance(const FusedParams& p, const FusedTile& tile) {
+  const int mt = slices_for(p);
+  const bool var = applies_variants(p);
+  if (tile.ws())
+    return fused_detail::find_decode_tma(static_cast<int>(p.head_dim), mt, p.bf16, tile.block_n, tile.row_boxes, var);
+  return find_cp_async(static_cast<int>(p.head_dim), mt, p.bf16, var);
+}
+}  // namespace
+
+int fused_decode_ctas_per_sm(const FusedParams& p, const FusedTile& tile) {
+  if (!fused_decode_can_implement(p, tile).empty()) return 0;
+  const DecodeInstance in = find_instance(p, tile);
+  return in.ctas_per_sm ? in.ctas_per_sm() : 0;
+}
+
 int fused_decode_splits(const FusedParams& p, const FusedTile& tile) {
   if (tile.splits > 0) return tile.splits;
   const std::int64_t work = p.batch * p.kv_heads * chunks_for(p);
+  const int resident = fused_decode_ctas_per_sm(p, tile);
   return static_cast<int>(
       fused_decode::heuristic_splits(work, fused_decode::walked_keys_bound(p.seq_len, p.q_len, p.window), sm_count(),
-                                     fused_decode::ctas_per_sm(p.head_dim), p.head_dim,
+                                     resident > 0 ? resident : fused_decode::ctas_per_sm(p.head_dim), p.head_dim,
                                      std::min<std::int64_t>(fused_decode::max_rows_per_cta(p.head_dim), rows_per_kv_head(p)),
                                      tile.block_n));
 }
@@ -164,11 +193,7 @@ int fused_decode_launch(const FusedParams& p, const FusedTile& tile, void* strea
   const int splits = fused_decode_splits(p, tile);
   const std::int64_t need = fused_decode::partial_bytes(p.batch, p.heads, p.q_len, p.head_dim, splits);
   if (need > 0 && (!p.workspace || p.workspace_bytes < need)) return static_cast<int>(cudaErrorInvalidValue);
-  const int mt = slices_for(p);
-  const bool var = applies_variants(p);
-  LaunchFn fn = tile.ws() ? fused_detail::find_decode_tma_launch(static_cast<int>(p.head_dim), mt, p.bf16, tile.block_n,
-                                                               tile.row_boxes, var)
-                        : find_launch(static_cast<int>(p.head_dim), mt, p.bf16, var);
+  const fused_detail::DecodeLaunchFn fn = find_instance(p, tile).launch;
   if (!fn) return static_cast<int>(cudaErrorInvalidValue);
   const std::int64_t rows = p.batch * p.heads * p.q_len;
   DVarParams dp{};

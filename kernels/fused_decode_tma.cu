@@ -7,6 +7,7 @@
 
 #include "fused_decode_tma.cuh"
 #include "fused_decode_tma_launch.hpp"
+#include "kernel_occupancy.cuh"
 #include "tensor_map.cuh"
 
 namespace ab::kernels::fused_detail {
@@ -37,20 +38,26 @@ int launch_decode_tma(const DVarParams& dv, const FusedParams& p, void* stream) 
   return static_cast<int>(cudaGetLastError());
 }
 
+template <class C, bool BF16, bool VAR>
+int decode_tma_ctas_per_sm() {
+  return resident_ctas_per_sm(fused_decode_tma<C, BF16, VAR>, C::THREADS, C::SMEM);
+}
+
 // The instantiations of one configuration: 1 or 2 m16 slices, fp16 or bf16, with the variants' code or without.
 template <class C, bool VAR>
-DecodeLaunchFn pick_dtype(bool bf16) {
-  return bf16 ? &launch_decode_tma<C, true, VAR> : &launch_decode_tma<C, false, VAR>;
+DecodeInstance pick_dtype(bool bf16) {
+  if (bf16) return {&launch_decode_tma<C, true, VAR>, &decode_tma_ctas_per_sm<C, true, VAR>};
+  return {&launch_decode_tma<C, false, VAR>, &decode_tma_ctas_per_sm<C, false, VAR>};
 }
 template <int D, int ST, int BN, bool SPLIT, bool RB>
-DecodeLaunchFn pick(int mt, bool bf16, bool var) {
+DecodeInstance pick(int mt, bool bf16, bool var) {
   if (mt == 1) return var ? pick_dtype<TCfg<D, 1, ST, BN, SPLIT, RB>, true>(bf16) : pick_dtype<TCfg<D, 1, ST, BN, SPLIT, RB>, false>(bf16);
   return var ? pick_dtype<TCfg<D, 2, ST, BN, SPLIT, RB>, true>(bf16) : pick_dtype<TCfg<D, 2, ST, BN, SPLIT, RB>, false>(bf16);
 }
 // One slice only (head_dim 256: two would hold 256 accumulators a thread).
 template <int D, int ST, int BN, bool SPLIT, bool RB>
-DecodeLaunchFn pick_one_slice(int mt, bool bf16, bool var) {
-  if (mt != 1) return nullptr;
+DecodeInstance pick_one_slice(int mt, bool bf16, bool var) {
+  if (mt != 1) return {};
   return var ? pick_dtype<TCfg<D, 1, ST, BN, SPLIT, RB>, true>(bf16) : pick_dtype<TCfg<D, 1, ST, BN, SPLIT, RB>, false>(bf16);
 }
 
@@ -58,11 +65,11 @@ DecodeLaunchFn pick_one_slice(int mt, bool bf16, bool var) {
 
 // Slots per CTA, two CTAs per SM: 64-key tiles, a slot of K and V (32 KB at head_dim 128): 3 slots, 4 at 64;
 // 128-key tiles, a slot of K or V (32 KB at 128): 3 slots, 4 at 64 (16 KB each).
-DecodeLaunchFn find_decode_tma_launch(int head_dim, int mt, bool bf16, int block_n, bool row_boxes, bool var) {
+DecodeInstance find_decode_tma(int head_dim, int mt, bool bf16, int block_n, bool row_boxes, bool var) {
   if (head_dim == 128) {
     if (block_n == 64) return row_boxes ? pick<128, 3, 64, false, true>(mt, bf16, var) : pick<128, 3, 64, false, false>(mt, bf16, var);
     if (block_n == 128) return row_boxes ? pick<128, 3, 128, true, true>(mt, bf16, var) : pick<128, 3, 128, true, false>(mt, bf16, var);
-    return nullptr;
+    return {};
   }
   // head_dim 256 (Gemma 2 and 3): whole-row boxes only (a 64-key tile of 64-column blocks would take 64 copies,
   // more than the producer's lanes), one CTA per SM: three slots of K and V (64 KB each), or of K or V of a
@@ -70,13 +77,13 @@ DecodeLaunchFn find_decode_tma_launch(int head_dim, int mt, bool bf16, int block
   if (head_dim == 256 && row_boxes) {
     if (block_n == 64) return pick_one_slice<256, 3, 64, false, true>(mt, bf16, var);
     if (block_n == 128) return pick_one_slice<256, 3, 128, true, true>(mt, bf16, var);
-    return nullptr;
+    return {};
   }
   if (head_dim == 64 && !row_boxes) {  // at head_dim 64 a row is one 128-byte block: whole-row boxes change nothing
     if (block_n == 64) return pick<64, 4, 64, false, false>(mt, bf16, var);
     if (block_n == 128) return pick<64, 4, 128, true, false>(mt, bf16, var);
   }
-  return nullptr;
+  return {};
 }
 
 }  // namespace ab::kernels::fused_detail

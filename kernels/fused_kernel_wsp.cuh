@@ -15,7 +15,7 @@
 //     lands in stage t % STAGES, so the producer fills the next item's first K/V stages as soon as the
 //     current item's last tiles are read, under the consumers' last P V and epilogue.
 //   - Every producer thread waits on every tile's empty barriers (the items mix TMA and cp.async tiles), and
-//     the leader refills a stage only after the producer's named barrier, once all of them saw it free. A
+//     warp 0 refills a stage only after the producer's named barrier, once all of them saw it free. A
 //     parity wait cannot tell phase k from phase k+2, so a thread that waits on a barrier must be one that
 //     the barrier's next phase waits for: the consumers for the full barriers (they arrive on the empty
 //     ones), every producer thread for the empty ones (through that named barrier). Without it a producer
@@ -279,7 +279,8 @@ __global__ void __launch_bounds__(C::THREADS, 1)
         ws_load_q<BM, D>(sQ_a0 + qb * C::Q_BYTES, tm_q, g.q_row0, g.bh, bars.full_q(qb));  // fused_ws_producer.cuh
       }
       const WsKvLoader<D, BN> kv{p, paged, ps, bt, g.b_kvh, g.kvh, g.S, ptid};  // fused_ws_producer.cuh
-      int row = kv.page_row(t_begin);  // a paged tile's page rows, loaded a tile ahead (WsKvLoader::page_row)
+      // A paged tile's page rows, loaded a tile ahead (WsKvLoader::page_row); none for cp.async tiles.
+      int row = t_begin < min(t_end, g.first_copy) ? kv.page_row(t_begin) : 0;
       for (int t = t_begin; t < t_end; ++t, ++tile_seq) {
         const int s = tile_seq % ST;
         const std::uint32_t free_parity = ((tile_seq / ST) & 1) ^ 1;  // round 0 of the ring passes at once

@@ -1,6 +1,7 @@
 // The producer of the warp-specialized Hopper kernels (ws, wsp): a work item's Q load and its K/V loads into the
-// shared-memory ring. A key tile goes by TMA boxes (issued by the leader thread, completing on the stage's full
-// barrier by its bytes) or by cp.async from every producer thread (rows past the sequence zero-filled, tracked
+// shared-memory ring. A key tile goes by TMA boxes (issued by producer warp 0: lane 0 arms the stage's full
+// barrier and loads a contiguous tile or one inside a page; a tile over several pages takes a box a page, lane i
+// the i-th, from its block-table row looked up a tile ahead; completing by its bytes) or by cp.async from every producer thread (rows past the sequence zero-filled, tracked
 // by the full barrier, one arrive after the producer's named barrier): fused_kernel_ws.cuh says when each.
 #pragma once
 #include <cuda.h>  // CUtensorMap
@@ -54,6 +55,7 @@ struct WsKvLoader {
   static constexpr int TILE_BYTES = BN * D * 2;
   static constexpr int CPR = D / 8;                  // 16-byte chunks of a row
   static constexpr int COPY_PASSES = BN * CPR / 128;  // cp.async fill: chunks per producer thread
+  static_assert(BN / 8 <= 32, "a paged TMA tile's pages (8 rows at least each) fit warp 0's lanes");
 
   const KParams& p;
   bool paged;

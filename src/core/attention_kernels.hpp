@@ -145,6 +145,9 @@ class AttentionKernels {
   virtual std::vector<FusedTile> fused_tiles() const = 0;
   // Empty string when `tile` can run `p`, else the reason it cannot.
   virtual std::string fused_can_implement(const Problem& p, const FusedTile& tile) const = 0;
+  // Resident CTAs per SM of the kernel a decode `tile` runs on `p` (the device's occupancy of it: the split
+  // model's slots); 0 where not known (then fused_decode::ctas_per_sm's design value).
+  virtual int fused_decode_ctas_per_sm(const Problem&, const FusedTile&) const { return 0; }
   // `workspace`: device memory of fused_decode::workspace_bound bytes for a decode tile (its split
   // partials); for a persistent tile the tail split's partials (core/fused_tail_layout.hpp, counters zeroed),
   // `workspace_bytes` of it, or nullptr (no split); else unused (may be nullptr).

@@ -88,6 +88,9 @@ class ForwardingKernels : public AttentionKernels {
   std::string fused_can_implement(const Problem& p, const FusedTile& tile) const override {
     return k_.fused_can_implement(p, tile);
   }
+  int fused_decode_ctas_per_sm(const Problem& p, const FusedTile& tile) const override {
+    return k_.fused_decode_ctas_per_sm(p, tile);
+  }
   void fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile, void* workspace,
                        std::int64_t workspace_bytes) override {
     k_.fused_attention(p, io, tile, workspace, workspace_bytes);

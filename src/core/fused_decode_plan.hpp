@@ -63,8 +63,9 @@ inline std::int64_t keys_per_split(std::int64_t seq_len, std::int64_t splits) {
 // slower than the GPU could: that tail is what splitting long sequences removes. Each CTA pays a start (Q, pipeline fill), and
 // more than one split pays the combine (partials written and read, one more launch).
 // The constants were fitted (session 47) to H200 sweeps of every decode tile at 1-32 splits over 32 problems
-// (docs/perf-log/2026-11-28-s47-decode-classes-h200.md; test_decode_split_regret holds the heuristic to them):
-// the split the model picks runs within 1.8% of the fastest measured one on geometric mean (3.3% before).
+// (docs/perf-log/2026-11-28-s47-decode-classes-h200.md; test_decode_split_regret holds the heuristic to them),
+// each instance's own occupancy for the slots: the split the model picks runs within 1.7% of the fastest
+// measured one on geometric mean, 13% at worst (3.0% and 26% before).
 struct DecodeCostModel {
   double dram_bytes_per_us = 4.0e6;   // ~4 TB/s (H100/H200 HBM); only the ratios below matter
   double loaded_latency_us = 4.5;     // per tile in flight (a 64-key tile alone: ~14.6 GB/s a CTA)
@@ -195,11 +196,13 @@ inline DecodeShape decode_shape(const Problem& p, std::int64_t block_n = kKeysPe
   return s;
 }
 // Splits a decode run of `p` on a tile of `block_n` keys a stage uses for a requested count (0: the heuristic
-// on `sms` multiprocessors, from each sequence's own length).
+// on `sms` multiprocessors of `resident` CTAs each, the compiled kernel's occupancy, or ctas_per_sm's design
+// value when 0, from each sequence's own length). The occupancy matters: the TMA tiles at head_dim 64 with one
+// m16 slice keep three CTAs a SM, and gpt-oss's B=64 decode (512 CTAs) then fills 1.3 waves on one split.
 inline std::int64_t resolve_splits(const Problem& p, std::int64_t requested, int sms,
-                                   std::int64_t block_n = kKeysPerTile) {
+                                   std::int64_t block_n = kKeysPerTile, int resident = 0) {
   if (requested > 0) return requested;
-  return heuristic_splits(decode_shape(p, block_n), sms, ctas_per_sm(p.head_dim));
+  return heuristic_splits(decode_shape(p, block_n), sms, resident > 0 ? resident : ctas_per_sm(p.head_dim));
 }
 
 // Bytes of the split partials for `splits` splits: per query row and split, D fp32 accumulators and the

@@ -80,7 +80,8 @@ class Fused : public Strategy {
     workspace_ = nullptr;
     workspace_bytes_ = 0;
     if (tile_.decode()) {
-      tile_.splits = static_cast<int>(fused_decode::resolve_splits(p, tile_.splits, be.device_info().sm_count, tile_.block_n));
+      tile_.splits = static_cast<int>(fused_decode::resolve_splits(p, tile_.splits, be.device_info().sm_count, tile_.block_n,
+                                                                      be.kernels().fused_decode_ctas_per_sm(p, tile_)));
       const std::int64_t bytes = fused_decode::partial_bytes(p.batch, p.heads, p.q_len, p.head_dim_v, tile_.splits);
       if (bytes > 0) workspace_ = ws_.add(be, bytes);
       workspace_bytes_ = workspace_ ? bytes : 0;

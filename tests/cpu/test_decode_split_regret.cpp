@@ -84,6 +84,15 @@ double priced(const Curve& c, int splits) {
   return lo->second * (1 - w) + hi->second * w;
 }
 
+// Resident CTAs per SM of the instance a curve ran on, as the runtime reported them for session 47's sm_90a build
+// (what the strategy passes the model, AttentionKernels::fused_decode_ctas_per_sm; here from the instances'
+// registers and shared memory): the TMA kernel at head_dim 64 with one m16 slice keeps three, head_dim 256 one,
+// the rest two.
+int resident_ctas(const Curve& c, std::int64_t head_dim, std::int64_t rows_per_cta) {
+  if (head_dim > 128) return 1;
+  return c.family != "decode" && head_dim == 64 && rows_per_cta <= 16 ? 3 : 2;
+}
+
 struct Regret {
   double geo_mean = 1;
   double worst = 1;
@@ -105,9 +114,10 @@ Regret regret_over(const std::vector<std::string>& files) {
       const std::int64_t rows = s.heads / s.kv_heads * s.q_len;
       const std::int64_t chunks = (rows + most - 1) / most;
       for (const Curve& c : curves_of(row)) {
+        const std::int64_t per_cta = std::min(most, rows);
         const std::int64_t splits =
-            fd::heuristic_splits(s.batch * s.kv_heads * chunks, s.seq_len, 132, fd::ctas_per_sm(s.head_dim), s.head_dim,
-                                 std::min(most, rows), c.block_n);
+            fd::heuristic_splits(s.batch * s.kv_heads * chunks, s.seq_len, 132, resident_ctas(c, s.head_dim, per_cta),
+                                 s.head_dim, per_cta, c.block_n);
         double best = 1e30;
         for (const auto& [n, ms] : c.ms) best = std::min(best, ms);
         const double ratio = priced(c, static_cast<int>(splits)) / best;
@@ -127,10 +137,12 @@ Regret regret_over(const std::vector<std::string>& files) {
 TEST(DecodeSplitRegret, TheHeuristicPicksNearTheFastestMeasuredSplit) {
   const Regret r = regret_over({"call-a-decode-tune.json", "call-b-rule-tune.json", "call-e-d64-tune.json"});
   EXPECT_GE(r.cases, 90) << "the sweeps hold a curve per problem and decode kernel";
-  // Fitted constants: 1.018 geometric mean; worst gpt-oss B=64 at 32k keys on one split (1.25: two to four splits
-  // stream faster there, which the model does not see). The constants before the fit: 1.033, worst 1.26.
-  EXPECT_LE(r.geo_mean, 1.025) << "worst " << r.worst << " at " << r.worst_what;
-  EXPECT_LE(r.worst, 1.30) << r.worst_what;
+  // Fitted constants with each instance's occupancy: 1.017 geometric mean, worst 1.13 (gpt-oss B=16 at 32k keys,
+  // 3 splits priced between a fast 2 and a slow 4). With two CTAs a SM everywhere the same constants give 1.018
+  // and 1.25 (gpt-oss B=64 at 32k on one split: 512 CTAs are 1.3 waves of three); the constants before the fit
+  // 1.030 and 1.26.
+  EXPECT_LE(r.geo_mean, 1.022) << "worst " << r.worst << " at " << r.worst_what;
+  EXPECT_LE(r.worst, 1.20) << r.worst_what;
 }
 
 // The label parser the test leans on.

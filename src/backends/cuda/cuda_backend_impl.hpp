@@ -64,6 +64,7 @@ class CudaBackend final : public ab::DeviceMemory,
   void gather_pages(const GatherArgs& a) override;
   std::vector<FusedTile> fused_tiles() const override;
   std::string fused_can_implement(const Problem& p, const FusedTile& tile) const override;
+  int fused_decode_ctas_per_sm(const Problem& p, const FusedTile& tile) const override;
   // The softmax primitives apply the key mask's window and soft-cap (kernels/primitive_device.cuh: WindowCap),
   // the combine and finalize kernels the sinks (their *_sinks_kernel instances).
   std::vector<std::string> runs_variants() const override { return softmax_variants(); }

@@ -93,6 +93,11 @@ std::string CudaBackend::fused_can_implement(const Problem& p, const FusedTile& 
   return kernels::fused_can_implement(kernels::fused_params(p, AttentionIO{}), tile);
 }
 
+int CudaBackend::fused_decode_ctas_per_sm(const Problem& p, const FusedTile& tile) const {
+  if (!fused_can_implement(p, tile).empty()) return 0;
+  return kernels::fused_decode_occupancy(kernels::fused_params(p, AttentionIO{}), tile);
+}
+
 void CudaBackend::fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile, void* workspace,
                                   std::int64_t workspace_bytes) {
   if (p.sinks && !io.sinks)
