@@ -176,6 +176,32 @@ TEST(CudaFusedInference, MqaDecode) {
   check_all({1, 4, 1, 64, 16, 128, 16, C, B16, true, {}}, 6);
 }
 
+// The decode instances' occupancy as the split model gets it (AttentionKernels::fused_decode_ctas_per_sm): at
+// least one resident CTA a SM for every decode tile that runs a problem, at most what shared memory allows two
+// of (the instances' design: 1 at head_dim 256, 2-3 below); 0 for a prefill tile and a tile that cannot run it.
+TEST(CudaFusedInference, DecodeOccupancyFromTheRuntime) {
+  Backend& be = *gpu();
+  for (const Shape& s : {Shape{64, 64, 8, 4096, 1, 64, 16, P, B16, false, {}}, Shape{64, 71, 1, 4096, 1, 64, 16, C, B16, false, {}},
+                         Shape{16, 32, 8, 8192, 8, 128, 16, P, F16, true, {}}, Shape{4, 16, 8, 2000, 1, 256, 16, P, B16, false, {}}}) {
+    const Problem p = make(s);
+    int decode_tiles = 0;
+    for (const FusedTile& t : be.kernels().fused_tiles()) {
+      const int n = be.kernels().fused_decode_ctas_per_sm(p, t);
+      if (!t.decode() || !be.kernels().fused_can_implement(p, t).empty()) {
+        EXPECT_EQ(n, 0) << p.label() << " " << t.name();
+        continue;
+      }
+      ++decode_tiles;
+      EXPECT_GE(n, 1) << p.label() << " " << t.name();
+      EXPECT_LE(n, p.head_dim > 128 ? 1 : 4) << p.label() << " " << t.name();
+    }
+    EXPECT_GT(decode_tiles, 0) << p.label();
+    std::printf("  %s: %d decode tiles, e.g. %s %d CTAs a SM\n", p.label().c_str(), decode_tiles,
+                FusedTile::decode_tile(0, true).name().c_str(),
+                be.kernels().fused_decode_ctas_per_sm(p, FusedTile::decode_tile(0, true)));
+  }
+}
+
 TEST(CudaFusedInference, QLenSixteenAndFive) {
   check_all({2, 4, 4, 1000, 16, 128, 16, P, F16, true, {}}, 7);
   check_all({2, 4, 2, 1000, 5, 64, 16, C, F16, false, {}}, 8);
