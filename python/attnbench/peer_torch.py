@@ -101,6 +101,9 @@ def peer_problem(p):
     if isinstance(p.get("q_lens_values"), list):  # a mixed batch: kept, so that its rows say why they are not run
         out["q_lens"] = p.get("q_lens", "list")
         out["q_lens_values"] = [int(x) for x in p["q_lens_values"]]
+    if p.get("kv_dtype") == "fp8_e4m3":  # an FP8 K/V cache: kept, so that its rows say why they are not run
+        out["kv_dtype"] = "fp8_e4m3"
+        out["kv_scale"] = p.get("kv_scale", "tensor")
     return out
 
 
@@ -123,6 +126,8 @@ def variant_refusal(p, backend=None):
         return "a value head dim of its own (head_dim_v; this peer poses V as wide as K)"
     if isinstance(p.get("q_lens_values"), list):
         return "a mixed batch (per-sequence query counts, q_lens; this peer poses one q_len for every sequence)"
+    if p.get("kv_dtype") == "fp8_e4m3":
+        return "an FP8 K/V cache (kv_dtype; this peer poses K and V in the --dtype)"
     if backend == "flex":
         return None
     if softcap(p) > 0:
@@ -189,7 +194,7 @@ def suite_grid(p):
     """A peer problem as one grid of an attnbench suite (its only problem)."""
     g = {k: p[k] for k in ("batch", "heads", "kv_heads", "q_len", "head_dim", "dtype", "causal")}
     g.update(pages=1, kv_layout="contiguous")
-    g.update({k: p[k] for k in ("window", "softcap", "sinks", "head_dim_v") if p.get(k)})
+    g.update({k: p[k] for k in ("window", "softcap", "sinks", "head_dim_v", "kv_dtype", "kv_scale") if p.get(k)})
     if isinstance(p.get("q_lens_values"), list):
         g["q_lens"] = "list:" + ",".join(str(n) for n in p["q_lens_values"])
     if ragged(p):
@@ -202,7 +207,7 @@ def suite_grid(p):
 def work_key(p):
     """What FLOPs and bytes depend on: every field but the paging."""
     fields = ("batch", "heads", "kv_heads", "seq_len", "q_len", "head_dim", "dtype", "causal", "window", "softcap",
-              "sinks", "head_dim_v")
+              "sinks", "head_dim_v", "kv_dtype", "kv_scale")
     return tuple(p.get(k) or 0 for k in fields) + (tuple(p.get("kv_lens_values") or ()),
                                                    tuple(p.get("q_lens_values") or ()))
 

@@ -66,6 +66,7 @@ std::vector<std::string> Problem::variants() const {
   if (sinks) v.push_back(kSinks);
   if (split_head_dim()) v.push_back(kValueHeadDim);
   if (mixed()) v.push_back(kQueryLengths);
+  if (fp8_kv()) v.push_back(kFp8KvCache);
   return v;
 }
 
@@ -105,7 +106,9 @@ double Problem::bytes() const {
   for (std::int64_t b = 0; window > 0 && b < batch; ++b) kv_rows -= static_cast<double>(first_visible_key(b, 0));
   const double kv = static_cast<double>(kv_heads) * kv_rows * static_cast<double>(head_dim + head_dim_v);
   const double sink_logits = sinks ? 4.0 * static_cast<double>(heads) : 0.0;
-  return (qo + kv) * es + sink_logits;
+  // K/V at their stored width (FP8: one byte) and an FP8 cache's fp32 scales.
+  const double kv_scales = 4.0 * static_cast<double>(kv_scale_count(kv_format, kv_scale, kv_heads));
+  return qo * es + kv * kv_element_bytes(kv_format, es) + kv_scales + sink_logits;
 }
 
 std::int64_t Problem::pool_slots() const {
@@ -127,7 +130,7 @@ bool Problem::operator==(const Problem& o) const {
          q_len == o.q_len && head_dim == o.head_dim && head_dim_v == o.head_dim_v && pages == o.pages && page_size == o.page_size &&
          kv_layout == o.kv_layout && dtype == o.dtype && causal == o.causal && window == o.window &&
          softcap == o.softcap && sinks == o.sinks && kv_lens == o.kv_lens && kv_lens_spec == o.kv_lens_spec &&
-         q_lens == o.q_lens && q_lens_spec == o.q_lens_spec;
+         q_lens == o.q_lens && q_lens_spec == o.q_lens_spec && kv_format == o.kv_format && kv_scale == o.kv_scale;
 }
 
 namespace {
@@ -176,6 +179,10 @@ Problem make_problem(const ProblemSpec& s) {
   p.window = s.window;
   p.softcap = s.softcap;
   p.sinks = s.sinks;
+  if (s.kv_scale == KvScale::head && s.kv_format != KvFormat::fp8_e4m3)
+    throw UsageError("--kv_scale=head: per-head scales belong to an FP8 K/V cache (--kv_dtype=fp8_e4m3)");
+  p.kv_format = s.kv_format;
+  p.kv_scale = s.kv_scale;
   if (!s.kv_lens.empty()) {
     p.seq_len = per_sequence_largest("kv_lens", "length", s.kv_lens, s.batch, "seq_len", s.seq_len);
     p.kv_lens = s.kv_lens;

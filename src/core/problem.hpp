@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "core/kv_format.hpp"
 
 namespace ab {
 
@@ -36,6 +37,8 @@ struct Problem {
   std::int64_t window = 0;     // sliding window: query i (position i + L - q_len) sees no key before position - window; 0: none
   std::int64_t softcap = 0;    // soft-capping: scores s (scaled) become softcap·tanh(s / softcap); 0: none
   bool sinks = false;          // attention sinks: head h's softmax denominator gains exp(sink_h - max) (core/softmax_sinks.hpp)
+  KvFormat kv_format = KvFormat::native;  // K/V stored as dtype, or FP8 E4M3 with kv_scale scales (issue 46)
+  KvScale kv_scale = KvScale::tensor;     // FP8: one scale per tensor (K, V) or per KV head; tensor otherwise
   std::vector<std::int64_t> kv_lens;  // ragged: one KV length per sequence (max = seq_len); empty: all seq_len
   std::string kv_lens_spec;           // how the lengths were given ("uniform:512:8192:1", "list:...", "file:..."); "" when not ragged
   // A mixed batch: one query count per sequence (max = q_len; each at most its KV length): sequence b's queries are
@@ -51,6 +54,7 @@ struct Problem {
   bool ragged() const { return !kv_lens.empty(); }
   std::int64_t kv_len(std::int64_t b) const { return kv_lens.empty() ? seq_len : kv_lens[b]; }
   bool mixed() const { return !q_lens.empty(); }
+  bool fp8_kv() const { return kv_format == KvFormat::fp8_e4m3; }
   std::int64_t q_len_of(std::int64_t b) const { return q_lens.empty() ? q_len : q_lens[b]; }
   std::int64_t total_q_len() const;  // sum over sequences of their queries
   std::int64_t min_kv_len() const;
@@ -107,6 +111,7 @@ inline constexpr const char* kSoftCapping = "soft-capping";
 inline constexpr const char* kSinks = "sinks";
 inline constexpr const char* kValueHeadDim = "value head dim";
 inline constexpr const char* kQueryLengths = "per-sequence query lengths";
+inline constexpr const char* kFp8KvCache = "FP8 K/V cache";
 std::vector<std::string> key_mask_variants();
 // The variants the built-in GEMM strategies carry through their primitives: the key mask's (per-sequence query
 // lengths among them), the sinks their combine and finalize steps add (core/softmax_sinks.hpp), and a value head
@@ -131,6 +136,8 @@ struct ProblemSpec {
   std::int64_t head_dim_v = 0;  // 0: head_dim
   std::vector<std::int64_t> q_lens;  // a mixed batch: one query count per sequence (q_len, if given, their most)
   std::string q_lens_spec;
+  KvFormat kv_format = KvFormat::native;  // FP8 E4M3 K/V (issue 46); kv_scale = head only with it
+  KvScale kv_scale = KvScale::tensor;
 };
 
 // Builds a problem. Exactly one of pages / page_size is > 0. Throws UsageError (one line) on zero or

@@ -61,6 +61,34 @@ std::vector<std::int64_t> parse_dtypes(const std::string& text) {
   return out;
 }
 
+std::vector<std::int64_t> parse_kv_formats(const std::string& text) {
+  std::vector<std::int64_t> out;
+  for (const auto& w : split_list("kv_dtype", text)) {
+    auto f = parse_kv_format(w);
+    if (!f)
+      throw UsageError(fmt::format("--kv_dtype: unknown K/V cache format '{}' (fp8_e4m3, or auto: the --dtype)", w));
+    out.push_back(static_cast<std::int64_t>(*f));
+  }
+  return out;
+}
+
+std::vector<std::int64_t> parse_kv_scales(const std::string& text) {
+  std::vector<std::int64_t> out;
+  for (const auto& w : split_list("kv_scale", text)) {
+    auto s = parse_kv_scale(w);
+    if (!s) throw UsageError(fmt::format("--kv_scale: unknown scale granularity '{}' (tensor, head)", w));
+    out.push_back(static_cast<std::int64_t>(*s));
+  }
+  return out;
+}
+
+// The K/V cache's fragments: none for the --dtype itself; "kv=e4m3" (label) or "kve4m3" (cache key), with
+// "/head" for per-head scales.
+std::string kv_format_fragment(const json& p, const char* prefix) {
+  if (str_at(p, "kv_dtype", "") != "fp8_e4m3") return {};
+  return std::string(prefix) + "e4m3" + (str_at(p, "kv_scale", "tensor") == "head" ? "/head" : "");
+}
+
 // A boolean axis's text (--causal, --sinks): true/false words, a list for both.
 std::vector<std::int64_t> parse_boolean(const char* name, const std::string& text) {
   std::vector<std::int64_t> out;
@@ -283,6 +311,21 @@ const std::vector<ProblemAxis> kAxes = {
      [](const Problem& p) { return p.mixed() ? json(p.q_lens_spec) : json(); },
      [](const json& p) { return lengths_label(p, "q_lens", "qlens"); },
      [](const json& p) { return lengths_cache_key(p, "q_lens", "qlens"); }, ';'},
+    // After q_lens for the same reason. The scale's granularity is in the format's fragment ("kv=e4m3/head").
+    {"kv_dtype", "--kv_dtype,--kv-dtype",
+     "K/V cache storage: fp8_e4m3 (E4M3 with fp32 dequantization scales, --kv_scale; Q and O stay --dtype), or auto: "
+     "the --dtype itself (list allowed; default: auto)",
+     "", "", false, AxisType::word, 0, parse_kv_formats,
+     [](ProblemDraft& d, std::int64_t v) { d.kv_format = static_cast<KvFormat>(v); },
+     [](const Problem& p) { return p.fp8_kv() ? json(kv_format_name(p.kv_format)) : json(); },
+     [](const json& p) { return kv_format_fragment(p, "kv="); },
+     [](const json& p) { return kv_format_fragment(p, "kv"); }},
+    {"kv_scale", "--kv_scale,--kv-scale",
+     "an FP8 K/V cache's scales: one per tensor (K and V) or one per KV head (default: tensor)",
+     "", "", false, AxisType::word, 0, parse_kv_scales,
+     [](ProblemDraft& d, std::int64_t v) { d.kv_scale = static_cast<KvScale>(v); },
+     [](const Problem& p) { return p.fp8_kv() ? json(kv_scale_name(p.kv_scale)) : json(); },
+     [](const json&) { return std::string(); }, [](const json&) { return std::string(); }},
 };
 
 std::string join_fragments(const json& problem, std::string (*ProblemAxis::*fragment)(const json&), const char* sep,

@@ -56,6 +56,12 @@ REFUSED = [
     ("q_len", ["--batch=2", "--heads=2", "--head_dim=8", "--seq_len=16", "--q_lens=list:3,1", "--q_len=2"]),
     # The same through a suite: kv_heads that do not divide heads.
     ("kv_heads", ["--config=bad_suite.json"]),
+    # An FP8 K/V cache (issue 46): an unknown format or granularity, per-head scales without FP8, and a run of it
+    # (no strategy runs it yet: the grid is refused as a whole, with the variant named).
+    ("kv_dtype", [*SMALL, "--kv_dtype=int4"]),
+    ("kv_scale", [*SMALL, "--kv_dtype=fp8_e4m3", "--kv_scale=row"]),
+    ("kv_scale", [*SMALL, "--kv_scale=head"]),
+    ("FP8 K/V cache", [*SMALL, "--kv_dtype=fp8_e4m3", "--kv_scale=head"]),
 ]
 
 
@@ -236,6 +242,23 @@ def test_peer_dry_run_rows(in_module_work):
     assert {"peer:torch-flash", "peer:torch-math", "peer:torch-gqa-packed"} <= names, names
     assert all(r["problem"]["kv_heads"] == 1 and r["problem"]["kv_layout"] == "contiguous" for r in d["results"])
     assert any("contiguous K/V" in w for w in d["warnings"]), d["warnings"]
+
+
+def test_peer_refuses_an_fp8_kv_cache(attnbench, src, work):
+    # PyTorch's rows of an FP8 K/V cache problem keep its format and say why they are not run, instead of timing
+    # 16-bit K/V under its name.
+    with open("fp8.json", "w") as f:
+        json.dump({"name": "fp8-kv", "description": "an FP8 K/V cache", "grids": [
+            {"batch": 2, "heads": 8, "kv_heads": 2, "seq_len": 300, "q_len": 1, "head_dim": 64,
+             "kv_dtype": "fp8_e4m3", "kv_scale": "head"}]}, f)
+    r = run(sys.executable, src / "scripts" / "peer_torch.py", "--dry-run", "--config=fp8.json", "--json=peer-fp8.json",
+            "-q", env={"ATTNBENCH": attnbench})
+    assert r.returncode == 0, f"peer dry-run json: {r.stderr}"
+    rows = load("peer-fp8.json")["results"]
+    assert rows and all(x["status"] == "unsupported" and "FP8 K/V cache" in x["reason"] for x in rows), rows
+    assert all(x["problem"]["kv_dtype"] == "fp8_e4m3" and x["problem"]["kv_scale"] == "head" for x in rows), rows
+    out = run(attnbench, "report", "peer-fp8.json")
+    assert out.returncode == 0 and "kv=e4m3/head" in out.stdout, out.stderr
 
 
 def test_report_reads_peer_rows(attnbench, in_module_work):
