@@ -173,9 +173,9 @@ TEST(ProblemAxes, label_key_json_csv_and_cache_key_keep_their_format) {
   for (const auto& c : cols) header += c + ",";
   EXPECT_EQ(header,
             "batch,heads,kv_heads,seq_len,q_len,kv_lens,head_dim,pages,page_size,kv_layout,dtype,causal,window,softcap,sinks,"
-            "head_dim_v,q_lens,");
+            "head_dim_v,q_lens,kv_dtype,kv_scale,");
   EXPECT_TRUE(problem_csv_cells(q) == std::vector<std::string>({"2", "4", "4", "100", "100", "", "32", "7", "16", "paged",
-                                                                 "bf16", "true", "", "", "", "", ""}));
+                                                                 "bf16", "true", "", "", "", "", "", "", ""}));
   // Requested pages beyond the non-empty ones are kept in pages_requested, not in the key.
   Problem r = make_problem(1, 1, 10, 8, 6, 0, KvLayout::paged, DType::fp16, false);
   EXPECT_EQ(problem_to_json(r)["pages_requested"], 6);

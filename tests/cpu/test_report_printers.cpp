@@ -511,7 +511,7 @@ TEST(ResultColumns, csv_header_and_table_headings) {
   const std::string head = lines(render_report(sample_report(), "csv")).front();
   EXPECT_EQ(head,
             "batch,heads,kv_heads,seq_len,q_len,kv_lens,head_dim,pages,page_size,kv_layout,dtype,causal,window,softcap,sinks,"
-            "head_dim_v,q_lens,"
+            "head_dim_v,q_lens,kv_dtype,kv_scale,"
             "strategy,status,"
             "reason,median_ms,mean_ms,min_ms,max_ms,stdev_ms,noise,samples,tflops,gbps,copy_fraction,vs_best,fastest,"
             "fastest_own,launches_expected,launches_measured,launches_match,rel_l2_err,verify_passed,timer,stop_reason,"
