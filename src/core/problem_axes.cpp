@@ -51,35 +51,28 @@ std::vector<std::int64_t> parse_layouts(const std::string& text) {
   return out;
 }
 
+// A word axis's text: each word of the list through `parse` (an optional enum), else one line naming the axis,
+// what the word should be and the choices.
+template <class Parse>
+std::vector<std::int64_t> parse_words(const char* axis, const std::string& text, Parse parse, const char* what,
+                                      const char* choices) {
+  std::vector<std::int64_t> out;
+  for (const auto& w : split_list(axis, text)) {
+    const auto v = parse(w);
+    if (!v) throw UsageError(fmt::format("--{}: unknown {} '{}' ({})", axis, what, w, choices));
+    out.push_back(static_cast<std::int64_t>(*v));
+  }
+  return out;
+}
+
 std::vector<std::int64_t> parse_dtypes(const std::string& text) {
-  std::vector<std::int64_t> out;
-  for (const auto& w : split_list("dtype", text)) {
-    auto t = parse_dtype(w);
-    if (!t) throw UsageError(fmt::format("--dtype: unknown dtype '{}' (fp16, bf16)", w));
-    out.push_back(static_cast<std::int64_t>(*t));
-  }
-  return out;
+  return parse_words("dtype", text, parse_dtype, "dtype", "fp16, bf16");
 }
-
 std::vector<std::int64_t> parse_kv_formats(const std::string& text) {
-  std::vector<std::int64_t> out;
-  for (const auto& w : split_list("kv_dtype", text)) {
-    auto f = parse_kv_format(w);
-    if (!f)
-      throw UsageError(fmt::format("--kv_dtype: unknown K/V cache format '{}' (fp8_e4m3, or auto: the --dtype)", w));
-    out.push_back(static_cast<std::int64_t>(*f));
-  }
-  return out;
+  return parse_words("kv_dtype", text, parse_kv_format, "K/V cache format", "fp8_e4m3, or auto: the --dtype");
 }
-
 std::vector<std::int64_t> parse_kv_scales(const std::string& text) {
-  std::vector<std::int64_t> out;
-  for (const auto& w : split_list("kv_scale", text)) {
-    auto s = parse_kv_scale(w);
-    if (!s) throw UsageError(fmt::format("--kv_scale: unknown scale granularity '{}' (tensor, head)", w));
-    out.push_back(static_cast<std::int64_t>(*s));
-  }
-  return out;
+  return parse_words("kv_scale", text, parse_kv_scale, "scale granularity", "tensor, head");
 }
 
 // The K/V cache's fragments: none for the --dtype itself; "kv=e4m3" (label) or "kve4m3" (cache key), with
