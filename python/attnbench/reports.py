@@ -38,6 +38,8 @@ AXES = (
     ("sinks", bool, False, None),
     ("head_dim_v", int, False, None),  # V's and O's width: absent when it is head_dim
     ("q_lens", str, False, None),      # a mixed batch's per-sequence query counts (with q_lens_values)
+    ("kv_dtype", str, False, None),    # an FP8 K/V cache (fp8_e4m3; absent: K/V in the dtype)
+    ("kv_scale", str, False, None),    # and its scales' granularity (tensor, head)
 )
 DTYPE_SPELLINGS = {"fp16": "fp16", "half": "fp16", "float16": "fp16", "bf16": "bf16", "bfloat16": "bf16"}
 LAYOUTS = ("contiguous", "paged")
@@ -135,6 +137,10 @@ def normalize_problem(p, origin="problem"):
             x = DTYPE_SPELLINGS[x]
         if name == "kv_layout" and x not in LAYOUTS:
             fail(f"problem.kv_layout: unknown layout '{x}' (contiguous, paged)")
+        if name == "kv_dtype" and x not in ("fp8_e4m3", "e4m3", "fp8", "auto", "native"):
+            fail(f"problem.kv_dtype: unknown K/V cache format '{x}' (fp8_e4m3, or auto: the --dtype)")
+        if name == "kv_scale" and x not in ("tensor", "head"):
+            fail(f"problem.kv_scale: unknown scale granularity '{x}' (tensor, head)")
         v[name] = x
     # make_problem
     batch, heads = v["batch"], v["heads"]
@@ -202,6 +208,11 @@ def normalize_problem(p, origin="problem"):
         out["head_dim_v"] = v["head_dim_v"]
     if counts is not None:
         out["q_lens"], out["q_lens_values"] = v["q_lens"], counts
+    fp8 = v.get("kv_dtype") in ("fp8_e4m3", "e4m3", "fp8")
+    if v.get("kv_scale") == "head" and not fp8:
+        fail("problem: kv_scale=head: per-head scales belong to an FP8 K/V cache (kv_dtype=fp8_e4m3)")
+    if fp8:  # a 16-bit cache: as absent, the binary writes neither
+        out["kv_dtype"], out["kv_scale"] = "fp8_e4m3", v.get("kv_scale", "tensor")
     return dict(sorted(out.items()))
 
 
@@ -224,6 +235,13 @@ def _lengths_label(p, axis="kv_lens", prefix="lens"):
     return f"{prefix}={kind}[{len(p[axis + '_values'])}]#{lengths_digest(p[axis + '_values'])}"
 
 
+def _kv_format_fragment(p, prefix):
+    """An FP8 K/V cache's fragment: "kv=e4m3" (label) or "kve4m3" (cache key), "/head" for per-head scales."""
+    if p.get("kv_dtype") != "fp8_e4m3":
+        return ""
+    return prefix + "e4m3" + ("/head" if p.get("kv_scale") == "head" else "")
+
+
 def problem_label(p):
     """The binary's label of a normalized problem: "B=32 H=12 S=512 D=64 P=1 contiguous fp16"."""
     parts = [f"B={p['batch']}", f"H={p['heads']}",
@@ -232,7 +250,8 @@ def problem_label(p):
              f"P={p['pages']}", f"ps={p['page_size']}" if p["pages"] > 1 else "", p["kv_layout"], p["dtype"],
              "causal" if p["causal"] else "", f"win={p['window']}" if p.get("window") else "",
              f"cap={p['softcap']}" if p.get("softcap") else "", "sinks" if p.get("sinks") is True else "",
-             f"Dv={p['head_dim_v']}" if p.get("head_dim_v") else "", _lengths_label(p, "q_lens", "qlens")]
+             f"Dv={p['head_dim_v']}" if p.get("head_dim_v") else "", _lengths_label(p, "q_lens", "qlens"),
+             _kv_format_fragment(p, "kv=")]
     return " ".join(x for x in parts if x)
 
 
@@ -251,7 +270,8 @@ def problem_cache_key(p):
              "causal" if p["causal"] else "full", f"win{p['window']}" if p.get("window") else "",
              f"cap{p['softcap']}" if p.get("softcap") else "", "sinks" if p.get("sinks") is True else "",
              f"Dv{p['head_dim_v']}" if p.get("head_dim_v") else "",
-             "qlens#" + lengths_digest(p["q_lens_values"]) if isinstance(p.get("q_lens_values"), list) else ""]
+             "qlens#" + lengths_digest(p["q_lens_values"]) if isinstance(p.get("q_lens_values"), list) else "",
+             _kv_format_fragment(p, "kv")]
     return "_".join(x for x in parts if x)
 
 

@@ -27,6 +27,8 @@ ReducedVerifier::ReducedVerifier(Backend& be, const std::string& strategy, const
   s.window = p.window;
   s.softcap = p.softcap;
   s.sinks = p.sinks;
+  s.kv_format = p.kv_format;
+  s.kv_scale = p.kv_scale;
   problem_ = make_problem(s);
   auto made = make_strategies(strategy);
   if (made.size() != 1) return;

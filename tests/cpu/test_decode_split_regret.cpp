@@ -31,7 +31,7 @@ struct Shape {
 };
 
 // The problem of a tune row from its label ("B=16 H=32 KVH=8 S=8192 q=2 D=128 ..."; KVH and q absent when they are
-// H and 1).
+// H and S).
 Shape parse_label(const std::string& what) {
   Shape s;
   auto field = [&](const char* key, std::int64_t fallback) {
@@ -43,7 +43,7 @@ Shape parse_label(const std::string& what) {
   s.heads = field("H", 0);
   s.kv_heads = field("KVH", s.heads);
   s.seq_len = field("S", 0);
-  s.q_len = field("q", 1);
+  s.q_len = field("q", s.seq_len);
   s.head_dim = field("D", 0);
   return s;
 }
@@ -156,7 +156,7 @@ TEST(DecodeSplitRegret, LabelsParse) {
   EXPECT_EQ(s.head_dim, 64);
   const Shape mha = parse_label("B=2 H=16 S=4096 D=256 P=1 contiguous bf16");
   EXPECT_EQ(mha.kv_heads, 16);
-  EXPECT_EQ(mha.q_len, 1);
+  EXPECT_EQ(mha.q_len, 4096);  // self-attention: the label leaves q out
 }
 
 }  // namespace

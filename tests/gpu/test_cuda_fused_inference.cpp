@@ -238,7 +238,8 @@ TEST(CudaFusedInference, RaggedSplitsFromEachLength) {
     ProblemInputs in(*gpu(), p, 31);
     const FusedTile def = run_checked(p, in, std::nullopt);
     EXPECT_TRUE(def.decode());
-    EXPECT_EQ(def.splits, fused_decode::resolve_splits(p, 0, gpu()->device_info().sm_count));
+    EXPECT_EQ(def.splits, fused_decode::resolve_splits(p, 0, gpu()->device_info().sm_count, def.block_n,
+                                                       gpu()->kernels().fused_decode_ctas_per_sm(p, def)));
     EXPECT_GT(def.splits, 1);
   }
 }

@@ -95,7 +95,12 @@ std::string CudaBackend::fused_can_implement(const Problem& p, const FusedTile& 
 
 int CudaBackend::fused_decode_ctas_per_sm(const Problem& p, const FusedTile& tile) const {
   if (!fused_can_implement(p, tile).empty()) return 0;
-  return kernels::fused_decode_occupancy(kernels::fused_params(p, AttentionIO{}), tile);
+  kernels::FusedParams f = kernels::fused_params(p, AttentionIO{});
+  // The instance a launch runs has the variants' code when the problem has sinks (their pointer picks it there):
+  // a stand-in pointer picks the same one here; nothing reads it.
+  static const float no_sink_values = 0.f;
+  if (p.sinks) f.sinks = &no_sink_values;
+  return kernels::fused_decode_occupancy(f, tile);
 }
 
 void CudaBackend::fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile, void* workspace,
