@@ -33,6 +33,7 @@ struct FusedParams {
   std::int64_t window = 0;            // sliding window (Problem::window); 0: none
   float softcap = 0;                  // soft-cap of the scaled scores (Problem::softcap); 0: none
   const float* sinks = nullptr;       // [H] sink logits (Problem::sinks), device memory; null: none
+  bool has_sinks = false;             // Problem::sinks: the instance with the variants' code (a launch needs `sinks`)
   void* workspace = nullptr;        // decode tiles: the split partials (fused_decode::partial_bytes); persistent
                                     // tiles: the tail split's (core/fused_tail_layout.hpp, counters zeroed) or null
   std::int64_t workspace_bytes = 0;

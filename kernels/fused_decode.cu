@@ -69,7 +69,7 @@ DecodeInstance find_cp_async(int head_dim, int mt, bool bf16, bool var) {
 
 // Whether a launch needs the instances that apply the variants (window, soft-cap, sinks, a mixed batch's counts).
 bool applies_variants(const FusedParams& p) {
-  return p.window > 0 || p.softcap > 0.f || p.sinks != nullptr || p.mixed;
+  return p.window > 0 || p.softcap > 0.f || p.has_sinks || p.mixed;
 }
 
 std::int64_t rows_per_kv_head(const FusedParams& p) { return (p.heads / p.kv_heads) * p.q_len; }
@@ -190,6 +190,7 @@ int fused_decode_launch(const FusedParams& p, const FusedTile& tile, void* strea
   if (!fused_decode_can_implement(p, tile).empty()) return static_cast<int>(cudaErrorInvalidValue);
   if (p.paged && !p.block_table) return static_cast<int>(cudaErrorInvalidValue);
   if (p.mixed && !p.q_lens) return static_cast<int>(cudaErrorInvalidValue);
+  if (p.has_sinks && !p.sinks) return static_cast<int>(cudaErrorInvalidValue);  // the instance would apply none
   const int splits = fused_decode_splits(p, tile);
   const std::int64_t need = fused_decode::partial_bytes(p.batch, p.heads, p.q_len, p.head_dim, splits);
   if (need > 0 && (!p.workspace || p.workspace_bytes < need)) return static_cast<int>(cudaErrorInvalidValue);

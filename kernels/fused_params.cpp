@@ -34,6 +34,7 @@ FusedParams fused_params(const Problem& p, const AttentionIO& io) {
   f.window = p.window < p.seq_len ? p.window : 0;  // a window of the whole cache or more hides no key
   f.softcap = static_cast<float>(p.softcap);
   f.sinks = p.sinks ? io.sinks : nullptr;
+  f.has_sinks = p.sinks;
   return f;
 }
 

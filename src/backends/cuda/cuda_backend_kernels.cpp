@@ -95,12 +95,7 @@ std::string CudaBackend::fused_can_implement(const Problem& p, const FusedTile& 
 
 int CudaBackend::fused_decode_ctas_per_sm(const Problem& p, const FusedTile& tile) const {
   if (!fused_can_implement(p, tile).empty()) return 0;
-  kernels::FusedParams f = kernels::fused_params(p, AttentionIO{});
-  // The instance a launch runs has the variants' code when the problem has sinks (their pointer picks it there):
-  // a stand-in pointer picks the same one here; nothing reads it.
-  static const float no_sink_values = 0.f;
-  if (p.sinks) f.sinks = &no_sink_values;
-  return kernels::fused_decode_occupancy(f, tile);
+  return kernels::fused_decode_occupancy(kernels::fused_params(p, AttentionIO{}), tile);
 }
 
 void CudaBackend::fused_attention(const Problem& p, const AttentionIO& io, const FusedTile& tile, void* workspace,
@@ -190,8 +185,7 @@ ErrorStats CudaBackend::compare_to_reference(const Problem& p, const void* out, 
     max_abs = std::max(max_abs, f[2]);
     nonfinite += f[3];
   }
-  const std::int64_t compared = p.mixed() ? p.total_q_len() * p.heads * p.head_dim_v : c.n;
-  return error_stats_from_sums(compared, num, den, max_abs, static_cast<std::int64_t>(nonfinite));
+  return error_stats_from_sums(p.compared_o_elements(), num, den, max_abs, static_cast<std::int64_t>(nonfinite));
 }
 
 }  // namespace ab::cuda
