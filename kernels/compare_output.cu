@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "compare_output.hpp"
+#include "core/o_rows.hpp"
 
 namespace ab::kernels {
 
@@ -20,8 +21,8 @@ __global__ void compare_output_kernel(CompareParams p) {
   const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < p.n; i += step) {
     if (p.q_lens) {  // a mixed batch's padding row: not compared
-      const std::int64_t row = i / p.width;
-      if (row % p.rows >= p.q_lens[row / p.rows / p.heads]) continue;
+      const ORow o = o_row_of(i, p.width, p.rows, p.heads);
+      if (o.row >= p.q_lens[o.seq]) continue;
     }
     const double x = load_out(p.out, i, p.bf16);
     const double r = static_cast<double>(p.ref[i]);

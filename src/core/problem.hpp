@@ -89,6 +89,8 @@ struct Problem {
   // Elements of Q [B, H, q_len, D] and of O [B, H, q_len, Dv].
   std::int64_t q_elements() const { return batch * heads * q_len * head_dim; }
   std::int64_t o_elements() const { return batch * heads * q_len * head_dim_v; }
+  // The elements of O a compare counts: a mixed batch's real query rows only (core/o_rows.hpp), else all.
+  std::int64_t compared_o_elements() const { return total_q_len() * heads * head_dim_v; }
   // Elements of contiguous K [B, KVH, seq_len, D] and V [B, KVH, seq_len, Dv].
   std::int64_t kv_elements() const { return batch * kv_heads * seq_len * head_dim; }
   std::int64_t v_elements() const { return batch * kv_heads * seq_len * head_dim_v; }

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/dtype.hpp"
+#include "core/o_rows.hpp"
 #include "core/parallel.hpp"
 #include "core/sizes.hpp"
 
@@ -87,8 +88,8 @@ ErrorStats compare_impl(const Problem& p, const void* out, RefAt ref_at) {
   const std::int64_t n = p.o_elements();
   const std::int64_t width = p.head_dim_v, rows = p.q_len;
   auto padding = [&](std::int64_t i) {
-    const std::int64_t row = i / width;
-    return p.q_len_of(row / rows / p.heads) <= row % rows;
+    const ORow o = o_row_of(i, width, rows, p.heads);
+    return o.row >= p.q_len_of(o.seq);
   };
   const std::int64_t chunks = std::min<std::int64_t>(64, std::max<std::int64_t>(1, n / 65536));
   std::vector<double> num(chunks, 0), den(chunks, 0), max_abs(chunks, 0);
@@ -117,8 +118,7 @@ ErrorStats compare_impl(const Problem& p, const void* out, RefAt ref_at) {
     tn += num[c];
     td += den[c];
   }
-  const std::int64_t compared = p.mixed() ? p.total_q_len() * p.heads * width : n;
-  return error_stats_from_sums(compared, tn, td, worst, nonfinite);
+  return error_stats_from_sums(p.compared_o_elements(), tn, td, worst, nonfinite);
 }
 }  // namespace
 
