@@ -8,8 +8,8 @@
 //   producer (warpgroup 0): gives up registers (setmaxnreg.dec). Loads land in stage t % STAGES of two
 //     rings (K and V), each stage with a full barrier and an empty barrier (one arrive per consumer
 //     thread). Two ways to fill a stage:
-//     - TMA (cp.async.bulk.tensor, 128-byte swizzle, the layout the wgmma descriptors read), issued by
-//       warp 0 (one lane, or a lane a page: fused_ws_producer.cuh), completing on the full barrier by its bytes (arrive.expect_tx). Q once ([B*H][q_len][D]
+//     - TMA (cp.async.bulk.tensor, 128-byte swizzle, the layout the wgmma descriptors read), issued by one
+//       thread (fused_ws_producer.cuh), completing on the full barrier by its bytes (arrive.expect_tx). Q once ([B*H][q_len][D]
 //       map: rows past q_len are zero-filled), contiguous K/V from a [B*KVH][seq_len][D] map, paged K/V
 //       from a [slots*KVH][page_size][D] map over the pool, one box per page piece, where a page is a
 //       multiple of 8 rows and pages and tiles nest (page_size a multiple of BLOCK_N or dividing it).
@@ -145,27 +145,22 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     // ---- producer ----
     regs_dec<C::PRODUCER_REGS>();
     const bool leader = warp == 0 && lane == 0;
-    const WsKvLoader<D, BN> kv{p, paged, ps, bt, b_kvh, kvh, S, tid};  // fused_ws_producer.cuh
+    const WsKvLoader<D, BN, false> kv{p, paged, ps, bt, b_kvh, kvh, S, tid};  // fused_ws_producer.cuh
     if (leader) {
       ws_load_q<BM, D>(sQ_a, tm_q, q_row0, bh, bar_q);  // fused_ws_producer.cuh
     }
     // With a cp.async tile ahead (cp.async tiles are all tiles or only the last), every producer thread
     // follows the ring, waiting on each tile's empty barriers, and the producer's named barrier follows each
     // tile: a parity wait cannot tell phase k from phase k+2, so no producer thread may fall a phase behind
-    // the leader (fused_kernel_wsp.cuh). Else the leader alone, or with several pages a tile warp 0 (its lanes
-    // issue a tile's page boxes, reconverging at each: none falls a phase behind). A paged tile's page rows are
-    // loaded a tile ahead (WsKvLoader::page_row).
+    // the leader (fused_kernel_wsp.cuh). Else the leader alone, issuing every box (kWarpIssues false: the
+    // warp's path spilled and slowed head_dim 256, fused_ws_producer.cuh).
     const bool all_follow = !tile_by_tma(n_tiles - 1);
-    const bool follows = all_follow || leader || (warp == 0 && paged && kv.pages_per_tile() > 1);
-    int row = t_first < first_copy ? kv.page_row(t_first) : 0;
-    for (int t = t_first; t < n_tiles && follows; ++t) {
+    for (int t = t_first; t < n_tiles && (leader || all_follow); ++t) {
       const int s = (t - t_first) % ST;
       const std::uint32_t free_parity = (((t - t_first) / ST) & 1) ^ 1;  // round 0 passes at once
       const std::uint32_t dk = sK_a + s * C::TILE_BYTES, dv = sV_a + s * C::TILE_BYTES;
-      const int next_row = t + 1 < min(n_tiles, first_copy) ? kv.page_row(t + 1) : 0;
       kv.fill(tm_k, tm_v, tile_by_tma(t), all_follow, leader, t, dk, dv,
-              WsStageBars{bars.full_k(s), bars.empty_k(s), bars.full_v(s), bars.empty_v(s)}, free_parity, row);
-      row = next_row;
+              WsStageBars{bars.full_k(s), bars.empty_k(s), bars.full_v(s), bars.empty_v(s)}, free_parity, 0);
     }
   } else {
     // ---- consumers ----

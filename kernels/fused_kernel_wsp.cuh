@@ -278,7 +278,7 @@ __global__ void __launch_bounds__(C::THREADS, 1)
         }
         ws_load_q<BM, D>(sQ_a0 + qb * C::Q_BYTES, tm_q, g.q_row0, g.bh, bars.full_q(qb));  // fused_ws_producer.cuh
       }
-      const WsKvLoader<D, BN> kv{p, paged, ps, bt, g.b_kvh, g.kvh, g.S, ptid};  // fused_ws_producer.cuh
+      const WsKvLoader<D, BN, true> kv{p, paged, ps, bt, g.b_kvh, g.kvh, g.S, ptid};  // fused_ws_producer.cuh
       // A paged tile's page rows, loaded a tile ahead (WsKvLoader::page_row); none for cp.async tiles.
       int row = t_begin < min(t_end, g.first_copy) ? kv.page_row(t_begin) : 0;
       for (int t = t_begin; t < t_end; ++t, ++tile_seq) {

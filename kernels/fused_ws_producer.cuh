@@ -1,8 +1,9 @@
 // The producer of the warp-specialized Hopper kernels (ws, wsp): a work item's Q load and its K/V loads into the
-// shared-memory ring. A key tile goes by TMA boxes (issued by producer warp 0: lane 0 arms the stage's full
-// barrier and loads a contiguous tile or one inside a page; a tile over several pages takes a box a page, lane i
-// the i-th, from its block-table row looked up a tile ahead; completing by its bytes) or by cp.async from every producer thread (rows past the sequence zero-filled, tracked
-// by the full barrier, one arrive after the producer's named barrier): fused_kernel_ws.cuh says when each.
+// shared-memory ring. A key tile goes by TMA boxes (one thread arms the stage's full barrier and loads a
+// contiguous tile or one inside a page; a tile over several pages takes a box a page, issued by warp 0's lanes
+// from rows looked up a tile ahead (wsp) or by the leader (ws): WsKvLoader's kWarpIssues; completing by its
+// bytes) or by cp.async from every producer thread (rows past the sequence zero-filled, tracked by the full
+// barrier, one arrive after the producer's named barrier): fused_kernel_ws.cuh says when each.
 #pragma once
 #include <cuda.h>  // CUtensorMap
 
@@ -49,7 +50,13 @@ struct WsStageBars {
 
 // One item's K/V loads, BN keys of head_dim D a tile: where its keys live (batch b's KV head kvh: b_kvh's rows of
 // a contiguous map, or pages through bt, batch b's row of the block table) and its sequence's length S.
-template <int D, int BN>
+// kWarpIssues: how a paged TMA tile over several pages is issued.
+//  - true (wsp): by warp 0's lanes, a page each, from rows looked up a tile ahead (page_row); chunked prefill on
+//    pages of 16 ran 1.30x faster so than by one thread (session 47, H200).
+//  - false (ws): by the leader alone, the tile's block-table entries loaded all at once just before its boxes.
+//    The ws kernel's producer spilled 3.5x more with the warp's path and its head_dim 256 prefill (Gemma,
+//    m128n64w12s2ws) ran 2.7 % slower paged and 3.9 % slower contiguous (session 48, H200, one call).
+template <int D, int BN, bool kWarpIssues>
 struct WsKvLoader {
   static constexpr int ATOMS = D / 64;               // 64-column (128-byte) blocks of a row: one TMA box each
   static constexpr int TILE_BYTES = BN * D * 2;
@@ -74,15 +81,15 @@ struct WsKvLoader {
   // A tile inside one page (ps >= BN) takes its row in tma_tile instead: ahead, pages of 128 ran 8 % slower
   // than loaded on the spot (session 47, H200, one call; pages of 16 1.30x faster ahead).
   __device__ __forceinline__ int page_row(int t) const {
-    if (!paged || ps >= BN || ptid >= pages_per_tile()) return 0;
+    if (!kWarpIssues || !paged || ps >= BN || ptid >= pages_per_tile()) return 0;
     const int key = t * BN + ptid * ps;
     if (key >= S) return 0;
     return __ldg(bt + key / ps) * p.kv_heads + kvh;
   }
-  // TMA: tile t of K or V into stage slot `dst`, completing on `bar`, by warp 0 (all its lanes, converged):
-  // lane 0 arms the barrier, then without pages, or within one page (its row looked up here), it loads the tile;
-  // with several pages each of the first pages_per_tile() lanes loads its page's box from `row` (page_row of
-  // t), so the boxes are issued by as many threads.
+  // TMA: tile t of K or V into stage slot `dst`, completing on `bar`, by the threads that issue (issues()): with
+  // kWarpIssues warp 0 (all its lanes, converged), else the leader. Lane 0 arms the barrier, then without pages,
+  // or within one page (its row looked up here), it loads the tile; with several pages each page gets a box:
+  // from lane i's `row` (page_row of t) with kWarpIssues, else from entries the leader loads here.
   __device__ __forceinline__ void tma_tile(const CUtensorMap& map, std::uint32_t dst, int t, std::uint32_t bar,
                                            int row) const {
     if (!paged || ps >= BN) {
@@ -99,13 +106,32 @@ struct WsKvLoader {
       }
       return;
     }
-    if (ptid == 0) mbar_expect_tx(bar, TILE_BYTES);
-    __syncwarp();  // the barrier armed before any box completes on it
-    if (ptid < pages_per_tile()) {
+    if constexpr (kWarpIssues) {
+      if (ptid == 0) mbar_expect_tx(bar, TILE_BYTES);
+      __syncwarp();  // the barrier armed before any box completes on it
+      if (ptid < pages_per_tile()) {
 #pragma unroll
-      for (int a = 0; a < ATOMS; ++a) tma_load_3d(dst + a * BN * 128 + ptid * ps * 128, map, a * 64, 0, row, bar);
+        for (int a = 0; a < ATOMS; ++a) tma_load_3d(dst + a * BN * 128 + ptid * ps * 128, map, a * 64, 0, row, bar);
+      }
+    } else {
+      mbar_expect_tx(bar, TILE_BYTES);
+      constexpr int kMostPages = BN / 8;
+      const int pages = BN / ps, page0 = t * BN / ps;
+      int rows[kMostPages];
+#pragma unroll
+      for (int i = 0; i < kMostPages; ++i) rows[i] = i < pages ? __ldg(bt + page0 + i) : 0;
+#pragma unroll
+      for (int i = 0; i < kMostPages; ++i) {
+        if (i >= pages) break;
+        const int pool_row = rows[i] * p.kv_heads + kvh;
+#pragma unroll
+        for (int a = 0; a < ATOMS; ++a)
+          tma_load_3d(dst + a * BN * 128 + i * ps * 128, map, a * 64, 0, pool_row, bar);
+      }
     }
   }
+  // The producer threads that issue TMA tiles: warp 0 (kWarpIssues) or the leader (thread 0).
+  __device__ __forceinline__ bool issues() const { return kWarpIssues ? ptid < 32 : ptid == 0; }
   // cp.async: this producer thread's chunks of tile t of K or V (from `src`) into slot `dst`, rows at or past
   // the sequence end zero-filled; then `bar` tracks them.
   __device__ __forceinline__ void copy_tile(const std::uint16_t* src, std::uint32_t dst, int t, std::uint32_t bar) const {
@@ -122,15 +148,15 @@ struct WsKvLoader {
     mbar_track_cp_async(bar);
   }
   // Key tile t into the stage at dk/dv with barriers `b`, once its previous round was read (free_parity). By
-  // TMA warp 0 loads (row: page_row of t); with all_follow every producer thread waits on the empty barriers
-  // too, and warp 0 refills a stage only after the named barrier, once every producer thread saw it free (a
-  // parity wait cannot tell phase k from phase k+2: no producer thread may fall a phase behind). Else warp 0
-  // alone follows the ring, reconverged at each box issue. By cp.async every producer thread copies and follows.
+  // TMA the issuing threads load (issues(); row: page_row of t); with all_follow every producer thread waits on
+  // the empty barriers too, and they refill a stage only after the named barrier, once every producer thread saw
+  // it free (a parity wait cannot tell phase k from phase k+2: no producer thread may fall a phase behind). Else
+  // the issuing threads alone follow the ring (warp 0 reconverged at each box issue). By cp.async every producer thread copies and follows.
   __device__ __forceinline__ void fill(const CUtensorMap& tm_k, const CUtensorMap& tm_v, bool by_tma, bool all_follow,
                                        bool leader, int t, std::uint32_t dk, std::uint32_t dv, const WsStageBars& b,
                                        std::uint32_t free_parity, int row) const {
     if (by_tma) {
-      const bool loads = ptid < 32;  // warp 0
+      const bool loads = issues();
       mbar_wait(b.empty_k, free_parity);
       if (all_follow) producer_sync();
       if (loads) tma_tile(tm_k, dk, t, b.full_k, row);
