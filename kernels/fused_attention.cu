@@ -139,7 +139,8 @@ std::string fused_can_implement(const FusedParams& p, const FusedTile& tile) {
   const Entry* e = find_entry(static_cast<int>(p.head_dim), tile, p.bf16);
   // Only the tiles with the variants' instances (Entry::variants: the wsp tiles, the ws tile of head_dim 256, the
   // mma.sync tiles of fused_attention_dother.cu's head dims) apply them; the others would drop them.
-  if (e && !e->variants && (p.window > 0 || p.softcap > 0.f || p.sinks))
+  // The problem's sinks (has_sinks), not their pointer: the strategy asks before its inputs exist.
+  if (e && !e->variants && (p.window > 0 || p.softcap > 0.f || p.has_sinks || p.sinks))
     return "tile " + name + " does not apply a sliding window, a soft-cap or sinks at head_dim " +
            std::to_string(p.head_dim) +
            " (the decode tiles, the ...wsp tiles, the ...ws tile of head_dim 256 and the mma.sync tiles of head_dim 32, "
@@ -189,6 +190,7 @@ int fused_launch(const FusedParams& p, const FusedTile& tile, void* stream) {
   if (!fused_can_implement(p, tile).empty()) return static_cast<int>(cudaErrorInvalidValue);
   if (p.paged && !p.block_table) return static_cast<int>(cudaErrorInvalidValue);
   if (p.mixed && !p.q_lens) return static_cast<int>(cudaErrorInvalidValue);  // the non-VAR kernel would ignore them
+  if (p.has_sinks && !p.sinks) return static_cast<int>(cudaErrorInvalidValue);  // the instance would apply none
   const Entry* e = find_entry(static_cast<int>(p.head_dim), tile, p.bf16);
   KVarParams kp{};
   kp.q = static_cast<const std::uint16_t*>(p.q);

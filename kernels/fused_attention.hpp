@@ -29,7 +29,7 @@ struct FusedParams {
   bool bf16 = false;  // else fp16
   float scale = 1.0f; // 1/sqrt(head_dim)
   // The variants the decode and persistent (...wsp) tiles apply (the other prefill tiles refuse them:
-  // fused_can_implement for the window and the cap, CudaBackend::fused_can_implement for the sinks too).
+  // fused_can_implement, from window, softcap and has_sinks).
   std::int64_t window = 0;            // sliding window (Problem::window); 0: none
   float softcap = 0;                  // soft-cap of the scaled scores (Problem::softcap); 0: none
   const float* sinks = nullptr;       // [H] sink logits (Problem::sinks), device memory; null: none

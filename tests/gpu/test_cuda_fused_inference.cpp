@@ -202,6 +202,38 @@ TEST(CudaFusedInference, DecodeOccupancyFromTheRuntime) {
   }
 }
 
+// Every compiled tile either refuses a variant (sinks, a window, a soft-cap) or runs it verified: none passes
+// can_implement and then fails its launch. (The prefill tiles without the variants' instances checked the sinks'
+// device pointer, null when the strategy asks before its inputs exist, and failed at launch with an invalid
+// argument in every tune of a problem with sinks.) A decode and a short prefill chunk at head_dim 64 and 128.
+TEST(CudaFusedInference, EveryTileRunsOrRefusesTheVariants) {
+  Backend& be = *gpu();
+  for (const Shape& s : {Shape{1, 4, 2, 300, 1, 64, 16, P, B16, false, {}}, Shape{2, 4, 1, 200, 40, 128, 16, C, F16, true, {}}}) {
+    for (int variant = 0; variant < 3; ++variant) {
+      Problem p = make(s);
+      if (variant == 0) p.sinks = true;
+      if (variant == 1) p.window = 37;
+      if (variant == 2) p.softcap = 20;
+      ProblemInputs in(be, p, 4242 + variant);
+      auto st = fused();
+      StrategyOptions opt;
+      int ran = 0, refused = 0;
+      for (const FusedTile& t : be.kernels().fused_tiles()) {
+        if (t.decode() && t.splits > 2) continue;  // the split counts share one instance
+        opt.config = t.name();
+        if (!st->can_implement(p, be, opt).empty()) {
+          ++refused;
+          continue;
+        }
+        run_checked(p, in, t);
+        ++ran;
+      }
+      std::printf("  %s: %d tiles ran, %d refused\n", p.label().c_str(), ran, refused);
+      EXPECT_GT(ran, 0) << p.label();
+    }
+  }
+}
+
 TEST(CudaFusedInference, QLenSixteenAndFive) {
   check_all({2, 4, 4, 1000, 16, 128, 16, P, F16, true, {}}, 7);
   check_all({2, 4, 2, 1000, 5, 64, 16, C, F16, false, {}}, 8);
