@@ -4,6 +4,7 @@
 // the CPU tests.
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -59,7 +60,8 @@ inline std::int64_t keys_per_split(std::int64_t seq_len, std::int64_t splits) {
 // grid order (split fastest, then KV head x row chunk, then sequence) onto `sms * ctas_per_sm` slots; the
 // resident CTAs share the DRAM bandwidth equally, each capped by what its own loads in flight can move
 // (tiles_in_flight tiles of the tile's block_n keys per loaded DRAM latency: a 128-key tile moves twice what
-// a 64-key one does, so it needs half the CTAs to fill the bandwidth), so a CTA left alone at the end runs
+// a 64-key one does, so it needs half the CTAs to fill the bandwidth) and by its share of its SM's (the CTAs
+// of the most loaded SM set the pace), so a CTA left alone at the end runs
 // slower than the GPU could: that tail is what splitting long sequences removes. Each CTA pays a start (Q, pipeline fill), and
 // more than one split pays the combine (partials written and read, one more launch).
 // The constants were fitted (session 47) to H200 sweeps of every decode tile at 1-32 splits over 32 problems
@@ -73,6 +75,11 @@ struct DecodeCostModel {
   double combine_launch_us = 5.0;     // the combine kernel's launch and ramp
   double combine_per_split_us = 0.4;  // and its walk over each row's partials, per split
   int tiles_in_flight = 2;            // STAGES - 1 tiles of K and V per CTA
+  // What one SM's CTAs move together at most (~1/132 of the DRAM bandwidth): a split count that puts two CTAs on
+  // a few SMs and one on the rest leaves the doubled ones a tail. Session 48's H200 sweep: one sequence of 64k-256k
+  // keys (8 CTAs a split) on 17-18 splits ran 1.06-1.10x slower than on 16 (128 CTAs, one a SM), which the model
+  // without this cap picked.
+  double sm_bytes_per_us = 3.0e4;
 };
 
 // What the model needs of a decode problem: per sequence its KV length, and per sequence the CTAs of a
@@ -103,7 +110,8 @@ inline double modeled_decode_us(const DecodeShape& shape, std::int64_t splits, i
   std::int64_t partial_rows = 0;
   auto advance_one = [&] {  // run until the first resident CTA finishes, then retire it
     const double n = static_cast<double>(finish.size());
-    const double rate = std::min(cap, m.dram_bytes_per_us / n);
+    const double most_on_one_sm = std::ceil(n / std::max(sms, 1));  // the block scheduler spreads CTAs over SMs
+    const double rate = std::min({cap, m.dram_bytes_per_us / n, m.sm_bytes_per_us / most_on_one_sm});
     std::pop_heap(finish.begin(), finish.end(), cmp);
     now_us += (finish.back() - progress) / rate;
     progress = finish.back();

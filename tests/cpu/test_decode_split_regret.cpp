@@ -1,4 +1,4 @@
-// The split heuristic (core/fused_decode_plan.hpp) against measurements: session 47's H200 sweeps timed every
+// The split heuristic (core/fused_decode_plan.hpp) against measurements: sessions 47 and 48's H200 sweeps timed every
 // decode tile at 1, 2, 4, 8, 16 and 32 splits on 32 decode problems (speculative decode, one long sequence, tiny
 // MQA, GQA 8 with sinks, Falcon-7B; docs/perf-log/2026-11-28-s47-decode-classes-h200.md). For each problem and
 // decode kernel the split count the heuristic picks is priced from the measured curve (log-linear between the
@@ -24,7 +24,9 @@ namespace {
 namespace fd = ab::fused_decode;
 using nlohmann::json;
 
-const std::string kData = std::string(ATTNBENCH_SOURCE_DIR) + "/docs/perf-log/data/2026-11-28-s47-decode-classes-h200/";
+const std::string kData = std::string(ATTNBENCH_SOURCE_DIR) + "/docs/perf-log/data/";
+const std::string kS47 = "2026-11-28-s47-decode-classes-h200/";
+const std::string kS48 = "2026-11-28-s48-h200/";
 
 struct Shape {
   std::int64_t batch = 0, heads = 0, kv_heads = 0, seq_len = 0, q_len = 1, head_dim = 0;
@@ -135,14 +137,23 @@ Regret regret_over(const std::vector<std::string>& files) {
 }
 
 TEST(DecodeSplitRegret, TheHeuristicPicksNearTheFastestMeasuredSplit) {
-  const Regret r = regret_over({"call-a-decode-tune.json", "call-b-rule-tune.json", "call-e-d64-tune.json"});
-  EXPECT_GE(r.cases, 90) << "the sweeps hold a curve per problem and decode kernel";
+  const Regret r = regret_over({kS47 + "call-a-decode-tune.json", kS47 + "call-b-rule-tune.json", kS47 + "call-e-d64-tune.json",
+                                kS48 + "call-b-issue45-decode-tune.json", kS48 + "call-b-d64-decode-tune.json"});
+  EXPECT_GE(r.cases, 190) << "the sweeps hold a curve per problem and decode kernel";
   // Fitted constants with each instance's occupancy: 1.017 geometric mean, worst 1.13 (gpt-oss B=16 at 32k keys,
   // 3 splits priced between a fast 2 and a slow 4). With two CTAs a SM everywhere the same constants give 1.018
   // and 1.25 (gpt-oss B=64 at 32k on one split: 512 CTAs are 1.3 waves of three); the constants before the fit
   // 1.030 and 1.26.
   EXPECT_LE(r.geo_mean, 1.022) << "worst " << r.worst << " at " << r.worst_what;
   EXPECT_LE(r.worst, 1.20) << r.worst_what;
+}
+
+// One long sequence at head_dim 128 (8 CTAs a split on a 128-key tile, two resident a SM): session 48's sweep
+// measured 16 splits fastest (128 CTAs, one a SM) and 17-18 (what the model picked before it capped an SM's
+// CTAs together) 1.06-1.10x slower: two CTAs on a few SMs leave them a tail.
+TEST(DecodeSplitRegret, OneLongSequenceKeepsOneCtaAnSm) {
+  for (const std::int64_t keys : {65536, 131072})
+    EXPECT_EQ(fd::heuristic_splits(8, keys, 132, 2, 128, 4, 128), 16) << keys << " keys";
 }
 
 // The label parser the test leans on.
